@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <vector>
 
 namespace skyfabric::physics {
@@ -16,6 +17,11 @@ enum class RelativeMotionModel {
     hcw_ode,              // the same linear equations integrated by Boost.Odeint
     schweighart_sedwick,  // J2-linearised relative motion (Schweighart & Sedwick 2002)
     nonlinear,            // every satellite in ECI: two-body + J2 (+ drag), adaptive high order
+};
+
+// Numerical trouble (NaN/inf state, step-size collapse); the message names satellite and time.
+struct PropagationError : std::runtime_error {
+    using std::runtime_error::runtime_error;
 };
 
 enum class SolarActivity { low, moderate, high };
