@@ -1,0 +1,235 @@
+// PvdSeriesWriter: .vtp frames read back with VTK's own reader, .pvd index parsed as text.
+#include <skyfabric/viz/pvd_writer.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <vtkCellArray.h>
+#include <vtkCellData.h>
+#include <vtkDataArray.h>
+#include <vtkFieldData.h>
+#include <vtkIdList.h>
+#include <vtkNew.h>
+#include <vtkPointData.h>
+#include <vtkPolyData.h>
+#include <vtkXMLPolyDataReader.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+using skyfabric::links::Link;
+using skyfabric::links::Topology;
+using skyfabric::viz::LinkFrameData;
+using skyfabric::viz::PvdSeriesWriter;
+using skyfabric::viz::SatelliteFrame;
+using skyfabric::viz::SatelliteStatus;
+
+class ScratchDir {
+public:
+    ScratchDir() {
+        path_ = fs::temp_directory_path() /
+                ("skyfabric_viz_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+                 "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(path_);
+    }
+    ~ScratchDir() {
+        std::error_code ec;
+        fs::remove_all(path_, ec);
+    }
+    const fs::path& path() const { return path_; }
+
+private:
+    fs::path path_;
+};
+
+std::string slurp(const fs::path& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+struct FiveSatellites {
+    static constexpr int n = 5;
+    std::vector<Eigen::Vector3d> positions;
+    std::vector<std::int32_t> status;
+    std::vector<double> dose, dv, nn, utilisation;
+    Topology topology;
+
+    explicit FiveSatellites(int frame) {
+        for (int i = 0; i < n; ++i) {
+            positions.emplace_back(100.0 * i, 10.0 * frame, -5.0 * i);
+            status.push_back(i == 2 ? static_cast<std::int32_t>(SatelliteStatus::faulted) : 0);
+            dose.push_back(0.01 * i + frame);
+            dv.push_back(0.5 * i);
+            nn.push_back(100.0 + i);
+        }
+        topology.time_s = 60.0 * frame;
+        topology.node_count = n;
+        for (int i = 0; i + 1 < n; ++i) {
+            Link link;
+            link.source = i;
+            link.target = i + 1;
+            link.distance_m = 100.0 + i;
+            link.capacity_bps = 1.0e12 * (i + 1);
+            link.margin_db = 3.0 + i;
+            topology.links.push_back(link);
+            utilisation.push_back(0.25 * i);
+        }
+    }
+    SatelliteFrame frame() const {
+        return SatelliteFrame{topology.time_s, positions, status, dose, dv, nn};
+    }
+    LinkFrameData links() const { return LinkFrameData{&topology, utilisation}; }
+};
+
+vtkSmartPointer<vtkPolyData> read_vtp(const fs::path& path) {
+    vtkNew<vtkXMLPolyDataReader> reader;
+    reader->SetFileName(path.c_str());
+    reader->Update();
+    return reader->GetOutput();
+}
+
+TEST(PvdSeriesWriter, WritesThreeFramesThatReadBackWithCountsAndValues) {
+    ScratchDir dir;
+    PvdSeriesWriter writer(dir.path() / "vtk", "formation_lvlh");
+    for (int f = 0; f < 3; ++f) {
+        const FiveSatellites sats(f);
+        writer.write_frame(sats.frame(), sats.links());
+        EXPECT_EQ(writer.frames_written(), static_cast<std::size_t>(f + 1));
+    }
+
+    for (int f = 0; f < 3; ++f) {
+        char name[64];
+        std::snprintf(name, sizeof name, "formation_lvlh_%06d.vtp", f);
+        const fs::path file = dir.path() / "vtk" / name;
+        ASSERT_TRUE(fs::exists(file)) << file;
+        const auto poly = read_vtp(file);
+        const FiveSatellites expected(f);
+
+        ASSERT_EQ(poly->GetNumberOfPoints(), 5);
+        EXPECT_EQ(poly->GetNumberOfVerts(), 5);
+        ASSERT_EQ(poly->GetNumberOfLines(), 4);
+        for (int i = 0; i < 5; ++i) {
+            double p[3];
+            poly->GetPoint(i, p);
+            EXPECT_DOUBLE_EQ(p[0], expected.positions[i].x());
+            EXPECT_DOUBLE_EQ(p[1], expected.positions[i].y());
+            EXPECT_DOUBLE_EQ(p[2], expected.positions[i].z());
+        }
+
+        vtkPointData* pd = poly->GetPointData();
+        for (const char* array : {"id", "status", "dose_rad", "delta_v_m_s", "nearest_neighbour_m"}) {
+            ASSERT_NE(pd->GetArray(array), nullptr) << array;
+            EXPECT_EQ(pd->GetArray(array)->GetNumberOfTuples(), 5) << array;
+        }
+        for (int i = 0; i < 5; ++i) {
+            EXPECT_EQ(pd->GetArray("id")->GetTuple1(i), i);
+            EXPECT_EQ(pd->GetArray("status")->GetTuple1(i), expected.status[i]);
+            EXPECT_DOUBLE_EQ(pd->GetArray("dose_rad")->GetTuple1(i), expected.dose[i]);
+            EXPECT_DOUBLE_EQ(pd->GetArray("delta_v_m_s")->GetTuple1(i), expected.dv[i]);
+            EXPECT_DOUBLE_EQ(pd->GetArray("nearest_neighbour_m")->GetTuple1(i), expected.nn[i]);
+        }
+
+        // Cell order: 5 vertex cells, then the 4 lines.
+        vtkCellData* cd = poly->GetCellData();
+        for (const char* array : {"capacity_bps", "margin_db", "utilisation", "distance_m"}) {
+            ASSERT_NE(cd->GetArray(array), nullptr) << array;
+            ASSERT_EQ(cd->GetArray(array)->GetNumberOfTuples(), 9) << array;
+            EXPECT_TRUE(std::isnan(cd->GetArray(array)->GetTuple1(0))) << array;
+        }
+        vtkCellArray* lines = poly->GetLines();
+        lines->InitTraversal();
+        vtkNew<vtkIdList> ends;
+        for (int k = 0; k < 4; ++k) {
+            ASSERT_TRUE(lines->GetNextCell(ends));
+            ASSERT_EQ(ends->GetNumberOfIds(), 2);
+            EXPECT_EQ(ends->GetId(0), k);
+            EXPECT_EQ(ends->GetId(1), k + 1);
+            const Link& link = expected.topology.links[k];
+            EXPECT_DOUBLE_EQ(cd->GetArray("capacity_bps")->GetTuple1(5 + k), link.capacity_bps);
+            EXPECT_DOUBLE_EQ(cd->GetArray("margin_db")->GetTuple1(5 + k), link.margin_db);
+            EXPECT_DOUBLE_EQ(cd->GetArray("distance_m")->GetTuple1(5 + k), link.distance_m);
+            EXPECT_DOUBLE_EQ(cd->GetArray("utilisation")->GetTuple1(5 + k), expected.utilisation[k]);
+        }
+
+        vtkDataArray* time_value = poly->GetFieldData()->GetArray("TimeValue");
+        ASSERT_NE(time_value, nullptr);
+        EXPECT_DOUBLE_EQ(time_value->GetTuple1(0), 60.0 * f);
+    }
+
+    const std::string pvd = slurp(dir.path() / "vtk" / "formation_lvlh.pvd");
+    const std::regex dataset(R"re(<DataSet timestep="([^"]+)"[^>]*file="([^"]+)")re");
+    std::vector<std::pair<double, std::string>> listed;
+    for (auto it = std::sregex_iterator(pvd.begin(), pvd.end(), dataset); it != std::sregex_iterator(); ++it) {
+        listed.emplace_back(std::stod((*it)[1]), (*it)[2]);
+    }
+    ASSERT_EQ(listed.size(), 3u) << pvd;
+    EXPECT_EQ(listed[0], (std::pair<double, std::string>{0.0, "formation_lvlh_000000.vtp"}));
+    EXPECT_EQ(listed[1], (std::pair<double, std::string>{60.0, "formation_lvlh_000001.vtp"}));
+    EXPECT_EQ(listed[2], (std::pair<double, std::string>{120.0, "formation_lvlh_000002.vtp"}));
+    // No temporaries left behind.
+    for (const auto& entry : fs::directory_iterator(dir.path() / "vtk")) {
+        EXPECT_EQ(entry.path().extension() == ".tmp", false) << entry.path();
+    }
+}
+
+TEST(PvdSeriesWriter, EmptyOptionalArraysAndNoTopologyGiveZerosAndNoLines) {
+    ScratchDir dir;
+    PvdSeriesWriter writer(dir.path(), "eci");
+    const std::vector<Eigen::Vector3d> positions{{7.0e6, 0.0, 0.0}, {7.0e6, 150.0, 0.0}};
+    writer.write_frame(SatelliteFrame{12.5, positions, {}, {}, {}, {}}, LinkFrameData{});
+    const auto poly = read_vtp(dir.path() / "eci_000000.vtp");
+    EXPECT_EQ(poly->GetNumberOfPoints(), 2);
+    EXPECT_EQ(poly->GetNumberOfLines(), 0);
+    EXPECT_EQ(poly->GetPointData()->GetArray("status")->GetTuple1(1), 0);
+    EXPECT_EQ(poly->GetPointData()->GetArray("dose_rad")->GetTuple1(1), 0.0);
+    EXPECT_DOUBLE_EQ(poly->GetFieldData()->GetArray("TimeValue")->GetTuple1(0), 12.5);
+    EXPECT_NE(slurp(dir.path() / "eci.pvd").find("timestep=\"12.5\""), std::string::npos);
+}
+
+TEST(PvdSeriesWriter, PvdIsValidAfterEveryFrameSoAPartialRunOpens) {
+    ScratchDir dir;
+    PvdSeriesWriter writer(dir.path(), "f");
+    const FiveSatellites sats(0);
+    writer.write_frame(sats.frame(), sats.links());
+    const std::string after_one = slurp(dir.path() / "f.pvd");
+    EXPECT_NE(after_one.find("</VTKFile>"), std::string::npos);
+    EXPECT_NE(after_one.find("f_000000.vtp"), std::string::npos);
+    EXPECT_EQ(after_one.find("f_000001.vtp"), std::string::npos);
+}
+
+TEST(PvdSeriesWriter, RejectsMismatchedArrayLengthsAndLinksOutsideTheFormation) {
+    ScratchDir dir;
+    PvdSeriesWriter writer(dir.path(), "f");
+    FiveSatellites sats(0);
+    const std::vector<double> short_dose{1.0, 2.0};
+    SatelliteFrame bad = sats.frame();
+    bad.dose_rad = short_dose;
+    EXPECT_THROW(writer.write_frame(bad, sats.links()), std::invalid_argument);
+
+    sats.topology.links[0].target = 5;
+    EXPECT_THROW(writer.write_frame(sats.frame(), sats.links()), std::invalid_argument);
+    EXPECT_EQ(writer.frames_written(), 0u);
+}
+
+TEST(PvdSeriesWriter, ThrowsRuntimeErrorNamingThePathWhenTheDirectoryCannotBeMade) {
+    ScratchDir dir;
+    fs::create_directories(dir.path());
+    std::ofstream(dir.path() / "plain_file") << "x";
+    try {
+        PvdSeriesWriter writer(dir.path() / "plain_file" / "vtk", "f");
+        FAIL() << "expected std::runtime_error";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("plain_file"), std::string::npos) << e.what();
+    }
+}
+
+}  // namespace

@@ -1,0 +1,80 @@
+#pragma once
+// ParaView output of a formation run: one VTK XML PolyData file (.vtp) per output instant
+// and a ParaView collection (.pvd) indexing them with their times.
+//
+//   <directory>/<basename>_000000.vtp, _000001.vtp, ...   (binary, zlib-compressed)
+//   <directory>/<basename>.pvd                            (rewritten atomically per frame)
+//
+// Each .vtp holds
+//   points      satellite positions [m] in the frame the caller chose (LVLH or ECI)
+//   verts       one vertex cell per satellite (cells 0 .. N-1)
+//   lines       one line cell per link (cells N .. N+L-1), source -> target
+//   point data  id (int), status (int, SatelliteStatus), dose_rad, delta_v_m_s,
+//               nearest_neighbour_m (double)
+//   cell data   capacity_bps, margin_db, utilisation, distance_m (double; NaN on the
+//               vertex cells, which are not links), link_source, link_target (int; -1 on
+//               vertex cells)
+//   field data  TimeValue (double, the instant's time_s)
+//
+// The .pvd is replaced by rename(2) after every frame, so a run that stops part way
+// still opens in ParaView with every frame written so far.
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include <skyfabric/links/topology.hpp>
+
+namespace skyfabric::viz {
+
+enum class SatelliteStatus : std::int32_t { ok = 0, faulted = 1, rebooting = 2, spare = 3 };
+
+// One output instant of the formation. Spans are borrowed for the duration of the call.
+struct SatelliteFrame {
+    double time_s = 0.0;
+    std::span<const Eigen::Vector3d> positions_m;   // frame chosen by the caller (LVLH or ECI)
+    std::span<const std::int32_t> status;           // SatelliteStatus values; empty => all ok
+    std::span<const double> dose_rad;               // each: empty => zeros, else one per satellite
+    std::span<const double> delta_v_m_s;
+    std::span<const double> nearest_neighbour_m;
+};
+
+// The links at the same instant, drawn as lines between satellites.
+struct LinkFrameData {
+    const skyfabric::links::Topology* topology = nullptr;  // null => no lines
+    std::span<const double> utilisation;                   // per link; empty => zeros
+};
+
+// Writes a time series of formation frames as .vtp files plus a .pvd index.
+// Errors: std::invalid_argument for inconsistent input (array lengths, link endpoints out
+// of range, non-finite time or position); std::runtime_error naming the path when a
+// file cannot be written.
+class PvdSeriesWriter {
+public:
+    PvdSeriesWriter(std::filesystem::path directory, std::string basename);
+
+    // Writes <basename>_NNNNNN.vtp (NNNNNN = frames_written()), then rewrites the .pvd.
+    void write_frame(const SatelliteFrame& frame, const LinkFrameData& links);
+
+    std::size_t frames_written() const { return entries_.size(); }
+    const std::filesystem::path& directory() const { return directory_; }
+    std::filesystem::path pvd_path() const;
+
+private:
+    struct Entry {
+        double time_s;
+        std::string file;  // relative to directory_
+    };
+    void write_pvd() const;
+
+    std::filesystem::path directory_;
+    std::string basename_;
+    std::vector<Entry> entries_;
+};
+
+}  // namespace skyfabric::viz

@@ -1,0 +1,284 @@
+#include <skyfabric/viz/pvd_writer.hpp>
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <stdexcept>
+#include <system_error>
+
+#include <vtkCellArray.h>
+#include <vtkCellData.h>
+#include <vtkDoubleArray.h>
+#include <vtkFieldData.h>
+#include <vtkIntArray.h>
+#include <vtkNew.h>
+#include <vtkPointData.h>
+#include <vtkPoints.h>
+#include <vtkPolyData.h>
+#include <vtkXMLPolyDataWriter.h>
+
+namespace skyfabric::viz {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Shortest decimal text that reads back to the same double.
+std::string format_double(double value) {
+    std::array<char, 32> buffer{};
+    auto [end, ec] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
+    if (ec != std::errc{}) {
+        throw std::runtime_error("skyfabric::viz: cannot format a time value");
+    }
+    return std::string(buffer.data(), end);
+}
+
+std::string xml_escape(const std::string& text) {
+    std::string out;
+    out.reserve(text.size());
+    for (char c : text) {
+        switch (c) {
+            case '&': out += "&amp;"; break;
+            case '<': out += "&lt;"; break;
+            case '>': out += "&gt;"; break;
+            case '"': out += "&quot;"; break;
+            case '\'': out += "&apos;"; break;
+            default: out += c;
+        }
+    }
+    return out;
+}
+
+template <typename T>
+void check_length(std::span<const T> values, std::size_t expected, const char* name) {
+    if (!values.empty() && values.size() != expected) {
+        throw std::invalid_argument(std::string("skyfabric::viz: ") + name + " has " +
+                                    std::to_string(values.size()) + " values, expected " +
+                                    std::to_string(expected) + " (or none)");
+    }
+}
+
+vtkNew<vtkDoubleArray> point_array(const char* name, std::span<const double> values,
+                                   std::size_t count) {
+    vtkNew<vtkDoubleArray> array;
+    array->SetName(name);
+    array->SetNumberOfComponents(1);
+    array->SetNumberOfTuples(static_cast<vtkIdType>(count));
+    for (std::size_t i = 0; i < count; ++i) {
+        array->SetValue(static_cast<vtkIdType>(i), values.empty() ? 0.0 : values[i]);
+    }
+    return array;
+}
+
+// A cell-data array over verts (NaN: not a link) followed by lines.
+vtkNew<vtkDoubleArray> link_array(const char* name, std::size_t satellite_count,
+                                  std::size_t link_count) {
+    vtkNew<vtkDoubleArray> array;
+    array->SetName(name);
+    array->SetNumberOfComponents(1);
+    array->SetNumberOfTuples(static_cast<vtkIdType>(satellite_count + link_count));
+    for (std::size_t i = 0; i < satellite_count; ++i) {
+        array->SetValue(static_cast<vtkIdType>(i), kNaN);
+    }
+    return array;
+}
+
+}  // namespace
+
+PvdSeriesWriter::PvdSeriesWriter(std::filesystem::path directory, std::string basename)
+    : directory_(std::move(directory)), basename_(std::move(basename)) {
+    if (basename_.empty() || basename_.find('/') != std::string::npos) {
+        throw std::invalid_argument("skyfabric::viz: PvdSeriesWriter basename must be a plain "
+                                    "file name, got '" + basename_ + "'");
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(directory_, ec);
+    if (ec || !std::filesystem::is_directory(directory_)) {
+        throw std::runtime_error("skyfabric::viz: cannot create directory " + directory_.string() +
+                                 (ec ? ": " + ec.message() : std::string()));
+    }
+}
+
+std::filesystem::path PvdSeriesWriter::pvd_path() const {
+    return directory_ / (basename_ + ".pvd");
+}
+
+void PvdSeriesWriter::write_frame(const SatelliteFrame& frame, const LinkFrameData& links) {
+    const std::size_t n = frame.positions_m.size();
+    if (!std::isfinite(frame.time_s)) {
+        throw std::invalid_argument("skyfabric::viz: frame time_s is not finite");
+    }
+    check_length(frame.status, n, "status");
+    check_length(frame.dose_rad, n, "dose_rad");
+    check_length(frame.delta_v_m_s, n, "delta_v_m_s");
+    check_length(frame.nearest_neighbour_m, n, "nearest_neighbour_m");
+    const std::size_t link_count = links.topology ? links.topology->links.size() : 0;
+    check_length(links.utilisation, link_count, "utilisation");
+
+    // Points and one vertex cell per satellite.
+    vtkNew<vtkPoints> points;
+    points->SetDataTypeToDouble();
+    points->SetNumberOfPoints(static_cast<vtkIdType>(n));
+    vtkNew<vtkCellArray> verts;
+    verts->AllocateExact(static_cast<vtkIdType>(n), static_cast<vtkIdType>(n));
+    for (std::size_t i = 0; i < n; ++i) {
+        const Eigen::Vector3d& p = frame.positions_m[i];
+        if (!p.allFinite()) {
+            throw std::invalid_argument("skyfabric::viz: position of satellite " +
+                                        std::to_string(i) + " is not finite at t = " +
+                                        format_double(frame.time_s) + " s");
+        }
+        points->SetPoint(static_cast<vtkIdType>(i), p.x(), p.y(), p.z());
+        const vtkIdType id = static_cast<vtkIdType>(i);
+        verts->InsertNextCell(1, &id);
+    }
+
+    vtkNew<vtkIntArray> ids;
+    ids->SetName("id");
+    ids->SetNumberOfTuples(static_cast<vtkIdType>(n));
+    vtkNew<vtkIntArray> status;
+    status->SetName("status");
+    status->SetNumberOfTuples(static_cast<vtkIdType>(n));
+    for (std::size_t i = 0; i < n; ++i) {
+        ids->SetValue(static_cast<vtkIdType>(i), static_cast<int>(i));
+        status->SetValue(static_cast<vtkIdType>(i),
+                         frame.status.empty() ? static_cast<int>(SatelliteStatus::ok)
+                                              : static_cast<int>(frame.status[i]));
+    }
+
+    // Lines: one per link, cell data after the vertex cells.
+    vtkNew<vtkCellArray> lines;
+    auto capacity = link_array("capacity_bps", n, link_count);
+    auto margin = link_array("margin_db", n, link_count);
+    auto utilisation = link_array("utilisation", n, link_count);
+    auto distance = link_array("distance_m", n, link_count);
+    vtkNew<vtkIntArray> source;
+    source->SetName("link_source");
+    source->SetNumberOfTuples(static_cast<vtkIdType>(n + link_count));
+    vtkNew<vtkIntArray> target;
+    target->SetName("link_target");
+    target->SetNumberOfTuples(static_cast<vtkIdType>(n + link_count));
+    for (std::size_t i = 0; i < n; ++i) {
+        source->SetValue(static_cast<vtkIdType>(i), -1);
+        target->SetValue(static_cast<vtkIdType>(i), -1);
+    }
+    if (link_count > 0) {
+        lines->AllocateExact(static_cast<vtkIdType>(link_count),
+                             static_cast<vtkIdType>(2 * link_count));
+        for (std::size_t k = 0; k < link_count; ++k) {
+            const links::Link& link = links.topology->links[k];
+            if (link.source < 0 || link.target < 0 || static_cast<std::size_t>(link.source) >= n ||
+                static_cast<std::size_t>(link.target) >= n) {
+                throw std::invalid_argument(
+                    "skyfabric::viz: link " + std::to_string(k) + " (" +
+                    std::to_string(link.source) + ", " + std::to_string(link.target) +
+                    ") names a satellite outside 0.." + std::to_string(n) + " at t = " +
+                    format_double(frame.time_s) + " s");
+            }
+            const std::array<vtkIdType, 2> ends{link.source, link.target};
+            lines->InsertNextCell(2, ends.data());
+            const auto cell = static_cast<vtkIdType>(n + k);
+            capacity->SetValue(cell, link.capacity_bps);
+            margin->SetValue(cell, link.margin_db);
+            utilisation->SetValue(cell, links.utilisation.empty() ? 0.0 : links.utilisation[k]);
+            distance->SetValue(cell, link.distance_m);
+            source->SetValue(cell, link.source);
+            target->SetValue(cell, link.target);
+        }
+    }
+
+    vtkNew<vtkPolyData> poly;
+    poly->SetPoints(points);
+    poly->SetVerts(verts);
+    poly->SetLines(lines);
+
+    vtkPointData* pd = poly->GetPointData();
+    pd->AddArray(ids);
+    pd->AddArray(status);
+    pd->AddArray(point_array("dose_rad", frame.dose_rad, n));
+    pd->AddArray(point_array("delta_v_m_s", frame.delta_v_m_s, n));
+    pd->AddArray(point_array("nearest_neighbour_m", frame.nearest_neighbour_m, n));
+    pd->SetActiveScalars("status");
+
+    vtkCellData* cd = poly->GetCellData();
+    cd->AddArray(capacity);
+    cd->AddArray(margin);
+    cd->AddArray(utilisation);
+    cd->AddArray(distance);
+    cd->AddArray(source);
+    cd->AddArray(target);
+    cd->SetActiveScalars("capacity_bps");
+
+    vtkNew<vtkDoubleArray> time_value;
+    time_value->SetName("TimeValue");
+    time_value->SetNumberOfTuples(1);
+    time_value->SetValue(0, frame.time_s);
+    poly->GetFieldData()->AddArray(time_value);
+
+    // Write to a temporary name and rename, so no reader ever sees half a frame.
+    std::array<char, 16> index{};
+    std::snprintf(index.data(), index.size(), "_%06zu", entries_.size());
+    const std::string file = basename_ + index.data() + ".vtp";
+    const std::filesystem::path final_path = directory_ / file;
+    const std::filesystem::path temp_path = directory_ / ("." + file + ".tmp");
+
+    vtkNew<vtkXMLPolyDataWriter> writer;
+    writer->SetFileName(temp_path.c_str());
+    writer->SetInputData(poly);
+    writer->SetDataModeToAppended();
+    writer->EncodeAppendedDataOff();
+    writer->SetCompressorTypeToZLib();
+    writer->SetHeaderTypeToUInt64();
+    if (writer->Write() != 1 || writer->GetErrorCode() != 0) {
+        std::error_code ignored;
+        std::filesystem::remove(temp_path, ignored);
+        throw std::runtime_error("skyfabric::viz: cannot write VTK frame " + final_path.string());
+    }
+    std::error_code ec;
+    std::filesystem::rename(temp_path, final_path, ec);
+    if (ec) {
+        throw std::runtime_error("skyfabric::viz: cannot rename " + temp_path.string() + " to " +
+                                 final_path.string() + ": " + ec.message());
+    }
+
+    entries_.push_back(Entry{frame.time_s, file});
+    try {
+        write_pvd();
+    } catch (...) {
+        entries_.pop_back();
+        throw;
+    }
+}
+
+void PvdSeriesWriter::write_pvd() const {
+    const std::filesystem::path final_path = pvd_path();
+    const std::filesystem::path temp_path = directory_ / ("." + basename_ + ".pvd.tmp");
+    {
+        std::ofstream out(temp_path, std::ios::binary | std::ios::trunc);
+        if (!out) {
+            throw std::runtime_error("skyfabric::viz: cannot write " + temp_path.string());
+        }
+        out << "<?xml version=\"1.0\"?>\n"
+               "<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
+               "  <Collection>\n";
+        for (const Entry& e : entries_) {
+            out << "    <DataSet timestep=\"" << format_double(e.time_s)
+                << "\" group=\"\" part=\"0\" file=\"" << xml_escape(e.file) << "\"/>\n";
+        }
+        out << "  </Collection>\n</VTKFile>\n";
+        out.flush();
+        if (!out) {
+            throw std::runtime_error("skyfabric::viz: cannot write " + temp_path.string());
+        }
+    }
+    std::error_code ec;
+    std::filesystem::rename(temp_path, final_path, ec);
+    if (ec) {
+        throw std::runtime_error("skyfabric::viz: cannot rename " + temp_path.string() + " to " +
+                                 final_path.string() + ": " + ec.message());
+    }
+}
+
+}  // namespace skyfabric::viz
