@@ -1,0 +1,169 @@
+#include "cli/cli.hpp"
+
+#include "cli/progress.hpp"
+#include "output/result_writer.hpp"
+#include "output/summary.hpp"
+#include "scenario/scenario.hpp"
+#include "scenario/yaml_reader.hpp"
+#include "simulation/simulation.hpp"
+#include "version.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+namespace skyfabric::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int exit_ok = 0;
+constexpr int exit_run_failure = 1;
+constexpr int exit_bad_input = 2;
+constexpr int exit_interrupted = 130;
+
+std::atomic<bool> stop_requested{false};
+extern "C" void on_signal(int) { stop_requested.store(true); }
+
+struct RunOptions {
+    std::string scenario_file;
+    std::string output_dir;
+    std::vector<std::string> overrides;
+    bool quiet = false;
+    bool force = false;
+};
+
+std::vector<scenario::Override> parse_overrides(const std::vector<std::string>& args) {
+    std::vector<scenario::Override> out;
+    for (const auto& a : args) out.push_back(scenario::parse_override(a));
+    return out;
+}
+
+// A folder already holding a complete run is kept unless --force.
+void refuse_to_overwrite(const fs::path& dir, bool force) {
+    const auto summary = dir / "summary.json";
+    if (force || !fs::exists(summary)) return;
+    std::ifstream in(summary);
+    const auto j = nlohmann::json::parse(in, nullptr, false);
+    if (!j.is_discarded() && j.value("complete", false)) {
+        throw scenario::ScenarioError(dir.string() + " already holds a complete run; choose another -o folder or pass --force");
+    }
+}
+
+int command_run(const RunOptions& o) {
+    const auto sc = scenario::load_scenario_file(o.scenario_file, parse_overrides(o.overrides));
+    const fs::path dir = o.output_dir.empty() ? fs::path("out") / sc.name : fs::path(o.output_dir);
+    refuse_to_overwrite(dir, o.force);
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) {
+        std::fprintf(stderr, "skyfabric: cannot create output folder %s: %s\n", dir.c_str(), ec.message().c_str());
+        return exit_run_failure;
+    }
+
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+
+    // Results go to temporary names and are renamed when the run ends, so a killed
+    // process never leaves a half-written file under the final name.
+    const fs::path h5_partial = dir / "result.h5.partial";
+    std::vector<simulation::Recorder*> recorders;
+    std::optional<output::ResultWriter> writer;
+    if (sc.output.hdf5) {
+        writer.emplace(h5_partial);
+        recorders.push_back(&*writer);
+    }
+    ProgressBar progress(!o.quiet && stderr_is_terminal());
+    recorders.push_back(&progress);
+
+    const auto summary = simulation::run(sc, recorders, &stop_requested);
+    writer.reset();
+    if (sc.output.hdf5) fs::rename(h5_partial, dir / "result.h5");
+
+    const auto satellites = scenario::initial_formation(sc).size();
+    const auto j = output::summary_json(sc, satellites, summary);
+    output::write_json_file(dir / "summary.json", j);
+    if (!o.quiet) {
+        std::cout << output::summary_table(j);
+        std::cout << "  output                             " << dir.string() << "/\n";
+    }
+    if (summary.complete) return exit_ok;
+    std::fprintf(stderr, "skyfabric: run stopped: %s (outputs so far are in %s, marked incomplete)\n",
+                 summary.stop_reason.c_str(), dir.c_str());
+    return stop_requested.load() ? exit_interrupted : exit_run_failure;
+}
+
+int command_validate(const std::string& file, const std::vector<std::string>& overrides) {
+    const auto sc = scenario::load_scenario_file(file, parse_overrides(overrides));
+    const auto satellites = scenario::initial_formation(sc).size();
+    std::cout << file << ": ok — '" << sc.name << "', " << satellites << " satellites, "
+              << scenario::to_string(sc.dynamics.model) << " dynamics, " << sc.duration_s << " s in steps of "
+              << sc.output_step_s << " s\n";
+    return exit_ok;
+}
+
+int command_info() {
+    std::cout << "skyfabric " << skyfabric::version << "\n"
+              << "  CUDA backend: " << (SKYFABRIC_WITH_CUDA ? "built" : "not built") << "\n"
+              << "  MPI sweeps:   " << (SKYFABRIC_WITH_MPI ? "built" : "not built") << "\n";
+    return exit_ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"skyfabric — simulate orbital compute constellations: formation flight, optical links, "
+                 "training collectives and radiation faults, coupled in one run."};
+    app.set_version_flag("--version", std::string("skyfabric ") + skyfabric::version);
+    app.require_subcommand(1);
+
+    RunOptions run;
+    auto* run_cmd = app.add_subcommand("run", "Run a scenario: writes DIR/result.h5 and DIR/summary.json and prints a summary");
+    run_cmd->add_option("scenario", run.scenario_file, "Scenario YAML file (see docs/scenario-reference.md)")->required();
+    run_cmd->add_option("-o,--output", run.output_dir, "Output folder (default: out/<scenario name>)");
+    run_cmd->add_option("--set", run.overrides, "Override a scenario key, e.g. --set orbit.altitude_km=550 (repeatable)")
+        ->type_name("KEY.PATH=VALUE");
+    run_cmd->add_flag("-q,--quiet", run.quiet, "No progress bar and no summary table");
+    run_cmd->add_flag("--force", run.force, "Overwrite a folder that already holds a complete run");
+
+    std::string validate_file;
+    std::vector<std::string> validate_overrides;
+    auto* validate_cmd = app.add_subcommand("validate", "Check a scenario file without running it");
+    validate_cmd->add_option("scenario", validate_file, "Scenario YAML file")->required();
+    validate_cmd->add_option("--set", validate_overrides, "Override a scenario key (repeatable)")->type_name("KEY.PATH=VALUE");
+
+    auto* info_cmd = app.add_subcommand("info", "Print the version and the features this build has (CUDA, MPI)");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        app.exit(e);
+        return exit_bad_input;
+    }
+
+    try {
+        if (run_cmd->parsed()) return command_run(run);
+        if (validate_cmd->parsed()) return command_validate(validate_file, validate_overrides);
+        if (info_cmd->parsed()) return command_info();
+    } catch (const scenario::ScenarioError& e) {
+        std::fprintf(stderr, "skyfabric: error: %s\n", e.what());
+        return exit_bad_input;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "skyfabric: run failed: %s\n", e.what());
+        return exit_run_failure;
+    }
+    return exit_bad_input;
+}
+
+}  // namespace skyfabric::cli

@@ -1,0 +1,203 @@
+#include "output/hdf5_file.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+namespace skyfabric::output {
+
+void check(herr_t status, const std::string& what) {
+    if (status < 0) throw OutputError("HDF5: " + what + " failed");
+}
+
+hid_t link_create_properties() {
+    static const hid_t lcpl = [] {
+        const hid_t p = H5Pcreate(H5P_LINK_CREATE);
+        H5Pset_create_intermediate_group(p, 1);
+        return p;
+    }();
+    return lcpl;
+}
+
+namespace {
+
+hid_t native(ElementType type) {
+    switch (type) {
+        case ElementType::float64: return H5T_NATIVE_DOUBLE;
+        case ElementType::int32: return H5T_NATIVE_INT32;
+        case ElementType::uint8: return H5T_NATIVE_UINT8;
+    }
+    return H5T_NATIVE_DOUBLE;
+}
+
+std::size_t element_bytes(ElementType type) {
+    return type == ElementType::float64 ? 8 : type == ElementType::int32 ? 4 : 1;
+}
+
+// Variable-length UTF-8 strings: h5py reads them as str.
+hid_t string_type() {
+    const hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, H5T_VARIABLE);
+    H5Tset_cset(t, H5T_CSET_UTF8);
+    return t;
+}
+
+void write_string_attribute(hid_t object, const std::string& name, const std::string& value) {
+    if (H5Aexists(object, name.c_str()) > 0) H5Adelete(object, name.c_str());
+    const hid_t type = string_type();
+    const hid_t space = H5Screate(H5S_SCALAR);
+    const hid_t attr = H5Acreate2(object, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT);
+    const char* text = value.c_str();
+    const herr_t status = attr < 0 ? -1 : H5Awrite(attr, type, &text);
+    if (attr >= 0) H5Aclose(attr);
+    H5Sclose(space);
+    H5Tclose(type);
+    check(status, "writing attribute " + name);
+}
+
+template <class T>
+void write_scalar_attribute(hid_t object, const std::string& name, hid_t type, const T& value) {
+    if (H5Aexists(object, name.c_str()) > 0) H5Adelete(object, name.c_str());
+    const hid_t space = H5Screate(H5S_SCALAR);
+    const hid_t attr = H5Acreate2(object, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT);
+    const herr_t status = attr < 0 ? -1 : H5Awrite(attr, type, &value);
+    if (attr >= 0) H5Aclose(attr);
+    H5Sclose(space);
+    check(status, "writing attribute " + name);
+}
+
+}  // namespace
+
+Hdf5File::Hdf5File(const std::filesystem::path& path) : path_(path) {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // we report errors ourselves
+    file_ = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (file_ < 0) throw OutputError("cannot create HDF5 file " + path.string());
+}
+
+Hdf5File::~Hdf5File() {
+    if (file_ >= 0) H5Fclose(file_);
+}
+
+void Hdf5File::flush() { check(H5Fflush(file_, H5F_SCOPE_GLOBAL), "flush of " + path_.string()); }
+
+void Hdf5File::set_attribute(const std::string& name, const std::string& value) {
+    write_string_attribute(file_, name, value);
+}
+void Hdf5File::set_attribute(const std::string& name, std::int64_t value) {
+    write_scalar_attribute(file_, name, H5T_NATIVE_INT64, value);
+}
+void Hdf5File::set_attribute(const std::string& name, std::uint64_t value) {
+    write_scalar_attribute(file_, name, H5T_NATIVE_UINT64, value);
+}
+void Hdf5File::set_attribute(const std::string& name, double value) {
+    write_scalar_attribute(file_, name, H5T_NATIVE_DOUBLE, value);
+}
+void Hdf5File::set_attribute_bool(const std::string& name, bool value) {
+    // The enum h5py uses for numpy bool, so Python reads True/False.
+    const hid_t type = H5Tenum_create(H5T_NATIVE_INT8);
+    std::int8_t f = 0, t = 1;
+    H5Tenum_insert(type, "FALSE", &f);
+    H5Tenum_insert(type, "TRUE", &t);
+    const std::int8_t v = value ? 1 : 0;
+    write_scalar_attribute(file_, name, type, v);
+    H5Tclose(type);
+}
+void Hdf5File::set_attribute(const std::string& object_path, const std::string& name, const std::string& value) {
+    const hid_t object = H5Oopen(file_, object_path.c_str(), H5P_DEFAULT);
+    if (object < 0) throw OutputError("HDF5: no object " + object_path);
+    write_string_attribute(object, name, value);
+    H5Oclose(object);
+}
+
+namespace {
+template <class T>
+void write_whole(hid_t file, const std::string& path, std::span<const T> data, const std::vector<hsize_t>& dims,
+                 hid_t type, const std::string& units) {
+    const hsize_t count = std::accumulate(dims.begin(), dims.end(), hsize_t{1}, std::multiplies<>());
+    if (count != data.size()) throw OutputError("HDF5: " + path + ": data size does not match its shape");
+    const hid_t space = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
+    const hid_t set = H5Dcreate2(file, path.c_str(), type, space, link_create_properties(), H5P_DEFAULT, H5P_DEFAULT);
+    herr_t status = set < 0 ? -1 : H5Dwrite(set, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data());
+    if (set >= 0) {
+        write_string_attribute(set, "units", units);
+        H5Dclose(set);
+    }
+    H5Sclose(space);
+    check(status, "writing " + path);
+}
+}  // namespace
+
+void Hdf5File::write_array(const std::string& path, std::span<const double> data, std::vector<hsize_t> dims,
+                           const std::string& units) {
+    write_whole(file_, path, data, dims, H5T_NATIVE_DOUBLE, units);
+}
+void Hdf5File::write_array(const std::string& path, std::span<const std::int32_t> data, std::vector<hsize_t> dims,
+                           const std::string& units) {
+    write_whole(file_, path, data, dims, H5T_NATIVE_INT32, units);
+}
+
+Hdf5Series::Hdf5Series(Hdf5File& file, const std::string& path, std::vector<hsize_t> tail_dims, ElementType type,
+                       const std::string& units, int compression_level)
+    : memtype_(native(type)), path_(path), tail_dims_(std::move(tail_dims)) {
+    const hsize_t row_elements =
+        std::accumulate(tail_dims_.begin(), tail_dims_.end(), hsize_t{1}, std::multiplies<>());
+    row_bytes_ = static_cast<std::size_t>(row_elements) * element_bytes(type);
+    // About 1 MiB per chunk, at least one row, at most 1024 rows.
+    chunk_rows_ = std::clamp<hsize_t>((1u << 20) / std::max<std::size_t>(row_bytes_, 1), 1, 1024);
+
+    std::vector<hsize_t> dims{0}, max_dims{H5S_UNLIMITED}, chunk{chunk_rows_};
+    for (hsize_t d : tail_dims_) {
+        dims.push_back(d);
+        max_dims.push_back(d);
+        chunk.push_back(std::max<hsize_t>(d, 1));
+    }
+    const hid_t space = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), max_dims.data());
+    const hid_t props = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(props, static_cast<int>(chunk.size()), chunk.data());
+    if (compression_level > 0 && row_bytes_ > 0) {
+        H5Pset_shuffle(props);
+        H5Pset_deflate(props, static_cast<unsigned>(compression_level));
+    }
+    dataset_ = H5Dcreate2(file.id(), path.c_str(), memtype_, space, link_create_properties(), props, H5P_DEFAULT);
+    H5Pclose(props);
+    H5Sclose(space);
+    if (dataset_ < 0) throw OutputError("HDF5: cannot create dataset " + path);
+    write_string_attribute(dataset_, "units", units);
+    buffer_.resize(static_cast<std::size_t>(chunk_rows_) * row_bytes_);
+}
+
+Hdf5Series::~Hdf5Series() {
+    try {
+        flush();
+    } catch (...) {
+        // Destructors must not throw; a failed final flush was already reported by end().
+    }
+    if (dataset_ >= 0) H5Dclose(dataset_);
+}
+
+void Hdf5Series::append(const void* row) {
+    std::memcpy(buffer_.data() + static_cast<std::size_t>(buffered_rows_) * row_bytes_, row, row_bytes_);
+    if (++buffered_rows_ == chunk_rows_) flush();
+}
+
+void Hdf5Series::flush() {
+    if (buffered_rows_ == 0) return;
+    std::vector<hsize_t> new_dims{rows_written_ + buffered_rows_}, start{rows_written_}, count{buffered_rows_};
+    for (hsize_t d : tail_dims_) {
+        new_dims.push_back(d);
+        start.push_back(0);
+        count.push_back(d);
+    }
+    check(H5Dset_extent(dataset_, new_dims.data()), "extending " + path_);
+    const hid_t file_space = H5Dget_space(dataset_);
+    H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
+    const hid_t mem_space = H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr);
+    const herr_t status = H5Dwrite(dataset_, memtype_, mem_space, file_space, H5P_DEFAULT, buffer_.data());
+    H5Sclose(mem_space);
+    H5Sclose(file_space);
+    check(status, "writing " + path_);
+    rows_written_ += buffered_rows_;
+    buffered_rows_ = 0;
+}
+
+}  // namespace skyfabric::output

@@ -1,0 +1,83 @@
+#pragma once
+// A thin RAII layer over the HDF5 C API: a file, root attributes, fixed datasets and
+// time series that grow one row at a time (buffered into whole chunks, compressed).
+#include <hdf5.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace skyfabric::output {
+
+struct OutputError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+enum class ElementType { float64, int32, uint8 };
+
+class Hdf5File;
+
+// A dataset of shape [rows x tail...], extended as rows are appended.
+class Hdf5Series {
+public:
+    Hdf5Series(Hdf5File& file, const std::string& path, std::vector<hsize_t> tail_dims, ElementType type,
+               const std::string& units, int compression_level);
+    ~Hdf5Series();
+    Hdf5Series(const Hdf5Series&) = delete;
+    Hdf5Series& operator=(const Hdf5Series&) = delete;
+
+    void append(const void* row);  // one row: product(tail_dims) elements
+    void flush();                  // writes buffered rows
+    hsize_t rows() const { return rows_written_ + buffered_rows_; }
+
+private:
+    hid_t dataset_ = -1;
+    hid_t memtype_ = -1;
+    std::string path_;
+    std::vector<hsize_t> tail_dims_;
+    std::size_t row_bytes_ = 0;
+    hsize_t chunk_rows_ = 1;
+    hsize_t rows_written_ = 0;
+    hsize_t buffered_rows_ = 0;
+    std::vector<unsigned char> buffer_;
+};
+
+class Hdf5File {
+public:
+    explicit Hdf5File(const std::filesystem::path& path);  // creates (truncates)
+    ~Hdf5File();
+    Hdf5File(const Hdf5File&) = delete;
+    Hdf5File& operator=(const Hdf5File&) = delete;
+
+    hid_t id() const { return file_; }
+    const std::filesystem::path& path() const { return path_; }
+
+    void set_attribute(const std::string& name, const std::string& value);
+    void set_attribute(const std::string& name, std::int64_t value);
+    void set_attribute(const std::string& name, std::uint64_t value);
+    void set_attribute(const std::string& name, double value);
+    void set_attribute_bool(const std::string& name, bool value);
+    void set_attribute(const std::string& object_path, const std::string& name, const std::string& value);
+
+    // A whole dataset written at once.
+    void write_array(const std::string& path, std::span<const double> data, std::vector<hsize_t> dims,
+                     const std::string& units);
+    void write_array(const std::string& path, std::span<const std::int32_t> data, std::vector<hsize_t> dims,
+                     const std::string& units);
+
+    void flush();
+
+private:
+    hid_t file_ = -1;
+    std::filesystem::path path_;
+};
+
+// Creates any missing groups on the way to a dataset path.
+hid_t link_create_properties();
+void check(herr_t status, const std::string& what);
+
+}  // namespace skyfabric::output

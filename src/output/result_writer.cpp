@@ -1,0 +1,118 @@
+#include "output/result_writer.hpp"
+
+#include "version.hpp"
+
+namespace skyfabric::output {
+
+struct ResultWriter::Series {
+    std::optional<Hdf5Series> time_s, chief_position, chief_velocity;
+    std::optional<Hdf5Series> position_lvlh, velocity_lvlh, position_eci, velocity_eci;
+    std::optional<Hdf5Series> nearest_neighbour, reference_neighbours, min_separation, min_separation_pair, envelope;
+    std::optional<Hdf5Series> model_error;
+    std::size_t samples_since_flush = 0;
+
+    void flush_all() {
+        for (auto* s : {&time_s, &chief_position, &chief_velocity, &position_lvlh, &velocity_lvlh, &position_eci,
+                        &velocity_eci, &nearest_neighbour, &reference_neighbours, &min_separation,
+                        &min_separation_pair, &envelope, &model_error}) {
+            if (*s) (*s)->flush();
+        }
+    }
+};
+
+ResultWriter::ResultWriter(std::filesystem::path path) : path_(std::move(path)) {}
+ResultWriter::~ResultWriter() = default;
+
+void ResultWriter::begin(const simulation::RunSetup& setup) {
+    const auto& sc = *setup.scenario;
+    compression_level_ = sc.output.compression_level;
+    eci_ = sc.output.eci;
+    file_ = std::make_unique<Hdf5File>(path_);
+    file_->set_attribute("skyfabric_version", std::string(skyfabric::version));
+    file_->set_attribute("scenario_yaml", sc.yaml_text);
+    file_->set_attribute("scenario_name", sc.name);
+    file_->set_attribute("seed", static_cast<std::uint64_t>(sc.seed));
+    file_->set_attribute("dynamics_model", std::string(scenario::to_string(sc.dynamics.model)));
+    file_->set_attribute("satellite_count", static_cast<std::int64_t>(setup.satellite_count));
+    file_->set_attribute_bool("complete", false);
+
+    const hsize_t n = setup.satellite_count;
+    const hsize_t k = static_cast<hsize_t>(std::min<std::size_t>(static_cast<std::size_t>(sc.metrics.neighbour_count), n > 0 ? n - 1 : 0));
+    const int c = compression_level_;
+    series_ = std::make_unique<Series>();
+    auto& s = *series_;
+    s.time_s.emplace(*file_, "/time_s", std::vector<hsize_t>{}, ElementType::float64, "s", c);
+    s.chief_position.emplace(*file_, "/orbit/chief_position_eci_m", std::vector<hsize_t>{3}, ElementType::float64, "m", c);
+    s.chief_velocity.emplace(*file_, "/orbit/chief_velocity_eci_m_s", std::vector<hsize_t>{3}, ElementType::float64, "m/s", c);
+    s.position_lvlh.emplace(*file_, "/formation/position_lvlh_m", std::vector<hsize_t>{n, 3}, ElementType::float64, "m", c);
+    s.velocity_lvlh.emplace(*file_, "/formation/velocity_lvlh_m_s", std::vector<hsize_t>{n, 3}, ElementType::float64, "m/s", c);
+    if (eci_) {
+        s.position_eci.emplace(*file_, "/formation/position_eci_m", std::vector<hsize_t>{n, 3}, ElementType::float64, "m", c);
+        s.velocity_eci.emplace(*file_, "/formation/velocity_eci_m_s", std::vector<hsize_t>{n, 3}, ElementType::float64, "m/s", c);
+    }
+    s.nearest_neighbour.emplace(*file_, "/formation/nearest_neighbour_m", std::vector<hsize_t>{n}, ElementType::float64, "m", c);
+    s.reference_neighbours.emplace(*file_, "/formation/reference_neighbours_m", std::vector<hsize_t>{k}, ElementType::float64, "m", c);
+    s.min_separation.emplace(*file_, "/formation/min_separation_m", std::vector<hsize_t>{}, ElementType::float64, "m", c);
+    s.min_separation_pair.emplace(*file_, "/formation/min_separation_pair", std::vector<hsize_t>{2}, ElementType::int32, "1", c);
+    s.envelope.emplace(*file_, "/formation/envelope_m", std::vector<hsize_t>{3}, ElementType::float64, "m", c);
+    if (sc.dynamics.compare_to_nonlinear) {
+        s.model_error.emplace(*file_, "/dynamics/model_error_m", std::vector<hsize_t>{n}, ElementType::float64, "m", c);
+    }
+    file_->set_attribute("/formation/reference_neighbours_m", "reference_satellite",
+                         std::to_string(sc.metrics.reference_satellite));
+    file_->flush();
+}
+
+void ResultWriter::record(const simulation::Sample& sample) {
+    auto& s = *series_;
+    const auto& snap = *sample.snapshot;
+    const std::size_t n = snap.satellites_lvlh.size();
+    s.time_s->append(&snap.time_s);
+    s.chief_position->append(snap.chief_eci.position_m.data());
+    s.chief_velocity->append(snap.chief_eci.velocity_m_s.data());
+
+    row_.resize(3 * n);
+    auto write_vectors = [&](Hdf5Series& series, auto&& vector_of) {
+        for (std::size_t i = 0; i < n; ++i) {
+            const Eigen::Vector3d& v = vector_of(i);
+            row_[3 * i] = v.x();
+            row_[3 * i + 1] = v.y();
+            row_[3 * i + 2] = v.z();
+        }
+        series.append(row_.data());
+    };
+    write_vectors(*s.position_lvlh, [&](std::size_t i) -> const Eigen::Vector3d& { return snap.satellites_lvlh[i].position_m; });
+    write_vectors(*s.velocity_lvlh, [&](std::size_t i) -> const Eigen::Vector3d& { return snap.satellites_lvlh[i].velocity_m_s; });
+    if (eci_) {
+        write_vectors(*s.position_eci, [&](std::size_t i) -> const Eigen::Vector3d& { return snap.satellites_eci[i].position_m; });
+        write_vectors(*s.velocity_eci, [&](std::size_t i) -> const Eigen::Vector3d& { return snap.satellites_eci[i].velocity_m_s; });
+    }
+    s.nearest_neighbour->append(sample.nearest_neighbour_m.data());
+    s.reference_neighbours->append(sample.reference_neighbours_m.data());
+    s.min_separation->append(&sample.min_separation_m);
+    s.min_separation_pair->append(sample.min_separation_pair);
+    s.envelope->append(sample.envelope_m);
+    if (s.model_error) s.model_error->append(sample.model_error_m.data());
+
+    // Keep what was written readable if the process dies: flush about once a minute of work.
+    if (++s.samples_since_flush >= 256) {
+        s.flush_all();
+        file_->flush();
+        s.samples_since_flush = 0;
+    }
+}
+
+void ResultWriter::end(const simulation::RunSummary& summary) {
+    if (!file_) return;
+    series_->flush_all();
+    const auto& dv = summary.station_keeping_delta_v_m_s;
+    file_->write_array("/station_keeping/delta_v_m_s", dv, {static_cast<hsize_t>(dv.size())}, "m/s");
+    file_->set_attribute("simulated_s", summary.simulated_s);
+    if (!summary.complete) file_->set_attribute("stop_reason", summary.stop_reason);
+    file_->set_attribute_bool("complete", summary.complete);
+    series_.reset();
+    file_->flush();
+    file_.reset();
+}
+
+}  // namespace skyfabric::output

@@ -1,0 +1,30 @@
+#pragma once
+// Writes a run to result.h5 as it goes; the layout is the contract in docs/output-format.md.
+#include "output/hdf5_file.hpp"
+#include "simulation/simulation.hpp"
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+namespace skyfabric::output {
+
+class ResultWriter final : public simulation::Recorder {
+public:
+    explicit ResultWriter(std::filesystem::path path);
+    ~ResultWriter() override;
+    void begin(const simulation::RunSetup& setup) override;
+    void record(const simulation::Sample& sample) override;
+    void end(const simulation::RunSummary& summary) override;
+
+private:
+    struct Series;
+    std::filesystem::path path_;
+    std::unique_ptr<Hdf5File> file_;
+    std::unique_ptr<Series> series_;
+    std::vector<double> row_;
+    int compression_level_ = 4;
+    bool eci_ = true;
+};
+
+}  // namespace skyfabric::output

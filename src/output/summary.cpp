@@ -1,0 +1,110 @@
+#include "output/summary.hpp"
+
+#include "output/hdf5_file.hpp"
+#include "version.hpp"
+
+#include <skyfabric/physics/constants.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+
+namespace skyfabric::output {
+
+nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_count,
+                            const simulation::RunSummary& s) {
+    using nlohmann::json;
+    auto finite_or_null = [](double x) { return std::isfinite(x) ? json(x) : json(nullptr); };
+    json j;
+    j["skyfabric_version"] = skyfabric::version;
+    j["scenario"] = sc.name;
+    j["seed"] = sc.seed;
+    j["complete"] = s.complete;
+    if (!s.complete) j["stop_reason"] = s.stop_reason;
+    j["satellites"] = satellite_count;
+    j["dynamics_model"] = scenario::to_string(sc.dynamics.model);
+    j["duration_s"] = sc.duration_s;
+    j["simulated_s"] = s.simulated_s;
+    j["samples"] = s.samples_written;
+    j["wall_s"] = s.wall_s;
+    j["formation"] = {
+        {"nearest_neighbour_min_m", finite_or_null(s.nearest_neighbour_min_m)},
+        {"nearest_neighbour_max_m", finite_or_null(s.nearest_neighbour_max_m)},
+        {"reference_satellite", sc.metrics.reference_satellite},
+        {"reference_neighbours_min_m", finite_or_null(s.reference_neighbours_min_m)},
+        {"reference_neighbours_max_m", finite_or_null(s.reference_neighbours_max_m)},
+        {"min_separation_m", finite_or_null(s.min_separation_m)},
+        {"min_separation_time_s", s.min_separation_time_s},
+        {"min_separation_pair", {s.min_separation_pair[0], s.min_separation_pair[1]}},
+        {"min_separation_alarm_m", sc.metrics.min_separation_alarm_m},
+        {"samples_below_alarm", s.separation_alarms},
+        {"envelope_max_m", {s.envelope_max_m[0], s.envelope_max_m[1], s.envelope_max_m[2]}},
+    };
+    if (sc.dynamics.compare_to_nonlinear) j["dynamics"] = {{"model_error_max_m", s.model_error_max_m}};
+    const auto& dv = s.station_keeping_delta_v_m_s;
+    const double total = std::accumulate(dv.begin(), dv.end(), 0.0);
+    const double years = s.simulated_s / physics::seconds_per_julian_year;
+    j["station_keeping"] = {
+        {"enabled", sc.station_keeping.enabled},
+        {"delta_v_total_m_s", total},
+        {"delta_v_max_m_s", dv.empty() ? 0.0 : *std::max_element(dv.begin(), dv.end())},
+        {"delta_v_per_satellite_per_year_m_s", years > 0 && !dv.empty() ? json(total / static_cast<double>(dv.size()) / years) : json(nullptr)},
+    };
+    return j;
+}
+
+void write_json_file(const std::filesystem::path& path, const nlohmann::json& value) {
+    const auto temporary = path.string() + ".tmp";
+    {
+        std::ofstream out(temporary);
+        out << value.dump(2) << '\n';
+        if (!out) throw OutputError("cannot write " + temporary);
+    }
+    std::error_code ec;
+    std::filesystem::rename(temporary, path, ec);
+    if (ec) throw OutputError("cannot rename " + temporary + " to " + path.string() + ": " + ec.message());
+}
+
+std::string summary_table(const nlohmann::json& j) {
+    std::string out;
+    char line[256];
+    auto row = [&](const char* label, const std::string& value) {
+        std::snprintf(line, sizeof line, "  %-34s %s\n", label, value.c_str());
+        out += line;
+    };
+    auto num = [](const nlohmann::json& v, const char* fmt) {
+        if (v.is_null()) return std::string("n/a");
+        char b[64];
+        std::snprintf(b, sizeof b, fmt, v.get<double>());
+        return std::string(b);
+    };
+    out += "skyfabric " + j["skyfabric_version"].get<std::string>() + " — " + j["scenario"].get<std::string>() + "\n";
+    row("status", j["complete"].get<bool>() ? "complete" : "INCOMPLETE: " + j.value("stop_reason", std::string()));
+    row("satellites", std::to_string(j["satellites"].get<std::size_t>()));
+    row("dynamics model", j["dynamics_model"].get<std::string>());
+    row("simulated", num(j["simulated_s"], "%.1f s") + " in " + std::to_string(j["samples"].get<std::size_t>()) + " samples");
+    const auto& f = j["formation"];
+    row("nearest-neighbour distance", num(f["nearest_neighbour_min_m"], "%.1f") + " – " + num(f["nearest_neighbour_max_m"], "%.1f m"));
+    row(("satellite " + std::to_string(f["reference_satellite"].get<int>()) + "'s neighbours").c_str(),
+        num(f["reference_neighbours_min_m"], "%.1f") + " – " + num(f["reference_neighbours_max_m"], "%.1f m"));
+    row("minimum separation", num(f["min_separation_m"], "%.2f m") + " at t = " + num(f["min_separation_time_s"], "%.0f s") +
+                                  " (satellites " + std::to_string(f["min_separation_pair"][0].get<int>()) + ", " +
+                                  std::to_string(f["min_separation_pair"][1].get<int>()) + ")");
+    if (f["samples_below_alarm"].get<std::size_t>() > 0) {
+        row("SEPARATION ALARM", std::to_string(f["samples_below_alarm"].get<std::size_t>()) + " samples below " +
+                                    num(f["min_separation_alarm_m"], "%.1f m"));
+    }
+    row("envelope |x|,|y|,|z| max", num(f["envelope_max_m"][0], "%.1f") + ", " + num(f["envelope_max_m"][1], "%.1f") + ", " +
+                                        num(f["envelope_max_m"][2], "%.1f m"));
+    if (j.contains("dynamics")) row("error vs nonlinear (max)", num(j["dynamics"]["model_error_max_m"], "%.3g m"));
+    const auto& k = j["station_keeping"];
+    if (k["enabled"].get<bool>()) {
+        row("station-keeping delta-v (total)", num(k["delta_v_total_m_s"], "%.4g m/s"));
+        row("  per satellite per year", num(k["delta_v_per_satellite_per_year_m_s"], "%.4g m/s"));
+    }
+    row("wall time", num(j["wall_s"], "%.2f s"));
+    return out;
+}
+
+}  // namespace skyfabric::output

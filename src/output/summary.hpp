@@ -1,0 +1,18 @@
+#pragma once
+// summary.json and the human table printed after a run.
+#include "simulation/simulation.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <string>
+
+namespace skyfabric::output {
+
+nlohmann::json summary_json(const scenario::Scenario& scenario, std::size_t satellite_count,
+                            const simulation::RunSummary& summary);
+// Writes via a temporary file and rename, so a reader never sees half a file.
+void write_json_file(const std::filesystem::path& path, const nlohmann::json& value);
+std::string summary_table(const nlohmann::json& summary);
+
+}  // namespace skyfabric::output

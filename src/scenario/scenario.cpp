@@ -1,0 +1,359 @@
+#include "scenario/scenario.hpp"
+
+#include "scenario/yaml_reader.hpp"
+
+#include <skyfabric/physics/constants.hpp>
+#include <skyfabric/physics/orbit.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+namespace skyfabric::scenario {
+namespace {
+
+constexpr double deg = physics::pi / 180.0;
+// Step and satellite counts past which a run cannot fit a workstation: refused up front.
+constexpr double max_output_steps = 5.0e6;
+constexpr std::int64_t max_satellites = 200000;
+
+physics::UtcEpoch parse_epoch(Section& section, const std::string& key, const std::string& text) {
+    static const std::regex iso(R"((\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2}(?:\.\d+)?)Z?)");
+    std::smatch m;
+    if (!std::regex_match(text, m, iso)) {
+        section.fail(key, "expected a UTC time like 2027-03-20T00:00:00Z, got '" + text + "'");
+    }
+    physics::UtcEpoch e;
+    e.year = std::stoi(m[1]);
+    e.month = std::stoi(m[2]);
+    e.day = std::stoi(m[3]);
+    e.hour = std::stoi(m[4]);
+    e.minute = std::stoi(m[5]);
+    e.second = std::stod(m[6]);
+    static constexpr int days_in_month[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (e.year < 1950 || e.year > 2200 || e.month < 1 || e.month > 12 || e.day < 1 ||
+        e.day > days_in_month[e.month - 1] || e.hour > 23 || e.minute > 59 || e.second >= 61.0) {
+        section.fail(key, "not a valid calendar date and time between 1950 and 2200: '" + text + "'");
+    }
+    return e;
+}
+
+OrbitConfig read_orbit(Section s) {
+    OrbitConfig o;
+    const bool has_altitude = s.has("altitude_km");
+    const bool has_sma = s.has("semi_major_axis_km");
+    if (has_altitude == has_sma) {
+        s.fail(has_sma ? "semi_major_axis_km" : "altitude_km",
+               "give exactly one of altitude_km (above the equatorial radius) or semi_major_axis_km");
+    }
+    if (has_altitude) {
+        o.semi_major_axis_m = physics::earth_equatorial_radius_m + 1e3 * s.number("altitude_km", 150.0, 50000.0, {}, "km");
+        s.allow("semi_major_axis_km");
+    } else {
+        o.semi_major_axis_m = 1e3 * s.number("semi_major_axis_km", 6528.0, 56378.0, {}, "km");
+        s.allow("altitude_km");
+    }
+    o.eccentricity = s.number("eccentricity", 0.0, 0.5, 0.0);
+    o.sun_synchronous = s.boolean("sun_synchronous", false);
+    if (o.sun_synchronous && s.has("inclination_deg")) {
+        s.fail("inclination_deg", "sun_synchronous: true sets the inclination; remove inclination_deg or set sun_synchronous: false");
+    }
+    o.inclination_rad = deg * s.number("inclination_deg", 0.0, 180.0, o.sun_synchronous ? 0.0 : 51.6, "deg");
+    if (o.sun_synchronous) {
+        o.inclination_rad = physics::sun_synchronous_inclination_rad(o.semi_major_axis_m, o.eccentricity);
+        if (!std::isfinite(o.inclination_rad)) {
+            s.fail("altitude_km", "no sun-synchronous inclination exists for this orbit (too high)");
+        }
+    }
+    if (s.has("ltan_h") && s.has("raan_deg")) s.fail("raan_deg", "give ltan_h or raan_deg, not both");
+    if (s.has("ltan_h")) o.ltan_h = s.number("ltan_h", 0.0, 24.0, {}, "h");
+    else s.allow("ltan_h");
+    o.raan_rad = deg * s.number("raan_deg", 0.0, 360.0, 0.0, "deg");
+    o.arg_perigee_rad = deg * s.number("arg_perigee_deg", 0.0, 360.0, 0.0, "deg");
+    o.arg_latitude_rad = deg * s.number("arg_latitude_deg", 0.0, 360.0, 0.0, "deg");
+    o.epoch_text = s.text("epoch_utc", o.epoch_text);
+    o.epoch = parse_epoch(s, "epoch_utc", o.epoch_text);
+    s.finish();
+    return o;
+}
+
+FormationConfig read_formation(Section s) {
+    FormationConfig f;
+    const std::string layout = s.choice("layout", {"suncatcher_lattice", "hexagonal", "explicit"}, "suncatcher_lattice");
+    f.layout = layout == "hexagonal" ? FormationLayout::hexagonal
+             : layout == "explicit"  ? FormationLayout::explicit_states
+                                     : FormationLayout::suncatcher_lattice;
+    f.radius_m = s.number("radius_m", 1.0, 1.0e6, 1000.0, "m");
+    f.radial_pitch_m = s.number("radial_pitch_m", 0.1, 1.0e5, 100.0, "m");
+    f.along_track_pitch_m = s.number("along_track_pitch_m", 0.1, 1.0e5, 200.0, "m");
+    f.pitch_m = s.number("pitch_m", 0.1, 1.0e5, 150.0, "m");
+    f.out_of_plane_amplitude_m = s.number("out_of_plane_amplitude_m", 0.0, 1.0e5, 0.0, "m");
+    f.j2_trim = s.boolean("j2_trim", false);
+    const auto satellites = s.sequence("satellites");
+    if (f.layout == FormationLayout::explicit_states) {
+        if (satellites.empty()) s.fail("satellites", "layout: explicit needs a non-empty list of satellites");
+        for (std::size_t i = 0; i < satellites.size(); ++i) {
+            Section sat = s.item(satellites[i], s.path() + ".satellites[" + std::to_string(i) + "]");
+            physics::RelativeState state;
+            const auto p = sat.numbers("position_m", 3, "m");
+            state.position_m = {p[0], p[1], p[2]};
+            state.velocity_m_s = Eigen::Vector3d::Constant(std::numeric_limits<double>::quiet_NaN());
+            if (sat.has("velocity_m_s")) {
+                const auto v = sat.numbers("velocity_m_s", 3, "m/s");
+                state.velocity_m_s = {v[0], v[1], v[2]};
+            } else {
+                sat.allow("velocity_m_s");  // NaN velocity marks "use the bounded-orbit velocity"
+            }
+            sat.finish();
+            f.explicit_states.push_back(state);
+        }
+    } else if (!satellites.empty()) {
+        s.fail("satellites", "a satellite list is only read with layout: explicit");
+    }
+    s.finish();
+    return f;
+}
+
+DynamicsConfig read_dynamics(Section s, std::uint64_t seed) {
+    DynamicsConfig d;
+    const std::string model = s.choice("model", {"hcw", "hcw_ode", "schweighart_sedwick", "nonlinear"}, "nonlinear");
+    using M = physics::RelativeMotionModel;
+    d.model = model == "hcw" ? M::hcw : model == "hcw_ode" ? M::hcw_ode : model == "schweighart_sedwick" ? M::schweighart_sedwick : M::nonlinear;
+    d.j2 = s.boolean("j2", true);
+    d.relative_tolerance = s.number("relative_tolerance", 1e-15, 1e-3, 1e-12);
+    d.absolute_tolerance = s.number("absolute_tolerance_m", 1e-15, 1.0, 1e-9, "m");
+    d.compare_to_nonlinear = s.choice("compare_to", {"none", "nonlinear"}, "none") == "nonlinear";
+    if (s.has("drag")) {
+        Section drag = s.section("drag");
+        d.drag.enabled = drag.boolean("enabled", true);
+        const std::string activity = drag.choice("solar_activity", {"low", "moderate", "high"}, "moderate");
+        d.drag.solar_activity = activity == "low" ? physics::SolarActivity::low
+                              : activity == "high" ? physics::SolarActivity::high
+                                                   : physics::SolarActivity::moderate;
+        d.drag.ballistic_coefficient_kg_m2 = drag.number("ballistic_coefficient_kg_m2", 1.0, 10000.0, 60.0, "kg/m^2");
+        d.drag.dispersion = drag.number("dispersion", 0.0, 0.5, 0.05);
+        drag.finish();
+        if (d.drag.enabled && d.model != M::nonlinear) {
+            s.fail("drag", "drag acts only in the nonlinear model; set dynamics.model: nonlinear or drag.enabled: false");
+        }
+    } else {
+        s.allow("drag");
+    }
+    d.drag.seed = seed;
+    s.finish();
+    return d;
+}
+
+physics::StationKeepingSettings read_station_keeping(Section s) {
+    physics::StationKeepingSettings k;
+    k.enabled = s.boolean("enabled", false);
+    k.tolerance_m = s.number("tolerance_m", 0.01, 1.0e4, 5.0, "m");
+    s.finish();
+    return k;
+}
+
+MetricsConfig read_metrics(Section s) {
+    MetricsConfig m;
+    m.min_separation_alarm_m = s.number("min_separation_alarm_m", 0.0, 1.0e6, 20.0, "m");
+    m.neighbour_count = static_cast<int>(s.integer("neighbour_count", 1, 64, 8));
+    m.reference_satellite = static_cast<int>(s.integer("reference_satellite", 0, max_satellites, 0));
+    s.finish();
+    return m;
+}
+
+OutputConfig read_output(Section s) {
+    OutputConfig o;
+    o.hdf5 = s.boolean("hdf5", true);
+    o.eci = s.boolean("eci", true);
+    o.vtk = s.boolean("vtk", false);
+    o.vtk_every = static_cast<int>(s.integer("vtk_every", 1, 1000000, 1));
+    o.vtk_frame = s.choice("vtk_frame", {"lvlh", "eci"}, "lvlh") == "eci" ? VtkFrame::eci : VtkFrame::lvlh;
+    o.compression_level = static_cast<int>(s.integer("compression_level", 0, 9, 4));
+    s.finish();
+    return o;
+}
+
+}  // namespace
+
+Override parse_override(const std::string& argument) {
+    const auto eq = argument.find('=');
+    static const std::regex path_pattern(R"([A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*)");
+    if (eq == std::string::npos || eq == 0 || !std::regex_match(argument.substr(0, eq), path_pattern)) {
+        throw ScenarioError("--set " + argument + ": expected key.path=value, e.g. --set orbit.altitude_km=550");
+    }
+    return {argument.substr(0, eq), argument.substr(eq + 1)};
+}
+
+namespace {
+
+void apply_override(YAML::Node root, const Override& o) {
+    YAML::Node value;
+    try {
+        value = YAML::Load(o.value);
+    } catch (const YAML::Exception& e) {
+        throw ScenarioError("--set " + o.path + ": cannot parse value '" + o.value + "': " + e.msg);
+    }
+    std::vector<std::string> keys;
+    std::stringstream parts(o.path);
+    for (std::string k; std::getline(parts, k, '.');) keys.push_back(k);
+    YAML::Node node = root;
+    for (std::size_t i = 0; i + 1 < keys.size(); ++i) {
+        YAML::Node child = node[keys[i]];
+        if (child.IsDefined() && !child.IsNull() && !child.IsMap()) {
+            throw ScenarioError("--set " + o.path + ": '" + keys[i] + "' is a value, not a section");
+        }
+        if (!child.IsDefined() || child.IsNull()) {
+            node[keys[i]] = YAML::Node(YAML::NodeType::Map);
+        }
+        node = node[keys[i]];
+    }
+    node[keys.back()] = value;
+}
+
+}  // namespace
+
+Scenario load_scenario_text(const std::string& yaml_text, const std::string& source_name,
+                            const std::vector<Override>& overrides) {
+    SourceInfo source{source_name, {}};
+    YAML::Node root;
+    try {
+        root = YAML::Load(yaml_text);
+    } catch (const YAML::ParserException& e) {
+        throw ScenarioError(source_name + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
+                            ": YAML syntax error: " + e.msg);
+    } catch (const YAML::Exception& e) {
+        throw ScenarioError(source_name + ": cannot read YAML: " + e.msg);
+    }
+    if (!root.IsDefined() || root.IsNull()) throw ScenarioError(source_name + ": the scenario is empty; expected a mapping with name, orbit and formation");
+    if (!root.IsMap()) throw ScenarioError(location(root, "(top level)", source) + "expected a mapping of keys to values at the top level");
+
+    for (const auto& o : overrides) {
+        apply_override(root, o);
+        source.overridden_paths.insert(o.path);
+    }
+
+    Scenario sc;
+    sc.source_file = source_name;
+    if (overrides.empty()) {
+        sc.yaml_text = yaml_text;
+    } else {
+        YAML::Emitter out;
+        out << root;
+        sc.yaml_text = std::string("# ") + source_name + " with --set overrides applied\n" + out.c_str() + "\n";
+    }
+
+    Section top(root, "", &source);
+    sc.name = top.text("name");
+    if (sc.name.empty()) top.fail("name", "must not be empty");
+    sc.seed = static_cast<std::uint64_t>(top.integer("seed", 0, std::numeric_limits<std::int64_t>::max(), 42));
+    sc.orbit = read_orbit(top.section("orbit", true));
+
+    const double period_s = physics::orbital_period_s(sc.orbit.semi_major_axis_m, physics::earth_mu_m3_s2);
+    if (top.has("duration_s") == top.has("duration_orbits")) {
+        top.fail(top.has("duration_s") ? "duration_orbits" : "duration_s", "give exactly one of duration_s or duration_orbits");
+    }
+    if (top.has("duration_s")) {
+        sc.duration_s = top.number("duration_s", 0.0, 10.0 * physics::seconds_per_julian_year, {}, "s");
+        top.allow("duration_orbits");
+    } else {
+        sc.duration_s = period_s * top.number("duration_orbits", 0.0, 100000.0, {}, "orbits");
+        top.allow("duration_s");
+    }
+    sc.output_step_s = top.number("output_step_s", 1e-3, 1e7, 10.0, "s");
+    if (sc.duration_s / sc.output_step_s > max_output_steps) {
+        top.fail("output_step_s", "duration / output_step_s gives " + std::to_string(static_cast<long long>(sc.duration_s / sc.output_step_s)) +
+                                      " output steps; at most " + std::to_string(static_cast<long long>(max_output_steps)) +
+                                      " are allowed (raise output_step_s or shorten the run)");
+    }
+
+    sc.formation = read_formation(top.section("formation", true));
+    sc.dynamics = read_dynamics(top.section("dynamics"), sc.seed);
+    sc.station_keeping = read_station_keeping(top.section("station_keeping"));
+    sc.metrics = read_metrics(top.section("metrics"));
+    sc.output = read_output(top.section("output"));
+    top.finish();
+
+    const std::size_t satellites = initial_formation(sc).size();
+    if (satellites > static_cast<std::size_t>(max_satellites)) {
+        top.fail("formation", "the formation has " + std::to_string(satellites) + " satellites; at most " +
+                                  std::to_string(max_satellites) + " are supported");
+    }
+    if (static_cast<std::size_t>(sc.metrics.reference_satellite) >= satellites) {
+        Section metrics = top.section("metrics");
+        metrics.fail("reference_satellite", "must be below the satellite count " + std::to_string(satellites));
+    }
+    return sc;
+}
+
+}  // namespace skyfabric::scenario
+
+namespace skyfabric::scenario {
+
+Scenario load_scenario_file(const std::filesystem::path& file, const std::vector<Override>& overrides) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw ScenarioError(file.string() + ": cannot open the scenario file");
+    std::ostringstream text;
+    text << in.rdbuf();
+    return load_scenario_text(text.str(), file.string(), overrides);
+}
+
+physics::CartesianState initial_chief_state(const Scenario& sc) {
+    physics::KeplerianElements e;
+    e.semi_major_axis_m = sc.orbit.semi_major_axis_m;
+    e.eccentricity = sc.orbit.eccentricity;
+    e.inclination_rad = sc.orbit.inclination_rad;
+    e.raan_rad = sc.orbit.ltan_h ? physics::raan_for_ltan_rad(*sc.orbit.ltan_h, physics::julian_date(sc.orbit.epoch))
+                                 : sc.orbit.raan_rad;
+    e.arg_perigee_rad = sc.orbit.arg_perigee_rad;
+    e.true_anomaly_rad = sc.orbit.arg_latitude_rad - sc.orbit.arg_perigee_rad;
+    return physics::keplerian_to_cartesian(e, physics::earth_mu_m3_s2);
+}
+
+std::vector<physics::RelativeState> initial_formation(const Scenario& sc) {
+    const double n = physics::mean_motion_rad_s(sc.orbit.semi_major_axis_m, physics::earth_mu_m3_s2);
+    physics::BoundedOrbitOptions options;
+    options.out_of_plane_amplitude_m = sc.formation.out_of_plane_amplitude_m;
+    options.j2_trim = sc.formation.j2_trim;
+    options.chief_semi_major_axis_m = sc.orbit.semi_major_axis_m;
+    options.chief_inclination_rad = sc.orbit.inclination_rad;
+    switch (sc.formation.layout) {
+        case FormationLayout::suncatcher_lattice:
+            return physics::suncatcher_lattice(sc.formation.radius_m, sc.formation.radial_pitch_m,
+                                               sc.formation.along_track_pitch_m, n, options);
+        case FormationLayout::hexagonal:
+            return physics::hexagonal_lattice(sc.formation.radius_m, sc.formation.pitch_m, n, options);
+        case FormationLayout::explicit_states: {
+            auto states = sc.formation.explicit_states;
+            for (auto& s : states) {
+                if (s.velocity_m_s.hasNaN()) s.velocity_m_s = physics::bounded_relative_velocity(s.position_m, n, options);
+            }
+            return states;
+        }
+    }
+    return {};
+}
+
+physics::PropagationSettings propagation_settings(const Scenario& sc) {
+    physics::PropagationSettings p;
+    p.model = sc.dynamics.model;
+    p.j2 = sc.dynamics.j2;
+    p.drag = sc.dynamics.drag;
+    p.station_keeping = sc.station_keeping;
+    p.relative_tolerance = sc.dynamics.relative_tolerance;
+    p.absolute_tolerance = sc.dynamics.absolute_tolerance;
+    p.epoch_julian_date = physics::julian_date(sc.orbit.epoch);
+    return p;
+}
+
+const char* to_string(physics::RelativeMotionModel model) {
+    switch (model) {
+        case physics::RelativeMotionModel::hcw: return "hcw";
+        case physics::RelativeMotionModel::hcw_ode: return "hcw_ode";
+        case physics::RelativeMotionModel::schweighart_sedwick: return "schweighart_sedwick";
+        case physics::RelativeMotionModel::nonlinear: return "nonlinear";
+    }
+    return "unknown";
+}
+
+}  // namespace skyfabric::scenario

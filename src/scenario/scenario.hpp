@@ -1,0 +1,106 @@
+#pragma once
+// A scenario as plain, validated config structs, SI units inside. Nothing YAML-shaped
+// leaks out of src/scenario: the model libraries receive their own parameter structs.
+#include <skyfabric/physics/formation.hpp>
+#include <skyfabric/physics/propagation.hpp>
+#include <skyfabric/physics/time.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace skyfabric::scenario {
+
+struct OrbitConfig {
+    double semi_major_axis_m = 0.0;  // from altitude_km or semi_major_axis_km
+    double eccentricity = 0.0;
+    bool sun_synchronous = true;     // inclination from J2 nodal precession
+    double inclination_rad = 0.0;    // used when not sun_synchronous
+    std::optional<double> ltan_h;    // sets RAAN from the Sun at the epoch
+    double raan_rad = 0.0;           // used when ltan_h is absent
+    double arg_perigee_rad = 0.0;
+    double arg_latitude_rad = 0.0;   // chief position along the orbit at the epoch
+    physics::UtcEpoch epoch;
+    std::string epoch_text = "2027-03-20T00:00:00Z";
+};
+
+enum class FormationLayout { suncatcher_lattice, hexagonal, explicit_states };
+
+struct FormationConfig {
+    FormationLayout layout = FormationLayout::suncatcher_lattice;
+    double radius_m = 1000.0;
+    double radial_pitch_m = 100.0;       // suncatcher_lattice
+    double along_track_pitch_m = 200.0;  // suncatcher_lattice
+    double pitch_m = 150.0;              // hexagonal
+    double out_of_plane_amplitude_m = 0.0;
+    bool j2_trim = false;
+    std::vector<physics::RelativeState> explicit_states;  // layout: explicit
+};
+
+struct DynamicsConfig {
+    physics::RelativeMotionModel model = physics::RelativeMotionModel::nonlinear;
+    bool j2 = true;
+    physics::DragSettings drag;
+    double relative_tolerance = 1e-12;
+    double absolute_tolerance = 1e-9;
+    bool compare_to_nonlinear = false;
+};
+
+struct MetricsConfig {
+    double min_separation_alarm_m = 20.0;
+    int neighbour_count = 8;          // neighbours tracked for the reference satellite
+    int reference_satellite = 0;
+};
+
+enum class VtkFrame { lvlh, eci };
+
+struct OutputConfig {
+    bool hdf5 = true;
+    bool eci = true;          // write /formation/*_eci_*
+    bool vtk = false;
+    int vtk_every = 1;
+    VtkFrame vtk_frame = VtkFrame::lvlh;
+    int compression_level = 4;
+};
+
+struct Scenario {
+    std::string name;
+    std::uint64_t seed = 42;
+    double duration_s = 0.0;
+    double output_step_s = 10.0;
+    OrbitConfig orbit;
+    FormationConfig formation;
+    DynamicsConfig dynamics;
+    physics::StationKeepingSettings station_keeping;
+    MetricsConfig metrics;
+    OutputConfig output;
+
+    std::string source_file;  // for messages
+    std::string yaml_text;    // the full scenario after overrides, stored in outputs
+};
+
+// One `--set key.path=value` override; value is parsed as YAML.
+struct Override {
+    std::string path;
+    std::string value;
+};
+// Parses "key.path=value"; throws ScenarioError on a malformed argument.
+Override parse_override(const std::string& argument);
+
+// Reads, applies overrides, validates. Throws ScenarioError with file:line:column.
+Scenario load_scenario_file(const std::filesystem::path& file, const std::vector<Override>& overrides = {});
+Scenario load_scenario_text(const std::string& yaml_text, const std::string& source_name,
+                            const std::vector<Override>& overrides = {});
+
+// Satellites' initial LVLH states for the formation of a loaded scenario.
+std::vector<physics::RelativeState> initial_formation(const Scenario& scenario);
+// The chief's initial ECI state.
+physics::CartesianState initial_chief_state(const Scenario& scenario);
+// The propagation settings the scenario asks for.
+physics::PropagationSettings propagation_settings(const Scenario& scenario);
+
+const char* to_string(physics::RelativeMotionModel model);
+
+}  // namespace skyfabric::scenario

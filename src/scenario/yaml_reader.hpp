@@ -1,0 +1,75 @@
+#pragma once
+// Schema-checked reading of a YAML tree. Every value is read through here so that
+// each error names file:line:column, the dotted key path and what was expected, and
+// every key a section does not read is reported (with the nearest valid key).
+#include <yaml-cpp/yaml.h>
+
+#include <limits>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace skyfabric::scenario {
+
+// A user's input error; the CLI prints what() and exits with status 2.
+struct ScenarioError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Where a value came from, for messages: the file, or a --set override.
+struct SourceInfo {
+    std::string file_name;
+    std::set<std::string> overridden_paths;  // dotted paths set with --set
+};
+
+class Section {
+public:
+    Section(YAML::Node node, std::string path, const SourceInfo* source);
+
+    bool has(const std::string& key) const;
+    // Marks key as valid here without reading it (it was read another way).
+    void allow(const std::string& key) { read_.insert(key); }
+    const std::string& path() const { return path_; }
+
+    double number(const std::string& key, double min, double max, std::optional<double> fallback = std::nullopt,
+                  const char* unit = "");
+    std::int64_t integer(const std::string& key, std::int64_t min, std::int64_t max,
+                         std::optional<std::int64_t> fallback = std::nullopt);
+    bool boolean(const std::string& key, std::optional<bool> fallback = std::nullopt);
+    std::string text(const std::string& key, std::optional<std::string> fallback = std::nullopt);
+    // One of `choices`; the message lists them.
+    std::string choice(const std::string& key, const std::vector<std::string>& choices,
+                       std::optional<std::string> fallback = std::nullopt);
+    // A nested mapping (empty section if absent and optional).
+    Section section(const std::string& key, bool required = false);
+    // A sequence of nested nodes (for explicit lists).
+    std::vector<YAML::Node> sequence(const std::string& key);
+    std::vector<double> numbers(const std::string& key, std::size_t count, const char* unit = "");
+    // A section over one item of a sequence, sharing this file's source information.
+    Section item(const YAML::Node& node, const std::string& item_path) const { return Section(node, item_path, source_); }
+
+    // Throws for every key present that nothing read, suggesting the nearest valid one.
+    void finish();
+
+    [[noreturn]] void fail(const std::string& key, const std::string& message) const;
+    [[noreturn]] void fail_at(const YAML::Node& node, const std::string& key_path, const std::string& message) const;
+
+private:
+    YAML::Node value(const std::string& key) const;
+    std::string key_path(const std::string& key) const;
+
+    YAML::Node node_;
+    std::string path_;
+    const SourceInfo* source_;
+    std::set<std::string> read_;
+};
+
+// "file:line:col: " for a node (1-based), or "--set key: " for an overridden value.
+std::string location(const YAML::Node& node, const std::string& key_path, const SourceInfo& source);
+
+// Nearest of `candidates` to `word` by edit distance, or empty if none is close.
+std::string nearest_key(const std::string& word, const std::vector<std::string>& candidates);
+
+}  // namespace skyfabric::scenario

@@ -1,0 +1,137 @@
+#include "simulation/simulation.hpp"
+
+#include <skyfabric/physics/neighbours.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <optional>
+
+namespace skyfabric::simulation {
+
+std::vector<double> sample_times(double duration_s, double output_step_s) {
+    std::vector<double> times;
+    const auto whole_steps = static_cast<std::size_t>(std::floor(duration_s / output_step_s + 1e-9));
+    times.reserve(whole_steps + 2);
+    for (std::size_t k = 0; k <= whole_steps; ++k) times.push_back(static_cast<double>(k) * output_step_s);
+    if (duration_s - times.back() > 1e-9 * std::max(1.0, duration_s)) times.push_back(duration_s);
+    return times;
+}
+
+namespace {
+
+void derive_metrics(const scenario::Scenario& sc, const physics::FormationSnapshot& snap, Sample& s) {
+    const std::size_t n = snap.satellites_lvlh.size();
+    std::vector<Eigen::Vector3d> positions(n);
+    s.envelope_m[0] = s.envelope_m[1] = s.envelope_m[2] = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+        positions[i] = snap.satellites_lvlh[i].position_m;
+        for (int a = 0; a < 3; ++a) s.envelope_m[a] = std::max(s.envelope_m[a], std::abs(positions[i][a]));
+    }
+    const int k = std::min<int>(sc.metrics.neighbour_count, static_cast<int>(n) - 1);
+    s.nearest_neighbour_m.assign(n, std::numeric_limits<double>::quiet_NaN());
+    s.reference_neighbours_m.clear();
+    s.min_separation_m = std::numeric_limits<double>::quiet_NaN();
+    if (k < 1) return;
+    const auto nn = physics::k_nearest_neighbours(positions, k);
+    s.min_separation_m = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < n; ++i) {
+        const double d = nn.distance_m[i * static_cast<std::size_t>(k)];
+        s.nearest_neighbour_m[i] = d;
+        if (d < s.min_separation_m) {
+            s.min_separation_m = d;
+            const auto j = nn.index[i * static_cast<std::size_t>(k)];
+            s.min_separation_pair[0] = static_cast<std::int32_t>(std::min<std::size_t>(i, static_cast<std::size_t>(j)));
+            s.min_separation_pair[1] = static_cast<std::int32_t>(std::max<std::size_t>(i, static_cast<std::size_t>(j)));
+        }
+    }
+    const auto ref = static_cast<std::size_t>(sc.metrics.reference_satellite);
+    s.reference_neighbours_m.assign(nn.distance_m.begin() + static_cast<std::ptrdiff_t>(ref * k),
+                                    nn.distance_m.begin() + static_cast<std::ptrdiff_t>((ref + 1) * k));
+}
+
+}  // namespace
+
+RunSummary run(const scenario::Scenario& sc, std::vector<Recorder*> recorders, const std::atomic<bool>* stop) {
+    const auto wall_start = std::chrono::steady_clock::now();
+    const auto times = sample_times(sc.duration_s, sc.output_step_s);
+    const auto chief = scenario::initial_chief_state(sc);
+
+    RunSetup setup;
+    setup.scenario = &sc;
+    setup.initial_lvlh = scenario::initial_formation(sc);
+    setup.satellite_count = setup.initial_lvlh.size();
+    setup.sample_count = times.size();
+
+    physics::FormationPropagator propagator(chief, setup.initial_lvlh, scenario::propagation_settings(sc));
+    std::optional<physics::FormationPropagator> truth;
+    if (sc.dynamics.compare_to_nonlinear) {
+        auto settings = scenario::propagation_settings(sc);
+        settings.model = physics::RelativeMotionModel::nonlinear;
+        settings.station_keeping.enabled = false;
+        truth.emplace(chief, setup.initial_lvlh, settings);
+    }
+
+    for (auto* r : recorders) r->begin(setup);
+
+    RunSummary summary;
+    summary.nearest_neighbour_min_m = summary.reference_neighbours_min_m = summary.min_separation_m =
+        std::numeric_limits<double>::infinity();
+    summary.nearest_neighbour_max_m = summary.reference_neighbours_max_m = 0.0;
+
+    physics::FormationSnapshot snapshot, truth_snapshot;
+    Sample sample;
+    try {
+        for (std::size_t k = 0; k < times.size(); ++k) {
+            if (stop && stop->load()) {
+                summary.stop_reason = "interrupted at t = " + std::to_string(times[k]) + " s";
+                break;
+            }
+            propagator.advance_to(times[k], snapshot);
+            sample.index = k;
+            sample.snapshot = &snapshot;
+            derive_metrics(sc, snapshot, sample);
+            sample.model_error_m.clear();
+            if (truth) {
+                truth->advance_to(times[k], truth_snapshot);
+                sample.model_error_m.resize(snapshot.satellites_eci.size());
+                for (std::size_t i = 0; i < snapshot.satellites_eci.size(); ++i) {
+                    sample.model_error_m[i] =
+                        (snapshot.satellites_eci[i].position_m - truth_snapshot.satellites_eci[i].position_m).norm();
+                    summary.model_error_max_m = std::max(summary.model_error_max_m, sample.model_error_m[i]);
+                }
+            }
+            for (double d : sample.nearest_neighbour_m) {
+                summary.nearest_neighbour_min_m = std::min(summary.nearest_neighbour_min_m, d);
+                summary.nearest_neighbour_max_m = std::max(summary.nearest_neighbour_max_m, d);
+            }
+            for (double d : sample.reference_neighbours_m) {
+                summary.reference_neighbours_min_m = std::min(summary.reference_neighbours_min_m, d);
+                summary.reference_neighbours_max_m = std::max(summary.reference_neighbours_max_m, d);
+            }
+            if (sample.min_separation_m < summary.min_separation_m) {
+                summary.min_separation_m = sample.min_separation_m;
+                summary.min_separation_time_s = times[k];
+                summary.min_separation_pair[0] = sample.min_separation_pair[0];
+                summary.min_separation_pair[1] = sample.min_separation_pair[1];
+            }
+            if (sample.min_separation_m < sc.metrics.min_separation_alarm_m) ++summary.separation_alarms;
+            for (int a = 0; a < 3; ++a) summary.envelope_max_m[a] = std::max(summary.envelope_max_m[a], sample.envelope_m[a]);
+
+            for (auto* r : recorders) r->record(sample);
+            summary.samples_written = k + 1;
+            summary.simulated_s = times[k];
+        }
+        summary.complete = summary.samples_written == times.size();
+    } catch (const physics::PropagationError& e) {
+        summary.stop_reason = std::string("numerical failure: ") + e.what();
+    }
+    const auto dv = propagator.station_keeping_delta_v_m_s();
+    summary.station_keeping_delta_v_m_s.assign(dv.begin(), dv.end());
+    summary.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    for (auto* r : recorders) r->end(summary);
+    return summary;
+}
+
+}  // namespace skyfabric::simulation

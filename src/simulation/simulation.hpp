@@ -1,0 +1,70 @@
+#pragma once
+// The clock loop: at every output instant, advance the physics, derive the formation
+// metrics, and hand one Sample to each recorder (HDF5, VTK, progress). Recorders do
+// the I/O; this loop keeps no history, so memory does not grow with duration.
+#include "scenario/scenario.hpp"
+
+#include <skyfabric/physics/propagation.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace skyfabric::simulation {
+
+struct RunSetup {
+    const scenario::Scenario* scenario = nullptr;
+    std::size_t satellite_count = 0;
+    std::size_t sample_count = 0;  // output instants, including t = 0 and the end
+    std::vector<physics::RelativeState> initial_lvlh;
+};
+
+struct Sample {
+    std::size_t index = 0;
+    const physics::FormationSnapshot* snapshot = nullptr;
+    std::vector<double> nearest_neighbour_m;      // [N] distance to each satellite's nearest
+    std::vector<double> reference_neighbours_m;   // [k] reference satellite's k nearest, nearest first
+    double min_separation_m = 0.0;
+    std::int32_t min_separation_pair[2] = {0, 0};
+    double envelope_m[3] = {0.0, 0.0, 0.0};       // max |x|, |y|, |z| in LVLH
+    std::vector<double> model_error_m;            // [N] |r_model - r_nonlinear| when compared, else empty
+};
+
+struct RunSummary {
+    bool complete = false;
+    std::string stop_reason;  // empty when complete
+    std::size_t samples_written = 0;
+    double simulated_s = 0.0;
+    double wall_s = 0.0;
+    double nearest_neighbour_min_m = 0.0;
+    double nearest_neighbour_max_m = 0.0;
+    double reference_neighbours_min_m = 0.0;
+    double reference_neighbours_max_m = 0.0;
+    double min_separation_m = 0.0;
+    double min_separation_time_s = 0.0;
+    std::int32_t min_separation_pair[2] = {0, 0};
+    std::size_t separation_alarms = 0;  // samples below the alarm threshold
+    double envelope_max_m[3] = {0.0, 0.0, 0.0};
+    double model_error_max_m = 0.0;     // when compare_to: nonlinear
+    std::vector<double> station_keeping_delta_v_m_s;  // [N]
+};
+
+class Recorder {
+public:
+    virtual ~Recorder() = default;
+    virtual void begin(const RunSetup& setup) = 0;
+    virtual void record(const Sample& sample) = 0;
+    virtual void end(const RunSummary& summary) = 0;
+};
+
+// Output instants: 0, step, 2 step, ..., and the end time if it falls between.
+std::vector<double> sample_times(double duration_s, double output_step_s);
+
+// Runs the scenario, feeding every recorder. `stop` is polled between samples (signals);
+// a stop or a numerical failure ends the run with summary.complete = false and still
+// calls end() on every recorder.
+RunSummary run(const scenario::Scenario& scenario, std::vector<Recorder*> recorders,
+               const std::atomic<bool>* stop = nullptr);
+
+}  // namespace skyfabric::simulation
