@@ -1,0 +1,122 @@
+// The skyfabric program end to end: runs the smoke scenario, reads the HDF5 back
+// with h5py (Debian's python3), and checks bad input exits 2 with file:line:column.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <sys/wait.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+    int status = -1;
+    std::string output;
+};
+
+Result run_command(const std::string& command) {
+    Result r;
+    FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+    if (!pipe) return r;
+    std::array<char, 4096> buffer{};
+    while (fgets(buffer.data(), buffer.size(), pipe)) r.output += buffer.data();
+    const int raw = pclose(pipe);
+    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    return r;
+}
+
+std::string skyfabric() { return SKYFABRIC_EXE; }
+std::string source(const std::string& rel) { return std::string(SKYFABRIC_SOURCE_DIR) + "/" + rel; }
+
+fs::path fresh_dir(const std::string& name) {
+    const fs::path dir = fs::temp_directory_path() / ("skyfabric_cli_" + name + "_" + std::to_string(getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    return dir;
+}
+
+}  // namespace
+
+TEST(Cli, VersionHelpAndInfo) {
+    EXPECT_EQ(run_command(skyfabric() + " --version").status, 0);
+    const auto help = run_command(skyfabric() + " run --help");
+    EXPECT_EQ(help.status, 0);
+    EXPECT_NE(help.output.find("--set"), std::string::npos);
+    const auto info = run_command(skyfabric() + " info");
+    EXPECT_EQ(info.status, 0);
+    EXPECT_NE(info.output.find("CUDA"), std::string::npos);
+    EXPECT_EQ(run_command(skyfabric() + " run --no-such-flag x.yaml").status, 2);
+}
+
+TEST(Cli, RunsSmokeAndWritesReadableHdf5) {
+    const auto dir = fresh_dir("smoke");
+    const auto r = run_command(skyfabric() + " run " + source("scenarios/smoke.yaml") + " -o " + dir.string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("minimum separation"), std::string::npos) << r.output;
+    ASSERT_TRUE(fs::exists(dir / "result.h5"));
+    ASSERT_TRUE(fs::exists(dir / "summary.json"));
+    EXPECT_FALSE(fs::exists(dir / "result.h5.partial"));
+
+    // Read it back with h5py: shapes, units, root attributes, and physics sanity
+    // (positions in ECI are the chief plus the LVLH offset rotated: |r_sat - r_chief| = |r_lvlh|).
+    const std::string script = R"(
+import h5py, numpy as np, sys
+f = h5py.File(sys.argv[1], 'r')
+assert f.attrs['complete'] == True
+assert 'name: smoke' in f.attrs['scenario_yaml']
+assert int(f.attrs['seed']) == 7
+t = f['time_s'][:]
+assert t[0] == 0 and abs(t[-1] - 600) < 1e-9 and len(t) == 21, t
+n = int(f.attrs['satellite_count'])
+for name, shape in [('formation/position_lvlh_m', (21, n, 3)), ('formation/position_eci_m', (21, n, 3)),
+                    ('formation/velocity_eci_m_s', (21, n, 3)), ('orbit/chief_position_eci_m', (21, 3)),
+                    ('formation/min_separation_m', (21,)), ('station_keeping/delta_v_m_s', (n,))]:
+    assert f[name].shape == shape, (name, f[name].shape)
+    assert 'units' in f[name].attrs, name
+assert f['formation/position_lvlh_m'].attrs['units'] == 'm'
+rel = f['formation/position_eci_m'][:] - f['orbit/chief_position_eci_m'][:][:, None, :]
+d_eci = np.linalg.norm(rel, axis=2)
+d_lvlh = np.linalg.norm(f['formation/position_lvlh_m'][:], axis=2)
+assert np.max(np.abs(d_eci - d_lvlh)) < 1e-3, np.max(np.abs(d_eci - d_lvlh))
+r = np.linalg.norm(f['orbit/chief_position_eci_m'][:], axis=1)
+assert np.all(np.abs(r - (6378137 + 650e3)) < 30e3), r
+print('ok', n)
+)";
+    const auto script_path = dir / "check.py";
+    std::ofstream(script_path) << script;
+    const auto check = run_command("/usr/bin/python3 " + script_path.string() + " " + (dir / "result.h5").string());
+    EXPECT_EQ(check.status, 0) << check.output;
+    EXPECT_NE(check.output.find("ok"), std::string::npos) << check.output;
+    fs::remove_all(dir);
+}
+
+TEST(Cli, RefusesToOverwriteCompleteRunWithoutForce) {
+    const auto dir = fresh_dir("force");
+    ASSERT_EQ(run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") + " -o " + dir.string()).status, 0);
+    const auto again = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") + " -o " + dir.string());
+    EXPECT_EQ(again.status, 2) << again.output;
+    EXPECT_NE(again.output.find("--force"), std::string::npos) << again.output;
+    EXPECT_EQ(run_command(skyfabric() + " run -q --force " + source("scenarios/smoke.yaml") + " -o " + dir.string()).status, 0);
+    fs::remove_all(dir);
+}
+
+TEST(Cli, BadScenarioExitsTwoWithLocation) {
+    const auto dir = fresh_dir("bad");
+    const auto bad = dir / "bad.yaml";
+    std::ofstream(bad) << "name: bad\nduration_s: 10\norbit:\n  altitude_km: 650\n  sun_synchronus: true\nformation: {}\n";
+    const auto r = run_command(skyfabric() + " validate " + bad.string());
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find(bad.string() + ":5:3"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("sun_synchronous"), std::string::npos) << r.output;
+
+    const auto missing = run_command(skyfabric() + " run " + (dir / "nope.yaml").string());
+    EXPECT_EQ(missing.status, 2) << missing.output;
+    const auto bad_set = run_command(skyfabric() + " validate " + source("scenarios/smoke.yaml") + " --set orbit.altitude_km=abc");
+    EXPECT_EQ(bad_set.status, 2) << bad_set.output;
+    EXPECT_NE(bad_set.output.find("--set orbit.altitude_km"), std::string::npos) << bad_set.output;
+    fs::remove_all(dir);
+}
