@@ -16,6 +16,7 @@ struct Link {
     double latency_s = 0.0;           // light time over distance_m
     double received_power_dbm = 0.0;  // per DWDM channel
     double margin_db = 0.0;           // received power minus required sensitivity
+    bool acquiring = false;           // pointed but still within its re-acquisition time
 };
 
 struct Topology {

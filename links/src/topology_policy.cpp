@@ -1,0 +1,213 @@
+#include <skyfabric/links/topology_policy.hpp>
+
+#include <skyfabric/physics/neighbours.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace skyfabric::links {
+
+namespace {
+
+struct Candidate {
+    std::int32_t i, j;
+    double distance_m;
+    double score;  // smaller is preferred
+    bool existing;
+};
+
+std::uint64_t key(std::int32_t i, std::int32_t j) {
+    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(i)) << 32) | static_cast<std::uint32_t>(j);
+}
+
+}  // namespace
+
+std::optional<TopologyPolicy> topology_policy_from_name(std::string_view name) {
+    if (name == "lattice") return TopologyPolicy::lattice;
+    if (name == "nearest_k") return TopologyPolicy::nearest_k;
+    if (name == "max_capacity") return TopologyPolicy::max_capacity;
+    return std::nullopt;
+}
+
+std::string_view to_string(TopologyPolicy policy) {
+    switch (policy) {
+        case TopologyPolicy::lattice: return "lattice";
+        case TopologyPolicy::nearest_k: return "nearest_k";
+        case TopologyPolicy::max_capacity: return "max_capacity";
+    }
+    return "unknown";
+}
+
+TopologyBuilder::TopologyBuilder(const TopologyParameters& parameters) : p_(parameters), model_(parameters.optics) {
+    range_m_ = p_.terminals.max_range_m > 0.0 ? p_.terminals.max_range_m : model_.full_capacity_reach_m();
+    const int terminals = std::max(p_.terminals.terminals_per_satellite, 0);
+    k_ = p_.neighbours_k > 0 ? std::min(p_.neighbours_k, terminals) : terminals;
+}
+
+void TopologyBuilder::reset() {
+    started_ = false;
+    current_ = Topology{};
+    state_.clear();
+    lattice_pairs_.clear();
+}
+
+Topology TopologyBuilder::update(double time_s, std::span<const Eigen::Vector3d> positions_m,
+                                 std::vector<LinkEvent>& events) {
+    const auto n = static_cast<std::int32_t>(positions_m.size());
+    if (started_ && n != current_.node_count) reset();
+    const bool first = !started_;
+    const int terminals = std::max(p_.terminals.terminals_per_satellite, 0);
+    const double h = std::max(p_.hysteresis_fraction, 0.0);
+    const double keep_range_m = range_m_ * (1.0 + h);
+
+    auto distance = [&](std::int32_t i, std::int32_t j) {
+        return (positions_m[static_cast<std::size_t>(i)] - positions_m[static_cast<std::size_t>(j)]).norm();
+    };
+    auto is_existing = [&](std::int32_t i, std::int32_t j) {
+        const State probe{i, j, 0.0, false};
+        return std::binary_search(state_.begin(), state_.end(), probe, [](const State& a, const State& b) {
+            return key(a.source, a.target) < key(b.source, b.target);
+        });
+    };
+
+    // ---- candidate pairs (never all pairs)
+    std::vector<std::uint64_t> pair_keys;
+    if (p_.policy == TopologyPolicy::lattice && !first) {
+        for (const auto& [i, j] : lattice_pairs_) pair_keys.push_back(key(i, j));
+    } else if (n >= 2 && k_ > 0) {
+        const int want = std::min<int>(n - 1, p_.candidates_per_satellite > 0 ? p_.candidates_per_satellite : 2 * k_);
+        const auto nn = physics::k_nearest_neighbours(positions_m, want);
+        pair_keys.reserve(static_cast<std::size_t>(n) * static_cast<std::size_t>(want) + state_.size());
+        for (std::int32_t i = 0; i < n; ++i) {
+            for (int m = 0; m < want; ++m) {
+                const std::int32_t j = nn.index[static_cast<std::size_t>(i) * static_cast<std::size_t>(want) +
+                                                static_cast<std::size_t>(m)];
+                if (j < 0) break;
+                pair_keys.push_back(i < j ? key(i, j) : key(j, i));
+            }
+        }
+        for (const State& s : state_) pair_keys.push_back(key(s.source, s.target));  // keep-alive candidates
+        std::sort(pair_keys.begin(), pair_keys.end());
+        pair_keys.erase(std::unique(pair_keys.begin(), pair_keys.end()), pair_keys.end());
+    }
+
+    std::vector<Candidate> candidates;
+    candidates.reserve(pair_keys.size());
+    for (const std::uint64_t k : pair_keys) {
+        const auto i = static_cast<std::int32_t>(k >> 32);
+        const auto j = static_cast<std::int32_t>(k & 0xffffffffu);
+        const double d = distance(i, j);
+        const bool existing = !first && is_existing(i, j);
+        if (d > (existing ? keep_range_m : range_m_)) continue;  // range hysteresis
+        candidates.push_back({i, j, d, 0.0, existing});
+    }
+
+    // ---- scores: smaller first. Existing links get the (1+h) preference.
+    std::vector<LinkBudget> budgets;
+    if (p_.policy == TopologyPolicy::max_capacity) {
+        budgets.reserve(candidates.size());
+        for (auto& c : candidates) {
+            budgets.push_back(model_.at(c.distance_m));
+            // −capacity, with a tiny distance term so equal capacities prefer the shorter link
+            c.score = -budgets.back().capacity_bps * (c.existing ? 1.0 + h : 1.0) + c.distance_m * 1e-6;
+        }
+    } else {
+        for (auto& c : candidates) c.score = c.existing ? c.distance_m / (1.0 + h) : c.distance_m;
+    }
+    std::vector<std::size_t> order(candidates.size());
+    for (std::size_t m = 0; m < order.size(); ++m) order[m] = m;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        const auto& ca = candidates[a];
+        const auto& cb = candidates[b];
+        if (ca.score != cb.score) return ca.score < cb.score;
+        return key(ca.i, ca.j) < key(cb.i, cb.j);  // deterministic ties
+    });
+
+    // ---- greedy selection under the terminal limit
+    std::vector<int> degree(static_cast<std::size_t>(n), 0);
+    struct Chosen {
+        std::size_t candidate;
+        LinkBudget budget;
+    };
+    std::vector<Chosen> chosen;
+    chosen.reserve(static_cast<std::size_t>(n) * static_cast<std::size_t>(k_) / 2 + 1);
+    for (const std::size_t m : order) {
+        const auto& c = candidates[m];
+        auto& di = degree[static_cast<std::size_t>(c.i)];
+        auto& dj = degree[static_cast<std::size_t>(c.j)];
+        if (di >= k_ || dj >= k_ || di >= terminals || dj >= terminals) continue;
+        LinkBudget b = budgets.empty() ? model_.at(c.distance_m) : budgets[m];
+        if (b.channels_closing <= 0) continue;  // does not close: no link
+        ++di;
+        ++dj;
+        chosen.push_back({m, b});
+    }
+    std::sort(chosen.begin(), chosen.end(), [&](const Chosen& a, const Chosen& b) {
+        return key(candidates[a.candidate].i, candidates[a.candidate].j) <
+               key(candidates[b.candidate].i, candidates[b.candidate].j);
+    });
+
+    if (first && p_.policy == TopologyPolicy::lattice) {
+        lattice_pairs_.clear();
+        for (const auto& ch : chosen) lattice_pairs_.emplace_back(candidates[ch.candidate].i, candidates[ch.candidate].j);
+    }
+
+    // ---- new topology and events: merge the old state with the chosen links (both sorted)
+    Topology topo;
+    topo.time_s = time_s;
+    topo.node_count = n;
+    topo.links.reserve(chosen.size());
+    std::vector<State> next_state;
+    next_state.reserve(chosen.size());
+    const double reacq = std::max(p_.terminals.reacquisition_time_s, 0.0);
+    std::size_t old = 0;
+    auto emit_down = [&](const State& s) {
+        const double d = distance(s.source, s.target);
+        const bool lost = d > keep_range_m || model_.at(d).channels_closing <= 0;
+        events.push_back({time_s, s.source, s.target, lost ? LinkEventKind::down_range : LinkEventKind::down_reassigned});
+    };
+    for (const auto& ch : chosen) {
+        const auto& c = candidates[ch.candidate];
+        const std::uint64_t kc = key(c.i, c.j);
+        while (old < state_.size() && key(state_[old].source, state_[old].target) < kc) emit_down(state_[old++]);
+        State s{c.i, c.j, time_s, false};
+        if (old < state_.size() && key(state_[old].source, state_[old].target) == kc) {
+            s = state_[old++];
+            if (s.acquiring && time_s - s.up_since_s >= reacq - 1e-9) {
+                s.acquiring = false;
+                events.push_back({time_s, c.i, c.j, LinkEventKind::reacquired});
+            }
+        } else {
+            s.up_since_s = first && p_.initial_links_acquired ? -std::numeric_limits<double>::infinity() : time_s;
+            s.acquiring = !(first && p_.initial_links_acquired) && reacq > 0.0;
+            events.push_back({time_s, c.i, c.j, LinkEventKind::up});
+        }
+        next_state.push_back(s);
+        Link l;
+        l.source = c.i;
+        l.target = c.j;
+        l.distance_m = c.distance_m;
+        l.capacity_bps = s.acquiring ? 0.0 : ch.budget.capacity_bps;
+        l.latency_s = ch.budget.latency_s;
+        l.received_power_dbm = ch.budget.received_power_per_channel_dbm;
+        l.margin_db = ch.budget.margin_db;
+        l.acquiring = s.acquiring;
+        topo.links.push_back(l);
+    }
+    while (old < state_.size()) emit_down(state_[old++]);
+
+    state_ = std::move(next_state);
+    current_ = topo;
+    started_ = true;
+    return topo;
+}
+
+Topology build_topology(std::span<const Eigen::Vector3d> positions_m, const TopologyParameters& parameters,
+                        double time_s) {
+    TopologyBuilder builder(parameters);
+    std::vector<LinkEvent> events;
+    return builder.update(time_s, positions_m, events);
+}
+
+}  // namespace skyfabric::links
