@@ -1,0 +1,352 @@
+#!/usr/bin/python3
+"""Plots a skyfabric run's result.h5 as PNGs (matplotlib, Agg; Debian's python3).
+
+    scripts/plot RUN_DIR [--out DIR] [--satellite I] [--neighbours K] [--sorted]
+    /usr/bin/python3 viz/plot_run.py RUN_DIR ...
+
+Reads RUN_DIR/result.h5 (or result.h5.partial of a run still going, or a path to an .h5)
+and writes into RUN_DIR/plots (or --out):
+
+  neighbours.png   distances from satellite I (default 0) to its K (default 8) nearest
+                   neighbours over time, from /formation/position_lvlh_m [T x N x 3] and
+                   /time_s [T]; the Suncatcher paper's Fig. 3 (100-275 m, two cycles per
+                   orbit for the reference lattice). The neighbours are the K nearest at
+                   the first sample, followed by identity; --sorted plots the k-th nearest
+                   at each instant instead.
+  formation.png    closest-pair distance and the LVLH envelope, when present.
+  link_capacity.png  links over time from /links/offsets [T+1] (CSR over time) and
+                   /links/capacity_bps: aggregate capacity, per-link min/mean/max, link count.
+  step_time.png    /workload/steps (compound dataset or group with compute_s,
+                   communication_s, exposed_communication_s): per-step breakdown.
+  goodput.png      every goodput series under /radiation.
+
+Each plot whose data is absent is skipped with a message; the exit status is 0 when at
+least one plot was written, 1 when none could be, 2 for bad arguments or a missing file.
+"""
+import argparse
+import math
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+try:
+    import h5py  # noqa: E402
+except ImportError:  # pragma: no cover
+    sys.exit("plot_run: h5py is missing; run with Debian's /usr/bin/python3 (scripts/plot)")
+
+MU_EARTH_M3_S2 = 3.986004418e14
+
+
+def skip(name, why):
+    print("plot_run: skipping %s: %s" % (name, why))
+
+
+def find_h5(path):
+    if os.path.isfile(path):
+        return path
+    for name in ("result.h5", "result.h5.partial"):
+        candidate = os.path.join(path, name)
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def orbital_period_s(f):
+    """From the chief's ECI state (vis-viva), or None."""
+    try:
+        r = np.linalg.norm(f["orbit/chief_position_eci_m"][0])
+        v = np.linalg.norm(f["orbit/chief_velocity_eci_m_s"][0])
+    except (KeyError, IndexError, ValueError):
+        return None
+    inv_a = 2.0 / r - v * v / MU_EARTH_M3_S2
+    if inv_a <= 0:
+        return None
+    return 2 * math.pi * math.sqrt((1.0 / inv_a) ** 3 / MU_EARTH_M3_S2)
+
+
+class TimeAxis:
+    """Time since the first sample, in orbits when the period is known, else minutes."""
+
+    def __init__(self, f):
+        self.period_s = orbital_period_s(f)
+        self.t0 = float(f["time_s"][0]) if "time_s" in f and f["time_s"].shape[0] else 0.0
+
+    def __call__(self, t):
+        t = np.asarray(t, dtype=float) - self.t0
+        return t / self.period_s if self.period_s else t / 60.0
+
+    @property
+    def label(self):
+        if self.period_s:
+            return "time [orbits of %.1f min]" % (self.period_s / 60.0)
+        return "time [min]"
+
+    def ticks(self, ax):
+        if self.period_s:
+            ax.xaxis.set_major_locator(matplotlib.ticker.MultipleLocator(0.25))
+
+
+def save(fig, out_dir, name):
+    path = os.path.join(out_dir, name)
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+    print("plot_run: wrote %s" % path)
+    return path
+
+
+def title_of(f):
+    name = f.attrs.get("scenario_name", "")
+    if isinstance(name, bytes):
+        name = name.decode()
+    incomplete = "complete" in f.attrs and not bool(f.attrs["complete"])
+    return (str(name) or "skyfabric run") + ("  (incomplete run)" if incomplete else "")
+
+
+def plot_neighbours(f, out_dir, tx, satellite, k, sorted_rank):
+    name = "neighbours.png"
+    if "formation/position_lvlh_m" not in f or "time_s" not in f:
+        return skip(name, "no /formation/position_lvlh_m or /time_s")
+    pos = f["formation/position_lvlh_m"][...]
+    t = f["time_s"][...]
+    if pos.ndim != 3 or pos.shape[2] != 3 or pos.shape[0] != t.shape[0]:
+        return skip(name, "/formation/position_lvlh_m has shape %s, /time_s %s"
+                    % (pos.shape, t.shape))
+    n = pos.shape[1]
+    if not 0 <= satellite < n:
+        return skip(name, "satellite %d outside 0..%d" % (satellite, n - 1))
+    if n < 2:
+        return skip(name, "only one satellite")
+    k = min(k, n - 1)
+    d = np.linalg.norm(pos - pos[:, satellite:satellite + 1, :], axis=2)  # [T x N]
+    d[:, satellite] = np.inf
+    fig, ax = plt.subplots(figsize=(9, 4.8))
+    x = tx(t)
+    if sorted_rank:
+        ranks = np.sort(d, axis=1)[:, :k]
+        for j in range(k):
+            ax.plot(x, ranks[:, j], lw=1.3, label="%d%s nearest" % (j + 1, "st" if j == 0 else
+                                                                        "nd" if j == 1 else
+                                                                        "rd" if j == 2 else "th"))
+        shown = ranks
+    else:
+        first = np.argsort(d[0])[:k]
+        for j in first:
+            ax.plot(x, d[:, j], lw=1.3, label="satellite %d" % j)
+        shown = d[:, first]
+    lo, hi = float(np.min(shown)), float(np.max(shown))
+    ax.set_xlabel(tx.label)
+    ax.set_ylabel("distance [m]")
+    ax.set_title("%s: satellite %d to its %d nearest neighbours (%.0f-%.0f m)"
+                 % (title_of(f), satellite, k, lo, hi), fontsize=10)
+    tx.ticks(ax)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, ncol=2 if k > 4 else 1, loc="best")
+    return save(fig, out_dir, name)
+
+
+def plot_formation(f, out_dir, tx):
+    name = "formation.png"
+    have_sep = "formation/min_separation_m" in f
+    have_env = "formation/envelope_m" in f
+    if not (have_sep or have_env) or "time_s" not in f:
+        return skip(name, "no /formation/min_separation_m or /formation/envelope_m")
+    x = tx(f["time_s"][...])
+    fig, axes = plt.subplots(1 + int(have_sep and have_env), 1, figsize=(9, 6 if have_sep and
+                                                                        have_env else 3.6),
+                             sharex=True, squeeze=False)
+    axes = axes[:, 0]
+    i = 0
+    if have_sep:
+        axes[i].plot(x, f["formation/min_separation_m"][...], color="C3")
+        axes[i].set_ylabel("closest pair [m]")
+        axes[i].grid(alpha=0.3)
+        i += 1
+    if have_env:
+        env = f["formation/envelope_m"][...]
+        for c, lab in enumerate(["|x| radial", "|y| along-track", "|z| normal"]):
+            axes[i].plot(x, env[:, c], label=lab)
+        axes[i].set_ylabel("envelope [m]")
+        axes[i].legend(fontsize=8)
+        axes[i].grid(alpha=0.3)
+    axes[-1].set_xlabel(tx.label)
+    tx.ticks(axes[-1])
+    axes[0].set_title(title_of(f) + ": formation", fontsize=10)
+    return save(fig, out_dir, name)
+
+
+def plot_links(f, out_dir, tx):
+    name = "link_capacity.png"
+    if "links/offsets" not in f or "links/capacity_bps" not in f:
+        return skip(name, "no /links/offsets and /links/capacity_bps")
+    off = f["links/offsets"][...].astype(np.int64)
+    cap = f["links/capacity_bps"][...]
+    if "links/time_s" in f:
+        t = f["links/time_s"][...]
+    elif "time_s" in f:
+        t = f["time_s"][...]
+    else:
+        return skip(name, "no /time_s")
+    if off.shape[0] != t.shape[0] + 1 or off[-1] > cap.shape[0]:
+        return skip(name, "/links/offsets has %d entries for %d samples and %d links"
+                    % (off.shape[0], t.shape[0], cap.shape[0]))
+    count = np.diff(off)
+    total = np.add.reduceat(cap, off[:-1]) if cap.size else np.zeros(len(t))
+    total = np.where(count > 0, total, 0.0)
+    mn = np.array([cap[a:b].min() if b > a else np.nan for a, b in zip(off[:-1], off[1:])])
+    mean = np.array([cap[a:b].mean() if b > a else np.nan for a, b in zip(off[:-1], off[1:])])
+    mx = np.array([cap[a:b].max() if b > a else np.nan for a, b in zip(off[:-1], off[1:])])
+    x = tx(t)
+    fig, axes = plt.subplots(3, 1, figsize=(9, 7.5), sharex=True)
+    axes[0].plot(x, total / 1e12, color="C0")
+    axes[0].set_ylabel("aggregate [Tbit/s]")
+    axes[1].fill_between(x, mn / 1e9, mx / 1e9, alpha=0.25, color="C2", label="min-max")
+    axes[1].plot(x, mean / 1e9, color="C2", label="mean")
+    axes[1].set_ylabel("per link [Gbit/s]")
+    axes[1].legend(fontsize=8)
+    axes[2].step(x, count, where="post", color="C1")
+    axes[2].set_ylabel("links")
+    axes[2].set_xlabel(tx.label)
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    tx.ticks(axes[-1])
+    axes[0].set_title(title_of(f) + ": inter-satellite link capacity (per direction)", fontsize=10)
+    return save(fig, out_dir, name)
+
+
+def read_columns(obj, names):
+    """Columns from a compound dataset or a group of datasets; missing ones are None."""
+    out = {}
+    if isinstance(obj, h5py.Dataset):
+        fields = obj.dtype.names or ()
+        data = obj[...]
+        for n in names:
+            out[n] = np.asarray(data[n], dtype=float) if n in fields else None
+    else:
+        for n in names:
+            out[n] = np.asarray(obj[n][...], dtype=float) if n in obj else None
+    return out
+
+
+def plot_steps(f, out_dir):
+    name = "step_time.png"
+    if "workload/steps" not in f:
+        return skip(name, "no /workload/steps")
+    cols = read_columns(f["workload/steps"], ["compute_s", "communication_s",
+                                              "exposed_communication_s", "time_s", "step"])
+    if cols["compute_s"] is None:
+        return skip(name, "/workload/steps has no compute_s")
+    compute = cols["compute_s"]
+    if compute.size == 0:
+        return skip(name, "/workload/steps is empty")
+    exposed = cols["exposed_communication_s"]
+    comm = cols["communication_s"]
+    if exposed is None:
+        exposed = comm if comm is not None else np.zeros_like(compute)
+    x = cols["step"] if cols["step"] is not None else np.arange(compute.size)
+    fig, axes = plt.subplots(2, 1, figsize=(9, 6.5), gridspec_kw={"height_ratios": [2, 1]})
+    ax = axes[0]
+    ax.stackplot(x, compute, exposed, labels=["compute", "exposed communication"],
+                 colors=["C0", "C3"], alpha=0.8, step="post" if compute.size < 200 else None)
+    if comm is not None:
+        ax.plot(x, comm, color="k", lw=0.8, label="communication (incl. overlapped)")
+    ax.set_xlabel("training step")
+    ax.set_ylabel("time per step [s]")
+    ax.legend(fontsize=8, loc="upper right")
+    ax.grid(alpha=0.3)
+    ax.set_title(title_of(f) + ": step-time breakdown", fontsize=10)
+    # Mean breakdown as one bar.
+    means = [float(np.mean(compute)), float(np.mean(exposed))]
+    labels = ["compute", "exposed comm."]
+    if comm is not None:
+        means.append(float(np.mean(comm)))
+        labels.append("comm. total")
+    axes[1].barh(labels, means, color=["C0", "C3", "0.4"][:len(means)])
+    for i, m in enumerate(means):
+        axes[1].text(m, i, " %.4g s" % m, va="center", fontsize=8)
+    axes[1].set_xlabel("mean per step [s]")
+    return save(fig, out_dir, name)
+
+
+def plot_goodput(f, out_dir, tx):
+    name = "goodput.png"
+    if "radiation" not in f:
+        return skip(name, "no /radiation")
+    group = f["radiation"]
+    series = []
+
+    def visit(path, obj):
+        if isinstance(obj, h5py.Dataset) and "goodput" in path.lower() and \
+                obj.dtype.kind in "fiu" and obj.ndim >= 1 and obj.shape[0] > 0:
+            series.append((path, obj))
+    group.visititems(visit)
+    scalars = [(k, v) for k, v in group.attrs.items() if "goodput" in k.lower()]
+    if not series:
+        for k, v in scalars:
+            print("plot_run: /radiation attribute %s = %s" % (k, v))
+        return skip(name, "no goodput series under /radiation")
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    for path, ds in series:
+        y = ds[...]
+        if y.ndim > 1:  # trials x time: mean and spread
+            ax.fill_between(range(y.shape[-1]), y.min(axis=0), y.max(axis=0), alpha=0.2)
+            y = y.mean(axis=0)
+        parent = ds.parent
+        if "time_s" in parent and parent["time_s"].shape[0] == y.shape[0]:
+            x, xlabel = tx(parent["time_s"][...]), tx.label
+        elif "time_s" in f and f["time_s"].shape[0] == y.shape[0]:
+            x, xlabel = tx(f["time_s"][...]), tx.label
+        else:
+            x, xlabel = np.arange(y.shape[0]), "sample"
+        ax.plot(x, y, label=path)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("goodput")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(title_of(f) + ": goodput under radiation", fontsize=10)
+    return save(fig, out_dir, name)
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("run", help="run directory (with result.h5) or an .h5 file")
+    p.add_argument("--out", help="output directory (default RUN_DIR/plots)")
+    p.add_argument("--satellite", type=int, default=0)
+    p.add_argument("--neighbours", type=int, default=8)
+    p.add_argument("--sorted", action="store_true",
+                   help="plot k-th nearest at each instant rather than fixed neighbours")
+    a = p.parse_args(argv)
+    h5 = find_h5(a.run)
+    if h5 is None:
+        print("plot_run: no result.h5 in %s" % a.run, file=sys.stderr)
+        return 2
+    run_dir = os.path.dirname(os.path.abspath(h5))
+    out_dir = a.out or os.path.join(run_dir, "plots")
+    os.makedirs(out_dir, exist_ok=True)
+    written = []
+    with h5py.File(h5, "r") as f:
+        tx = TimeAxis(f)
+        for fn in (lambda: plot_neighbours(f, out_dir, tx, a.satellite, a.neighbours, a.sorted),
+                   lambda: plot_formation(f, out_dir, tx),
+                   lambda: plot_links(f, out_dir, tx),
+                   lambda: plot_steps(f, out_dir),
+                   lambda: plot_goodput(f, out_dir, tx)):
+            try:
+                path = fn()
+            except (KeyError, ValueError, TypeError, IndexError) as e:
+                path = None
+                print("plot_run: a plot failed on unexpected data: %s: %s"
+                      % (type(e).__name__, e))
+            if path:
+                written.append(path)
+    print("plot_run: %d plot(s) in %s" % (len(written), out_dir))
+    return 0 if written else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
