@@ -64,43 +64,64 @@ Topology TopologyBuilder::update(double time_s, std::span<const Eigen::Vector3d>
     auto distance = [&](std::int32_t i, std::int32_t j) {
         return (positions_m[static_cast<std::size_t>(i)] - positions_m[static_cast<std::size_t>(j)]).norm();
     };
-    auto is_existing = [&](std::int32_t i, std::int32_t j) {
-        const State probe{i, j, 0.0, false};
-        return std::binary_search(state_.begin(), state_.end(), probe, [](const State& a, const State& b) {
-            return key(a.source, a.target) < key(b.source, b.target);
-        });
-    };
-
-    // ---- candidate pairs (never all pairs)
-    std::vector<std::uint64_t> pair_keys;
-    if (p_.policy == TopologyPolicy::lattice && !first) {
-        for (const auto& [i, j] : lattice_pairs_) pair_keys.push_back(key(i, j));
-    } else if (n >= 2 && k_ > 0) {
-        const int want = std::min<int>(n - 1, p_.candidates_per_satellite > 0 ? p_.candidates_per_satellite : 2 * k_);
-        const auto nn = physics::k_nearest_neighbours(positions_m, want);
-        pair_keys.reserve(static_cast<std::size_t>(n) * static_cast<std::size_t>(want) + state_.size());
-        for (std::int32_t i = 0; i < n; ++i) {
-            for (int m = 0; m < want; ++m) {
-                const std::int32_t j = nn.index[static_cast<std::size_t>(i) * static_cast<std::size_t>(want) +
-                                                static_cast<std::size_t>(m)];
-                if (j < 0) break;
-                pair_keys.push_back(i < j ? key(i, j) : key(j, i));
+    // Previous links per satellite (≤ terminals each), for O(1) "is this link up?" queries.
+    const auto tcap = static_cast<std::size_t>(std::max(terminals, 1));
+    std::vector<std::int32_t> prev_adj;
+    std::vector<int> prev_deg;
+    if (!first) {
+        prev_adj.assign(static_cast<std::size_t>(n) * tcap, -1);
+        prev_deg.assign(static_cast<std::size_t>(n), 0);
+        for (const State& s : state_) {
+            for (const std::int32_t v : {s.source, s.target}) {
+                const std::int32_t other = v == s.source ? s.target : s.source;
+                auto& d = prev_deg[static_cast<std::size_t>(v)];
+                if (static_cast<std::size_t>(d) < tcap) prev_adj[static_cast<std::size_t>(v) * tcap + static_cast<std::size_t>(d++)] = other;
             }
         }
-        for (const State& s : state_) pair_keys.push_back(key(s.source, s.target));  // keep-alive candidates
-        std::sort(pair_keys.begin(), pair_keys.end());
-        pair_keys.erase(std::unique(pair_keys.begin(), pair_keys.end()), pair_keys.end());
     }
+    auto is_existing = [&](std::int32_t i, std::int32_t j) {
+        if (first) return false;
+        const auto* row = &prev_adj[static_cast<std::size_t>(i) * tcap];
+        for (std::size_t m = 0; m < tcap; ++m)
+            if (row[m] == j) return true;
+        return false;
+    };
 
+    // ---- candidate pairs (never all pairs), each unordered pair once
     std::vector<Candidate> candidates;
-    candidates.reserve(pair_keys.size());
-    for (const std::uint64_t k : pair_keys) {
-        const auto i = static_cast<std::int32_t>(k >> 32);
-        const auto j = static_cast<std::int32_t>(k & 0xffffffffu);
+    auto consider = [&](std::int32_t i, std::int32_t j) {
+        if (i > j) std::swap(i, j);
         const double d = distance(i, j);
-        const bool existing = !first && is_existing(i, j);
-        if (d > (existing ? keep_range_m : range_m_)) continue;  // range hysteresis
+        const bool existing = is_existing(i, j);
+        if (d > (existing ? keep_range_m : range_m_)) return;  // range hysteresis
         candidates.push_back({i, j, d, 0.0, existing});
+    };
+    if (p_.policy == TopologyPolicy::lattice && !first) {
+        candidates.reserve(lattice_pairs_.size());
+        for (const auto& [i, j] : lattice_pairs_) consider(i, j);
+    } else if (n >= 2 && k_ > 0) {
+        const int default_want = k_ + std::max(4, k_ / 2);
+        const int want = std::min<int>(n - 1, p_.candidates_per_satellite > 0 ? p_.candidates_per_satellite : default_want);
+        const auto nn = physics::k_nearest_neighbours(positions_m, want);
+        const auto w = static_cast<std::size_t>(want);
+        auto in_row = [&](std::int32_t row, std::int32_t j) {
+            const auto* r = &nn.index[static_cast<std::size_t>(row) * w];
+            for (std::size_t m = 0; m < w; ++m)
+                if (r[m] == j) return true;
+            return false;
+        };
+        candidates.reserve(static_cast<std::size_t>(n) * w);
+        for (std::int32_t i = 0; i < n; ++i) {
+            for (std::size_t m = 0; m < w; ++m) {
+                const std::int32_t j = nn.index[static_cast<std::size_t>(i) * w + m];
+                if (j < 0) break;
+                // (i, j) from i's row; from j's row only if i's row does not also hold it
+                if (i < j || !in_row(j, i)) consider(i, j);
+            }
+        }
+        // keep-alive: links already up whose ends are no longer each other's candidates
+        for (const State& s : state_)
+            if (!in_row(s.source, s.target) && !in_row(s.target, s.source)) consider(s.source, s.target);
     }
 
     // ---- scores: smaller first. Existing links get the (1+h) preference.
@@ -115,14 +136,22 @@ Topology TopologyBuilder::update(double time_s, std::span<const Eigen::Vector3d>
     } else {
         for (auto& c : candidates) c.score = c.existing ? c.distance_m / (1.0 + h) : c.distance_m;
     }
-    std::vector<std::size_t> order(candidates.size());
-    for (std::size_t m = 0; m < order.size(); ++m) order[m] = m;
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        const auto& ca = candidates[a];
-        const auto& cb = candidates[b];
-        if (ca.score != cb.score) return ca.score < cb.score;
-        return key(ca.i, ca.j) < key(cb.i, cb.j);  // deterministic ties
-    });
+    std::vector<std::pair<double, std::uint64_t>> order(candidates.size());  // (score, key)
+    for (std::size_t m = 0; m < order.size(); ++m) order[m] = {candidates[m].score, key(candidates[m].i, candidates[m].j)};
+    {
+        // sort candidates themselves (and their budgets) by (score, key): deterministic ties
+        std::vector<std::size_t> idx(candidates.size());
+        for (std::size_t m = 0; m < idx.size(); ++m) idx[m] = m;
+        std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return order[a] < order[b]; });
+        std::vector<Candidate> sorted(candidates.size());
+        for (std::size_t m = 0; m < idx.size(); ++m) sorted[m] = candidates[idx[m]];
+        if (!budgets.empty()) {
+            std::vector<LinkBudget> sb(budgets.size());
+            for (std::size_t m = 0; m < idx.size(); ++m) sb[m] = budgets[idx[m]];
+            budgets.swap(sb);
+        }
+        candidates.swap(sorted);
+    }
 
     // ---- greedy selection under the terminal limit
     std::vector<int> degree(static_cast<std::size_t>(n), 0);
@@ -132,7 +161,7 @@ Topology TopologyBuilder::update(double time_s, std::span<const Eigen::Vector3d>
     };
     std::vector<Chosen> chosen;
     chosen.reserve(static_cast<std::size_t>(n) * static_cast<std::size_t>(k_) / 2 + 1);
-    for (const std::size_t m : order) {
+    for (std::size_t m = 0; m < candidates.size(); ++m) {
         const auto& c = candidates[m];
         auto& di = degree[static_cast<std::size_t>(c.i)];
         auto& dj = degree[static_cast<std::size_t>(c.j)];
@@ -143,10 +172,16 @@ Topology TopologyBuilder::update(double time_s, std::span<const Eigen::Vector3d>
         ++dj;
         chosen.push_back({m, b});
     }
-    std::sort(chosen.begin(), chosen.end(), [&](const Chosen& a, const Chosen& b) {
-        return key(candidates[a.candidate].i, candidates[a.candidate].j) <
-               key(candidates[b.candidate].i, candidates[b.candidate].j);
-    });
+    {
+        std::vector<std::pair<std::uint64_t, std::size_t>> by_key(chosen.size());
+        for (std::size_t m = 0; m < chosen.size(); ++m)
+            by_key[m] = {key(candidates[chosen[m].candidate].i, candidates[chosen[m].candidate].j), m};
+        std::sort(by_key.begin(), by_key.end());
+        std::vector<Chosen> sorted;
+        sorted.reserve(chosen.size());
+        for (const auto& [k, m] : by_key) sorted.push_back(chosen[m]);
+        chosen.swap(sorted);
+    }
 
     if (first && p_.policy == TopologyPolicy::lattice) {
         lattice_pairs_.clear();
