@@ -1,0 +1,122 @@
+// Collective times on uniform networks against the α–β formulas (REFERENCES.md,
+// "Collective cost"). B is bytes/s = capacity_bps / 8; α is the per-hop link latency.
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include <skyfabric/workloads/collectives.hpp>
+#include <skyfabric/workloads/flow_simulation.hpp>
+
+#include "test_helpers.hpp"
+
+namespace sw = skyfabric::workloads;
+using sw::Algorithm;
+using sw::CollectiveOp;
+
+namespace {
+
+constexpr double capacity_bps = 100e9;  // B = 12.5 GB/s
+constexpr double bandwidth_Bps = capacity_bps / 8.0;
+constexpr double alpha_s = 5e-6;
+constexpr double n_bytes = 256e6;
+
+double simulate(const skyfabric::links::Topology& topo, CollectiveOp op, Algorithm algo, double n,
+                std::int32_t p, sw::ScheduleOptions so = {}) {
+    const auto r = sw::run_collective(topo, op, algo, n, sw::identity_placement(p), {}, so);
+    EXPECT_TRUE(r.completed);
+    return r.duration_s();
+}
+
+}  // namespace
+
+class RingFormulas : public ::testing::TestWithParam<int> {};
+
+TEST_P(RingFormulas, AllReduceMatchesAlphaBeta) {
+    const int p = GetParam();
+    const auto topo = sw::testing::ring(p, capacity_bps, alpha_s);
+    const double expected = 2.0 * (p - 1) * alpha_s + 2.0 * (p - 1) / p * n_bytes / bandwidth_Bps;
+    EXPECT_NEAR(simulate(topo, CollectiveOp::all_reduce, Algorithm::ring, n_bytes, p), expected, 0.01 * expected);
+}
+
+TEST_P(RingFormulas, ReduceScatterAndAllGatherMatchAlphaBeta) {
+    const int p = GetParam();
+    const auto topo = sw::testing::ring(p, capacity_bps, alpha_s);
+    const double expected = (p - 1) * alpha_s + (p - 1.0) / p * n_bytes / bandwidth_Bps;
+    EXPECT_NEAR(simulate(topo, CollectiveOp::reduce_scatter, Algorithm::ring, n_bytes, p), expected, 0.01 * expected);
+    EXPECT_NEAR(simulate(topo, CollectiveOp::all_gather, Algorithm::ring, n_bytes, p), expected, 0.01 * expected);
+}
+
+TEST_P(RingFormulas, PairwiseAllToAllMatchesAlphaBetaOnFullConnectivity) {
+    // Pairwise all-to-all assumes every pair has its own link of bandwidth B.
+    // n is the per-rank send buffer; (p−1)/p·n leaves the rank — the formula's n.
+    const int p = GetParam();
+    const auto topo = sw::testing::complete(p, capacity_bps, alpha_s);
+    const double leaving = (p - 1.0) / p * n_bytes;
+    const double expected = (p - 1) * alpha_s + leaving / bandwidth_Bps;
+    EXPECT_NEAR(simulate(topo, CollectiveOp::all_to_all, Algorithm::pairwise, n_bytes, p), expected, 0.01 * expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(SeveralRankCounts, RingFormulas, ::testing::Values(2, 3, 5, 8, 13, 16, 31));
+
+class PowerOfTwoFormulas : public ::testing::TestWithParam<int> {};
+
+TEST_P(PowerOfTwoFormulas, HalvingDoublingMatchesAlphaBeta) {
+    const int p = GetParam();
+    const auto topo = sw::testing::complete(p, capacity_bps, alpha_s);
+    const double expected = 2.0 * std::log2(p) * alpha_s + 2.0 * (p - 1) / p * n_bytes / bandwidth_Bps;
+    EXPECT_NEAR(simulate(topo, CollectiveOp::all_reduce, Algorithm::halving_doubling, n_bytes, p), expected,
+                0.01 * expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(PowersOfTwo, PowerOfTwoFormulas, ::testing::Values(2, 4, 8, 16, 32));
+
+TEST(HierarchicalRing, MatchesTwoLevelFormula) {
+    // m groups of k: each group a ring (B₁, α₁), rank l of every group on a ring (B₂, α₂).
+    const int k = 4, m = 3, p = k * m;
+    const double b1 = 200e9, a1 = 2e-6, b2 = 50e9, a2 = 20e-6;
+    skyfabric::links::Topology t;
+    t.node_count = p;
+    for (int g = 0; g < m; ++g)
+        for (int l = 0; l < k; ++l) t.links.push_back(sw::testing::make_link(g * k + l, g * k + (l + 1) % k, b1, a1));
+    for (int l = 0; l < k; ++l)
+        for (int g = 0; g < m; ++g)
+            t.links.push_back(sw::testing::make_link(g * k + l, ((g + 1) % m) * k + l, b2, a2));
+    sw::ScheduleOptions so;
+    so.hierarchical_group_size = k;
+    const double expected = 2.0 * (k - 1) * a1 + 2.0 * (k - 1.0) / k * n_bytes / (b1 / 8) +
+                            2.0 * (m - 1) * a2 + 2.0 * (m - 1.0) / m * (n_bytes / k) / (b2 / 8);
+    EXPECT_NEAR(simulate(t, CollectiveOp::all_reduce, Algorithm::hierarchical_ring, n_bytes, p, so), expected,
+                0.01 * expected);
+}
+
+TEST(DoubleBinaryTree, CompletesNearTwoNOverBOnFullConnectivity) {
+    // NCCL model: t ≈ latency·O(log p) + n/B per tree pair direction. Bounded below by the
+    // all-reduce bandwidth bound and above by a generous 2n/B + pipeline latency.
+    const int p = 15;
+    const auto topo = sw::testing::complete(p, capacity_bps, alpha_s);
+    const double t = simulate(topo, CollectiveOp::all_reduce, Algorithm::double_binary_tree, n_bytes, p);
+    EXPECT_GE(t, 2.0 * (p - 1) / p * n_bytes / bandwidth_Bps * 0.5);
+    EXPECT_LE(t, 2.0 * n_bytes / bandwidth_Bps * 1.5 + 200 * alpha_s);
+}
+
+TEST(BusBandwidth, ApproachesLinkBandwidthForLargeMessages) {
+    const int p = 9;
+    const auto topo = sw::testing::ring(p, capacity_bps, alpha_s);
+    const std::vector<double> sizes{1e3, 1e6, 1e9, 16e9};
+    const auto rows = sw::collective_table(topo, CollectiveOp::all_reduce, Algorithm::ring, sizes);
+    ASSERT_EQ(rows.size(), sizes.size());
+    EXPECT_LT(rows[0].bus_bw_Bps, 0.1 * bandwidth_Bps);  // latency-bound
+    EXPECT_NEAR(rows[3].bus_bw_Bps, bandwidth_Bps, 0.001 * bandwidth_Bps);
+    for (std::size_t i = 1; i < rows.size(); ++i) EXPECT_GT(rows[i].bus_bw_Bps, rows[i - 1].bus_bw_Bps);
+    for (const auto& r : rows) {
+        EXPECT_DOUBLE_EQ(r.bound_bus_bw_Bps, bandwidth_Bps);
+        EXPECT_GE(r.time_s, r.lower_bound_s);
+    }
+}
+
+TEST(Schedules, RejectUnsupportedAlgorithm) {
+    EXPECT_THROW(sw::build_schedule(CollectiveOp::all_to_all, Algorithm::ring, 4, 1e6), std::invalid_argument);
+    EXPECT_THROW(sw::parse_algorithm("butterfly"), std::invalid_argument);
+    EXPECT_EQ(sw::parse_collective_op("all_gather"), CollectiveOp::all_gather);
+}

@@ -1,0 +1,82 @@
+#pragma once
+// Collectives decomposed into phases of concurrent rank-to-rank transfers. A phase
+// starts when the previous one has finished everywhere (a step barrier), which is what
+// the α–β formulas assume: each step costs α + (bytes of the step)/B.
+//
+// Size convention (nccl-tests): `bytes` is n, the per-rank buffer —
+//   all_reduce      n in and out on every rank
+//   reduce_scatter  n input per rank (n/p output)
+//   all_gather      n output per rank (n/p input)
+//   all_to_all      n send buffer per rank, n/p to each rank (one chunk stays local), so
+//                   (p−1)/p·n leaves the rank: t = (p−1)α + ((p−1)/p)·n/B. REFERENCES.md
+//                   writes (p−1)α + n/B with n = bytes leaving the rank.
+//   point_to_point  n from rank 0 to rank 1
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace skyfabric::workloads {
+
+enum class CollectiveOp : std::uint8_t {
+    all_reduce = 0,
+    reduce_scatter = 1,
+    all_gather = 2,
+    all_to_all = 3,
+    point_to_point = 4,
+};
+
+enum class Algorithm : std::uint8_t {
+    ring = 0,                // all_reduce, reduce_scatter, all_gather
+    double_binary_tree = 1,  // all_reduce (two complementary pipelined trees)
+    halving_doubling = 2,    // all_reduce (recursive halving-doubling; non-2^k via fold-in)
+    hierarchical_ring = 3,   // all_reduce: ring inside groups of k, ring across groups
+    pairwise = 4,            // all_to_all
+    direct = 5,              // point_to_point
+};
+
+std::string to_string(CollectiveOp op);
+std::string to_string(Algorithm algorithm);
+// Parse "all_reduce", "ring", ...; throws std::invalid_argument naming the bad value.
+CollectiveOp parse_collective_op(const std::string& name);
+Algorithm parse_algorithm(const std::string& name);
+// The algorithm used when none is named (ring, or pairwise/direct).
+Algorithm default_algorithm(CollectiveOp op);
+
+struct Transfer {
+    std::int32_t source_rank = 0;
+    std::int32_t target_rank = 0;
+    double bytes = 0.0;
+};
+
+struct Phase {
+    std::int32_t first_transfer = 0;
+    std::int32_t transfer_count = 0;
+    // Phases with equal pattern ids have identical transfers (same pairs, same bytes),
+    // so a phase's duration on an unchanged network can be reused.
+    std::int32_t pattern = 0;
+};
+
+struct Schedule {
+    CollectiveOp op = CollectiveOp::all_reduce;
+    Algorithm algorithm = Algorithm::ring;
+    std::int32_t ranks = 0;
+    double bytes = 0.0;
+    std::vector<Transfer> transfers;
+    std::vector<Phase> phases;
+};
+
+struct ScheduleOptions {
+    std::int32_t hierarchical_group_size = 0;  // k; 0 = largest divisor of p ≤ √p
+    std::int32_t tree_chunks = 0;              // pipeline chunks per tree; 0 = auto
+};
+
+// Throws std::invalid_argument for an algorithm the op does not support or p < 1.
+Schedule build_schedule(CollectiveOp op, Algorithm algorithm, std::int32_t ranks, double bytes,
+                        const ScheduleOptions& options = {});
+
+// nccl-tests bus-bandwidth factor: busBw = algBw × factor.
+// all_reduce 2(p−1)/p; reduce_scatter, all_gather, all_to_all (p−1)/p; point_to_point 1.
+double bus_bandwidth_factor(CollectiveOp op, std::int32_t ranks);
+
+}  // namespace skyfabric::workloads

@@ -1,0 +1,62 @@
+#pragma once
+// One flow-solver contract, two backends. The CPU and CUDA backends run the same
+// arithmetic (maxmin_core.hpp), so they give the same rates and times.
+// The batch calls solve many independent problems (scenarios, Monte Carlo trials) at
+// once; that is what the GPU is for — one problem per GPU thread.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace skyfabric::workloads {
+
+enum class Backend : std::uint8_t { automatic = 0, cpu = 1, cuda = 2 };
+std::string to_string(Backend backend);
+Backend parse_backend(const std::string& name);  // "auto" | "cpu" | "cuda"
+
+// One independent problem: directed links and flows that all start at t = 0.
+struct FlowProblem {
+    std::vector<double> capacity_Bps;        // per directed link, bytes/s
+    std::vector<std::int32_t> flow_offsets{0};  // CSR into flow_links
+    std::vector<std::int32_t> flow_links;
+    std::vector<double> flow_bytes;
+    std::vector<double> flow_latency_s;      // added to the drain time (last bit in flight)
+
+    std::int32_t add_flow(std::span<const std::int32_t> links, double bytes, double latency_s);
+    std::int32_t flow_count() const { return static_cast<std::int32_t>(flow_bytes.size()); }
+    std::int32_t link_count() const { return static_cast<std::int32_t>(capacity_Bps.size()); }
+};
+
+struct DrainResult {
+    std::vector<double> finish_s;  // per flow; +inf if it can never finish
+    double makespan_s = 0.0;
+};
+
+class FlowSolver {
+public:
+    virtual ~FlowSolver() = default;
+    virtual Backend backend() const = 0;
+    // Max-min fair rates (bytes/s) of every flow with bytes > 0, all active at once.
+    virtual std::vector<std::vector<double>> solve_rates_batch(
+        std::span<const FlowProblem> problems) const = 0;
+    // Drain every problem's flows to completion, re-solving at each flow's end.
+    virtual std::vector<DrainResult> drain_batch(std::span<const FlowProblem> problems) const = 0;
+
+    std::vector<double> solve_rates(const FlowProblem& problem) const;
+    DrainResult drain(const FlowProblem& problem) const;
+};
+
+// True when this build contains the CUDA backend.
+bool cuda_backend_compiled();
+// Number of usable CUDA devices (0 without the backend or without a device).
+int cuda_device_count();
+// Why the CUDA backend cannot run here ("" when it can).
+std::string cuda_unavailable_reason();
+
+// automatic → cuda when a device is present, else cpu. Requesting cuda where it cannot
+// run throws std::runtime_error with cuda_unavailable_reason().
+std::unique_ptr<FlowSolver> make_flow_solver(Backend requested);
+
+}  // namespace skyfabric::workloads

@@ -1,0 +1,64 @@
+#pragma once
+// Accelerators and training jobs: how long a step computes, how many bytes its
+// gradients are, and checkpoint-interval rules (Young, Daly).
+
+#include <cstdint>
+#include <string>
+
+namespace skyfabric::workloads {
+
+struct Accelerator {
+    std::string name = "tpu_v6e";
+    double peak_flops = 918e12;   // dense bf16 FLOP/s per chip
+    double hbm_bytes = 32e9;
+};
+
+// Trillium (TPU v6e): 918 TFLOP/s bf16, 32 GB HBM (REFERENCES.md, Training at scale).
+Accelerator tpu_v6e();
+// Named preset; throws std::invalid_argument for an unknown name.
+Accelerator accelerator_preset(const std::string& name);
+
+enum class SyncMode : std::uint8_t {
+    every_step = 0,   // all-reduce gradients each step, buckets overlapped with backward
+    local_steps = 1,  // DiLoCo-style: H local steps, then one outer all-reduce
+};
+
+struct TrainingJob {
+    double parameters = 7e9;          // total parameters (gradient size)
+    double active_parameters = 0.0;   // per-token active parameters (MoE); 0 = dense
+    double tokens_per_step = 4e6;     // global batch in tokens
+    double bytes_per_gradient_element = 2.0;  // bf16 gradients
+    std::int32_t data_parallel = 81;  // satellites in the data-parallel ring
+    // Chips per satellite sharing one model replica (tensor parallel inside the
+    // satellite, over on-board ICI, not modelled): adds compute, not ISL traffic,
+    // because the satellite's t shards together carry one full gradient.
+    std::int32_t tensor_parallel = 1;
+    double mfu = 0.4;                 // achieved fraction of peak FLOP/s
+    std::int32_t gradient_buckets = 4;  // all-reduce buckets overlapping the backward pass
+    double backward_fraction = 2.0 / 3.0;  // share of step compute in the backward pass
+    SyncMode sync = SyncMode::every_step;
+    std::int32_t local_steps = 1;     // H for SyncMode::local_steps
+    double outer_bytes_per_element = 4.0;  // fp32 outer gradients for the outer sync
+};
+
+// Active parameters used for FLOPs (dense: all of them).
+double active_parameters(const TrainingJob& job);
+// Chips working on the step: data_parallel × tensor_parallel.
+std::int64_t chip_count(const TrainingJob& job);
+// FLOPs per step ≈ 6·P_active·tokens (forward 2, backward 4 per parameter and token).
+double flops_per_step(const TrainingJob& job);
+// compute_s = 6·P_active·tokens / (chips · peak · MFU).
+double compute_time_per_step_s(const TrainingJob& job, const Accelerator& accelerator);
+// Bytes each data-parallel rank all-reduces per synchronisation.
+double gradient_bytes(const TrainingJob& job);
+double outer_sync_bytes(const TrainingJob& job);
+
+// Young: τ = √(2δM), δ checkpoint cost, M mean time between failures.
+double young_interval_s(double checkpoint_cost_s, double mtbf_s);
+// Daly: τ = √(2δM)·[1 + ⅓√(δ/2M) + (δ/2M)/9] − δ for δ < 2M, else M.
+double daly_interval_s(double checkpoint_cost_s, double mtbf_s);
+// Fraction of time wasted ≈ δ/τ + (τ + R)/M (R restart cost).
+double checkpoint_waste_fraction(double interval_s, double checkpoint_cost_s, double restart_s,
+                                 double mtbf_s);
+
+}  // namespace skyfabric::workloads

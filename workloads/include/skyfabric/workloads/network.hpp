@@ -1,0 +1,64 @@
+#pragma once
+// The physical network seen by the workload: a Topology turned into directed edges
+// (two per full-duplex link) with routing over them.
+
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include <skyfabric/links/topology.hpp>
+
+namespace skyfabric::workloads {
+
+enum class RoutingPolicy : std::uint8_t {
+    shortest_latency = 0,  // Dijkstra on latency_s (ties: fewer hops, lower node id)
+    widest = 1,            // maximise the bottleneck capacity (ties: lower latency)
+};
+
+// Directed edge 2i is links[i] source→target, 2i+1 is target→source.
+struct Network {
+    std::int32_t node_count = 0;
+    std::vector<double> capacity_Bps;  // bytes/s per directed edge (capacity_bps / 8)
+    std::vector<double> latency_s;
+    std::vector<std::int32_t> edge_from;
+    std::vector<std::int32_t> edge_to;
+    std::vector<std::int32_t> adjacency_offsets;  // CSR by node: usable edges only
+    std::vector<std::int32_t> adjacency_edges;
+};
+
+// Links with capacity_bps <= 0 (down, re-acquiring) keep their edges but are not routed over.
+Network build_network(const links::Topology& topology);
+
+struct Path {
+    std::vector<std::int32_t> edges;  // directed edge indices, source to destination
+    double latency_s = 0.0;
+    double bottleneck_Bps = 0.0;
+};
+
+// nullopt when no path exists. source == target gives an empty path.
+std::optional<Path> route(const Network& network, std::int32_t source, std::int32_t target,
+                          RoutingPolicy policy);
+
+// Up to k edge-disjoint paths (each found by the policy after removing the previous
+// paths' edges), for splitting one transfer over several paths.
+std::vector<Path> route_disjoint(const Network& network, std::int32_t source,
+                                 std::int32_t target, RoutingPolicy policy, std::int32_t k);
+
+// Routes per (source, target), valid for one Network; clear() when the network changes.
+class RouteCache {
+public:
+    const std::vector<Path>& get(const Network& network, std::int32_t source,
+                                 std::int32_t target, RoutingPolicy policy, std::int32_t paths);
+    void clear() { cache_.clear(); }
+
+private:
+    std::unordered_map<std::int64_t, std::vector<Path>> cache_;
+};
+
+// Shortest-latency distances from one node to all (inf where unreachable).
+std::vector<double> latency_distances(const Network& network, std::int32_t source);
+// Hop counts from one node to all (-1 where unreachable).
+std::vector<std::int32_t> hop_distances(const Network& network, std::int32_t source);
+
+}  // namespace skyfabric::workloads

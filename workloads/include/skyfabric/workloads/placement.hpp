@@ -1,0 +1,33 @@
+#pragma once
+// Rank placement: which satellite each data-parallel rank runs on. Ring collectives
+// send rank i → i+1, so a placement whose consecutive ranks are physical neighbours
+// keeps every ring step on one hop.
+
+#include <cstdint>
+#include <vector>
+
+#include <skyfabric/links/topology.hpp>
+#include <skyfabric/workloads/network.hpp>
+
+namespace skyfabric::workloads {
+
+// rank → node id
+using Placement = std::vector<std::int32_t>;
+
+// Greedy nearest-neighbour tour over the link graph: from the lowest-numbered node, go
+// to the unvisited direct neighbour with the lowest latency; when none is left, to the
+// unvisited node nearest by routed latency. On a lattice this gives a snake. Picks
+// `ranks` nodes (all nodes when ranks == node_count). Deterministic.
+Placement ring_placement(const Network& network, std::int32_t ranks);
+// Uniformly random distinct nodes, from a seeded counter-based generator.
+Placement random_placement(std::int32_t node_count, std::int32_t ranks, std::uint64_t seed);
+// Identity: rank i on node i.
+Placement identity_placement(std::int32_t ranks);
+
+// Sum of routed hop counts between consecutive ranks around the ring (−1 if some hop
+// is unreachable). Equals `ranks` for a perfect embedding.
+std::int32_t ring_hops(const Network& network, const Placement& placement);
+// True when every pair of consecutive ranks is joined by a usable direct link.
+bool ring_is_embedded(const Network& network, const Placement& placement);
+
+}  // namespace skyfabric::workloads

@@ -1,0 +1,100 @@
+#pragma once
+// Step-level training simulator: a data-parallel job over a time series of topologies.
+// Each step computes (forward, then backward); gradient buckets become ready during the
+// backward pass and are all-reduced one after another (one communication stream), so
+// communication overlaps compute and only what runs past the end of compute is exposed.
+// In SyncMode::local_steps (DiLoCo-style) only every H-th step all-reduces, after compute.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include <skyfabric/links/topology.hpp>
+#include <skyfabric/workloads/collectives.hpp>
+#include <skyfabric/workloads/flow_simulation.hpp>
+#include <skyfabric/workloads/job.hpp>
+
+namespace skyfabric::workloads {
+
+enum class PlacementPolicy : std::uint8_t { topology_aware = 0, random = 1, identity = 2 };
+
+struct TrainingOptions {
+    FlowOptions flow;
+    ScheduleOptions schedule;
+    Algorithm all_reduce = Algorithm::ring;
+    PlacementPolicy placement = PlacementPolicy::topology_aware;
+    std::uint64_t seed = 42;               // random placement
+    bool replan_on_topology_change = true;  // re-embed the ring when it breaks
+    double start_s = -1.0;   // < 0: the first topology's time
+    double end_s = -1.0;     // < 0: span overload: last time + last spacing; source: required
+    std::int64_t max_steps = -1;  // < 0: no limit
+    bool record_collectives = true;
+};
+
+enum class StepStatus : std::uint8_t {
+    ok = 0,
+    rerouted = 1,   // a collective crossed a topology change
+    stalled = 2,    // some transfer waited for a path
+    incomplete = 3, // communication never finished (no path left)
+};
+
+struct StepRecord {
+    std::int64_t step = 0;
+    double start_s = 0.0;
+    double end_s = 0.0;
+    double compute_s = 0.0;
+    double communication_s = 0.0;          // sum of this step's collective durations
+    double exposed_communication_s = 0.0;  // step time − compute time
+    bool synchronised = true;              // all-reduced this step
+    StepStatus status = StepStatus::ok;
+};
+
+struct CollectiveRecord {
+    std::int64_t step = 0;
+    CollectiveOp op = CollectiveOp::all_reduce;
+    Algorithm algorithm = Algorithm::ring;
+    double bytes = 0.0;
+    double start_s = 0.0;
+    double end_s = 0.0;
+    double alg_bw_Bps = 0.0;
+    double bus_bw_Bps = 0.0;
+    double stalled_s = 0.0;
+    double lost_s = 0.0;
+    bool completed = true;
+};
+
+struct TrainingSummary {
+    std::int64_t steps = 0;
+    double start_s = 0.0;
+    double end_s = 0.0;             // end of the last complete step
+    double step_time_median_s = 0.0;
+    double step_time_p99_s = 0.0;
+    double step_time_mean_s = 0.0;
+    double compute_per_step_s = 0.0;
+    double tokens_per_s = 0.0;
+    double mfu = 0.0;               // achieved: FLOPs done / (chips · peak · wall)
+    double bus_bw_mean_Bps = 0.0;   // mean over synchronising collectives
+    double bus_bw_bound_Bps = 0.0;  // per-rank single-link bound at the start topology
+    double time_lost_s = 0.0;       // collectives' extra time from topology changes
+    double stalled_s = 0.0;         // time transfers waited for a path
+    std::int64_t replans = 0;       // ring re-embeddings after topology changes
+    std::int64_t topology_epochs = 0;
+    std::int64_t flow_events = 0;   // modelled flow starts + ends
+    std::int64_t rate_solves = 0;   // progressive-filling solves actually run
+    bool truncated = false;         // stopped by a collective that could not finish
+};
+
+struct TrainingResult {
+    std::vector<StepRecord> steps;
+    std::vector<CollectiveRecord> collectives;
+    std::vector<LinkUtilisation> links;
+    TrainingSummary summary;
+};
+
+TrainingResult simulate_training(const TrainingJob& job, const Accelerator& accelerator,
+                                 TopologySource source, const TrainingOptions& options);
+TrainingResult simulate_training(const TrainingJob& job, const Accelerator& accelerator,
+                                 std::span<const links::Topology> series,
+                                 const TrainingOptions& options);
+
+}  // namespace skyfabric::workloads

@@ -1,0 +1,248 @@
+#include <skyfabric/workloads/collectives.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace skyfabric::workloads {
+
+std::string to_string(CollectiveOp op) {
+    switch (op) {
+        case CollectiveOp::all_reduce: return "all_reduce";
+        case CollectiveOp::reduce_scatter: return "reduce_scatter";
+        case CollectiveOp::all_gather: return "all_gather";
+        case CollectiveOp::all_to_all: return "all_to_all";
+        case CollectiveOp::point_to_point: return "point_to_point";
+    }
+    return "unknown";
+}
+
+std::string to_string(Algorithm a) {
+    switch (a) {
+        case Algorithm::ring: return "ring";
+        case Algorithm::double_binary_tree: return "double_binary_tree";
+        case Algorithm::halving_doubling: return "halving_doubling";
+        case Algorithm::hierarchical_ring: return "hierarchical_ring";
+        case Algorithm::pairwise: return "pairwise";
+        case Algorithm::direct: return "direct";
+    }
+    return "unknown";
+}
+
+CollectiveOp parse_collective_op(const std::string& name) {
+    for (auto op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather,
+                    CollectiveOp::all_to_all, CollectiveOp::point_to_point})
+        if (to_string(op) == name) return op;
+    throw std::invalid_argument("unknown collective '" + name +
+                                "' (expected all_reduce, reduce_scatter, all_gather, all_to_all, "
+                                "point_to_point)");
+}
+
+Algorithm parse_algorithm(const std::string& name) {
+    for (auto a : {Algorithm::ring, Algorithm::double_binary_tree, Algorithm::halving_doubling,
+                   Algorithm::hierarchical_ring, Algorithm::pairwise, Algorithm::direct})
+        if (to_string(a) == name) return a;
+    throw std::invalid_argument("unknown algorithm '" + name +
+                                "' (expected ring, double_binary_tree, halving_doubling, "
+                                "hierarchical_ring, pairwise, direct)");
+}
+
+Algorithm default_algorithm(CollectiveOp op) {
+    switch (op) {
+        case CollectiveOp::all_to_all: return Algorithm::pairwise;
+        case CollectiveOp::point_to_point: return Algorithm::direct;
+        default: return Algorithm::ring;
+    }
+}
+
+double bus_bandwidth_factor(CollectiveOp op, std::int32_t p) {
+    if (p <= 1) return op == CollectiveOp::point_to_point ? 1.0 : 0.0;
+    const double f = static_cast<double>(p - 1) / p;
+    switch (op) {
+        case CollectiveOp::all_reduce: return 2.0 * f;
+        case CollectiveOp::point_to_point: return 1.0;
+        default: return f;
+    }
+}
+
+namespace {
+
+struct Builder {
+    Schedule& s;
+    void begin(std::int32_t pattern) {
+        s.phases.push_back(Phase{static_cast<std::int32_t>(s.transfers.size()), 0, pattern});
+    }
+    void add(std::int32_t a, std::int32_t b, double bytes) {
+        s.transfers.push_back(Transfer{a, b, bytes});
+        ++s.phases.back().transfer_count;
+    }
+};
+
+// `steps` ring steps of `chunk` bytes: rank i → i+1 within each ring of `ranks` listed.
+void ring_steps(Builder& b, const std::vector<std::vector<std::int32_t>>& rings, std::int32_t steps,
+                double chunk, std::int32_t pattern) {
+    for (std::int32_t k = 0; k < steps; ++k) {
+        b.begin(pattern);
+        for (const auto& ring : rings) {
+            const auto m = static_cast<std::int32_t>(ring.size());
+            for (std::int32_t i = 0; i < m; ++i) b.add(ring[i], ring[(i + 1) % m], chunk);
+        }
+    }
+}
+
+void halving_doubling(Builder& b, std::int32_t p, double n) {
+    std::int32_t q = 1;
+    while (q * 2 <= p) q *= 2;
+    const std::int32_t extra = p - q;
+    std::int32_t pattern = 0;
+    // Fold the ranks beyond 2^k into their partners first, and send results back last.
+    if (extra > 0) {
+        b.begin(pattern++);
+        for (std::int32_t i = 0; i < extra; ++i) b.add(q + i, i, n);
+    }
+    std::int32_t log_q = 0;
+    while ((1 << log_q) < q) ++log_q;
+    // Halving: distance q/2, q/4, …, 1; exchange half of what is left each step.
+    double bytes = n;
+    for (std::int32_t k = 0; k < log_q; ++k) {
+        const std::int32_t d = q >> (k + 1);
+        bytes /= 2.0;
+        b.begin(pattern + k);
+        for (std::int32_t i = 0; i < q; ++i) b.add(i, i ^ d, bytes);
+    }
+    // Doubling mirrors halving (same partners and sizes, reverse order).
+    for (std::int32_t k = log_q - 1; k >= 0; --k) {
+        const std::int32_t d = q >> (k + 1);
+        b.begin(pattern + k);
+        for (std::int32_t i = 0; i < q; ++i) b.add(i, i ^ d, n / std::pow(2.0, k + 1));
+    }
+    if (extra > 0) {
+        b.begin(pattern + log_q);
+        for (std::int32_t i = 0; i < extra; ++i) b.add(i, q + i, n);
+    }
+}
+
+// Two complementary heap-shaped binary trees (tree B is tree A on reversed ranks, so
+// A's leaves are mostly B's inner nodes); each carries n/2 in `chunks` pipelined chunks,
+// reduce towards the root, then broadcast back.
+void double_binary_tree(Builder& b, std::int32_t p, double n, std::int32_t chunks) {
+    std::vector<std::int32_t> level(static_cast<std::size_t>(p), 0);
+    std::int32_t depth = 0;
+    for (std::int32_t i = 1; i < p; ++i) {
+        level[i] = level[(i - 1) / 2] + 1;
+        depth = std::max(depth, level[i]);
+    }
+    const double chunk = n / 2.0 / chunks;
+    auto rank_of = [p](int tree, std::int32_t heap_index) {
+        return tree == 0 ? heap_index : p - 1 - heap_index;
+    };
+    const std::int32_t steps = chunks + depth - 1;
+    // Reduce: node at level l sends chunk j to its parent at step j + (depth − l).
+    for (std::int32_t s = 0; s < steps; ++s) {
+        b.begin(s);
+        for (int tree = 0; tree < 2; ++tree)
+            for (std::int32_t i = 1; i < p; ++i) {
+                const std::int32_t j = s - (depth - level[i]);
+                if (j >= 0 && j < chunks) b.add(rank_of(tree, i), rank_of(tree, (i - 1) / 2), chunk);
+            }
+    }
+    // Broadcast: node at level l sends chunk j to its children at step j + l.
+    for (std::int32_t s = 0; s < steps; ++s) {
+        b.begin(steps + s);
+        for (int tree = 0; tree < 2; ++tree)
+            for (std::int32_t i = 1; i < p; ++i) {
+                const std::int32_t j = s - (level[i] - 1);
+                if (j >= 0 && j < chunks) b.add(rank_of(tree, (i - 1) / 2), rank_of(tree, i), chunk);
+            }
+    }
+}
+
+std::int32_t default_group_size(std::int32_t p) {
+    std::int32_t k = 1;
+    for (std::int32_t d = 1; d * d <= p; ++d)
+        if (p % d == 0) k = d;
+    return k;
+}
+
+}  // namespace
+
+Schedule build_schedule(CollectiveOp op, Algorithm algorithm, std::int32_t p, double n,
+                        const ScheduleOptions& options) {
+    if (p < 1) throw std::invalid_argument("a collective needs at least one rank");
+    if (!(n >= 0.0)) throw std::invalid_argument("collective bytes must be >= 0");
+    Schedule s;
+    s.op = op;
+    s.algorithm = algorithm;
+    s.ranks = p;
+    s.bytes = n;
+    Builder b{s};
+    auto unsupported = [&] {
+        return std::invalid_argument("algorithm " + to_string(algorithm) + " does not implement " +
+                                     to_string(op));
+    };
+    std::vector<std::vector<std::int32_t>> whole(1);
+    for (std::int32_t i = 0; i < p; ++i) whole[0].push_back(i);
+
+    switch (op) {
+        case CollectiveOp::point_to_point:
+            if (algorithm != Algorithm::direct) throw unsupported();
+            if (p < 2) throw std::invalid_argument("point_to_point needs two ranks");
+            b.begin(0);
+            b.add(0, 1, n);
+            return s;
+        case CollectiveOp::all_to_all:
+            if (algorithm != Algorithm::pairwise) throw unsupported();
+            // Step k: rank i sends its chunk for rank i+k; p−1 steps of n/p.
+            for (std::int32_t k = 1; k < p; ++k) {
+                b.begin(k);
+                for (std::int32_t i = 0; i < p; ++i) b.add(i, (i + k) % p, n / p);
+            }
+            return s;
+        case CollectiveOp::reduce_scatter:
+        case CollectiveOp::all_gather:
+            if (algorithm != Algorithm::ring) throw unsupported();
+            if (p > 1) ring_steps(b, whole, p - 1, n / p, 0);
+            return s;
+        case CollectiveOp::all_reduce:
+            if (p == 1) return s;
+            switch (algorithm) {
+                case Algorithm::ring:
+                    // Reduce-scatter then all-gather: 2(p−1) steps of n/p.
+                    ring_steps(b, whole, 2 * (p - 1), n / p, 0);
+                    return s;
+                case Algorithm::halving_doubling:
+                    halving_doubling(b, p, n);
+                    return s;
+                case Algorithm::double_binary_tree: {
+                    std::int32_t chunks = options.tree_chunks;
+                    if (chunks <= 0)  // ~1 MiB chunks, 1…64
+                        chunks = static_cast<std::int32_t>(
+                            std::clamp(std::ceil(n / 2.0 / (1 << 20)), 1.0, 64.0));
+                    double_binary_tree(b, p, n, chunks);
+                    return s;
+                }
+                case Algorithm::hierarchical_ring: {
+                    const std::int32_t k = options.hierarchical_group_size > 0
+                                               ? options.hierarchical_group_size
+                                               : default_group_size(p);
+                    if (p % k != 0)
+                        throw std::invalid_argument("hierarchical_ring: group size must divide ranks");
+                    const std::int32_t m = p / k;
+                    // Rank r = g·k + l: group g, local index l.
+                    std::vector<std::vector<std::int32_t>> groups(m), columns(k);
+                    for (std::int32_t r = 0; r < p; ++r) {
+                        groups[r / k].push_back(r);
+                        columns[r % k].push_back(r);
+                    }
+                    if (k > 1) ring_steps(b, groups, k - 1, n / k, 0);                   // RS in group
+                    if (m > 1) ring_steps(b, columns, 2 * (m - 1), n / k / m, 1);        // AR across
+                    if (k > 1) ring_steps(b, groups, k - 1, n / k, 0);                   // AG in group
+                    return s;
+                }
+                default: throw unsupported();
+            }
+    }
+    throw unsupported();
+}
+
+}  // namespace skyfabric::workloads

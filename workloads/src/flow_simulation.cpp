@@ -1,0 +1,458 @@
+#include <skyfabric/workloads/flow_simulation.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include <skyfabric/workloads/maxmin_core.hpp>
+
+namespace skyfabric::workloads {
+
+namespace {
+constexpr double inf = std::numeric_limits<double>::infinity();
+
+std::int64_t link_key(std::int32_t a, std::int32_t b) {
+    return (static_cast<std::int64_t>(a) << 32) | static_cast<std::uint32_t>(b);
+}
+
+// Flows of one solve, over a compact index of the edges they use.
+struct LocalProblem {
+    std::vector<double> capacity;
+    std::vector<std::int32_t> offsets{0};
+    std::vector<std::int32_t> links;
+    std::vector<std::int32_t> global_edge;  // local → network edge
+    std::vector<double> bytes, latency, finish, rate, remaining, link_remaining;
+    std::vector<std::int32_t> share_count;
+    std::vector<unsigned char> active, saturated, frozen;
+
+    void clear() {
+        capacity.clear();
+        offsets.assign(1, 0);
+        links.clear();
+        global_edge.clear();
+        bytes.clear();
+        latency.clear();
+    }
+    void add_flow(const std::vector<std::int32_t>& edges, const Network& net,
+                  std::vector<std::int32_t>& edge_local, double b, double lat) {
+        for (auto e : edges) {
+            if (edge_local[e] < 0) {
+                edge_local[e] = static_cast<std::int32_t>(capacity.size());
+                capacity.push_back(net.capacity_Bps[e]);
+                global_edge.push_back(e);
+            }
+            links.push_back(edge_local[e]);
+        }
+        offsets.push_back(static_cast<std::int32_t>(links.size()));
+        bytes.push_back(b);
+        latency.push_back(lat);
+    }
+    void release(std::vector<std::int32_t>& edge_local) const {
+        for (auto e : global_edge) edge_local[e] = -1;
+    }
+    void size_scratch() {
+        const auto f = bytes.size();
+        const auto l = capacity.size();
+        finish.resize(f);
+        rate.resize(f);
+        remaining.resize(f);
+        active.resize(f);
+        frozen.resize(f);
+        link_remaining.resize(l);
+        share_count.resize(l);
+        saturated.resize(l);
+    }
+    double drain() {
+        size_scratch();
+        return core::drain_flows(static_cast<int>(capacity.size()), capacity.data(),
+                                 static_cast<int>(bytes.size()), offsets.data(), links.data(),
+                                 bytes.data(), latency.data(), finish.data(), rate.data(),
+                                 remaining.data(), active.data(), link_remaining.data(),
+                                 share_count.data(), saturated.data(), frozen.data());
+    }
+    void solve(const std::vector<unsigned char>& flow_active) {
+        size_scratch();
+        core::maxmin_rates(static_cast<int>(capacity.size()), capacity.data(),
+                           static_cast<int>(flow_active.size()), offsets.data(), links.data(),
+                           flow_active.data(), rate.data(), link_remaining.data(),
+                           share_count.data(), saturated.data(), frozen.data());
+    }
+};
+
+thread_local LocalProblem scratch_problem;
+
+}  // namespace
+
+TopologySource topology_source(std::span<const links::Topology> series) {
+    return [series, i = std::size_t{0}](links::Topology& out) mutable {
+        if (i >= series.size()) return false;
+        out = series[i++];
+        return true;
+    };
+}
+
+// ---------------------------------------------------------------- NetworkClock
+
+NetworkClock::NetworkClock(TopologySource source) : source_(std::move(source)) {
+    if (!source_ || !source_(current_)) throw std::invalid_argument("NetworkClock: empty topology series");
+    network_ = build_network(current_);
+    epoch_link_bytes_.assign(current_.links.size(), 0.0);
+    accounting_start_s_ = current_.time_s;
+    load_next();
+}
+
+void NetworkClock::load_next() {
+    has_next_ = source_(next_);
+    next_change_s_ = has_next_ ? next_.time_s : inf;
+}
+
+void NetworkClock::advance_to(double time_s) {
+    while (has_next_ && next_.time_s <= time_s) {
+        fold_epoch(next_.time_s);
+        std::swap(current_, next_);
+        ++epoch_;
+        network_ = build_network(current_);
+        epoch_link_bytes_.assign(current_.links.size(), 0.0);
+        load_next();
+    }
+}
+
+void NetworkClock::fold_epoch(double end_s) {
+    const double span = end_s - std::max(current_.time_s, accounting_start_s_);
+    for (std::size_t i = 0; i < current_.links.size(); ++i) {
+        const auto& l = current_.links[i];
+        auto& t = totals_[link_key(l.source, l.target)];
+        t.source = l.source;
+        t.target = l.target;
+        t.bytes += epoch_link_bytes_[i];
+        if (span > 0.0 && l.capacity_bps > 0.0) t.capacity_bytes += 2.0 * l.capacity_bps / 8.0 * span;
+    }
+}
+
+std::vector<LinkUtilisation> NetworkClock::link_utilisation(double end_s) const {
+    NetworkClock copy_free_fold = *this;  // folding the open epoch must not change the clock
+    copy_free_fold.fold_epoch(end_s);
+    std::vector<LinkUtilisation> out;
+    out.reserve(copy_free_fold.totals_.size());
+    for (const auto& [key, t] : copy_free_fold.totals_) {
+        out.push_back(t);
+        out.back().utilisation = t.capacity_bytes > 0.0 ? t.bytes / t.capacity_bytes : 0.0;
+    }
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+        return a.source != b.source ? a.source < b.source : a.target < b.target;
+    });
+    return out;
+}
+
+// ------------------------------------------------------------ CollectiveEngine
+
+CollectiveEngine::CollectiveEngine(NetworkClock& clock, FlowOptions options)
+    : clock_(clock), options_(options) {
+    check_epoch();
+}
+
+void CollectiveEngine::check_epoch() {
+    if (clock_.epoch() == cached_epoch_) return;
+    cached_epoch_ = clock_.epoch();
+    collective_cache_.clear();
+    phase_cache_.clear();
+    routes_.clear();
+    edge_local_.assign(clock_.network().capacity_Bps.size(), -1);
+}
+
+double CollectiveEngine::run_phase_static(const Schedule& schedule, const Phase& phase,
+                                          const Placement& placement, Cached& out) {
+    const Network& net = clock_.network();
+    LocalProblem& lp = scratch_problem;
+    lp.clear();
+    const std::int32_t k = std::max(1, options_.paths_per_transfer);
+    double stalled = 0.0;
+    for (std::int32_t i = 0; i < phase.transfer_count; ++i) {
+        const Transfer& tr = schedule.transfers[phase.first_transfer + i];
+        const std::int32_t a = placement[tr.source_rank];
+        const std::int32_t b = placement[tr.target_rank];
+        if (a == b) continue;  // co-located ranks: no network transfer
+        const auto& paths = routes_.get(net, a, b, options_.routing, k);
+        if (paths.empty()) {
+            stalled = inf;
+            break;
+        }
+        const double share = tr.bytes / static_cast<double>(paths.size());
+        for (const auto& p : paths)
+            lp.add_flow(p.edges, net, edge_local_, share, p.latency_s + options_.per_message_overhead_s);
+    }
+    double duration = inf;
+    if (stalled == 0.0) {
+        duration = lp.drain();
+        ++rate_solves_;
+        for (std::size_t f = 0; f + 1 < lp.offsets.size(); ++f)
+            for (std::int32_t q = lp.offsets[f]; q < lp.offsets[f + 1]; ++q)
+                out.edge_bytes.emplace_back(lp.global_edge[lp.links[q]], lp.bytes[f]);
+    }
+    lp.release(edge_local_);
+    out.duration_s = duration;
+    return duration;
+}
+
+double CollectiveEngine::run_static(const Schedule& schedule, const Placement& placement,
+                                    std::int64_t key, Cached& out) {
+    std::vector<double> acc;
+    std::vector<std::int32_t> touched;
+    auto add = [&](const Cached& c) {
+        if (acc.empty()) acc.assign(clock_.network().capacity_Bps.size(), 0.0);
+        for (const auto& [e, b] : c.edge_bytes) {
+            if (acc[e] == 0.0) touched.push_back(e);
+            acc[e] += b;
+        }
+    };
+    double total = 0.0;
+    for (const Phase& phase : schedule.phases) {
+        const Cached* c = nullptr;
+        Cached fresh;
+        if (key >= 0) {
+            const std::int64_t pk = key * 1000003 + phase.pattern;
+            auto it = phase_cache_.find(pk);
+            if (it == phase_cache_.end()) {
+                run_phase_static(schedule, phase, placement, fresh);
+                it = phase_cache_.emplace(pk, std::move(fresh)).first;
+            }
+            c = &it->second;
+        } else {
+            run_phase_static(schedule, phase, placement, fresh);
+            c = &fresh;
+        }
+        total += c->duration_s;
+        if (!std::isfinite(total)) break;
+        add(*c);
+    }
+    out.duration_s = total;
+    out.edge_bytes.clear();
+    std::sort(touched.begin(), touched.end());
+    for (auto e : touched) out.edge_bytes.emplace_back(e, acc[e]);
+    return total;
+}
+
+double CollectiveEngine::run_dynamic(const Schedule& schedule, const Placement& placement,
+                                     double start_s, CollectiveResult& result) {
+    struct Flow {
+        std::int32_t a = 0, b = 0, sub = 0;
+        double remaining = 0.0;
+        double latency = 0.0;
+        bool has_path = false;
+        const std::vector<std::int32_t>* edges = nullptr;
+    };
+    const std::int32_t k = std::max(1, options_.paths_per_transfer);
+    double t = start_s;
+    std::vector<Flow> flows;
+    std::vector<unsigned char> on;
+    std::vector<std::int32_t> flow_of;  // local flow → flows index
+    auto reroute = [&] {
+        const Network& net = clock_.network();
+        for (auto& f : flows) {
+            if (f.remaining <= 0.0) continue;
+            const auto& paths = routes_.get(net, f.a, f.b, options_.routing, k);
+            f.has_path = !paths.empty();
+            if (f.has_path) {
+                const Path& p = paths[static_cast<std::size_t>(f.sub) % paths.size()];
+                f.edges = &p.edges;
+                f.latency = p.latency_s + options_.per_message_overhead_s;
+            }
+        }
+    };
+    auto enter_time = [&](double time_s) {
+        const auto before = clock_.epoch();
+        clock_.advance_to(time_s);
+        result.topology_changes += static_cast<std::int32_t>(clock_.epoch() - before);
+        check_epoch();
+    };
+    for (const Phase& phase : schedule.phases) {
+        enter_time(t);
+        flow_events_ += 2 * phase.transfer_count;
+        flows.clear();
+        for (std::int32_t i = 0; i < phase.transfer_count; ++i) {
+            const Transfer& tr = schedule.transfers[phase.first_transfer + i];
+            const std::int32_t a = placement[tr.source_rank];
+            const std::int32_t b = placement[tr.target_rank];
+            if (a == b) continue;
+            for (std::int32_t s = 0; s < k; ++s) {
+                Flow f;
+                f.a = a;
+                f.b = b;
+                f.sub = s;
+                f.remaining = tr.bytes / k;
+                flows.push_back(f);
+            }
+        }
+        reroute();
+        double phase_end = t;
+        for (;;) {
+            const Network& net = clock_.network();
+            LocalProblem& lp = scratch_problem;
+            lp.clear();
+            flow_of.clear();
+            bool any_stalled = false;
+            std::size_t unfinished = 0;
+            for (std::size_t i = 0; i < flows.size(); ++i) {
+                auto& f = flows[i];
+                if (f.remaining <= 0.0) continue;
+                ++unfinished;
+                if (!f.has_path) {
+                    any_stalled = true;
+                    continue;
+                }
+                lp.add_flow(*f.edges, net, edge_local_, f.remaining, f.latency);
+                flow_of.push_back(static_cast<std::int32_t>(i));
+            }
+            if (unfinished == 0) {
+                lp.release(edge_local_);
+                break;
+            }
+            on.assign(flow_of.size(), 1);
+            lp.solve(on);
+            ++rate_solves_;
+            double dt = inf;
+            for (std::size_t j = 0; j < flow_of.size(); ++j)
+                if (lp.rate[j] > 0.0) dt = std::min(dt, flows[flow_of[j]].remaining / lp.rate[j]);
+            const double horizon = clock_.next_change_s();
+            const bool drains_first = std::isfinite(dt) && t + dt <= horizon;
+            const double step = drains_first ? dt : horizon - t;
+            if (!drains_first && !std::isfinite(horizon)) {  // nothing moves and nothing will change
+                lp.release(edge_local_);
+                result.completed = false;
+                return inf;
+            }
+            for (std::size_t j = 0; j < flow_of.size(); ++j) {
+                auto& f = flows[flow_of[j]];
+                const double sent = lp.rate[j] * step;
+                if (sent <= 0.0) continue;
+                const bool done = drains_first && f.remaining <= sent + sent * core::drain_tie_rel;
+                const double moved = done ? f.remaining : sent;
+                for (std::int32_t q = lp.offsets[j]; q < lp.offsets[j + 1]; ++q)
+                    clock_.add_edge_bytes(lp.global_edge[lp.links[q]], moved);
+                if (done) {
+                    f.remaining = 0.0;
+                    phase_end = std::max(phase_end, t + step + f.latency);
+                } else {
+                    f.remaining -= sent;
+                }
+            }
+            lp.release(edge_local_);
+            if (any_stalled) result.stalled_s += step;
+            t += step;
+            if (!drains_first) {
+                enter_time(t);
+                reroute();
+            }
+        }
+        t = std::max(t, phase_end);
+    }
+    return t;
+}
+
+CollectiveResult CollectiveEngine::run(const Schedule& schedule, const Placement& placement,
+                                       double start_s, std::int64_t cache_key) {
+    CollectiveResult r;
+    r.op = schedule.op;
+    r.algorithm = schedule.algorithm;
+    r.ranks = schedule.ranks;
+    r.bytes = schedule.bytes;
+    r.start_s = start_s;
+    r.end_s = start_s;
+    if (static_cast<std::int32_t>(placement.size()) < schedule.ranks)
+        throw std::invalid_argument("CollectiveEngine::run: placement has fewer nodes than ranks");
+    clock_.advance_to(start_s);
+    check_epoch();
+    if (schedule.phases.empty()) return r;
+
+    Cached local;
+    Cached* c = &local;
+    if (cache_key >= 0) {
+        auto it = collective_cache_.find(cache_key);
+        if (it == collective_cache_.end()) {
+            run_static(schedule, placement, cache_key, local);
+            it = collective_cache_.emplace(cache_key, std::move(local)).first;
+        }
+        c = &it->second;
+    } else {
+        run_static(schedule, placement, -1, local);
+    }
+    const double undisturbed = c->duration_s;
+    if (std::isfinite(undisturbed) && start_s + undisturbed <= clock_.next_change_s()) {
+        for (const auto& [e, b] : c->edge_bytes) clock_.add_edge_bytes(e, b);
+        flow_events_ += 2 * static_cast<std::int64_t>(schedule.transfers.size());
+        r.end_s = start_s + undisturbed;
+    } else {
+        r.end_s = run_dynamic(schedule, placement, start_s, r);
+        r.lost_s = std::isfinite(undisturbed) ? std::max(0.0, r.end_s - start_s - undisturbed)
+                                              : r.end_s - start_s;
+    }
+    r.completed = std::isfinite(r.end_s);
+    const double d = r.end_s - r.start_s;
+    if (r.completed && d > 0.0) {
+        r.alg_bw_Bps = r.bytes / d;
+        r.bus_bw_Bps = r.alg_bw_Bps * bus_bandwidth_factor(r.op, r.ranks);
+    }
+    return r;
+}
+
+// ------------------------------------------------------------------ helpers
+
+std::vector<double> size_sweep(double min_bytes, double max_bytes, double factor) {
+    if (!(min_bytes > 0.0) || !(factor > 1.0)) throw std::invalid_argument("size_sweep: need min > 0, factor > 1");
+    std::vector<double> sizes;
+    for (double s = min_bytes; s <= max_bytes * (1.0 + 1e-12); s *= factor) sizes.push_back(s);
+    return sizes;
+}
+
+double single_link_bandwidth_Bps(const Network& net, const Placement& placement, std::int32_t ranks) {
+    double bound = inf;
+    for (std::int32_t r = 0; r < ranks; ++r) {
+        const std::int32_t v = placement[r];
+        double fastest = 0.0;
+        for (std::int32_t q = net.adjacency_offsets[v]; q < net.adjacency_offsets[v + 1]; ++q)
+            fastest = std::max(fastest, net.capacity_Bps[net.adjacency_edges[q]]);
+        bound = std::min(bound, fastest);
+    }
+    return bound;
+}
+
+std::vector<CollectiveTableRow> collective_table(const links::Topology& topology, CollectiveOp op,
+                                                 Algorithm algorithm,
+                                                 std::span<const double> sizes_bytes,
+                                                 const CollectiveTableOptions& options) {
+    const std::vector<links::Topology> series{topology};
+    NetworkClock clock(topology_source(series));
+    CollectiveEngine engine(clock, options.flow);
+    const std::int32_t p = options.ranks > 0 ? options.ranks : topology.node_count;
+    const Placement placement = options.topology_aware_placement
+                                    ? ring_placement(clock.network(), p)
+                                    : identity_placement(p);
+    const double bandwidth = single_link_bandwidth_Bps(clock.network(), placement, p);
+    std::vector<CollectiveTableRow> rows;
+    for (double n : sizes_bytes) {
+        const Schedule s = build_schedule(op, algorithm, p, n, options.schedule);
+        const CollectiveResult r = engine.run(s, placement, topology.time_s);
+        CollectiveTableRow row;
+        row.bytes = n;
+        row.time_s = r.duration_s();
+        row.alg_bw_Bps = r.alg_bw_Bps;
+        row.bus_bw_Bps = r.bus_bw_Bps;
+        row.bound_bus_bw_Bps = bandwidth;
+        row.lower_bound_s = bandwidth > 0.0 ? bus_bandwidth_factor(op, p) * n / bandwidth : inf;
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+CollectiveResult run_collective(const links::Topology& topology, CollectiveOp op, Algorithm algorithm,
+                                double bytes, const Placement& placement, const FlowOptions& flow,
+                                const ScheduleOptions& schedule) {
+    const std::vector<links::Topology> series{topology};
+    NetworkClock clock(topology_source(series));
+    CollectiveEngine engine(clock, flow);
+    const Schedule s = build_schedule(op, algorithm, static_cast<std::int32_t>(placement.size()), bytes, schedule);
+    return engine.run(s, placement, topology.time_s);
+}
+
+}  // namespace skyfabric::workloads

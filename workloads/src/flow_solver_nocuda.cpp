@@ -1,0 +1,21 @@
+// CPU-only builds: the CUDA entry points exist but refuse, so callers link either way.
+#if !SKYFABRIC_HAVE_CUDA
+
+#include <stdexcept>
+
+#include "flow_solver_cuda.hpp"
+
+namespace skyfabric::workloads::detail {
+
+namespace {
+[[noreturn]] void refuse() { throw std::runtime_error("skyfabric was built without the CUDA backend"); }
+}  // namespace
+
+int cuda_device_count() { return 0; }
+std::string cuda_unavailable_reason() { return "built without the CUDA backend"; }
+std::vector<std::vector<double>> cuda_solve_rates_batch(std::span<const FlowProblem>) { refuse(); }
+std::vector<DrainResult> cuda_drain_batch(std::span<const FlowProblem>) { refuse(); }
+
+}  // namespace skyfabric::workloads::detail
+
+#endif

@@ -1,0 +1,181 @@
+#include <skyfabric/workloads/network.hpp>
+
+#include <algorithm>
+#include <limits>
+#include <queue>
+#include <tuple>
+
+namespace skyfabric::workloads {
+
+namespace {
+constexpr double inf = std::numeric_limits<double>::infinity();
+}
+
+Network build_network(const links::Topology& topology) {
+    Network n;
+    n.node_count = topology.node_count;
+    const std::size_t m = topology.links.size();
+    n.capacity_Bps.resize(2 * m);
+    n.latency_s.resize(2 * m);
+    n.edge_from.resize(2 * m);
+    n.edge_to.resize(2 * m);
+    std::vector<std::int32_t> degree(static_cast<std::size_t>(n.node_count) + 1, 0);
+    for (std::size_t i = 0; i < m; ++i) {
+        const auto& l = topology.links[i];
+        const double cap = l.capacity_bps > 0.0 ? l.capacity_bps / 8.0 : 0.0;
+        for (int d = 0; d < 2; ++d) {
+            const std::size_t e = 2 * i + d;
+            n.capacity_Bps[e] = cap;
+            n.latency_s[e] = l.latency_s;
+            n.edge_from[e] = d == 0 ? l.source : l.target;
+            n.edge_to[e] = d == 0 ? l.target : l.source;
+            if (cap > 0.0) ++degree[static_cast<std::size_t>(n.edge_from[e]) + 1];
+        }
+    }
+    n.adjacency_offsets.assign(static_cast<std::size_t>(n.node_count) + 1, 0);
+    for (std::int32_t v = 0; v < n.node_count; ++v)
+        n.adjacency_offsets[v + 1] = n.adjacency_offsets[v] + degree[v + 1];
+    n.adjacency_edges.resize(static_cast<std::size_t>(n.adjacency_offsets.back()));
+    std::vector<std::int32_t> fill(n.adjacency_offsets.begin(), n.adjacency_offsets.end() - 1);
+    for (std::size_t e = 0; e < 2 * m; ++e) {
+        if (n.capacity_Bps[e] > 0.0) n.adjacency_edges[fill[n.edge_from[e]]++] = static_cast<std::int32_t>(e);
+    }
+    return n;
+}
+
+namespace {
+
+// Dijkstra with a lexicographic key. Shortest latency: (latency, hops). Widest:
+// (−bottleneck, latency). `banned` removes edges (disjoint paths).
+std::optional<Path> search(const Network& n, std::int32_t s, std::int32_t t, RoutingPolicy policy,
+                           const std::vector<char>* banned) {
+    if (s == t) return Path{};
+    const std::size_t nn = static_cast<std::size_t>(n.node_count);
+    struct Label {
+        double a = inf, b = inf;
+    };
+    std::vector<Label> best(nn);
+    std::vector<std::int32_t> via(nn, -1);
+    std::vector<char> done(nn, 0);
+    using Item = std::tuple<double, double, std::int32_t>;
+    std::priority_queue<Item, std::vector<Item>, std::greater<>> heap;
+    // Widest stores −bottleneck in a so smaller is better; source has bottleneck inf.
+    best[s] = policy == RoutingPolicy::widest ? Label{-inf, 0.0} : Label{0.0, 0.0};
+    heap.emplace(best[s].a, best[s].b, s);
+    while (!heap.empty()) {
+        auto [a, b, v] = heap.top();
+        heap.pop();
+        if (done[v]) continue;
+        done[v] = 1;
+        if (v == t) break;
+        for (std::int32_t k = n.adjacency_offsets[v]; k < n.adjacency_offsets[v + 1]; ++k) {
+            const std::int32_t e = n.adjacency_edges[k];
+            if (banned && (*banned)[e]) continue;
+            const std::int32_t w = n.edge_to[e];
+            if (done[w]) continue;
+            Label cand;
+            if (policy == RoutingPolicy::widest) {
+                cand.a = std::max(a, -n.capacity_Bps[e]);
+                cand.b = b + n.latency_s[e];
+            } else {
+                cand.a = a + n.latency_s[e];
+                cand.b = b + 1.0;
+            }
+            if (cand.a < best[w].a || (cand.a == best[w].a && cand.b < best[w].b)) {
+                best[w] = cand;
+                via[w] = e;
+                heap.emplace(cand.a, cand.b, w);
+            }
+        }
+    }
+    if (via[t] < 0) return std::nullopt;
+    Path p;
+    p.bottleneck_Bps = inf;
+    for (std::int32_t v = t; v != s; v = n.edge_from[via[v]]) p.edges.push_back(via[v]);
+    std::reverse(p.edges.begin(), p.edges.end());
+    for (auto e : p.edges) {
+        p.latency_s += n.latency_s[e];
+        p.bottleneck_Bps = std::min(p.bottleneck_Bps, n.capacity_Bps[e]);
+    }
+    return p;
+}
+
+}  // namespace
+
+std::optional<Path> route(const Network& network, std::int32_t source, std::int32_t target,
+                          RoutingPolicy policy) {
+    return search(network, source, target, policy, nullptr);
+}
+
+std::vector<Path> route_disjoint(const Network& network, std::int32_t source, std::int32_t target,
+                                 RoutingPolicy policy, std::int32_t k) {
+    std::vector<Path> paths;
+    std::vector<char> banned(network.capacity_Bps.size(), 0);
+    for (std::int32_t i = 0; i < std::max(1, k); ++i) {
+        auto p = search(network, source, target, policy, &banned);
+        if (!p) break;
+        if (p->edges.empty()) {  // source == target
+            paths.push_back(*p);
+            break;
+        }
+        for (auto e : p->edges) banned[e] = 1;
+        paths.push_back(std::move(*p));
+    }
+    return paths;
+}
+
+const std::vector<Path>& RouteCache::get(const Network& network, std::int32_t source,
+                                         std::int32_t target, RoutingPolicy policy,
+                                         std::int32_t paths) {
+    const std::int64_t key = static_cast<std::int64_t>(source) * network.node_count + target;
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+    std::vector<Path> found;
+    if (paths <= 1) {
+        if (auto p = route(network, source, target, policy)) found.push_back(std::move(*p));
+    } else {
+        found = route_disjoint(network, source, target, policy, paths);
+    }
+    return cache_.emplace(key, std::move(found)).first->second;
+}
+
+std::vector<double> latency_distances(const Network& n, std::int32_t source) {
+    std::vector<double> dist(static_cast<std::size_t>(n.node_count), inf);
+    using Item = std::pair<double, std::int32_t>;
+    std::priority_queue<Item, std::vector<Item>, std::greater<>> heap;
+    dist[source] = 0.0;
+    heap.emplace(0.0, source);
+    while (!heap.empty()) {
+        auto [d, v] = heap.top();
+        heap.pop();
+        if (d > dist[v]) continue;
+        for (std::int32_t k = n.adjacency_offsets[v]; k < n.adjacency_offsets[v + 1]; ++k) {
+            const std::int32_t e = n.adjacency_edges[k];
+            const double nd = d + n.latency_s[e];
+            if (nd < dist[n.edge_to[e]]) {
+                dist[n.edge_to[e]] = nd;
+                heap.emplace(nd, n.edge_to[e]);
+            }
+        }
+    }
+    return dist;
+}
+
+std::vector<std::int32_t> hop_distances(const Network& n, std::int32_t source) {
+    std::vector<std::int32_t> hops(static_cast<std::size_t>(n.node_count), -1);
+    std::vector<std::int32_t> queue{source};
+    hops[source] = 0;
+    for (std::size_t i = 0; i < queue.size(); ++i) {
+        const std::int32_t v = queue[i];
+        for (std::int32_t k = n.adjacency_offsets[v]; k < n.adjacency_offsets[v + 1]; ++k) {
+            const std::int32_t w = n.edge_to[n.adjacency_edges[k]];
+            if (hops[w] < 0) {
+                hops[w] = hops[v] + 1;
+                queue.push_back(w);
+            }
+        }
+    }
+    return hops;
+}
+
+}  // namespace skyfabric::workloads

@@ -1,0 +1,185 @@
+#include <skyfabric/workloads/training.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace skyfabric::workloads {
+
+namespace {
+
+Placement plan(const TrainingOptions& o, const Network& net, std::int32_t ranks) {
+    switch (o.placement) {
+        case PlacementPolicy::topology_aware: return ring_placement(net, ranks);
+        case PlacementPolicy::random: return random_placement(net.node_count, ranks, o.seed);
+        case PlacementPolicy::identity: return identity_placement(ranks);
+    }
+    return identity_placement(ranks);
+}
+
+// Nearest-rank percentile of sorted values.
+double percentile(const std::vector<double>& sorted, double q) {
+    if (sorted.empty()) return 0.0;
+    const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sorted.size())));
+    return sorted[std::min(sorted.size(), std::max<std::size_t>(rank, 1)) - 1];
+}
+
+}  // namespace
+
+TrainingResult simulate_training(const TrainingJob& job, const Accelerator& accelerator,
+                                 TopologySource source, const TrainingOptions& options) {
+    if (options.end_s < 0.0 && options.max_steps < 0)
+        throw std::invalid_argument("simulate_training: give end_s or max_steps");
+    NetworkClock clock(std::move(source));
+    const double start = options.start_s >= 0.0 ? options.start_s : clock.epoch_start_s();
+    const double end = options.end_s >= 0.0 ? options.end_s : std::numeric_limits<double>::infinity();
+    clock.advance_to(start);
+    clock.start_accounting(start);
+    CollectiveEngine engine(clock, options.flow);
+
+    const std::int32_t p = job.data_parallel;
+    if (p < 1 || p > clock.topology().node_count)
+        throw std::invalid_argument("simulate_training: data_parallel must be in 1..node_count");
+    if (job.sync == SyncMode::local_steps && job.local_steps < 1)
+        throw std::invalid_argument("simulate_training: local_steps must be >= 1");
+    const double compute = compute_time_per_step_s(job, accelerator);
+    const std::int32_t buckets = std::max(1, job.gradient_buckets);
+    const Schedule bucket_schedule = build_schedule(CollectiveOp::all_reduce, options.all_reduce, p,
+                                                    gradient_bytes(job) / buckets, options.schedule);
+    const Schedule outer_schedule = build_schedule(CollectiveOp::all_reduce, options.all_reduce, p,
+                                                   outer_sync_bytes(job), options.schedule);
+
+    TrainingResult out;
+    TrainingSummary& sum = out.summary;
+    sum.start_s = start;
+    sum.end_s = start;
+    sum.compute_per_step_s = compute;
+
+    Placement placement = plan(options, clock.network(), p);
+    std::int64_t placement_version = 0;
+    std::int64_t planned_epoch = clock.epoch();
+    sum.bus_bw_bound_Bps = single_link_bandwidth_Bps(clock.network(), placement, p);
+    const std::int64_t first_epoch = clock.epoch();
+
+    double t = start;
+    std::vector<double> step_times;
+    double bus_bw_total = 0.0;
+    std::int64_t bus_bw_count = 0;
+    for (std::int64_t step = 0; options.max_steps < 0 || step < options.max_steps; ++step) {
+        if (t + compute > end) break;
+        clock.advance_to(t);
+        if (options.replan_on_topology_change && options.placement == PlacementPolicy::topology_aware &&
+            clock.epoch() != planned_epoch) {
+            planned_epoch = clock.epoch();
+            // Re-embed only when the ring lost a hop: moving ranks costs nothing for pure
+            // data parallelism, but churn would defeat the per-epoch caches.
+            if (!ring_is_embedded(clock.network(), placement)) {
+                Placement fresh = ring_placement(clock.network(), p);
+                if (fresh != placement) {
+                    placement = std::move(fresh);
+                    ++placement_version;
+                    ++sum.replans;
+                }
+            }
+        }
+        StepRecord rec;
+        rec.step = step;
+        rec.start_s = t;
+        rec.compute_s = compute;
+        const double compute_end = t + compute;
+        const bool every = job.sync == SyncMode::every_step;
+        rec.synchronised = every || (step + 1) % job.local_steps == 0;
+        double comm_end = t;
+        bool failed = false;
+        std::vector<CollectiveRecord> step_collectives;
+        auto do_collective = [&](const Schedule& s, double ready_s, std::int64_t kind) {
+            const double begin = std::max(ready_s, comm_end);
+            const CollectiveResult r = engine.run(s, placement, begin, placement_version * 4 + kind);
+            CollectiveRecord c{step, r.op, r.algorithm, r.bytes, r.start_s, r.end_s,
+                               r.alg_bw_Bps, r.bus_bw_Bps, r.stalled_s, r.lost_s, r.completed};
+            step_collectives.push_back(c);
+            sum.time_lost_s += r.lost_s;
+            sum.stalled_s += r.stalled_s;
+            if (r.stalled_s > 0.0) rec.status = StepStatus::stalled;
+            else if (r.topology_changes > 0 && rec.status == StepStatus::ok) rec.status = StepStatus::rerouted;
+            if (!r.completed) {
+                failed = true;
+                return;
+            }
+            rec.communication_s += r.duration_s();
+            comm_end = r.end_s;
+        };
+        if (rec.synchronised) {
+            if (every) {
+                // Bucket b is ready once the backward pass has produced its gradients.
+                const double forward = compute * (1.0 - job.backward_fraction);
+                for (std::int32_t b = 0; b < buckets && !failed; ++b)
+                    do_collective(bucket_schedule,
+                                  t + forward + compute * job.backward_fraction * (b + 1) / buckets, 0);
+            } else {
+                do_collective(outer_schedule, compute_end, 1);  // outer sync after the local step
+            }
+        }
+        if (failed) {
+            rec.status = StepStatus::incomplete;
+            sum.truncated = true;
+            if (options.record_collectives)
+                out.collectives.insert(out.collectives.end(), step_collectives.begin(), step_collectives.end());
+            break;
+        }
+        rec.end_s = std::max(compute_end, comm_end);
+        if (rec.end_s > end) break;
+        rec.exposed_communication_s = rec.end_s - compute_end;
+        for (const auto& c : step_collectives) {
+            bus_bw_total += c.bus_bw_Bps;
+            ++bus_bw_count;
+        }
+        if (options.record_collectives)
+            out.collectives.insert(out.collectives.end(), step_collectives.begin(), step_collectives.end());
+        step_times.push_back(rec.end_s - rec.start_s);
+        out.steps.push_back(rec);
+        t = rec.end_s;
+        sum.end_s = t;
+    }
+
+    sum.steps = static_cast<std::int64_t>(out.steps.size());
+    std::vector<double> sorted = step_times;
+    std::sort(sorted.begin(), sorted.end());
+    sum.step_time_median_s = percentile(sorted, 0.5);
+    sum.step_time_p99_s = percentile(sorted, 0.99);
+    double total = 0.0;
+    for (double s : step_times) total += s;
+    sum.step_time_mean_s = sorted.empty() ? 0.0 : total / static_cast<double>(sorted.size());
+    const double wall = sum.end_s - sum.start_s;
+    if (wall > 0.0) {
+        sum.tokens_per_s = job.tokens_per_step * static_cast<double>(sum.steps) / wall;
+        sum.mfu = flops_per_step(job) * static_cast<double>(sum.steps) /
+                  (wall * static_cast<double>(chip_count(job)) * accelerator.peak_flops);
+    }
+    sum.bus_bw_mean_Bps = bus_bw_count > 0 ? bus_bw_total / static_cast<double>(bus_bw_count) : 0.0;
+    sum.topology_epochs = clock.epoch() - first_epoch + 1;
+    sum.flow_events = engine.flow_events();
+    sum.rate_solves = engine.rate_solves();
+    out.links = clock.link_utilisation(sum.end_s);
+    return out;
+}
+
+TrainingResult simulate_training(const TrainingJob& job, const Accelerator& accelerator,
+                                 std::span<const links::Topology> series,
+                                 const TrainingOptions& options) {
+    if (series.empty()) throw std::invalid_argument("simulate_training: empty topology series");
+    TrainingOptions o = options;
+    if (o.end_s < 0.0) {
+        // The last topology holds for as long as the spacing before it.
+        if (series.size() > 1) {
+            const double last = series.back().time_s;
+            o.end_s = last + (last - series[series.size() - 2].time_s);
+        } else if (o.max_steps < 0) {
+            throw std::invalid_argument("simulate_training: one topology needs end_s or max_steps");
+        }
+    }
+    return simulate_training(job, accelerator, topology_source(series), o);
+}
+
+}  // namespace skyfabric::workloads
