@@ -5,6 +5,7 @@
 #include <skyfabric/physics/orbit.hpp>
 
 #include <Eigen/Core>
+#include <Eigen/Geometry>  // cross products of the frame maps
 
 namespace skyfabric::physics {
 

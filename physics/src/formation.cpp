@@ -1,0 +1,103 @@
+#include <skyfabric/physics/formation.hpp>
+
+#include <skyfabric/physics/relative_motion.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+namespace skyfabric::physics {
+namespace {
+
+// Rates of the (trimmed) in-plane and cross-track oscillations; c = 1 without the trim.
+struct Rates {
+    double nc;       // along-track coupling n c
+    double w;        // in-plane frequency n sqrt(2 - c^2)
+    double q;        // cross-track frequency n sqrt(3c^2 - 2)
+};
+
+Rates rates_for(double n, const BoundedOrbitOptions& o) {
+    double c = 1.0;
+    if (o.j2_trim && o.chief_semi_major_axis_m > 0.0) {
+        c = std::sqrt(1.0 + schweighart_sedwick_s(o.chief_semi_major_axis_m, o.chief_inclination_rad));
+    }
+    return {n * c, n * std::sqrt(2.0 - c * c), n * std::sqrt(3.0 * c * c - 2.0)};
+}
+
+// Out-of-plane offset in quadrature with the radial motion (z follows y/2, which lags x by 90 deg):
+// when a satellite crosses the chief's radial level its cross-track offset is largest.
+double out_of_plane_position(const Eigen::Vector2d& xy, double amplitude_m) {
+    const double rho = std::hypot(xy.x(), 0.5 * xy.y());
+    return rho > 0.0 ? amplitude_m * 0.5 * xy.y() / rho : 0.0;
+}
+
+std::vector<RelativeState> finish(std::vector<Eigen::Vector2d> points, double n, const BoundedOrbitOptions& o) {
+    // Centre first, then by distance in the (x, y/2) metric, ties by angle: stable, platform-independent.
+    std::sort(points.begin(), points.end(), [](const Eigen::Vector2d& a, const Eigen::Vector2d& b) {
+        const double ra = std::round((a.x() * a.x() + 0.25 * a.y() * a.y()) * 1e6);
+        const double rb = std::round((b.x() * b.x() + 0.25 * b.y() * b.y()) * 1e6);
+        return std::tie(ra, a.x(), a.y()) < std::tie(rb, b.x(), b.y());
+    });
+    std::vector<RelativeState> out;
+    out.reserve(points.size());
+    for (const auto& p : points) {
+        RelativeState s;
+        s.position_m = Eigen::Vector3d(p.x(), p.y(), out_of_plane_position(p, o.out_of_plane_amplitude_m));
+        s.velocity_m_s = bounded_relative_velocity(s.position_m, n, o);
+        out.push_back(s);
+    }
+    return out;
+}
+
+}  // namespace
+
+// HCW bounded, centred ellipse: vy = -2 n x (no drift), vx = n y / 2 (centre on the chief), so
+// x(t) = x0 cos nt + (y0/2) sin nt, y(t) = -2 x0 sin nt + y0 cos nt: in (x, y/2) the lattice rotates rigidly.
+// J2 trim (Schweighart-Sedwick): y' + 2nc x = 0 removes drift, then x'' = -w^2 x with w = n sqrt(2 - c^2)
+// and y = -(2nc/w) * (x in quadrature), so centring needs vx = w^2 y / (2 n c); axis ratio 2c / sqrt(2 - c^2).
+// Cross-track: z = A (y/2)/rho (quadrature with x), z' = -A q x/rho with rho = |(x, y/2)|.
+Eigen::Vector3d bounded_relative_velocity(const Eigen::Vector3d& p, double n, const BoundedOrbitOptions& o) {
+    const Rates r = rates_for(n, o);
+    Eigen::Vector3d v(r.w * r.w * p.y() / (2.0 * r.nc), -2.0 * r.nc * p.x(), 0.0);
+    const double rho = std::hypot(p.x(), 0.5 * p.y());
+    if (o.out_of_plane_amplitude_m > 0.0 && rho > 0.0) {
+        v.z() = -o.out_of_plane_amplitude_m * r.q * p.x() / rho;
+    }
+    return v;
+}
+
+// (i dx)^2 + (j dy / 2)^2 <= (R/2)^2 on the integer grid.
+std::vector<RelativeState> suncatcher_lattice(double radius_m, double radial_pitch_m, double along_track_pitch_m,
+                                              double n, const BoundedOrbitOptions& o) {
+    const double half = 0.5 * radius_m;
+    const int imax = static_cast<int>(std::floor(half / radial_pitch_m + 1e-9));
+    const int jmax = static_cast<int>(std::floor(radius_m / along_track_pitch_m + 1e-9));
+    std::vector<Eigen::Vector2d> pts;
+    for (int i = -imax; i <= imax; ++i) {
+        for (int j = -jmax; j <= jmax; ++j) {
+            const double x = i * radial_pitch_m;
+            const double y = j * along_track_pitch_m;
+            if (x * x + 0.25 * y * y <= half * half * (1.0 + 1e-12)) pts.emplace_back(x, y);
+        }
+    }
+    return finish(std::move(pts), n, o);
+}
+
+// Hexagonal lattice of pitch p in the scaled plane (x, y/2), where HCW motion is a rigid rotation,
+// so physical neighbour distances breathe between p and 2p; kept inside |(x, y/2)| <= R/2.
+std::vector<RelativeState> hexagonal_lattice(double radius_m, double pitch_m, double n, const BoundedOrbitOptions& o) {
+    const double half = 0.5 * radius_m;
+    const int kmax = static_cast<int>(std::ceil(half / pitch_m * 2.0)) + 1;
+    const double h = std::sqrt(3.0) / 2.0;
+    std::vector<Eigen::Vector2d> pts;
+    for (int a = -kmax; a <= kmax; ++a) {
+        for (int b = -kmax; b <= kmax; ++b) {
+            const double x = pitch_m * (a + 0.5 * b);
+            const double w = pitch_m * h * b;  // scaled along-track y/2
+            if (x * x + w * w <= half * half * (1.0 + 1e-12)) pts.emplace_back(x, 2.0 * w);
+        }
+    }
+    return finish(std::move(pts), n, o);
+}
+
+}  // namespace skyfabric::physics

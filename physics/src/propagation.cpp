@@ -1,0 +1,490 @@
+#include <skyfabric/physics/propagation.hpp>
+
+#include <skyfabric/physics/atmosphere.hpp>
+#include <skyfabric/physics/constants.hpp>
+#include <skyfabric/physics/relative_motion.hpp>
+
+#include <boost/numeric/odeint.hpp>
+
+#include <Eigen/LU>
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <sstream>
+#include <thread>
+
+namespace skyfabric::physics {
+namespace {
+
+namespace odeint = boost::numeric::odeint;
+using State = std::vector<double>;
+
+// Satellites per independently integrated block (each block carries its own copy of the chief).
+// Fixed, so results do not depend on the number of threads.
+constexpr std::size_t chunk_capacity = 128;
+// Threads are only worth starting for large formations.
+constexpr std::size_t parallel_threshold = 512;
+// Upper bound on one step: keeps the quintic Hermite output interpolation well below 1e-6 m on offsets.
+constexpr double max_step_s = 120.0;
+constexpr double min_step_s = 1e-6;
+constexpr int max_rejections_in_a_row = 200;
+
+[[noreturn]] void fail(const std::string& what, std::size_t satellite, double time_s) {
+    std::ostringstream os;
+    os.precision(10);
+    os << "propagation failed: " << what << " (satellite " << satellite << ", t = " << time_s << " s)";
+    throw PropagationError(os.str());
+}
+
+struct ForceModel {
+    bool j2 = true;
+    bool drag = false;
+    SolarActivity activity = SolarActivity::moderate;
+    double epoch_julian_date = 0.0;
+};
+
+// Two-body + J2 (+ drag):
+// a = -mu r / r^3 - (3/2) J2 mu R^2 / r^5 [x (1 - 5z^2/r^2), y (1 - 5z^2/r^2), z (3 - 5z^2/r^2)]
+//     - 1/2 rho |v_rel| v_rel / B.
+inline Eigen::Vector3d acceleration(const ForceModel& f, const Eigen::Vector3d& r, const Eigen::Vector3d& v,
+                                    double ballistic, const Eigen::Vector3d& sun) {
+    const double r2 = r.squaredNorm();
+    const double r1 = std::sqrt(r2);
+    Eigen::Vector3d a = (-earth_mu_m3_s2 / (r2 * r1)) * r;
+    if (f.j2) {
+        const double k = -1.5 * earth_j2 * earth_mu_m3_s2 * earth_equatorial_radius_m * earth_equatorial_radius_m /
+                         (r2 * r2 * r1);
+        const double z5 = 5.0 * r.z() * r.z() / r2;
+        a.x() += k * r.x() * (1.0 - z5);
+        a.y() += k * r.y() * (1.0 - z5);
+        a.z() += k * r.z() * (3.0 - z5);
+    }
+    if (f.drag) {
+        a += drag_acceleration_m_s2(r, v, atmospheric_density_kg_m3(r, sun, f.activity), ballistic);
+    }
+    return a;
+}
+
+// State of a block: [chief r, v (ECI)] then, per satellite, its offset from the chief [dr, dv] (ECI).
+// Offsets are integrated directly (d'' = a(r_c + d) - a(r_c)) so the absolute tolerance acts on
+// metres of separation, not on 7000 km of radius: neighbour distances keep sub-micrometre steps.
+struct BlockSystem {
+    const ForceModel* force;
+    const double* ballistic;  // chief, then satellites
+    std::size_t count;
+    void operator()(const State& x, State& dxdt, double t) const {
+        const Eigen::Map<const Eigen::Vector3d> rc(x.data());
+        const Eigen::Map<const Eigen::Vector3d> vc(x.data() + 3);
+        Eigen::Vector3d sun = Eigen::Vector3d::UnitX();
+        if (force->drag) sun = sun_direction_eci(force->epoch_julian_date + t / seconds_per_day);
+        const Eigen::Vector3d ac = acceleration(*force, rc, vc, ballistic[0], sun);
+        Eigen::Map<Eigen::Vector3d>(dxdt.data()) = vc;
+        Eigen::Map<Eigen::Vector3d>(dxdt.data() + 3) = ac;
+        for (std::size_t k = 1; k <= count; ++k) {
+            const Eigen::Map<const Eigen::Vector3d> dr(x.data() + 6 * k);
+            const Eigen::Map<const Eigen::Vector3d> dv(x.data() + 6 * k + 3);
+            Eigen::Map<Eigen::Vector3d>(dxdt.data() + 6 * k) = dv;
+            Eigen::Map<Eigen::Vector3d>(dxdt.data() + 6 * k + 3) =
+                acceleration(*force, rc + dr, vc + dv, ballistic[k], sun) - ac;
+        }
+    }
+};
+
+using Fehlberg78 = odeint::runge_kutta_fehlberg78<State>;
+using Controlled78 = odeint::controlled_runge_kutta<Fehlberg78>;
+
+// Quintic Hermite through position, velocity and acceleration at both ends of a step (s in [0, 1]):
+// p(s) = H0 p0 + H1 h v0 + H2 h^2 a0 + H3 h^2 a1 + H4 h v1 + H5 p1; velocity = p'(s)/h.
+// Error ~ h^6 p^(6)/46080: for h = 120 s, 1 km offsets, ~1e-8 m.
+struct Hermite5 {
+    double h0, h1, h2, h3, h4, h5, d0, d1, d2, d3, d4, d5;
+    explicit Hermite5(double s) {
+        const double s2 = s * s, s3 = s2 * s, s4 = s3 * s, s5 = s4 * s;
+        h0 = 1.0 - 10.0 * s3 + 15.0 * s4 - 6.0 * s5;
+        h1 = s - 6.0 * s3 + 8.0 * s4 - 3.0 * s5;
+        h2 = 0.5 * (s2 - 3.0 * s3 + 3.0 * s4 - s5);
+        h3 = 0.5 * (s3 - 2.0 * s4 + s5);
+        h4 = -4.0 * s3 + 7.0 * s4 - 3.0 * s5;
+        h5 = 10.0 * s3 - 15.0 * s4 + 6.0 * s5;
+        d0 = -30.0 * s2 + 60.0 * s3 - 30.0 * s4;
+        d1 = 1.0 - 18.0 * s2 + 32.0 * s3 - 15.0 * s4;
+        d2 = 0.5 * (2.0 * s - 9.0 * s2 + 12.0 * s3 - 5.0 * s4);
+        d3 = 0.5 * (3.0 * s2 - 8.0 * s3 + 5.0 * s4);
+        d4 = -12.0 * s2 + 28.0 * s3 - 15.0 * s4;
+        d5 = 30.0 * s2 - 60.0 * s3 + 30.0 * s4;
+    }
+};
+
+struct Block {
+    std::size_t first = 0;  // global index of the block's first satellite
+    std::size_t count = 0;
+    std::vector<double> ballistic;
+    State x, dxdt, x_prev, dxdt_prev, out;  // out: interpolated state at the last requested time
+    double t = 0.0, t_prev = 0.0, dt = 10.0;
+    Controlled78 stepper;
+
+    Block(double abs_tol, double rel_tol)
+        : stepper(Controlled78::error_checker_type(abs_tol, rel_tol, 1.0, 1.0)) {}
+
+    BlockSystem system(const ForceModel& f) const { return {&f, ballistic.data(), count}; }
+
+    // Global index of the first satellite with a non-finite component (the chief counts as the
+    // block's first satellite), or -1 when all are finite.
+    long long first_bad(const State& s) const {
+        for (std::size_t i = 0; i < s.size(); ++i) {
+            if (!std::isfinite(s[i])) return static_cast<long long>(i < 6 ? first : first + i / 6 - 1);
+        }
+        return -1;
+    }
+
+    void restart(const ForceModel& f, double time_s) {
+        t = t_prev = time_s;
+        system(f)(x, dxdt, t);
+        x_prev = x;
+        dxdt_prev = dxdt;
+    }
+
+    void advance(const ForceModel& f, double time_s) {
+        const BlockSystem sys = system(f);
+        while (t < time_s) {
+            x_prev = x;
+            dxdt_prev = dxdt;
+            t_prev = t;
+            int rejections = 0;
+            for (;;) {
+                dt = std::min(dt, max_step_s);
+                if (stepper.try_step(sys, x, dxdt, t, dt) == odeint::success) break;
+                if (++rejections > max_rejections_in_a_row || dt < min_step_s) {
+                    fail("step size collapsed to " + std::to_string(dt) + " s", first, t);
+                }
+            }
+            sys(x, dxdt, t);
+            const long long bad = std::max(first_bad(x), first_bad(dxdt));
+            if (bad >= 0) fail("non-finite state", static_cast<std::size_t>(bad), t);
+        }
+        interpolate(time_s);
+    }
+
+    void interpolate(double time_s) {
+        out.resize(x.size());
+        const double h = t - t_prev;
+        if (h <= 0.0) {
+            out = x;
+            return;
+        }
+        const Hermite5 w((time_s - t_prev) / h);
+        for (std::size_t k = 0; k <= count; ++k) {
+            for (std::size_t c = 0; c < 3; ++c) {
+                const std::size_t p = 6 * k + c, v = p + 3;
+                const double p0 = x_prev[p], v0 = dxdt_prev[p], a0 = dxdt_prev[v];
+                const double p1 = x[p], v1 = dxdt[p], a1 = dxdt[v];
+                out[p] = w.h0 * p0 + w.h1 * h * v0 + w.h2 * h * h * a0 + w.h3 * h * h * a1 + w.h4 * h * v1 + w.h5 * p1;
+                out[v] = (w.d0 * p0 + w.d5 * p1) / h + w.d1 * v0 + w.d4 * v1 + (w.d2 * a0 + w.d3 * a1) * h;
+            }
+        }
+    }
+};
+
+CartesianState chief_of(const State& s) {
+    return {Eigen::Vector3d(s[0], s[1], s[2]), Eigen::Vector3d(s[3], s[4], s[5])};
+}
+
+// Linear relative dynamics (HCW): x'' = 2n y' + 3n^2 x, y'' = -2n x', z'' = -n^2 z.
+struct HcwSystem {
+    double n;
+    void operator()(const State& x, State& dxdt, double) const {
+        for (std::size_t k = 0; k < x.size(); k += 6) {
+            dxdt[k] = x[k + 3];
+            dxdt[k + 1] = x[k + 4];
+            dxdt[k + 2] = x[k + 5];
+            dxdt[k + 3] = 2.0 * n * x[k + 4] + 3.0 * n * n * x[k];
+            dxdt[k + 4] = -2.0 * n * x[k + 3];
+            dxdt[k + 5] = -n * n * x[k + 2];
+        }
+    }
+};
+
+using Dopri5 = odeint::runge_kutta_dopri5<State>;
+using DenseDopri5 = odeint::result_of::make_dense_output<Dopri5>::type;
+
+}  // namespace
+
+struct FormationPropagator::Impl {
+    PropagationSettings settings;
+    ForceModel force;
+    CartesianState chief0;
+    std::vector<RelativeState> initial;
+    double last_time = 0.0;
+    bool started = false;
+
+    // Linear models: mean motion and Schweighart-Sedwick c (c = 1 for HCW).
+    double n = 0.0;
+    double ss_c = 1.0;
+    // Schweighart-Sedwick chief: circular, radius r0, argument of latitude u0 + n c t, node raan0 + raan_rate t.
+    double r0 = 0.0, inclination = 0.0, raan0 = 0.0, u0 = 0.0, raan_rate = 0.0;
+
+    std::vector<Block> blocks;
+    std::unique_ptr<DenseDopri5> dense;
+    State rel;
+
+    // Station keeping (nonlinear model).
+    std::vector<double> delta_v;
+    std::vector<double> arrival_time;  // < 0: no transfer under way
+    double reference_n = 0.0, reference_c = 1.0, transfer_time_s = 0.0;
+
+    RelativeState reference(std::size_t i, double t) const {
+        return schweighart_sedwick_propagate(initial[i], reference_n, reference_c, t);
+    }
+
+    CartesianState ss_chief(double t) const {
+        const double u = u0 + n * ss_c * t;
+        const double om = raan0 + raan_rate * t;
+        const double cu = std::cos(u), su = std::sin(u), co = std::cos(om), so = std::sin(om);
+        const double ci = std::cos(inclination), si = std::sin(inclination);
+        const Eigen::Vector3d r = r0 * Eigen::Vector3d(co * cu - so * su * ci, so * cu + co * su * ci, su * si);
+        const Eigen::Vector3d dr_du = r0 * Eigen::Vector3d(-co * su - so * cu * ci, -so * su + co * cu * ci, cu * si);
+        const Eigen::Vector3d dr_dom(-r.y(), r.x(), 0.0);
+        return {r, n * ss_c * dr_du + raan_rate * dr_dom};
+    }
+
+    void setup_nonlinear() {
+        const std::size_t total = initial.size();
+        const double b_nominal = settings.drag.ballistic_coefficient_kg_m2;
+        const Eigen::Matrix3d rot = lvlh_to_eci_rotation(chief0);
+        const Eigen::Vector3d w = chief0.position_m.cross(chief0.velocity_m_s) / chief0.position_m.squaredNorm();
+        for (std::size_t first = 0; first < std::max<std::size_t>(total, 1); first += chunk_capacity) {
+            Block b(settings.absolute_tolerance, settings.relative_tolerance);
+            b.first = first;
+            b.count = std::min(chunk_capacity, total - first);
+            b.ballistic.resize(b.count + 1, b_nominal);
+            b.x.resize(6 * (b.count + 1));
+            Eigen::Map<Eigen::Vector3d>(b.x.data()) = chief0.position_m;
+            Eigen::Map<Eigen::Vector3d>(b.x.data() + 3) = chief0.velocity_m_s;
+            for (std::size_t k = 0; k < b.count; ++k) {
+                // Offsets of lvlh_to_eci(chief, s) minus the chief, formed without the 7e6 m round trip.
+                const Eigen::Vector3d dr = rot * initial[first + k].position_m;
+                const Eigen::Vector3d dv = rot * initial[first + k].velocity_m_s + w.cross(dr);
+                Eigen::Map<Eigen::Vector3d>(b.x.data() + 6 * (k + 1)) = dr;
+                Eigen::Map<Eigen::Vector3d>(b.x.data() + 6 * (k + 1) + 3) = dv;
+                if (settings.drag.enabled) {
+                    b.ballistic[k + 1] = satellite_ballistic_coefficient_kg_m2(settings.drag, first + k);
+                }
+            }
+            b.dxdt.resize(b.x.size());
+            b.restart(force, 0.0);
+            b.out = b.x;
+            blocks.push_back(std::move(b));
+        }
+    }
+
+    template <class F>
+    void for_each_block(F&& work) {
+        const std::size_t threads =
+            initial.size() >= parallel_threshold
+                ? std::min<std::size_t>(blocks.size(), std::max(1u, std::thread::hardware_concurrency()))
+                : 1;
+        if (threads <= 1) {
+            for (auto& b : blocks) work(b);
+            return;
+        }
+        std::vector<std::exception_ptr> errors(blocks.size());
+        std::vector<std::thread> pool;
+        for (std::size_t tid = 0; tid < threads; ++tid) {
+            pool.emplace_back([&, tid] {
+                for (std::size_t i = tid; i < blocks.size(); i += threads) {
+                    try {
+                        work(blocks[i]);
+                    } catch (...) {
+                        errors[i] = std::current_exception();
+                    }
+                }
+            });
+        }
+        for (auto& th : pool) th.join();
+        for (auto& e : errors) {
+            if (e) std::rethrow_exception(e);
+        }
+    }
+
+    // Dead-band control, HCW two-impulse targeting: when |rho - rho_ref| > tolerance/2, the first
+    // impulse sets v = Phi_rv(tau)^-1 (rho_ref(t + tau) - Phi_rr(tau) rho), tau = a quarter orbit;
+    // at the first call after t + tau the second impulse matches the reference velocity.
+    void station_keep(Block& b, double t) {
+        const CartesianState chief = chief_of(b.out);
+        const Eigen::Matrix3d rot = lvlh_to_eci_rotation(chief);
+        const Eigen::Vector3d w = chief.position_m.cross(chief.velocity_m_s) / chief.position_m.squaredNorm();
+        const Eigen::Matrix<double, 6, 6> phi = hcw_state_transition(reference_n, transfer_time_s);
+        const Eigen::Matrix3d phi_rv_inv = phi.block<3, 3>(0, 3).inverse();
+        bool changed = false;
+        for (std::size_t k = 0; k < b.count; ++k) {
+            const std::size_t i = b.first + k;
+            Eigen::Map<Eigen::Vector3d> dr(b.out.data() + 6 * (k + 1));
+            Eigen::Map<Eigen::Vector3d> dv(b.out.data() + 6 * (k + 1) + 3);
+            const Eigen::Vector3d rho = rot.transpose() * dr;
+            const Eigen::Vector3d rho_dot = rot.transpose() * (dv - w.cross(dr));
+            Eigen::Vector3d impulse = Eigen::Vector3d::Zero();
+            if (arrival_time[i] >= 0.0) {
+                if (t < arrival_time[i]) continue;
+                impulse = reference(i, t).velocity_m_s - rho_dot;
+                arrival_time[i] = -1.0;
+            } else {
+                const RelativeState ref = reference(i, t);
+                if ((rho - ref.position_m).norm() <= 0.5 * settings.station_keeping.tolerance_m) continue;
+                const Eigen::Vector3d target = reference(i, t + transfer_time_s).position_m;
+                const Eigen::Vector3d v_needed = phi_rv_inv * (target - phi.block<3, 3>(0, 0) * rho);
+                impulse = v_needed - rho_dot;
+                arrival_time[i] = t + transfer_time_s;
+            }
+            dv += rot * impulse;
+            delta_v[i] += impulse.norm();
+            changed = true;
+        }
+        if (changed) {
+            b.x = b.out;
+            b.restart(force, t);
+        }
+    }
+
+    void advance(double t, FormationSnapshot& snap) {
+        const std::size_t count = initial.size();
+        snap.time_s = t;
+        snap.satellites_lvlh.resize(count);
+        snap.satellites_eci.resize(count);
+        switch (settings.model) {
+            case RelativeMotionModel::hcw:
+            case RelativeMotionModel::schweighart_sedwick: {
+                const bool ss = settings.model == RelativeMotionModel::schweighart_sedwick;
+                snap.chief_eci = ss ? ss_chief(t) : kepler_propagate(chief0, earth_mu_m3_s2, t);
+                for (std::size_t i = 0; i < count; ++i) {
+                    snap.satellites_lvlh[i] = ss ? schweighart_sedwick_propagate(initial[i], n, ss_c, t)
+                                                 : hcw_propagate(initial[i], n, t);
+                }
+                break;
+            }
+            case RelativeMotionModel::hcw_ode: {
+                const HcwSystem sys{n};
+                if (count > 0) {
+                    int guard = 0;
+                    while (dense->current_time() < t) {
+                        dense->do_step(sys);
+                        if (++guard > 10000000 || dense->current_time() - dense->previous_time() < min_step_s) {
+                            fail("step size collapsed", 0, dense->current_time());
+                        }
+                    }
+                    if (dense->current_time() == t) {
+                        rel = dense->current_state();
+                    } else {
+                        dense->calc_state(t, rel);
+                    }
+                }
+                for (std::size_t i = 0; i < count; ++i) {
+                    auto& s = snap.satellites_lvlh[i];
+                    s.position_m = Eigen::Vector3d(rel[6 * i], rel[6 * i + 1], rel[6 * i + 2]);
+                    s.velocity_m_s = Eigen::Vector3d(rel[6 * i + 3], rel[6 * i + 4], rel[6 * i + 5]);
+                    if (!s.position_m.allFinite() || !s.velocity_m_s.allFinite()) fail("non-finite state", i, t);
+                }
+                snap.chief_eci = kepler_propagate(chief0, earth_mu_m3_s2, t);
+                break;
+            }
+            case RelativeMotionModel::nonlinear: {
+                const bool keep = settings.station_keeping.enabled;
+                for_each_block([&](Block& b) {
+                    b.advance(force, t);
+                    if (keep) station_keep(b, t);
+                });
+                snap.chief_eci = chief_of(blocks.front().out);
+                for (const Block& b : blocks) {
+                    const CartesianState chief = chief_of(b.out);
+                    const Eigen::Matrix3d rot = lvlh_to_eci_rotation(chief);
+                    const Eigen::Vector3d w =
+                        chief.position_m.cross(chief.velocity_m_s) / chief.position_m.squaredNorm();
+                    for (std::size_t k = 0; k < b.count; ++k) {
+                        const Eigen::Map<const Eigen::Vector3d> dr(b.out.data() + 6 * (k + 1));
+                        const Eigen::Map<const Eigen::Vector3d> dv(b.out.data() + 6 * (k + 1) + 3);
+                        auto& lv = snap.satellites_lvlh[b.first + k];
+                        lv.position_m = rot.transpose() * dr;
+                        lv.velocity_m_s = rot.transpose() * (dv - w.cross(dr));
+                        auto& ec = snap.satellites_eci[b.first + k];
+                        ec.position_m = chief.position_m + dr;
+                        ec.velocity_m_s = chief.velocity_m_s + dv;
+                    }
+                }
+                return;
+            }
+        }
+        for (std::size_t i = 0; i < count; ++i) snap.satellites_eci[i] = lvlh_to_eci(snap.chief_eci, snap.satellites_lvlh[i]);
+    }
+};
+
+FormationPropagator::FormationPropagator(const CartesianState& chief_eci, std::span<const RelativeState> satellites_lvlh,
+                                         const PropagationSettings& settings)
+    : impl_(std::make_unique<Impl>()) {
+    Impl& m = *impl_;
+    m.settings = settings;
+    m.force = {settings.j2, settings.drag.enabled, settings.drag.solar_activity, settings.epoch_julian_date};
+    m.chief0 = chief_eci;
+    m.initial.assign(satellites_lvlh.begin(), satellites_lvlh.end());
+    m.delta_v.assign(m.initial.size(), 0.0);
+    m.arrival_time.assign(m.initial.size(), -1.0);
+
+    const KeplerianElements el = cartesian_to_keplerian(chief_eci, earth_mu_m3_s2);
+    m.r0 = chief_eci.position_m.norm();
+    m.inclination = el.inclination_rad;
+    m.raan0 = el.raan_rad;
+    m.u0 = el.arg_perigee_rad + el.true_anomaly_rad;
+    m.n = mean_motion_rad_s(el.semi_major_axis_m, earth_mu_m3_s2);
+
+    switch (settings.model) {
+        case RelativeMotionModel::hcw: break;
+        case RelativeMotionModel::schweighart_sedwick: {
+            // SS reference orbit: circular at r0; n = sqrt(mu/r0^3), argument of latitude rate n c,
+            // node rate -(3/2) n J2 (R_E/r0)^2 cos i.
+            m.n = mean_motion_rad_s(m.r0, earth_mu_m3_s2);
+            m.ss_c = std::sqrt(1.0 + schweighart_sedwick_s(m.r0, m.inclination));
+            const double q = earth_equatorial_radius_m / m.r0;
+            m.raan_rate = -1.5 * m.n * earth_j2 * q * q * std::cos(m.inclination);
+            break;
+        }
+        case RelativeMotionModel::hcw_ode: {
+            m.rel.resize(6 * m.initial.size());
+            for (std::size_t i = 0; i < m.initial.size(); ++i) {
+                for (int c = 0; c < 3; ++c) {
+                    m.rel[6 * i + c] = m.initial[i].position_m[c];
+                    m.rel[6 * i + 3 + c] = m.initial[i].velocity_m_s[c];
+                }
+            }
+            m.dense = std::make_unique<DenseDopri5>(
+                odeint::make_dense_output(settings.absolute_tolerance, settings.relative_tolerance, Dopri5()));
+            m.dense->initialize(m.rel, 0.0, 1.0);
+            break;
+        }
+        case RelativeMotionModel::nonlinear: {
+            m.setup_nonlinear();
+            m.reference_n = mean_motion_rad_s(m.r0, earth_mu_m3_s2);
+            m.reference_c = settings.j2 ? std::sqrt(1.0 + schweighart_sedwick_s(m.r0, m.inclination)) : 1.0;
+            m.transfer_time_s = 0.25 * 2.0 * pi / m.reference_n;
+            break;
+        }
+    }
+}
+
+FormationPropagator::~FormationPropagator() = default;
+FormationPropagator::FormationPropagator(FormationPropagator&&) noexcept = default;
+FormationPropagator& FormationPropagator::operator=(FormationPropagator&&) noexcept = default;
+
+void FormationPropagator::advance_to(double time_s, FormationSnapshot& snapshot) {
+    Impl& m = *impl_;
+    if (m.started && time_s < m.last_time) {
+        fail("advance_to called with a time earlier than the previous one", 0, time_s);
+    }
+    m.started = true;
+    m.last_time = time_s;
+    m.advance(time_s, snapshot);
+}
+
+std::size_t FormationPropagator::satellite_count() const { return impl_->initial.size(); }
+
+std::span<const double> FormationPropagator::station_keeping_delta_v_m_s() const { return impl_->delta_v; }
+
+}  // namespace skyfabric::physics
