@@ -3,6 +3,7 @@
 #include "cli/progress.hpp"
 #include "output/result_writer.hpp"
 #include "output/summary.hpp"
+#include "output/vtk_recorder.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/yaml_reader.hpp"
 #include "simulation/simulation.hpp"
@@ -77,6 +78,12 @@ int command_run(const RunOptions& o) {
     if (sc.output.hdf5) {
         writer.emplace(h5_partial);
         recorders.push_back(&*writer);
+    }
+    std::optional<output::VtkRecorder> vtk;
+    if (sc.output.vtk) {
+        fs::remove_all(dir / "vtk");  // frames of an earlier run in this folder would mix in
+        vtk.emplace(dir / "vtk");
+        recorders.push_back(&*vtk);
     }
     ProgressBar progress(!o.quiet && stderr_is_terminal());
     recorders.push_back(&progress);

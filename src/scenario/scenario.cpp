@@ -206,7 +206,7 @@ void apply_override(YAML::Node root, const Override& o) {
         if (!child.IsDefined() || child.IsNull()) {
             node[keys[i]] = YAML::Node(YAML::NodeType::Map);
         }
-        node = node[keys[i]];
+        node.reset(node[keys[i]]);  // reset() re-points; operator= would overwrite the parent's content
     }
     node[keys.back()] = value;
 }

@@ -119,6 +119,7 @@ RunSummary run(const scenario::Scenario& sc, std::vector<Recorder*> recorders, c
             if (sample.min_separation_m < sc.metrics.min_separation_alarm_m) ++summary.separation_alarms;
             for (int a = 0; a < 3; ++a) summary.envelope_max_m[a] = std::max(summary.envelope_max_m[a], sample.envelope_m[a]);
 
+            sample.delta_v_m_s = propagator.station_keeping_delta_v_m_s();
             for (auto* r : recorders) r->record(sample);
             summary.samples_written = k + 1;
             summary.simulated_s = times[k];

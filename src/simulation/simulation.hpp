@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,7 @@ struct Sample {
     std::int32_t min_separation_pair[2] = {0, 0};
     double envelope_m[3] = {0.0, 0.0, 0.0};       // max |x|, |y|, |z| in LVLH
     std::vector<double> model_error_m;            // [N] |r_model - r_nonlinear| when compared, else empty
+    std::span<const double> delta_v_m_s;          // [N] cumulative station-keeping delta-v so far
 };
 
 struct RunSummary {
