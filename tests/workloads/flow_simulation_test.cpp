@@ -1,0 +1,116 @@
+// The event engine over changing topologies: piecewise capacities, rerouting, stalls.
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include <skyfabric/workloads/flow_simulation.hpp>
+
+#include "test_helpers.hpp"
+
+namespace sw = skyfabric::workloads;
+using skyfabric::links::Topology;
+
+TEST(PiecewiseCapacity, CapacityChangeMidTransferGivesExactTime) {
+    // One link: 80 Gbps (10 GB/s) until t1 = 0.3 s, then 16 Gbps (2 GB/s). 5 GB point to
+    // point: 3 GB by t1, the remaining 2 GB take 1 s → drained at 1.3 s, plus α.
+    const double alpha = 1e-3;
+    std::vector<Topology> series{sw::testing::ring(2, 80e9, alpha, 0.0), sw::testing::ring(2, 16e9, alpha, 0.3)};
+    sw::NetworkClock clock(sw::topology_source(series));
+    sw::CollectiveEngine engine(clock, {});
+    const auto s = sw::build_schedule(sw::CollectiveOp::point_to_point, sw::Algorithm::direct, 2, 5e9);
+    const auto r = engine.run(s, sw::identity_placement(2), 0.0);
+    ASSERT_TRUE(r.completed);
+    EXPECT_NEAR(r.end_s, 1.3 + alpha, 1e-12);
+    EXPECT_EQ(r.topology_changes, 1);
+    EXPECT_NEAR(r.lost_s, 1.3 + alpha - (0.5 + alpha), 1e-12);
+    EXPECT_DOUBLE_EQ(r.stalled_s, 0.0);
+}
+
+TEST(Rerouting, LinkRemovedMidCollectiveReroutesAndCompletes) {
+    // Ring of 6; at t = 0.05 s the link 0–1 disappears. Ring all-reduce of 1 GB must
+    // still complete, its 0→1 transfers going the long way round (5 hops) on the reverse
+    // direction of the ring's links, which the ring leaves idle (full duplex): no
+    // contention, so each later step costs 4α more. 0.05 s falls inside step 3 of 10.
+    const int p = 6;
+    const double cap = 100e9, alpha = 1e-6, n = 1e9;
+    Topology before = sw::testing::ring(p, cap, alpha, 0.0);
+    Topology after = before;
+    after.time_s = 0.05;
+    after.links.erase(after.links.begin());  // (0,1)
+    std::vector<Topology> series{before, after};
+    sw::NetworkClock clock(sw::topology_source(series));
+    sw::CollectiveEngine engine(clock, {});
+    const auto s = sw::build_schedule(sw::CollectiveOp::all_reduce, sw::Algorithm::ring, p, n);
+    const auto r = engine.run(s, sw::identity_placement(p), 0.0);
+    ASSERT_TRUE(r.completed);
+    const double undisturbed = 2.0 * (p - 1) * alpha + 2.0 * (p - 1.0) / p * n / (cap / 8);
+    const double step = alpha + n / p / (cap / 8);
+    const int rerouted_steps = 2 * (p - 1) - static_cast<int>(0.05 / step);
+    EXPECT_NEAR(r.duration_s(), undisturbed + rerouted_steps * 4 * alpha, 1e-9);
+    EXPECT_NEAR(r.lost_s, rerouted_steps * 4 * alpha, 1e-9);
+    EXPECT_EQ(r.topology_changes, 1);
+    EXPECT_DOUBLE_EQ(r.stalled_s, 0.0);
+}
+
+TEST(Rerouting, StallsUntilAPathReturnsAndCountsTheWait) {
+    // Two nodes; link down (capacity 0) from 0.1 s to 0.4 s. 2 GB at 10 GB/s: 1 GB sent
+    // before the outage, the rest after it → drained at 0.5 s; 0.3 s stalled.
+    std::vector<Topology> series{sw::testing::ring(2, 80e9, 0.0, 0.0), sw::testing::ring(2, 0.0, 0.0, 0.1),
+                                 sw::testing::ring(2, 80e9, 0.0, 0.4)};
+    sw::NetworkClock clock(sw::topology_source(series));
+    sw::CollectiveEngine engine(clock, {});
+    const auto s = sw::build_schedule(sw::CollectiveOp::point_to_point, sw::Algorithm::direct, 2, 2e9);
+    const auto r = engine.run(s, sw::identity_placement(2), 0.0);
+    ASSERT_TRUE(r.completed);
+    EXPECT_NEAR(r.end_s, 0.5, 1e-12);
+    EXPECT_NEAR(r.stalled_s, 0.3, 1e-12);
+    EXPECT_EQ(r.topology_changes, 2);
+}
+
+TEST(Rerouting, NoPathEverMeansIncomplete) {
+    std::vector<Topology> series{sw::testing::ring(2, 80e9, 0.0, 0.0), sw::testing::ring(2, 0.0, 0.0, 0.1)};
+    sw::NetworkClock clock(sw::topology_source(series));
+    sw::CollectiveEngine engine(clock, {});
+    const auto s = sw::build_schedule(sw::CollectiveOp::point_to_point, sw::Algorithm::direct, 2, 2e9);
+    const auto r = engine.run(s, sw::identity_placement(2), 0.0);
+    EXPECT_FALSE(r.completed);
+}
+
+TEST(Routing, MultiHopLatencyAddsUp) {
+    // Point to point across 3 hops of a line (ring with the closing link removed).
+    Topology t = sw::testing::ring(4, 80e9, 1e-3);
+    t.links.pop_back();  // (0,3)
+    const auto r = sw::run_collective(t, sw::CollectiveOp::point_to_point, sw::Algorithm::direct, 1e9,
+                                      sw::Placement{0, 3});
+    EXPECT_NEAR(r.duration_s(), 0.1 + 3e-3, 1e-12);
+}
+
+TEST(Routing, WidestPathPrefersCapacityOverLatency) {
+    // 0–1 direct but slow; 0–2–1 fast but longer.
+    Topology t;
+    t.node_count = 3;
+    t.links = {sw::testing::make_link(0, 1, 1e9, 1e-6), sw::testing::make_link(0, 2, 100e9, 1e-3),
+               sw::testing::make_link(1, 2, 100e9, 1e-3)};
+    const auto net = sw::build_network(t);
+    EXPECT_EQ(sw::route(net, 0, 1, sw::RoutingPolicy::shortest_latency)->edges.size(), 1u);
+    EXPECT_EQ(sw::route(net, 0, 1, sw::RoutingPolicy::widest)->edges.size(), 2u);
+    // Split over both disjoint paths: 1.01 Gbps total instead of 1.
+    const auto paths = sw::route_disjoint(net, 0, 1, sw::RoutingPolicy::shortest_latency, 2);
+    EXPECT_EQ(paths.size(), 2u);
+}
+
+TEST(LinkUtilisation, CountsBytesAndCapacityTime) {
+    // p = 2 all-reduce of 2 GB: each rank sends 2(p−1)/p·n = 2 GB, so 4 GB cross the one
+    // 80 Gbps link (both directions) within 1 s of accounted time.
+    std::vector<Topology> series{sw::testing::ring(2, 80e9, 0.0, 0.0)};
+    sw::NetworkClock clock(sw::topology_source(series));
+    sw::CollectiveEngine engine(clock, {});
+    const auto s = sw::build_schedule(sw::CollectiveOp::all_reduce, sw::Algorithm::ring, 2, 2e9);
+    engine.run(s, sw::identity_placement(2), 0.0);
+    const auto u = clock.link_utilisation(1.0);
+    ASSERT_EQ(u.size(), 1u);
+    EXPECT_DOUBLE_EQ(u[0].bytes, 4e9);
+    EXPECT_DOUBLE_EQ(u[0].capacity_bytes, 20e9);  // 10 GB/s × 2 directions × 1 s
+    EXPECT_DOUBLE_EQ(u[0].utilisation, 0.2);
+}

@@ -1,0 +1,134 @@
+// Max-min fairness (progressive filling) and the CPU/CUDA backends.
+
+#include <cmath>
+#include <limits>
+
+#include <gtest/gtest.h>
+
+#include <skyfabric/workloads/flow_solver.hpp>
+
+namespace sw = skyfabric::workloads;
+
+namespace {
+std::vector<std::int32_t> L(std::initializer_list<std::int32_t> l) { return l; }
+}  // namespace
+
+TEST(MaxMinFairness, SharedBottleneckSplitsEvenlyAndLeftoverGoesToUnconstrainedFlow) {
+    // Link 0 (10 B/s) is shared by flows A, B, C; C also crosses link 1 (100 B/s) alone
+    // with D. A, B, C get 10/3; D gets 100 − 10/3.
+    sw::FlowProblem p;
+    p.capacity_Bps = {10.0, 100.0};
+    p.add_flow(L({0}), 1.0, 0.0);
+    p.add_flow(L({0}), 1.0, 0.0);
+    p.add_flow(L({0, 1}), 1.0, 0.0);
+    p.add_flow(L({1}), 1.0, 0.0);
+    const auto rates = sw::make_flow_solver(sw::Backend::cpu)->solve_rates(p);
+    EXPECT_DOUBLE_EQ(rates[0], 10.0 / 3.0);
+    EXPECT_DOUBLE_EQ(rates[1], 10.0 / 3.0);
+    EXPECT_DOUBLE_EQ(rates[2], 10.0 / 3.0);
+    EXPECT_NEAR(rates[3], 100.0 - 10.0 / 3.0, 1e-12);
+}
+
+TEST(MaxMinFairness, TwoLevelBottlenecks) {
+    // Classic parking lot: flow 0 crosses links 0,1; flow 1 link 0; flow 2 link 1.
+    // Link 0 = 4, link 1 = 10: flows 0,1 get 2 each, flow 2 gets 8.
+    sw::FlowProblem p;
+    p.capacity_Bps = {4.0, 10.0};
+    p.add_flow(L({0, 1}), 1.0, 0.0);
+    p.add_flow(L({0}), 1.0, 0.0);
+    p.add_flow(L({1}), 1.0, 0.0);
+    const auto rates = sw::make_flow_solver(sw::Backend::cpu)->solve_rates(p);
+    EXPECT_DOUBLE_EQ(rates[0], 2.0);
+    EXPECT_DOUBLE_EQ(rates[1], 2.0);
+    EXPECT_DOUBLE_EQ(rates[2], 8.0);
+}
+
+TEST(Drain, FlowEndingFreesCapacityForTheOthers) {
+    // Two flows share a 10 B/s link: 10 B and 30 B. Both at 5 B/s until t = 2 (first
+    // done), then the second alone at 10 B/s for its last 20 B: t = 4. Plus latencies.
+    sw::FlowProblem p;
+    p.capacity_Bps = {10.0};
+    p.add_flow(L({0}), 10.0, 0.5);
+    p.add_flow(L({0}), 30.0, 0.25);
+    const auto r = sw::make_flow_solver(sw::Backend::cpu)->drain(p);
+    EXPECT_DOUBLE_EQ(r.finish_s[0], 2.5);
+    EXPECT_DOUBLE_EQ(r.finish_s[1], 4.25);
+    EXPECT_DOUBLE_EQ(r.makespan_s, 4.25);
+}
+
+TEST(Drain, FlowWithoutPathNeverFinishes) {
+    sw::FlowProblem p;
+    p.capacity_Bps = {10.0};
+    p.add_flow({}, 5.0, 0.0);
+    const auto r = sw::make_flow_solver(sw::Backend::cpu)->drain(p);
+    EXPECT_TRUE(std::isinf(r.makespan_s));
+}
+
+TEST(Backends, AutoFallsBackToCpuWithoutDevice) {
+    const auto solver = sw::make_flow_solver(sw::Backend::automatic);
+    if (sw::cuda_device_count() == 0) {
+        EXPECT_EQ(solver->backend(), sw::Backend::cpu);
+        EXPECT_THROW(sw::make_flow_solver(sw::Backend::cuda), std::runtime_error);
+        EXPECT_FALSE(sw::cuda_unavailable_reason().empty());
+    } else {
+        EXPECT_EQ(solver->backend(), sw::Backend::cuda);
+    }
+    EXPECT_EQ(sw::parse_backend("auto"), sw::Backend::automatic);
+}
+
+namespace {
+// Many random independent problems: a deterministic LCG, links 2..20, flows 1..40.
+std::vector<sw::FlowProblem> random_problems(int count) {
+    std::uint64_t s = 12345;
+    auto next = [&s] {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        return static_cast<double>(s >> 11) / 9007199254740992.0;
+    };
+    std::vector<sw::FlowProblem> out(count);
+    for (auto& p : out) {
+        const int links = 2 + static_cast<int>(next() * 19);
+        const int flows = 1 + static_cast<int>(next() * 40);
+        for (int l = 0; l < links; ++l) p.capacity_Bps.push_back(1e9 * (0.1 + next()));
+        for (int f = 0; f < flows; ++f) {
+            std::vector<std::int32_t> path;
+            const int hops = 1 + static_cast<int>(next() * 4);
+            for (int h = 0; h < hops; ++h) {
+                const auto l = static_cast<std::int32_t>(next() * links);
+                if (std::find(path.begin(), path.end(), l) == path.end()) path.push_back(l);
+            }
+            p.add_flow(path, 1e6 * (0.01 + next()), 1e-6 * next());
+        }
+    }
+    return out;
+}
+}  // namespace
+
+TEST(Backends, CudaBatchMatchesCpuBatch) {
+    if (sw::cuda_device_count() == 0)
+        GTEST_SKIP() << "CUDA comparison skipped: " << sw::cuda_unavailable_reason();
+    const auto problems = random_problems(2000);
+    const auto cpu = sw::make_flow_solver(sw::Backend::cpu);
+    const auto gpu = sw::make_flow_solver(sw::Backend::cuda);
+    const auto a = cpu->drain_batch(problems);
+    const auto b = gpu->drain_batch(problems);
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        ASSERT_NEAR(a[i].makespan_s, b[i].makespan_s, 1e-9 * a[i].makespan_s) << "problem " << i;
+        for (std::size_t f = 0; f < a[i].finish_s.size(); ++f)
+            ASSERT_NEAR(a[i].finish_s[f], b[i].finish_s[f], 1e-9 * a[i].finish_s[f]);
+    }
+    const auto ra = cpu->solve_rates_batch(problems);
+    const auto rb = gpu->solve_rates_batch(problems);
+    for (std::size_t i = 0; i < ra.size(); ++i)
+        for (std::size_t f = 0; f < ra[i].size(); ++f) ASSERT_NEAR(ra[i][f], rb[i][f], 1e-9 * ra[i][f]);
+}
+
+TEST(Backends, CpuBatchEqualsOneByOne) {
+    const auto problems = random_problems(50);
+    const auto cpu = sw::make_flow_solver(sw::Backend::cpu);
+    const auto batch = cpu->drain_batch(problems);
+    for (std::size_t i = 0; i < problems.size(); ++i) {
+        EXPECT_EQ(batch[i].makespan_s, cpu->drain(problems[i]).makespan_s);
+        EXPECT_GT(batch[i].makespan_s, 0.0);
+    }
+}
