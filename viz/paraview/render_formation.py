@@ -193,7 +193,7 @@ def render_series(pvd, out_dir, args):
     status_bar.Title = "satellite status"
     status_bar.ComponentTitle = ""
     status_bar.WindowLocation = "Any Location"
-    status_bar.Position = [0.89, 0.05]
+    status_bar.Position = [0.85, 0.05]
     status_bar.ScalarBarLength = 0.25
     status_bar.TitleColor = [1, 1, 1]
     status_bar.LabelColor = [1, 1, 1]
@@ -217,7 +217,7 @@ def render_series(pvd, out_dir, args):
     cap_bar.ComponentTitle = ""
     cap_bar.RangeLabelFormat = "%-#.3g"
     cap_bar.WindowLocation = "Any Location"
-    cap_bar.Position = [0.89, 0.40]
+    cap_bar.Position = [0.85, 0.40]
     cap_bar.ScalarBarLength = 0.5
     cap_bar.TitleColor = [1, 1, 1]
     cap_bar.LabelColor = [1, 1, 1]
