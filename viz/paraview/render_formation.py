@@ -3,8 +3,8 @@
     scripts/render RUN_DIR [options]                      (the usual way)
     xvfb-run -a pvbatch viz/paraview/render_formation.py RUN_DIR_or_PVD [OUT_DIR] [options]
 
-RUN_DIR is a run's output directory; every RUN_DIR/vtk/*.pvd is rendered (formation_lvlh,
-and formation_eci when the run wrote it), each into OUT_DIR/<pvd name>/frame_NNNNNN.png.
+RUN_DIR is a run's output directory; every RUN_DIR/vtk/*.pvd is rendered (e.g.
+formation.pvd), each into OUT_DIR/<pvd name>/frame_NNNNNN.png.
 A single .pvd path renders just that series. OUT_DIR defaults to RUN_DIR/render.
 
 What is drawn: satellites as sphere-shaded points coloured by status (ok / faulted /
@@ -19,7 +19,9 @@ Options:
   --view iso|xy|xz|yz camera direction (default iso); xy looks down the orbit normal
   --camera auto|fixed|follow
                       fixed: one camera fitted to every rendered frame (LVLH default);
-                      follow: refit each frame (ECI default, the formation moves ~7000 km)
+                      follow: refit each frame (ECI default, the formation moves ~7000 km;
+                      a series is taken as ECI when its name contains "eci" or its first
+                      frame lies more than 100 km from the origin)
   --movie             also write <series>.avi (or .ogv) where this ParaView can
   --plain             no labels, colour bars or axes: satellites and links only
   --no-state          do not write OUT_DIR/<series>.pvsm
@@ -147,14 +149,21 @@ VIEWS = {
 
 def render_series(pvd, out_dir, args):
     name = os.path.splitext(os.path.basename(pvd))[0]
-    is_eci = "eci" in name.lower()
-    follow = args.camera == "follow" or (args.camera == "auto" and is_eci)
     series_dir = os.path.join(out_dir, name)
     os.makedirs(series_dir, exist_ok=True)
 
     reader = PVDReader(registrationName=name, FileName=pvd)
     reader.UpdatePipelineInformation()
     times = [float(t) for t in reader.TimestepValues] or [0.0]
+    # ECI when the name says so, or when the formation sits far from the origin (LVLH
+    # positions are metres to kilometres about the chief; ECI ones ~7000 km from Earth).
+    reader.UpdatePipeline(times[0])
+    b0 = reader.GetDataInformation().GetBounds()
+    centre = [(b0[2 * k] + b0[2 * k + 1]) / 2 for k in range(3)] if b0[0] <= b0[1] else [0] * 3
+    span0 = max(b0[1] - b0[0], b0[3] - b0[2], b0[5] - b0[4]) if b0[0] <= b0[1] else 0.0
+    far = math.sqrt(sum(c * c for c in centre))
+    is_eci = "eci" in name.lower() or (far > 1.0e5 and far > 10.0 * span0)
+    follow = args.camera == "follow" or (args.camera == "auto" and is_eci)
     last = len(times) - 1 if args.last is None else min(args.last, len(times) - 1)
     indices = list(range(max(args.first, 0), last + 1, args.stride))
     if not indices:
