@@ -234,7 +234,7 @@ double CollectiveEngine::run_static(const Schedule& schedule, const Placement& p
 }
 
 double CollectiveEngine::run_dynamic(const Schedule& schedule, const Placement& placement,
-                                     double start_s, CollectiveResult& result) {
+                                     double start_s, std::int64_t key, CollectiveResult& result) {
     struct Flow {
         std::int32_t a = 0, b = 0, sub = 0;
         double remaining = 0.0;
@@ -269,6 +269,22 @@ double CollectiveEngine::run_dynamic(const Schedule& schedule, const Placement& 
     for (const Phase& phase : schedule.phases) {
         enter_time(t);
         flow_events_ += 2 * phase.transfer_count;
+        if (key >= 0) {
+            // A phase that fits before the next change runs as on a fixed network: reuse
+            // (or make) this epoch's cached solution of its pattern.
+            const std::int64_t pk = key * 1000003 + phase.pattern;
+            auto it = phase_cache_.find(pk);
+            if (it == phase_cache_.end()) {
+                Cached fresh;
+                run_phase_static(schedule, phase, placement, fresh);
+                it = phase_cache_.emplace(pk, std::move(fresh)).first;
+            }
+            if (std::isfinite(it->second.duration_s) && t + it->second.duration_s <= clock_.next_change_s()) {
+                for (const auto& [e, b] : it->second.edge_bytes) clock_.add_edge_bytes(e, b);
+                t += it->second.duration_s;
+                continue;
+            }
+        }
         flows.clear();
         for (std::int32_t i = 0; i < phase.transfer_count; ++i) {
             const Transfer& tr = schedule.transfers[phase.first_transfer + i];
@@ -383,7 +399,7 @@ CollectiveResult CollectiveEngine::run(const Schedule& schedule, const Placement
         flow_events_ += 2 * static_cast<std::int64_t>(schedule.transfers.size());
         r.end_s = start_s + undisturbed;
     } else {
-        r.end_s = run_dynamic(schedule, placement, start_s, r);
+        r.end_s = run_dynamic(schedule, placement, start_s, cache_key, r);
         r.lost_s = std::isfinite(undisturbed) ? std::max(0.0, r.end_s - start_s - undisturbed)
                                               : r.end_s - start_s;
     }

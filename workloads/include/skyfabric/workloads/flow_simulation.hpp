@@ -108,7 +108,7 @@ private:
     double run_phase_static(const Schedule& schedule, const Phase& phase,
                             const Placement& placement, Cached& out);
     double run_dynamic(const Schedule& schedule, const Placement& placement, double start_s,
-                       CollectiveResult& result);
+                       std::int64_t key, CollectiveResult& result);
     void check_epoch();
 
     NetworkClock& clock_;

@@ -14,8 +14,8 @@
 
 namespace skyfabric::workloads::core {
 
-// Links whose fair share lies within this relative distance of the minimum saturate
-// together; keeps symmetric scenarios (p equal flows) to one filling round.
+// A link whose share is within this relative distance of a flow's smallest share counts
+// as that flow's bottleneck too (ties saturate together).
 constexpr double share_tie_rel = 1e-12;
 // A flow counts as drained when its remaining bytes are within this fraction of what
 // it sends in the step, so flows that finish together finish in one event.
@@ -49,18 +49,30 @@ SKYFABRIC_HD inline void maxmin_rates(int link_count, const double* capacity, in
         ++unfrozen;
         for (int k = flow_offsets[f]; k < flow_offsets[f + 1]; ++k) ++link_share_count[flow_links[k]];
     }
+    // Each round saturates every link whose fair share is the smallest on all the flows
+    // crossing it (not only the global minimum): shares never fall during filling, so
+    // such a link's share is final. Same result as one-link-per-round filling, but
+    // independent bottlenecks (a ring step's p links) finish in one round.
     while (unfrozen > 0) {
-        double best = infinity_value();
-        for (int l = 0; l < link_count; ++l) {
-            if (link_share_count[l] == 0) continue;
-            const double share = link_remaining[l] / link_share_count[l];
-            if (share < best) best = share;
+        // rate[f] holds the flow's smallest link share until the flow freezes.
+        for (int f = 0; f < flow_count; ++f) {
+            if (flow_frozen[f]) continue;
+            double m = infinity_value();
+            for (int k = flow_offsets[f]; k < flow_offsets[f + 1]; ++k) {
+                const int l = flow_links[k];
+                const double share = link_remaining[l] / link_share_count[l];
+                if (share < m) m = share;
+            }
+            rate[f] = m;
         }
-        if (!(best < infinity_value())) break;
-        const double threshold = best + best * share_tie_rel;
-        for (int l = 0; l < link_count; ++l) {
-            link_saturated[l] = link_share_count[l] > 0 &&
-                                link_remaining[l] / link_share_count[l] <= threshold;
+        for (int l = 0; l < link_count; ++l) link_saturated[l] = link_share_count[l] > 0;
+        for (int f = 0; f < flow_count; ++f) {
+            if (flow_frozen[f]) continue;
+            const double threshold = rate[f] + rate[f] * share_tie_rel;
+            for (int k = flow_offsets[f]; k < flow_offsets[f + 1]; ++k) {
+                const int l = flow_links[k];
+                if (link_remaining[l] / link_share_count[l] > threshold) link_saturated[l] = 0;
+            }
         }
         for (int f = 0; f < flow_count; ++f) {
             if (flow_frozen[f]) continue;
@@ -69,17 +81,18 @@ SKYFABRIC_HD inline void maxmin_rates(int link_count, const double* capacity, in
                 if (link_saturated[flow_links[k]]) { bottlenecked = true; break; }
             }
             if (!bottlenecked) continue;
-            rate[f] = best;
             flow_frozen[f] = 1;
             --unfrozen;
             for (int k = flow_offsets[f]; k < flow_offsets[f + 1]; ++k) {
                 const int l = flow_links[k];
-                link_remaining[l] -= best;
+                link_remaining[l] -= rate[f];
                 if (link_remaining[l] < 0.0) link_remaining[l] = 0.0;
                 --link_share_count[l];
             }
         }
     }
+    for (int f = 0; f < flow_count; ++f)
+        if (!(active[f] != 0 && flow_offsets[f + 1] > flow_offsets[f])) rate[f] = 0.0;
 }
 
 // Runs a set of flows that all start at t = 0 on fixed capacities until every one has
