@@ -1,5 +1,6 @@
 #include "cli/cli.hpp"
 
+#include "cli/link_budget_command.hpp"
 #include "cli/progress.hpp"
 #include "output/result_writer.hpp"
 #include "output/summary.hpp"
@@ -146,6 +147,9 @@ int main(int argc, char** argv) {
 
     auto* info_cmd = app.add_subcommand("info", "Print the version and the features this build has (CUDA, MPI)");
 
+    CLI::App* link_budget_cmd = nullptr;
+    const auto link_budget = add_link_budget_command(app, link_budget_cmd);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -163,6 +167,7 @@ int main(int argc, char** argv) {
         if (run_cmd->parsed()) return command_run(run);
         if (validate_cmd->parsed()) return command_validate(validate_file, validate_overrides);
         if (info_cmd->parsed()) return command_info();
+        if (link_budget_cmd->parsed()) return link_budget();
     } catch (const scenario::ScenarioError& e) {
         std::fprintf(stderr, "skyfabric: error: %s\n", e.what());
         return exit_bad_input;

@@ -24,6 +24,7 @@ namespace {
 hid_t native(ElementType type) {
     switch (type) {
         case ElementType::float64: return H5T_NATIVE_DOUBLE;
+        case ElementType::int64: return H5T_NATIVE_INT64;
         case ElementType::int32: return H5T_NATIVE_INT32;
         case ElementType::uint8: return H5T_NATIVE_UINT8;
     }
@@ -31,7 +32,13 @@ hid_t native(ElementType type) {
 }
 
 std::size_t element_bytes(ElementType type) {
-    return type == ElementType::float64 ? 8 : type == ElementType::int32 ? 4 : 1;
+    switch (type) {
+        case ElementType::float64:
+        case ElementType::int64: return 8;
+        case ElementType::int32: return 4;
+        case ElementType::uint8: return 1;
+    }
+    return 8;
 }
 
 // Variable-length UTF-8 strings: h5py reads them as str.
@@ -178,6 +185,11 @@ Hdf5Series::~Hdf5Series() {
 void Hdf5Series::append(const void* row) {
     std::memcpy(buffer_.data() + static_cast<std::size_t>(buffered_rows_) * row_bytes_, row, row_bytes_);
     if (++buffered_rows_ == chunk_rows_) flush();
+}
+
+void Hdf5Series::append_rows(const void* rows, std::size_t count) {
+    const auto* bytes = static_cast<const unsigned char*>(rows);
+    for (std::size_t r = 0; r < count; ++r) append(bytes + r * row_bytes_);
 }
 
 void Hdf5Series::flush() {

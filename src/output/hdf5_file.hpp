@@ -17,7 +17,7 @@ struct OutputError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-enum class ElementType { float64, int32, uint8 };
+enum class ElementType { float64, int64, int32, uint8 };
 
 class Hdf5File;
 
@@ -31,6 +31,7 @@ public:
     Hdf5Series& operator=(const Hdf5Series&) = delete;
 
     void append(const void* row);  // one row: product(tail_dims) elements
+    void append_rows(const void* rows, std::size_t count);
     void flush();                  // writes buffered rows
     hsize_t rows() const { return rows_written_ + buffered_rows_; }
 

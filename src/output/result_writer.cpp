@@ -9,12 +9,18 @@ struct ResultWriter::Series {
     std::optional<Hdf5Series> position_lvlh, velocity_lvlh, position_eci, velocity_eci;
     std::optional<Hdf5Series> nearest_neighbour, reference_neighbours, min_separation, min_separation_pair, envelope;
     std::optional<Hdf5Series> model_error;
+    std::optional<Hdf5Series> link_offsets, link_source, link_target, link_distance, link_capacity, link_power, link_margin;
+    std::optional<Hdf5Series> link_count, link_components, link_bisection, link_capacity_mean;
+    std::optional<Hdf5Series> event_time, event_source, event_target, event_kind;
+    std::int64_t links_written = 0;
     std::size_t samples_since_flush = 0;
 
     void flush_all() {
         for (auto* s : {&time_s, &chief_position, &chief_velocity, &position_lvlh, &velocity_lvlh, &position_eci,
                         &velocity_eci, &nearest_neighbour, &reference_neighbours, &min_separation,
-                        &min_separation_pair, &envelope, &model_error}) {
+                        &min_separation_pair, &envelope, &model_error, &link_offsets, &link_source, &link_target, &link_distance,
+                        &link_capacity, &link_power, &link_margin, &link_count, &link_components, &link_bisection,
+                        &link_capacity_mean, &event_time, &event_source, &event_target, &event_kind}) {
             if (*s) (*s)->flush();
         }
     }
@@ -58,6 +64,27 @@ void ResultWriter::begin(const simulation::RunSetup& setup) {
     if (sc.dynamics.compare_to_nonlinear) {
         s.model_error.emplace(*file_, "/dynamics/model_error_m", std::vector<hsize_t>{n}, ElementType::float64, "m", c);
     }
+    if (sc.links.enabled) {
+        const std::vector<hsize_t> scalar{};
+        s.link_offsets.emplace(*file_, "/links/offsets", scalar, ElementType::int64, "1", c);
+        s.link_source.emplace(*file_, "/links/source", scalar, ElementType::int32, "1", c);
+        s.link_target.emplace(*file_, "/links/target", scalar, ElementType::int32, "1", c);
+        s.link_distance.emplace(*file_, "/links/distance_m", scalar, ElementType::float64, "m", c);
+        s.link_capacity.emplace(*file_, "/links/capacity_bps", scalar, ElementType::float64, "bit/s", c);
+        s.link_power.emplace(*file_, "/links/received_power_dbm", scalar, ElementType::float64, "dBm", c);
+        s.link_margin.emplace(*file_, "/links/margin_db", scalar, ElementType::float64, "dB", c);
+        s.link_count.emplace(*file_, "/links/link_count", scalar, ElementType::int32, "1", c);
+        s.link_components.emplace(*file_, "/links/components", scalar, ElementType::int32, "1", c);
+        s.link_bisection.emplace(*file_, "/links/bisection_capacity_bps", scalar, ElementType::float64, "bit/s", c);
+        s.link_capacity_mean.emplace(*file_, "/links/capacity_mean_bps", scalar, ElementType::float64, "bit/s", c);
+        s.event_time.emplace(*file_, "/links/events/time_s", scalar, ElementType::float64, "s", c);
+        s.event_source.emplace(*file_, "/links/events/source", scalar, ElementType::int32, "1", c);
+        s.event_target.emplace(*file_, "/links/events/target", scalar, ElementType::int32, "1", c);
+        s.event_kind.emplace(*file_, "/links/events/kind", scalar, ElementType::uint8, "1", c);
+        file_->set_attribute("/links/events/kind", "kind_names", "0=up,1=down_range,2=down_reassigned,3=reacquired,4=down_fault");
+        const std::int64_t zero = 0;
+        s.link_offsets->append(&zero);
+    }
     file_->set_attribute("/formation/reference_neighbours_m", "reference_satellite",
                          std::to_string(sc.metrics.reference_satellite));
     file_->flush();
@@ -93,6 +120,31 @@ void ResultWriter::record(const simulation::Sample& sample) {
     s.min_separation_pair->append(sample.min_separation_pair);
     s.envelope->append(sample.envelope_m);
     if (s.model_error) s.model_error->append(sample.model_error_m.data());
+    if (s.link_offsets && sample.topology) {
+        for (const auto& link : sample.topology->links) {
+            s.link_source->append(&link.source);
+            s.link_target->append(&link.target);
+            s.link_distance->append(&link.distance_m);
+            s.link_capacity->append(&link.capacity_bps);
+            s.link_power->append(&link.received_power_dbm);
+            s.link_margin->append(&link.margin_db);
+        }
+        s.links_written += static_cast<std::int64_t>(sample.topology->links.size());
+        s.link_offsets->append(&s.links_written);
+        const auto& m = sample.link_metrics;
+        const std::int32_t count = m.link_count, components = m.components;
+        s.link_count->append(&count);
+        s.link_components->append(&components);
+        s.link_bisection->append(&m.bisection_capacity_bps);
+        s.link_capacity_mean->append(&m.capacity_mean_bps);
+        for (const auto& e : sample.link_events) {
+            const auto kind = static_cast<std::uint8_t>(e.kind);
+            s.event_time->append(&e.time_s);
+            s.event_source->append(&e.source);
+            s.event_target->append(&e.target);
+            s.event_kind->append(&kind);
+        }
+    }
 
     // Keep what was written readable if the process dies: flush about once a minute of work.
     if (++s.samples_since_flush >= 256) {

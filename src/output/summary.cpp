@@ -3,6 +3,7 @@
 #include "output/hdf5_file.hpp"
 #include "version.hpp"
 
+#include <skyfabric/links/topology_policy.hpp>
 #include <skyfabric/physics/constants.hpp>
 
 #include <algorithm>
@@ -51,6 +52,20 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
         {"delta_v_max_m_s", dv.empty() ? 0.0 : *std::max_element(dv.begin(), dv.end())},
         {"delta_v_per_satellite_per_year_m_s", years > 0 && !dv.empty() ? json(total / static_cast<double>(dv.size()) / years) : json(nullptr)},
     };
+    if (sc.links.enabled) {
+        j["links"] = {
+            {"topology", std::string(links::to_string(sc.links.topology.policy))},
+            {"capacity_min_bps", s.link_capacity_min_bps},
+            {"capacity_mean_bps", s.link_capacity_mean_bps},
+            {"capacity_max_bps", s.link_capacity_max_bps},
+            {"bisection_capacity_min_bps", s.bisection_capacity_min_bps},
+            {"bisection_capacity_mean_bps", s.bisection_capacity_mean_bps},
+            {"links_per_satellite_mean", s.links_per_satellite_mean},
+            {"links_per_satellite_max", s.links_per_satellite_max},
+            {"components_max", s.components_max},
+            {"events", s.link_events},
+        };
+    }
     return j;
 }
 
@@ -102,6 +117,18 @@ std::string summary_table(const nlohmann::json& j) {
     if (k["enabled"].get<bool>()) {
         row("station-keeping delta-v (total)", num(k["delta_v_total_m_s"], "%.4g m/s"));
         row("  per satellite per year", num(k["delta_v_per_satellite_per_year_m_s"], "%.4g m/s"));
+    }
+    if (j.contains("links")) {
+        const auto& l = j["links"];
+        auto tbps = [&](const char* key) { return num(nlohmann::json(l[key].get<double>() / 1e12), "%.2f"); };
+        row("links (topology)", l["topology"].get<std::string>() + ", " + num(l["links_per_satellite_mean"], "%.2f") +
+                                    " per satellite (max " + std::to_string(l["links_per_satellite_max"].get<int>()) + ")");
+        row("capacity per link (min/mean/max)", tbps("capacity_min_bps") + " / " + tbps("capacity_mean_bps") + " / " +
+                                                    tbps("capacity_max_bps") + " Tbit/s");
+        row("bisection capacity (min/mean)", tbps("bisection_capacity_min_bps") + " / " + tbps("bisection_capacity_mean_bps") + " Tbit/s");
+        row("connected", l["components_max"].get<int>() == 1 ? std::string("at every sample")
+                                                               : "NO: up to " + std::to_string(l["components_max"].get<int>()) + " components");
+        row("link events", std::to_string(l["events"].get<std::size_t>()));
     }
     row("wall time", num(j["wall_s"], "%.2f s"));
     return out;

@@ -22,7 +22,7 @@ void VtkRecorder::record(const simulation::Sample& sample) {
     frame.positions_m = positions_;
     frame.delta_v_m_s = sample.delta_v_m_s;
     frame.nearest_neighbour_m = sample.nearest_neighbour_m;
-    writer_->write_frame(frame, viz::LinkFrameData{});
+    writer_->write_frame(frame, viz::LinkFrameData{sample.topology, {}});
 }
 
 }  // namespace skyfabric::output

@@ -162,6 +162,43 @@ MetricsConfig read_metrics(Section s) {
     return m;
 }
 
+LinksConfig read_links(Section s, bool present) {
+    LinksConfig l;
+    l.enabled = s.boolean("enabled", present);
+    auto& t = l.topology;
+    auto& o = t.optics;
+    const std::string policy = s.choice("topology", {"nearest_k", "lattice", "max_capacity"}, "nearest_k");
+    t.policy = *links::topology_policy_from_name(policy);
+    t.terminals.terminals_per_satellite = static_cast<int>(s.integer("terminals_per_satellite", 1, 64, 8));
+    t.neighbours_k = static_cast<int>(s.integer("neighbours_k", 0, 64, 0));
+    t.terminals.max_range_m = s.number("max_range_m", 0.0, 1.0e8, 0.0, "m");
+    t.terminals.reacquisition_time_s = s.number("reacquisition_time_s", 0.0, 3600.0, 1.0, "s");
+    t.hysteresis_fraction = s.number("hysteresis_fraction", 0.0, 1.0, 0.1);
+    o.aperture_m = s.number("aperture_m", 0.001, 10.0, o.aperture_m, "m");
+    o.tx_power_w = s.number("tx_power_w", 1e-6, 1000.0, o.tx_power_w, "W");
+    o.wavelength_m = 1e-9 * s.number("wavelength_nm", 400.0, 11000.0, 1e9 * o.wavelength_m, "nm");
+    o.aperture_efficiency = s.number("aperture_efficiency", 0.01, 1.0, o.aperture_efficiency);
+    o.other_losses_db = s.number("other_losses_db", 0.0, 100.0, o.other_losses_db, "dB");
+    o.pointing_static_error_rad = 1e-6 * s.number("pointing_error_urad", 0.0, 1e4, 0.0, "urad");
+    o.pointing_jitter_rad = 1e-6 * s.number("pointing_jitter_urad", 0.0, 1e4, 0.0, "urad");
+    o.amplifier_noise_figure_db = s.number("noise_figure_db", 0.0, 30.0, o.amplifier_noise_figure_db, "dB");
+    o.required_margin_db = s.number("required_margin_db", 0.0, 50.0, o.required_margin_db, "dB");
+    o.spatial_channels_built = static_cast<int>(s.integer("spatial_channels", 1, 4096, 1));
+    Section dwdm = s.section("dwdm");
+    o.dwdm.grid_spacing_hz = 1e9 * dwdm.number("grid_ghz", 12.5, 1000.0, 100.0, "GHz");
+    o.dwdm.band_hz = 1e12 * dwdm.number("band_thz", 0.01, 50.0, 4.8, "THz");
+    o.dwdm.transceivers_fitted = static_cast<int>(dwdm.integer("channels", 1, 1024, 24));
+    const std::string transceiver = dwdm.choice("transceiver", {"400zr", "800zr", "custom"}, "400zr");
+    if (transceiver != "custom") o.transceiver = *links::transceiver_preset(transceiver);
+    else o.transceiver.name = "custom";
+    o.transceiver.rate_bps = 1e9 * dwdm.number("rate_gbps", 0.001, 1.0e5, o.transceiver.rate_bps / 1e9, "Gbit/s");
+    o.transceiver.sensitivity_dbm = dwdm.number("sensitivity_dbm", -80.0, 30.0, o.transceiver.sensitivity_dbm, "dBm");
+    o.transceiver.required_osnr_db = dwdm.number("required_osnr_db", 0.0, 60.0, o.transceiver.required_osnr_db, "dB");
+    dwdm.finish();
+    s.finish();
+    return l;
+}
+
 OutputConfig read_output(Section s) {
     OutputConfig o;
     o.hdf5 = s.boolean("hdf5", true);
@@ -271,6 +308,7 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
     sc.dynamics = read_dynamics(top.section("dynamics"), sc.seed);
     sc.station_keeping = read_station_keeping(top.section("station_keeping"));
     sc.metrics = read_metrics(top.section("metrics"));
+    sc.links = read_links(top.section("links"), top.has("links"));
     sc.output = read_output(top.section("output"));
     top.finish();
 

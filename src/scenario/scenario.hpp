@@ -4,6 +4,7 @@
 #include <skyfabric/physics/formation.hpp>
 #include <skyfabric/physics/propagation.hpp>
 #include <skyfabric/physics/time.hpp>
+#include <skyfabric/links/topology_policy.hpp>
 
 #include <cstdint>
 #include <filesystem>
@@ -65,6 +66,11 @@ struct OutputConfig {
     int compression_level = 4;
 };
 
+struct LinksConfig {
+    bool enabled = false;
+    links::TopologyParameters topology;  // policy, terminals, optics (budget) in SI
+};
+
 struct Scenario {
     std::string name;
     std::uint64_t seed = 42;
@@ -75,6 +81,7 @@ struct Scenario {
     DynamicsConfig dynamics;
     physics::StationKeepingSettings station_keeping;
     MetricsConfig metrics;
+    LinksConfig links;
     OutputConfig output;
 
     std::string source_file;  // for messages

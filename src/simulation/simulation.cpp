@@ -1,5 +1,6 @@
 #include "simulation/simulation.hpp"
 
+#include <skyfabric/links/topology_policy.hpp>
 #include <skyfabric/physics/neighbours.hpp>
 
 #include <algorithm>
@@ -73,12 +74,23 @@ RunSummary run(const scenario::Scenario& sc, std::vector<Recorder*> recorders, c
         truth.emplace(chief, setup.initial_lvlh, settings);
     }
 
+    std::optional<links::TopologyBuilder> topology_builder;
+    if (sc.links.enabled) topology_builder.emplace(sc.links.topology);
+    links::Topology topology;
+    std::vector<links::LinkEvent> link_events;
+    std::vector<Eigen::Vector3d> positions_lvlh(setup.satellite_count);
+    double capacity_sum_bps = 0.0, bisection_sum_bps = 0.0, degree_sum = 0.0;
+    std::size_t capacity_samples = 0;
+
     for (auto* r : recorders) r->begin(setup);
 
     RunSummary summary;
     summary.nearest_neighbour_min_m = summary.reference_neighbours_min_m = summary.min_separation_m =
         std::numeric_limits<double>::infinity();
     summary.nearest_neighbour_max_m = summary.reference_neighbours_max_m = 0.0;
+    if (topology_builder) {
+        summary.link_capacity_min_bps = summary.bisection_capacity_min_bps = std::numeric_limits<double>::infinity();
+    }
 
     physics::FormationSnapshot snapshot, truth_snapshot;
     Sample sample;
@@ -120,6 +132,28 @@ RunSummary run(const scenario::Scenario& sc, std::vector<Recorder*> recorders, c
             for (int a = 0; a < 3; ++a) summary.envelope_max_m[a] = std::max(summary.envelope_max_m[a], sample.envelope_m[a]);
 
             sample.delta_v_m_s = propagator.station_keeping_delta_v_m_s();
+            if (topology_builder) {
+                // Distances are frame-invariant, so LVLH positions serve the link budget.
+                for (std::size_t i = 0; i < positions_lvlh.size(); ++i) positions_lvlh[i] = snapshot.satellites_lvlh[i].position_m;
+                link_events.clear();
+                topology = topology_builder->update(times[k], positions_lvlh, link_events);
+                sample.topology = &topology;
+                sample.link_events = link_events;
+                sample.link_metrics = links::summarize(topology, positions_lvlh);
+                const auto& m = sample.link_metrics;
+                if (m.link_count > 0) {
+                    summary.link_capacity_min_bps = std::min(summary.link_capacity_min_bps, m.capacity_min_bps);
+                    summary.link_capacity_max_bps = std::max(summary.link_capacity_max_bps, m.capacity_max_bps);
+                    capacity_sum_bps += m.capacity_mean_bps * m.link_count;
+                    capacity_samples += static_cast<std::size_t>(m.link_count);
+                }
+                summary.bisection_capacity_min_bps = std::min(summary.bisection_capacity_min_bps, m.bisection_capacity_bps);
+                bisection_sum_bps += m.bisection_capacity_bps;
+                degree_sum += m.links_per_satellite_mean;
+                summary.links_per_satellite_max = std::max(summary.links_per_satellite_max, m.links_per_satellite_max);
+                summary.components_max = std::max(summary.components_max, m.components);
+                summary.link_events += link_events.size();
+            }
             for (auto* r : recorders) r->record(sample);
             summary.samples_written = k + 1;
             summary.simulated_s = times[k];
@@ -127,6 +161,13 @@ RunSummary run(const scenario::Scenario& sc, std::vector<Recorder*> recorders, c
         summary.complete = summary.samples_written == times.size();
     } catch (const physics::PropagationError& e) {
         summary.stop_reason = std::string("numerical failure: ") + e.what();
+    }
+    if (topology_builder && summary.samples_written > 0) {
+        const double samples = static_cast<double>(summary.samples_written);
+        summary.link_capacity_mean_bps = capacity_samples ? capacity_sum_bps / static_cast<double>(capacity_samples) : 0.0;
+        summary.bisection_capacity_mean_bps = bisection_sum_bps / samples;
+        summary.links_per_satellite_mean = degree_sum / samples;
+        if (!std::isfinite(summary.link_capacity_min_bps)) summary.link_capacity_min_bps = 0.0;
     }
     const auto dv = propagator.station_keeping_delta_v_m_s();
     summary.station_keeping_delta_v_m_s.assign(dv.begin(), dv.end());

@@ -4,6 +4,8 @@
 // the I/O; this loop keeps no history, so memory does not grow with duration.
 #include "scenario/scenario.hpp"
 
+#include <skyfabric/links/metrics.hpp>
+#include <skyfabric/links/topology.hpp>
 #include <skyfabric/physics/propagation.hpp>
 
 #include <atomic>
@@ -31,6 +33,10 @@ struct Sample {
     double envelope_m[3] = {0.0, 0.0, 0.0};       // max |x|, |y|, |z| in LVLH
     std::vector<double> model_error_m;            // [N] |r_model - r_nonlinear| when compared, else empty
     std::span<const double> delta_v_m_s;          // [N] cumulative station-keeping delta-v so far
+    // Links (null / empty when links are off).
+    const links::Topology* topology = nullptr;
+    std::span<const links::LinkEvent> link_events;  // events since the previous sample
+    links::TopologyMetrics link_metrics;
 };
 
 struct RunSummary {
@@ -50,6 +56,16 @@ struct RunSummary {
     double envelope_max_m[3] = {0.0, 0.0, 0.0};
     double model_error_max_m = 0.0;     // when compare_to: nonlinear
     std::vector<double> station_keeping_delta_v_m_s;  // [N]
+    // Links, over all samples (zero when links are off).
+    double link_capacity_min_bps = 0.0;
+    double link_capacity_mean_bps = 0.0;  // mean over every link-sample
+    double link_capacity_max_bps = 0.0;
+    double bisection_capacity_min_bps = 0.0;
+    double bisection_capacity_mean_bps = 0.0;
+    double links_per_satellite_mean = 0.0;
+    int links_per_satellite_max = 0;
+    int components_max = 0;               // 1 = connected at every sample
+    std::size_t link_events = 0;
 };
 
 class Recorder {

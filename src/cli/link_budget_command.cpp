@@ -1,0 +1,123 @@
+// `skyfabric link-budget`: the optical link budget as a table over distance.
+// Defaults are the Suncatcher paper's Eq. 1 values, so the paper's 1.6 µW at
+// 5000 km is one command away.
+#include "cli/link_budget_command.hpp"
+
+#include "scenario/yaml_reader.hpp"
+
+#include <skyfabric/links/budget.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace skyfabric::cli {
+namespace {
+
+// "100", "200m", "5000km" -> metres.
+double parse_distance_m(const std::string& item) {
+    std::size_t used = 0;
+    double value = 0.0;
+    try {
+        value = std::stod(item, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    const std::string unit = used ? item.substr(used) : "";
+    double scale = 0.0;
+    if (unit.empty() || unit == "m") scale = 1.0;
+    else if (unit == "km") scale = 1e3;
+    if (used == 0 || scale == 0.0 || !(value > 0.0) || !std::isfinite(value)) {
+        throw scenario::ScenarioError("--distances: '" + item + "' is not a positive distance (e.g. 200, 200m, 5000km)");
+    }
+    return value * scale;
+}
+
+struct Options {
+    std::vector<double> distance_m;
+    std::string distances = "100,200,500,1km,10km,100km,300km,1000km,5000km";
+    links::OpticalTerminalParameters p;
+    double wavelength_nm = 1550.0;
+    double grid_ghz = 100.0;
+    double rate_gbps = 0.0;
+    std::string transceiver = "400zr";
+    double pointing_jitter_urad = 0.0;
+    double pointing_error_urad = 0.0;
+};
+
+int run(const Options& o_in) {
+    Options o = o_in;
+    auto& p = o.p;
+    p.wavelength_m = o.wavelength_nm * 1e-9;
+    p.dwdm.grid_spacing_hz = o.grid_ghz * 1e9;
+    p.pointing_jitter_rad = o.pointing_jitter_urad * 1e-6;
+    p.pointing_static_error_rad = o.pointing_error_urad * 1e-6;
+    const auto preset = links::transceiver_preset(o.transceiver);
+    if (!preset) throw scenario::ScenarioError("--transceiver: expected 400zr or 800zr, got '" + o.transceiver + "'");
+    p.transceiver = *preset;
+    if (o.rate_gbps > 0.0) p.transceiver.rate_bps = o.rate_gbps * 1e9;
+
+    std::vector<double> distances = o.distance_m;
+    if (distances.empty()) {
+        std::size_t start = 0;
+        while (start <= o.distances.size()) {
+            const auto comma = o.distances.find(',', start);
+            const auto item = o.distances.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+            if (!item.empty()) distances.push_back(parse_distance_m(item));
+            if (comma == std::string::npos) break;
+            start = comma + 1;
+        }
+    }
+    if (distances.empty()) throw scenario::ScenarioError("--distances: no distance given");
+
+    const links::LinkBudgetModel model(p);
+    const auto friis_gain = links::friis_budget(distances.front(), p);
+    std::printf("Optical link budget: D = %.3g m, P_T = %.3g W, lambda = %.0f nm, eta = %.2f, losses %.1f dB, "
+                "%s (%.0f Gbit/s, %.1f dBm), %d x %.0f GHz DWDM, %d spatial channel(s) built\n",
+                p.aperture_m, p.tx_power_w, o.wavelength_nm, p.aperture_efficiency, p.other_losses_db,
+                p.transceiver.name.c_str(), p.transceiver.rate_bps / 1e9, p.transceiver.sensitivity_dbm,
+                links::dwdm_channel_count(p.dwdm), o.grid_ghz, p.spatial_channels_built);
+    std::printf("Far field (Friis, paper Eq. 1): gain %.2f dB each end, divergence %.2f urad; full-capacity reach %.1f km\n\n",
+                friis_gain.gain_db, friis_gain.divergence_rad * 1e6, model.full_capacity_reach_m() / 1e3);
+    std::printf("%12s %10s %9s %12s %12s %10s %10s %8s %9s %10s %8s %14s\n", "distance_m", "beam_r_m", "coupl_dB",
+                "P_rx_uW", "Friis_uW", "P_ch_dBm", "P_ch_uW", "margin", "channels", "modes", "spatial", "capacity_Tbps");
+    for (double d : distances) {
+        const auto b = model.at(d);
+        const auto f = links::friis_budget(d, p);
+        std::printf("%12.1f %10.4g %9.2f %12.4g %12.4g %10.2f %10.4g %8.2f %5d/%-3d %10.3g %8d %14.3f\n", d,
+                    b.beam_radius_m, b.coupling_db, b.received_power_w * 1e6, f.received_power_w * 1e6,
+                    b.received_power_per_channel_dbm, b.received_power_per_channel_uw, b.margin_db, b.channels_closing,
+                    b.channels_planned, b.spatial_modes, b.spatial_channels, b.capacity_bps / 1e12);
+    }
+    std::printf("\nP_rx: total received power of one spatial channel (near/far-field Fresnel model); Friis: paper Eq. 1, "
+                "which ignores near-field saturation.\nP_ch: per lit DWDM channel (the amplifier output is shared by the "
+                "lit channels); capacity is per direction.\n");
+    return 0;
+}
+
+}  // namespace
+
+std::function<int()> add_link_budget_command(CLI::App& app, CLI::App*& command) {
+    auto o = std::make_shared<Options>();
+    command = app.add_subcommand("link-budget", "Print the optical link budget over distance (defaults: Suncatcher paper Eq. 1)");
+    command->add_option("--distance-m", o->distance_m, "Distance(s) in metres (repeatable)");
+    command->add_option("--distances", o->distances, "Comma-separated distances, with m or km, e.g. 100,200,5000km")
+        ->capture_default_str();
+    command->add_option("--aperture-m", o->p.aperture_m, "Aperture diameter, both ends")->capture_default_str()->check(CLI::PositiveNumber);
+    command->add_option("--power-w", o->p.tx_power_w, "Amplifier output power per spatial channel")->capture_default_str()->check(CLI::PositiveNumber);
+    command->add_option("--wavelength-nm", o->wavelength_nm, "Wavelength")->capture_default_str()->check(CLI::Range(400.0, 11000.0));
+    command->add_option("--efficiency", o->p.aperture_efficiency, "Aperture efficiency")->capture_default_str()->check(CLI::Range(0.01, 1.0));
+    command->add_option("--losses-db", o->p.other_losses_db, "Other losses (optics, pointing margin)")->capture_default_str()->check(CLI::Range(0.0, 100.0));
+    command->add_option("--grid-ghz", o->grid_ghz, "DWDM grid spacing")->capture_default_str()->check(CLI::Range(12.5, 1000.0));
+    command->add_option("--channels", o->p.dwdm.transceivers_fitted, "Transceivers fitted (DWDM channels)")->capture_default_str()->check(CLI::Range(1, 1024));
+    command->add_option("--transceiver", o->transceiver, "Transceiver preset: 400zr or 800zr")->capture_default_str();
+    command->add_option("--rate-gbps", o->rate_gbps, "Override the transceiver line rate")->check(CLI::PositiveNumber);
+    command->add_option("--spatial-channels", o->p.spatial_channels_built, "Apertures / spatial channels built per terminal")->capture_default_str()->check(CLI::Range(1, 4096));
+    command->add_option("--margin-db", o->p.required_margin_db, "Required margin per channel")->capture_default_str()->check(CLI::Range(0.0, 50.0));
+    command->add_option("--pointing-jitter-urad", o->pointing_jitter_urad, "RMS pointing jitter per axis")->check(CLI::NonNegativeNumber);
+    command->add_option("--pointing-error-urad", o->pointing_error_urad, "Static pointing error")->check(CLI::NonNegativeNumber);
+    return [o] { return run(*o); };
+}
+
+}  // namespace skyfabric::cli
