@@ -26,6 +26,76 @@ struct ResultWriter::Series {
     }
 };
 
+namespace {
+
+// One column of a record array, as a dataset of [count].
+template <class Record, class Get>
+void write_column(Hdf5File& file, const std::string& path, const std::vector<Record>& records, Get get,
+                  const std::string& units) {
+    using Value = decltype(get(records.front()));
+    if constexpr (std::is_floating_point_v<Value>) {
+        std::vector<double> column;
+        column.reserve(records.size());
+        for (const auto& r : records) column.push_back(static_cast<double>(get(r)));
+        file.write_array(path, column, {static_cast<hsize_t>(column.size())}, units);
+    } else {
+        std::vector<std::int32_t> column;
+        column.reserve(records.size());
+        for (const auto& r : records) column.push_back(static_cast<std::int32_t>(get(r)));
+        file.write_array(path, column, {static_cast<hsize_t>(column.size())}, units);
+    }
+}
+
+void write_training(Hdf5File& file, const workloads::TrainingResult& t) {
+    using workloads::CollectiveRecord;
+    using workloads::LinkUtilisation;
+    using workloads::StepRecord;
+    const auto& st = t.steps;
+    if (!st.empty()) {
+        write_column(file, "/workload/steps/step", st, [](const StepRecord& r) { return r.step; }, "1");
+        write_column(file, "/workload/steps/start_s", st, [](const StepRecord& r) { return r.start_s; }, "s");
+        write_column(file, "/workload/steps/end_s", st, [](const StepRecord& r) { return r.end_s; }, "s");
+        write_column(file, "/workload/steps/compute_s", st, [](const StepRecord& r) { return r.compute_s; }, "s");
+        write_column(file, "/workload/steps/communication_s", st, [](const StepRecord& r) { return r.communication_s; }, "s");
+        write_column(file, "/workload/steps/exposed_communication_s", st,
+                     [](const StepRecord& r) { return r.exposed_communication_s; }, "s");
+        write_column(file, "/workload/steps/synchronised", st, [](const StepRecord& r) { return r.synchronised ? 1 : 0; }, "1");
+        write_column(file, "/workload/steps/status", st, [](const StepRecord& r) { return static_cast<int>(r.status); }, "1");
+        file.set_attribute("/workload/steps/status", "status_names", "0=ok,1=rerouted,2=stalled,3=incomplete");
+    }
+    const auto& co = t.collectives;
+    if (!co.empty()) {
+        write_column(file, "/workload/collectives/step", co, [](const CollectiveRecord& r) { return r.step; }, "1");
+        write_column(file, "/workload/collectives/op", co, [](const CollectiveRecord& r) { return static_cast<int>(r.op); }, "1");
+        write_column(file, "/workload/collectives/algorithm", co,
+                     [](const CollectiveRecord& r) { return static_cast<int>(r.algorithm); }, "1");
+        write_column(file, "/workload/collectives/bytes", co, [](const CollectiveRecord& r) { return r.bytes; }, "B");
+        write_column(file, "/workload/collectives/start_s", co, [](const CollectiveRecord& r) { return r.start_s; }, "s");
+        write_column(file, "/workload/collectives/end_s", co, [](const CollectiveRecord& r) { return r.end_s; }, "s");
+        write_column(file, "/workload/collectives/alg_bw_B_s", co, [](const CollectiveRecord& r) { return r.alg_bw_Bps; }, "B/s");
+        write_column(file, "/workload/collectives/bus_bw_B_s", co, [](const CollectiveRecord& r) { return r.bus_bw_Bps; }, "B/s");
+        write_column(file, "/workload/collectives/stalled_s", co, [](const CollectiveRecord& r) { return r.stalled_s; }, "s");
+        write_column(file, "/workload/collectives/lost_s", co, [](const CollectiveRecord& r) { return r.lost_s; }, "s");
+        write_column(file, "/workload/collectives/completed", co, [](const CollectiveRecord& r) { return r.completed ? 1 : 0; }, "1");
+        file.set_attribute("/workload/collectives/op", "op_names",
+                           "0=all_reduce,1=reduce_scatter,2=all_gather,3=all_to_all,4=point_to_point");
+        file.set_attribute("/workload/collectives/algorithm", "algorithm_names",
+                           "0=ring,1=double_binary_tree,2=halving_doubling,3=hierarchical_ring,4=pairwise,5=direct");
+    }
+    const auto& li = t.links;
+    if (!li.empty()) {
+        write_column(file, "/workload/link_utilisation/source", li, [](const LinkUtilisation& r) { return r.source; }, "1");
+        write_column(file, "/workload/link_utilisation/target", li, [](const LinkUtilisation& r) { return r.target; }, "1");
+        write_column(file, "/workload/link_utilisation/bytes", li, [](const LinkUtilisation& r) { return r.bytes; }, "B");
+        write_column(file, "/workload/link_utilisation/capacity_bytes", li,
+                     [](const LinkUtilisation& r) { return r.capacity_bytes; }, "B");
+        write_column(file, "/workload/link_utilisation/utilisation", li,
+                     [](const LinkUtilisation& r) { return r.utilisation; }, "1");
+    }
+}
+
+}  // namespace
+
 ResultWriter::ResultWriter(std::filesystem::path path) : path_(std::move(path)) {}
 ResultWriter::~ResultWriter() = default;
 
@@ -159,6 +229,7 @@ void ResultWriter::end(const simulation::RunSummary& summary) {
     series_->flush_all();
     const auto& dv = summary.station_keeping_delta_v_m_s;
     file_->write_array("/station_keeping/delta_v_m_s", dv, {static_cast<hsize_t>(dv.size())}, "m/s");
+    if (summary.training) write_training(*file_, *summary.training);
     file_->set_attribute("simulated_s", summary.simulated_s);
     if (!summary.complete) file_->set_attribute("stop_reason", summary.stop_reason);
     file_->set_attribute_bool("complete", summary.complete);

@@ -4,6 +4,7 @@
 #include "version.hpp"
 
 #include <skyfabric/links/topology_policy.hpp>
+#include <skyfabric/workloads/collectives.hpp>
 #include <skyfabric/physics/constants.hpp>
 
 #include <algorithm>
@@ -64,6 +65,28 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
             {"links_per_satellite_max", s.links_per_satellite_max},
             {"components_max", s.components_max},
             {"events", s.link_events},
+        };
+    }
+    if (s.training) {
+        const auto& t = s.training->summary;
+        j["workload"] = {
+            {"accelerator", sc.workload.accelerator.name},
+            {"data_parallel", sc.workload.job.data_parallel},
+            {"all_reduce", workloads::to_string(sc.workload.options.all_reduce)},
+            {"steps", t.steps},
+            {"step_time_median_s", t.step_time_median_s},
+            {"step_time_p99_s", t.step_time_p99_s},
+            {"step_time_mean_s", t.step_time_mean_s},
+            {"compute_per_step_s", t.compute_per_step_s},
+            {"tokens_per_s", t.tokens_per_s},
+            {"mfu", t.mfu},
+            {"bus_bw_mean_B_s", t.bus_bw_mean_Bps},
+            {"bus_bw_bound_B_s", t.bus_bw_bound_Bps},
+            {"time_lost_to_topology_s", t.time_lost_s},
+            {"stalled_s", t.stalled_s},
+            {"replans", t.replans},
+            {"flow_events", t.flow_events},
+            {"truncated", t.truncated},
         };
     }
     return j;
@@ -129,6 +152,18 @@ std::string summary_table(const nlohmann::json& j) {
         row("connected", l["components_max"].get<int>() == 1 ? std::string("at every sample")
                                                                : "NO: up to " + std::to_string(l["components_max"].get<int>()) + " components");
         row("link events", std::to_string(l["events"].get<std::size_t>()));
+    }
+    if (j.contains("workload")) {
+        const auto& w = j["workload"];
+        row("training", std::to_string(w["steps"].get<std::int64_t>()) + " steps, " + w["all_reduce"].get<std::string>() +
+                            " all-reduce over " + std::to_string(w["data_parallel"].get<int>()) + " ranks");
+        row("step time (median / p99)", num(w["step_time_median_s"], "%.3f") + " / " + num(w["step_time_p99_s"], "%.3f s") +
+                                            " (compute " + num(w["compute_per_step_s"], "%.3f s") + ")");
+        row("throughput", num(w["tokens_per_s"], "%.4g tokens/s") + ", MFU " + num(w["mfu"], "%.3f"));
+        row("bus bandwidth (mean / bound)", num(nlohmann::json(w["bus_bw_mean_B_s"].get<double>() / 1e9), "%.1f") + " / " +
+                                                num(nlohmann::json(w["bus_bw_bound_B_s"].get<double>() / 1e9), "%.1f GB/s"));
+        row("time lost to topology changes", num(w["time_lost_to_topology_s"], "%.3g s") + ", stalled " +
+                                                 num(w["stalled_s"], "%.3g s"));
     }
     row("wall time", num(j["wall_s"], "%.2f s"));
     return out;

@@ -199,6 +199,47 @@ LinksConfig read_links(Section s, bool present) {
     return l;
 }
 
+WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed) {
+    WorkloadConfig w;
+    w.enabled = s.boolean("enabled", present);
+    const std::string accelerator = s.choice("accelerator", {"tpu_v6e", "custom"}, "tpu_v6e");
+    if (accelerator != "custom") w.accelerator = workloads::accelerator_preset(accelerator);
+    else w.accelerator.name = "custom";
+    w.accelerator.peak_flops = 1e12 * s.number("peak_tflops", 1e-3, 1e6, w.accelerator.peak_flops / 1e12, "TFLOP/s");
+    w.accelerator.hbm_bytes = 1e9 * s.number("hbm_gb", 0.001, 1e6, w.accelerator.hbm_bytes / 1e9, "GB");
+    auto& j = w.job;
+    j.mfu = s.number("mfu", 1e-4, 1.0, j.mfu);
+    j.parameters = s.number("model_parameters", 1.0, 1e15, j.parameters);
+    j.active_parameters = s.number("active_parameters", 0.0, 1e15, 0.0);
+    if (j.active_parameters > j.parameters) s.fail("active_parameters", "must not exceed model_parameters");
+    j.tokens_per_step = s.number("tokens_per_step", 1.0, 1e12, j.tokens_per_step);
+    j.bytes_per_gradient_element = s.number("bytes_per_gradient_element", 0.125, 16.0, j.bytes_per_gradient_element, "B");
+    Section parallelism = s.section("parallelism");
+    j.data_parallel = static_cast<std::int32_t>(parallelism.integer("data", 0, max_satellites, 0));
+    j.tensor_parallel = static_cast<std::int32_t>(parallelism.integer("tensor", 1, 1024, 1));
+    parallelism.finish();
+    j.gradient_buckets = static_cast<std::int32_t>(s.integer("gradient_buckets", 1, 4096, j.gradient_buckets));
+    j.sync = s.choice("sync", {"every_step", "local_steps"}, "every_step") == "local_steps" ? workloads::SyncMode::local_steps
+                                                                                         : workloads::SyncMode::every_step;
+    j.local_steps = static_cast<std::int32_t>(s.integer("local_steps", 1, 100000, 1));
+    auto& o = w.options;
+    o.all_reduce = workloads::parse_algorithm(
+        s.choice("all_reduce", {"ring", "double_binary_tree", "halving_doubling", "hierarchical_ring"}, "ring"));
+    const std::string placement = s.choice("placement", {"topology_aware", "random", "identity"}, "topology_aware");
+    o.placement = placement == "random" ? workloads::PlacementPolicy::random
+                : placement == "identity" ? workloads::PlacementPolicy::identity
+                                          : workloads::PlacementPolicy::topology_aware;
+    o.flow.routing = s.choice("routing", {"shortest_latency", "widest"}, "shortest_latency") == "widest"
+                         ? workloads::RoutingPolicy::widest
+                         : workloads::RoutingPolicy::shortest_latency;
+    o.flow.paths_per_transfer = static_cast<std::int32_t>(s.integer("paths_per_transfer", 1, 16, 1));
+    o.flow.per_message_overhead_s = 1e-6 * s.number("per_message_overhead_us", 0.0, 1e7, 0.0, "us");
+    o.seed = seed;
+    w.backend = workloads::parse_backend(s.choice("backend", {"auto", "cpu", "cuda"}, "auto"));
+    s.finish();
+    return w;
+}
+
 OutputConfig read_output(Section s) {
     OutputConfig o;
     o.hdf5 = s.boolean("hdf5", true);
@@ -309,6 +350,7 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
     sc.station_keeping = read_station_keeping(top.section("station_keeping"));
     sc.metrics = read_metrics(top.section("metrics"));
     sc.links = read_links(top.section("links"), top.has("links"));
+    sc.workload = read_workload(top.section("workload"), top.has("workload"), sc.seed);
     sc.output = read_output(top.section("output"));
     top.finish();
 
@@ -316,6 +358,20 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
     if (satellites > static_cast<std::size_t>(max_satellites)) {
         top.fail("formation", "the formation has " + std::to_string(satellites) + " satellites; at most " +
                                   std::to_string(max_satellites) + " are supported");
+    }
+    if (sc.workload.enabled) {
+        Section workload = top.section("workload");
+        if (!sc.links.enabled) workload.fail("enabled", "a training workload needs links: add a links section");
+        if (sc.workload.job.data_parallel == 0) sc.workload.job.data_parallel = static_cast<std::int32_t>(satellites);
+        if (static_cast<std::size_t>(sc.workload.job.data_parallel) > satellites) {
+            Section parallelism = workload.section("parallelism");
+            parallelism.fail("data", "data-parallel ranks (" + std::to_string(sc.workload.job.data_parallel) +
+                                         ") exceed the satellite count " + std::to_string(satellites));
+        }
+        if (sc.workload.job.data_parallel < 2) {
+            Section parallelism = workload.section("parallelism");
+            parallelism.fail("data", "needs at least 2 data-parallel ranks");
+        }
     }
     if (static_cast<std::size_t>(sc.metrics.reference_satellite) >= satellites) {
         Section metrics = top.section("metrics");

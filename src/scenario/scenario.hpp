@@ -5,6 +5,9 @@
 #include <skyfabric/physics/propagation.hpp>
 #include <skyfabric/physics/time.hpp>
 #include <skyfabric/links/topology_policy.hpp>
+#include <skyfabric/workloads/flow_solver.hpp>
+#include <skyfabric/workloads/job.hpp>
+#include <skyfabric/workloads/training.hpp>
 
 #include <cstdint>
 #include <filesystem>
@@ -71,6 +74,14 @@ struct LinksConfig {
     links::TopologyParameters topology;  // policy, terminals, optics (budget) in SI
 };
 
+struct WorkloadConfig {
+    bool enabled = false;
+    workloads::Accelerator accelerator;
+    workloads::TrainingJob job;       // data_parallel 0 in the file = every satellite
+    workloads::TrainingOptions options;
+    workloads::Backend backend = workloads::Backend::automatic;
+};
+
 struct Scenario {
     std::string name;
     std::uint64_t seed = 42;
@@ -82,6 +93,7 @@ struct Scenario {
     physics::StationKeepingSettings station_keeping;
     MetricsConfig metrics;
     LinksConfig links;
+    WorkloadConfig workload;
     OutputConfig output;
 
     std::string source_file;  // for messages

@@ -52,128 +52,182 @@ void derive_metrics(const scenario::Scenario& sc, const physics::FormationSnapsh
                                     nn.distance_m.begin() + static_cast<std::ptrdiff_t>((ref + 1) * k));
 }
 
+// Thrown from inside the workload's topology callback to unwind it on a stop request.
+struct StopRequested {};
+
+// One run's state. advance() produces the next sample: physics, metrics, links, and the
+// recorders; the training simulation, when there is one, drives it by pulling topologies.
+class RunState {
+public:
+    RunState(const scenario::Scenario& sc, std::vector<Recorder*> recorders, const std::atomic<bool>* stop)
+        : sc_(sc), recorders_(std::move(recorders)), stop_(stop), times_(sample_times(sc.duration_s, sc.output_step_s)) {
+        const auto chief = scenario::initial_chief_state(sc);
+        setup_.scenario = &sc;
+        setup_.initial_lvlh = scenario::initial_formation(sc);
+        setup_.satellite_count = setup_.initial_lvlh.size();
+        setup_.sample_count = times_.size();
+        propagator_.emplace(chief, setup_.initial_lvlh, scenario::propagation_settings(sc));
+        if (sc.dynamics.compare_to_nonlinear) {
+            auto settings = scenario::propagation_settings(sc);
+            settings.model = physics::RelativeMotionModel::nonlinear;
+            settings.station_keeping.enabled = false;
+            truth_.emplace(chief, setup_.initial_lvlh, settings);
+        }
+        if (sc.links.enabled) topology_builder_.emplace(sc.links.topology);
+        positions_lvlh_.resize(setup_.satellite_count);
+
+        constexpr double inf = std::numeric_limits<double>::infinity();
+        summary_.nearest_neighbour_min_m = summary_.reference_neighbours_min_m = summary_.min_separation_m = inf;
+        if (topology_builder_) summary_.link_capacity_min_bps = summary_.bisection_capacity_min_bps = inf;
+    }
+
+    RunSummary execute() {
+        for (auto* r : recorders_) r->begin(setup_);
+        try {
+            if (sc_.workload.enabled) run_workload();
+            while (advance()) {
+            }
+        } catch (const physics::PropagationError& e) {
+            summary_.stop_reason = std::string("numerical failure: ") + e.what();
+        } catch (const StopRequested&) {
+        }
+        summary_.complete = summary_.stop_reason.empty() && summary_.samples_written == times_.size();
+        finish_summary();
+        for (auto* r : recorders_) r->end(summary_);
+        return std::move(summary_);
+    }
+
+private:
+    bool advance() {
+        const std::size_t k = next_;
+        if (k >= times_.size()) return false;
+        if (stop_ && stop_->load()) {
+            summary_.stop_reason = "interrupted at t = " + std::to_string(times_[k]) + " s";
+            return false;
+        }
+        ++next_;
+        propagator_->advance_to(times_[k], snapshot_);
+        sample_.index = k;
+        sample_.snapshot = &snapshot_;
+        derive_metrics(sc_, snapshot_, sample_);
+        sample_.model_error_m.clear();
+        if (truth_) {
+            truth_->advance_to(times_[k], truth_snapshot_);
+            sample_.model_error_m.resize(snapshot_.satellites_eci.size());
+            for (std::size_t i = 0; i < snapshot_.satellites_eci.size(); ++i) {
+                sample_.model_error_m[i] =
+                    (snapshot_.satellites_eci[i].position_m - truth_snapshot_.satellites_eci[i].position_m).norm();
+            }
+        }
+        sample_.delta_v_m_s = propagator_->station_keeping_delta_v_m_s();
+        if (topology_builder_) {
+            // Distances are frame-invariant, so LVLH positions serve the link budget.
+            for (std::size_t i = 0; i < positions_lvlh_.size(); ++i) positions_lvlh_[i] = snapshot_.satellites_lvlh[i].position_m;
+            link_events_.clear();
+            topology_ = topology_builder_->update(times_[k], positions_lvlh_, link_events_);
+            sample_.topology = &topology_;
+            sample_.link_events = link_events_;
+            sample_.link_metrics = links::summarize(topology_, positions_lvlh_);
+        }
+        accumulate(sample_);
+        for (auto* r : recorders_) r->record(sample_);
+        summary_.samples_written = k + 1;
+        summary_.simulated_s = times_[k];
+        return true;
+    }
+
+    // The training job pulls one topology per sample; the physics advances as it pulls.
+    void run_workload() {
+        auto options = sc_.workload.options;
+        options.start_s = 0.0;
+        options.end_s = sc_.duration_s;
+        workloads::TopologySource source = [this](links::Topology& next) {
+            if (!advance()) {
+                if (!summary_.stop_reason.empty()) throw StopRequested{};
+                return false;
+            }
+            next = topology_;
+            return true;
+        };
+        summary_.training = workloads::simulate_training(sc_.workload.job, sc_.workload.accelerator, source, options);
+    }
+
+    void accumulate(const Sample& s) {
+        auto& m = summary_;
+        for (double d : s.nearest_neighbour_m) {
+            m.nearest_neighbour_min_m = std::min(m.nearest_neighbour_min_m, d);
+            m.nearest_neighbour_max_m = std::max(m.nearest_neighbour_max_m, d);
+        }
+        for (double d : s.reference_neighbours_m) {
+            m.reference_neighbours_min_m = std::min(m.reference_neighbours_min_m, d);
+            m.reference_neighbours_max_m = std::max(m.reference_neighbours_max_m, d);
+        }
+        if (s.min_separation_m < m.min_separation_m) {
+            m.min_separation_m = s.min_separation_m;
+            m.min_separation_time_s = s.snapshot->time_s;
+            m.min_separation_pair[0] = s.min_separation_pair[0];
+            m.min_separation_pair[1] = s.min_separation_pair[1];
+        }
+        if (s.min_separation_m < sc_.metrics.min_separation_alarm_m) ++m.separation_alarms;
+        for (int a = 0; a < 3; ++a) m.envelope_max_m[a] = std::max(m.envelope_max_m[a], s.envelope_m[a]);
+        for (double e : s.model_error_m) m.model_error_max_m = std::max(m.model_error_max_m, e);
+        if (s.topology) {
+            const auto& t = s.link_metrics;
+            if (t.link_count > 0) {
+                m.link_capacity_min_bps = std::min(m.link_capacity_min_bps, t.capacity_min_bps);
+                m.link_capacity_max_bps = std::max(m.link_capacity_max_bps, t.capacity_max_bps);
+                capacity_sum_bps_ += t.capacity_mean_bps * t.link_count;
+                link_samples_ += static_cast<std::size_t>(t.link_count);
+            }
+            m.bisection_capacity_min_bps = std::min(m.bisection_capacity_min_bps, t.bisection_capacity_bps);
+            bisection_sum_bps_ += t.bisection_capacity_bps;
+            degree_sum_ += t.links_per_satellite_mean;
+            m.links_per_satellite_max = std::max(m.links_per_satellite_max, t.links_per_satellite_max);
+            m.components_max = std::max(m.components_max, t.components);
+            m.link_events += s.link_events.size();
+        }
+    }
+
+    void finish_summary() {
+        auto& m = summary_;
+        if (topology_builder_ && m.samples_written > 0) {
+            const double samples = static_cast<double>(m.samples_written);
+            m.link_capacity_mean_bps = link_samples_ ? capacity_sum_bps_ / static_cast<double>(link_samples_) : 0.0;
+            m.bisection_capacity_mean_bps = bisection_sum_bps_ / samples;
+            m.links_per_satellite_mean = degree_sum_ / samples;
+        }
+        if (!std::isfinite(m.link_capacity_min_bps)) m.link_capacity_min_bps = 0.0;
+        if (!std::isfinite(m.bisection_capacity_min_bps)) m.bisection_capacity_min_bps = 0.0;
+        const auto dv = propagator_->station_keeping_delta_v_m_s();
+        m.station_keeping_delta_v_m_s.assign(dv.begin(), dv.end());
+        m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
+    }
+
+    const scenario::Scenario& sc_;
+    std::vector<Recorder*> recorders_;
+    const std::atomic<bool>* stop_;
+    std::vector<double> times_;
+    std::chrono::steady_clock::time_point wall_start_ = std::chrono::steady_clock::now();
+    RunSetup setup_;
+    RunSummary summary_;
+
+    std::optional<physics::FormationPropagator> propagator_, truth_;
+    physics::FormationSnapshot snapshot_, truth_snapshot_;
+    std::optional<links::TopologyBuilder> topology_builder_;
+    links::Topology topology_;
+    std::vector<links::LinkEvent> link_events_;
+    std::vector<Eigen::Vector3d> positions_lvlh_;
+    Sample sample_;
+    std::size_t next_ = 0;
+
+    double capacity_sum_bps_ = 0.0, bisection_sum_bps_ = 0.0, degree_sum_ = 0.0;
+    std::size_t link_samples_ = 0;
+};
+
 }  // namespace
 
 RunSummary run(const scenario::Scenario& sc, std::vector<Recorder*> recorders, const std::atomic<bool>* stop) {
-    const auto wall_start = std::chrono::steady_clock::now();
-    const auto times = sample_times(sc.duration_s, sc.output_step_s);
-    const auto chief = scenario::initial_chief_state(sc);
-
-    RunSetup setup;
-    setup.scenario = &sc;
-    setup.initial_lvlh = scenario::initial_formation(sc);
-    setup.satellite_count = setup.initial_lvlh.size();
-    setup.sample_count = times.size();
-
-    physics::FormationPropagator propagator(chief, setup.initial_lvlh, scenario::propagation_settings(sc));
-    std::optional<physics::FormationPropagator> truth;
-    if (sc.dynamics.compare_to_nonlinear) {
-        auto settings = scenario::propagation_settings(sc);
-        settings.model = physics::RelativeMotionModel::nonlinear;
-        settings.station_keeping.enabled = false;
-        truth.emplace(chief, setup.initial_lvlh, settings);
-    }
-
-    std::optional<links::TopologyBuilder> topology_builder;
-    if (sc.links.enabled) topology_builder.emplace(sc.links.topology);
-    links::Topology topology;
-    std::vector<links::LinkEvent> link_events;
-    std::vector<Eigen::Vector3d> positions_lvlh(setup.satellite_count);
-    double capacity_sum_bps = 0.0, bisection_sum_bps = 0.0, degree_sum = 0.0;
-    std::size_t capacity_samples = 0;
-
-    for (auto* r : recorders) r->begin(setup);
-
-    RunSummary summary;
-    summary.nearest_neighbour_min_m = summary.reference_neighbours_min_m = summary.min_separation_m =
-        std::numeric_limits<double>::infinity();
-    summary.nearest_neighbour_max_m = summary.reference_neighbours_max_m = 0.0;
-    if (topology_builder) {
-        summary.link_capacity_min_bps = summary.bisection_capacity_min_bps = std::numeric_limits<double>::infinity();
-    }
-
-    physics::FormationSnapshot snapshot, truth_snapshot;
-    Sample sample;
-    try {
-        for (std::size_t k = 0; k < times.size(); ++k) {
-            if (stop && stop->load()) {
-                summary.stop_reason = "interrupted at t = " + std::to_string(times[k]) + " s";
-                break;
-            }
-            propagator.advance_to(times[k], snapshot);
-            sample.index = k;
-            sample.snapshot = &snapshot;
-            derive_metrics(sc, snapshot, sample);
-            sample.model_error_m.clear();
-            if (truth) {
-                truth->advance_to(times[k], truth_snapshot);
-                sample.model_error_m.resize(snapshot.satellites_eci.size());
-                for (std::size_t i = 0; i < snapshot.satellites_eci.size(); ++i) {
-                    sample.model_error_m[i] =
-                        (snapshot.satellites_eci[i].position_m - truth_snapshot.satellites_eci[i].position_m).norm();
-                    summary.model_error_max_m = std::max(summary.model_error_max_m, sample.model_error_m[i]);
-                }
-            }
-            for (double d : sample.nearest_neighbour_m) {
-                summary.nearest_neighbour_min_m = std::min(summary.nearest_neighbour_min_m, d);
-                summary.nearest_neighbour_max_m = std::max(summary.nearest_neighbour_max_m, d);
-            }
-            for (double d : sample.reference_neighbours_m) {
-                summary.reference_neighbours_min_m = std::min(summary.reference_neighbours_min_m, d);
-                summary.reference_neighbours_max_m = std::max(summary.reference_neighbours_max_m, d);
-            }
-            if (sample.min_separation_m < summary.min_separation_m) {
-                summary.min_separation_m = sample.min_separation_m;
-                summary.min_separation_time_s = times[k];
-                summary.min_separation_pair[0] = sample.min_separation_pair[0];
-                summary.min_separation_pair[1] = sample.min_separation_pair[1];
-            }
-            if (sample.min_separation_m < sc.metrics.min_separation_alarm_m) ++summary.separation_alarms;
-            for (int a = 0; a < 3; ++a) summary.envelope_max_m[a] = std::max(summary.envelope_max_m[a], sample.envelope_m[a]);
-
-            sample.delta_v_m_s = propagator.station_keeping_delta_v_m_s();
-            if (topology_builder) {
-                // Distances are frame-invariant, so LVLH positions serve the link budget.
-                for (std::size_t i = 0; i < positions_lvlh.size(); ++i) positions_lvlh[i] = snapshot.satellites_lvlh[i].position_m;
-                link_events.clear();
-                topology = topology_builder->update(times[k], positions_lvlh, link_events);
-                sample.topology = &topology;
-                sample.link_events = link_events;
-                sample.link_metrics = links::summarize(topology, positions_lvlh);
-                const auto& m = sample.link_metrics;
-                if (m.link_count > 0) {
-                    summary.link_capacity_min_bps = std::min(summary.link_capacity_min_bps, m.capacity_min_bps);
-                    summary.link_capacity_max_bps = std::max(summary.link_capacity_max_bps, m.capacity_max_bps);
-                    capacity_sum_bps += m.capacity_mean_bps * m.link_count;
-                    capacity_samples += static_cast<std::size_t>(m.link_count);
-                }
-                summary.bisection_capacity_min_bps = std::min(summary.bisection_capacity_min_bps, m.bisection_capacity_bps);
-                bisection_sum_bps += m.bisection_capacity_bps;
-                degree_sum += m.links_per_satellite_mean;
-                summary.links_per_satellite_max = std::max(summary.links_per_satellite_max, m.links_per_satellite_max);
-                summary.components_max = std::max(summary.components_max, m.components);
-                summary.link_events += link_events.size();
-            }
-            for (auto* r : recorders) r->record(sample);
-            summary.samples_written = k + 1;
-            summary.simulated_s = times[k];
-        }
-        summary.complete = summary.samples_written == times.size();
-    } catch (const physics::PropagationError& e) {
-        summary.stop_reason = std::string("numerical failure: ") + e.what();
-    }
-    if (topology_builder && summary.samples_written > 0) {
-        const double samples = static_cast<double>(summary.samples_written);
-        summary.link_capacity_mean_bps = capacity_samples ? capacity_sum_bps / static_cast<double>(capacity_samples) : 0.0;
-        summary.bisection_capacity_mean_bps = bisection_sum_bps / samples;
-        summary.links_per_satellite_mean = degree_sum / samples;
-        if (!std::isfinite(summary.link_capacity_min_bps)) summary.link_capacity_min_bps = 0.0;
-    }
-    const auto dv = propagator.station_keeping_delta_v_m_s();
-    summary.station_keeping_delta_v_m_s.assign(dv.begin(), dv.end());
-    summary.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-    for (auto* r : recorders) r->end(summary);
-    return summary;
+    return RunState(sc, std::move(recorders), stop).execute();
 }
 
 }  // namespace skyfabric::simulation

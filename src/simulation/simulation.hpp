@@ -7,9 +7,11 @@
 #include <skyfabric/links/metrics.hpp>
 #include <skyfabric/links/topology.hpp>
 #include <skyfabric/physics/propagation.hpp>
+#include <skyfabric/workloads/training.hpp>
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -66,6 +68,8 @@ struct RunSummary {
     int links_per_satellite_max = 0;
     int components_max = 0;               // 1 = connected at every sample
     std::size_t link_events = 0;
+    // The training job, when the scenario has one.
+    std::optional<workloads::TrainingResult> training;
 };
 
 class Recorder {
