@@ -1,5 +1,6 @@
 #include "cli/cli.hpp"
 
+#include "cli/collective_command.hpp"
 #include "cli/link_budget_command.hpp"
 #include "cli/progress.hpp"
 #include "output/result_writer.hpp"
@@ -149,6 +150,8 @@ int main(int argc, char** argv) {
 
     CLI::App* link_budget_cmd = nullptr;
     const auto link_budget = add_link_budget_command(app, link_budget_cmd);
+    CLI::App* collective_cmd = nullptr;
+    const auto collective = add_collective_command(app, collective_cmd);
 
     try {
         app.parse(argc, argv);
@@ -168,6 +171,7 @@ int main(int argc, char** argv) {
         if (validate_cmd->parsed()) return command_validate(validate_file, validate_overrides);
         if (info_cmd->parsed()) return command_info();
         if (link_budget_cmd->parsed()) return link_budget();
+        if (collective_cmd->parsed()) return collective();
     } catch (const scenario::ScenarioError& e) {
         std::fprintf(stderr, "skyfabric: error: %s\n", e.what());
         return exit_bad_input;

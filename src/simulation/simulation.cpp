@@ -1,5 +1,7 @@
 #include "simulation/simulation.hpp"
 
+#include "scenario/yaml_reader.hpp"
+
 #include <skyfabric/links/topology_policy.hpp>
 #include <skyfabric/physics/neighbours.hpp>
 
@@ -225,6 +227,19 @@ private:
 };
 
 }  // namespace
+
+links::Topology topology_at(const scenario::Scenario& sc, double time_s) {
+    if (!sc.links.enabled) throw scenario::ScenarioError(sc.source_file + ": the scenario has no links section, so no topology");
+    const auto initial = scenario::initial_formation(sc);
+    physics::FormationPropagator propagator(scenario::initial_chief_state(sc), initial, scenario::propagation_settings(sc));
+    physics::FormationSnapshot snapshot;
+    propagator.advance_to(time_s, snapshot);
+    std::vector<Eigen::Vector3d> positions(snapshot.satellites_lvlh.size());
+    for (std::size_t i = 0; i < positions.size(); ++i) positions[i] = snapshot.satellites_lvlh[i].position_m;
+    auto parameters = sc.links.topology;
+    parameters.initial_links_acquired = true;
+    return links::build_topology(positions, parameters, time_s);
+}
 
 RunSummary run(const scenario::Scenario& sc, std::vector<Recorder*> recorders, const std::atomic<bool>* stop) {
     return RunState(sc, std::move(recorders), stop).execute();

@@ -83,6 +83,10 @@ public:
 // Output instants: 0, step, 2 step, ..., and the end time if it falls between.
 std::vector<double> sample_times(double duration_s, double output_step_s);
 
+// The scenario's formation and its link topology at one instant (links taken as
+// already acquired). Throws ScenarioError if the scenario has no links.
+links::Topology topology_at(const scenario::Scenario& scenario, double time_s);
+
 // Runs the scenario, feeding every recorder. `stop` is polled between samples (signals);
 // a stop or a numerical failure ends the run with summary.complete = false and still
 // calls end() on every recorder.

@@ -5,7 +5,9 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <cmath>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <sys/wait.h>
 
@@ -119,4 +121,39 @@ TEST(Cli, BadScenarioExitsTwoWithLocation) {
     EXPECT_EQ(bad_set.status, 2) << bad_set.output;
     EXPECT_NE(bad_set.output.find("--set orbit.altitude_km"), std::string::npos) << bad_set.output;
     fs::remove_all(dir);
+}
+
+TEST(Cli, LinkBudgetReproducesPaperEquationOneAtFiveThousandKm) {
+    // Paper Eq. 1 defaults: 5 W, 10 cm, 80 %, 1.55 um, -3 dB -> about 1.6 uW at 5000 km.
+    const auto r = run_command(skyfabric() + " link-budget --distances 5000km");
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto line_start = r.output.find("   5000000.0");
+    ASSERT_NE(line_start, std::string::npos) << r.output;
+    std::istringstream line(r.output.substr(line_start));
+    double distance = 0, beam = 0, coupling = 0, p_rx_uw = 0, friis_uw = 0;
+    line >> distance >> beam >> coupling >> p_rx_uw >> friis_uw;
+    EXPECT_NEAR(friis_uw, 1.6, 0.06) << r.output;
+    EXPECT_NEAR(10 * std::log10(p_rx_uw / friis_uw), 0.0, 0.1) << "near/far-field model agrees with Friis far out";
+    EXPECT_NE(r.output.find("gain 105.1"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("divergence 18.9"), std::string::npos) << r.output;
+    EXPECT_EQ(run_command(skyfabric() + " link-budget --distances 5000parsecs").status, 2);
+}
+
+TEST(Cli, CollectiveTableBusBandwidthStaysUnderTheBound) {
+    const auto r = run_command(skyfabric() + " collective " + source("scenarios/smoke.yaml") + " --sizes 1MiB,1GiB");
+    ASSERT_EQ(r.status, 0) << r.output;
+    std::istringstream in(r.output);
+    std::string line;
+    int rows = 0;
+    while (std::getline(in, line)) {
+        if (line.empty() || line[0] == '#' || line.find("size(B)") != std::string::npos) continue;
+        std::istringstream fields(line);
+        double bytes = 0, time_us = 0, alg = 0, bus = 0, bound = 0;
+        fields >> bytes >> time_us >> alg >> bus >> bound;
+        EXPECT_GT(time_us, 0.0);
+        EXPECT_LE(bus, bound * 1.0001) << line;
+        ++rows;
+    }
+    EXPECT_EQ(rows, 2) << r.output;
+    EXPECT_EQ(run_command(skyfabric() + " collective " + source("scenarios/smoke.yaml") + " --op all_wrong").status, 2);
 }
