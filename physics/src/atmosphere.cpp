@@ -31,7 +31,22 @@ constexpr std::array<HpRow, 50> hp_table{{
 }};
 
 constexpr double bulge_lag_rad = 30.0 * pi / 180.0;
-constexpr double cos_exponent = 6.0;
+// cos^n(psi/2) exponent n = 6 (polar orbits), applied as ((1 + cos psi)/2)^3.
+
+// ln(rho_i+1 / rho_i) per table interval, so interpolation is one exp per profile.
+struct HpLogs {
+    std::array<double, hp_table.size() - 1> min{}, max{};
+    HpLogs() {
+        for (std::size_t i = 0; i + 1 < hp_table.size(); ++i) {
+            min[i] = std::log(hp_table[i + 1].min / hp_table[i].min);
+            max[i] = std::log(hp_table[i + 1].max / hp_table[i].max);
+        }
+    }
+};
+const HpLogs& hp_logs() {
+    static const HpLogs logs;
+    return logs;
+}
 
 std::uint64_t splitmix64(std::uint64_t x) {
     x += 0x9E3779B97F4A7C15ULL;
@@ -52,14 +67,16 @@ double atmospheric_density_kg_m3(const Eigen::Vector3d& r, const Eigen::Vector3d
     const double h_km = (rn - earth_equatorial_radius_m * (1.0 - earth_flattening * sin_lat * sin_lat)) / 1000.0;
     if (h_km >= hp_table.back().h_km) return 0.0;
     const double hq = std::max(h_km, hp_table.front().h_km);
-    std::size_t i = 0;
-    while (i + 2 < hp_table.size() && hp_table[i + 1].h_km <= hq) ++i;
+    // Interval [h_i, h_i+1) holding hq (the last one for hq = 1000 km).
+    const auto above = std::upper_bound(hp_table.begin(), hp_table.end() - 1, hq,
+                                        [](double h, const HpRow& row) { return h < row.h_km; });
+    const std::size_t i = static_cast<std::size_t>(above - hp_table.begin()) - 1;
     const HpRow& lo = hp_table[i];
     const HpRow& hi = hp_table[i + 1];
     // Exponential interpolation: rho(h) = rho_i exp((h_i - h)/H), H = (h_i - h_i+1)/ln(rho_i+1/rho_i).
     const double u = (hq - lo.h_km) / (hi.h_km - lo.h_km);
-    const double rho_min = lo.min * std::pow(hi.min / lo.min, u) * 1e-12;
-    const double rho_max = lo.max * std::pow(hi.max / lo.max, u) * 1e-12;
+    const double rho_min = lo.min * std::exp(u * hp_logs().min[i]) * 1e-12;
+    const double rho_max = lo.max * std::exp(u * hp_logs().max[i]) * 1e-12;
     switch (activity) {
         case SolarActivity::low: return rho_min;
         case SolarActivity::high: return rho_max;
@@ -70,7 +87,8 @@ double atmospheric_density_kg_m3(const Eigen::Vector3d& r, const Eigen::Vector3d
     const double sl = std::sin(bulge_lag_rad);
     const Eigen::Vector3d apex(cl * sun.x() - sl * sun.y(), sl * sun.x() + cl * sun.y(), sun.z());
     const double cos_psi = r.dot(apex) / rn;
-    const double bulge = std::pow(std::max(0.0, 0.5 * (1.0 + cos_psi)), 0.5 * cos_exponent);
+    const double half = std::max(0.0, 0.5 * (1.0 + cos_psi));
+    const double bulge = half * half * half;
     return rho_min + (rho_max - rho_min) * bulge;
 }
 

@@ -228,14 +228,44 @@ struct FormationPropagator::Impl {
     std::unique_ptr<DenseDopri5> dense;
     State rel;
 
-    // Station keeping (nonlinear model).
+    // Station keeping (nonlinear model). Each satellite is held to a reference satellite ("ghost")
+    // integrated beside it with the nominal ballistic coefficient; see calibrate_reference_orbits().
+    std::vector<Block> ghosts;                // same partition as blocks
+    std::vector<RelativeState> ghost_initial;  // LVLH initial states of the reference orbits
+    std::vector<RelativeState> reference_now;  // reference LVLH states at the last advance_to time
     std::vector<double> delta_v;
     std::vector<double> arrival_time;  // < 0: no transfer under way
     double reference_n = 0.0, reference_c = 1.0, transfer_time_s = 0.0;
 
-    RelativeState reference(std::size_t i, double t) const {
-        return schweighart_sedwick_propagate(initial[i], reference_n, reference_c, t);
+    // Mean rate of the chief's argument of latitude, from a least-squares line through u(t) over one
+    // orbit of its own propagation (same force model). Short-period J2 terms (period T/2) average out;
+    // this is the mean motion the relative orbits actually follow, which differs from sqrt(mu/r0^3)
+    // by ~1e-3 for an osculating-circular start (mean and osculating a differ by O(J2 R^2/a)).
+    double measured_mean_argument_of_latitude_rate() {
+        const double period = orbital_period_s(r0, earth_mu_m3_s2);
+        Block chief(settings.absolute_tolerance, settings.relative_tolerance);
+        chief.ballistic.assign(1, settings.drag.ballistic_coefficient_kg_m2);
+        chief.x.assign(blocks.front().x.begin(), blocks.front().x.begin() + 6);
+        chief.dxdt.resize(6);
+        chief.restart(force, 0.0);
+        constexpr int samples = 200;
+        double sum_t = 0, sum_u = 0, sum_tt = 0, sum_tu = 0, u_prev = 0, turns = 0;
+        for (int k = 0; k <= samples; ++k) {
+            const double t = period * k / samples;
+            chief.advance(force, t);
+            const KeplerianElements el = cartesian_to_keplerian(chief_of(chief.out), earth_mu_m3_s2);
+            const double u = std::fmod(el.arg_perigee_rad + el.true_anomaly_rad, 2.0 * pi);
+            if (k > 0 && u < u_prev - pi) turns += 2.0 * pi;
+            u_prev = u;
+            sum_t += t;
+            sum_u += u + turns;
+            sum_tt += t * t;
+            sum_tu += t * (u + turns);
+        }
+        const double m = samples + 1;
+        return (m * sum_tu - sum_t * sum_u) / (m * sum_tt - sum_t * sum_t);
     }
+
 
     CartesianState ss_chief(double t) const {
         const double u = u0 + n * ss_c * t;
@@ -248,8 +278,10 @@ struct FormationPropagator::Impl {
         return {r, n * ss_c * dr_du + raan_rate * dr_dom};
     }
 
-    void setup_nonlinear() {
-        const std::size_t total = initial.size();
+    // Blocks for satellites with LVLH initial states `states`; `dispersed` draws per-satellite B.
+    std::vector<Block> make_blocks(const std::vector<RelativeState>& states, bool dispersed) const {
+        std::vector<Block> out;
+        const std::size_t total = states.size();
         const double b_nominal = settings.drag.ballistic_coefficient_kg_m2;
         const Eigen::Matrix3d rot = lvlh_to_eci_rotation(chief0);
         const Eigen::Vector3d w = chief0.position_m.cross(chief0.velocity_m_s) / chief0.position_m.squaredNorm();
@@ -263,19 +295,74 @@ struct FormationPropagator::Impl {
             Eigen::Map<Eigen::Vector3d>(b.x.data() + 3) = chief0.velocity_m_s;
             for (std::size_t k = 0; k < b.count; ++k) {
                 // Offsets of lvlh_to_eci(chief, s) minus the chief, formed without the 7e6 m round trip.
-                const Eigen::Vector3d dr = rot * initial[first + k].position_m;
-                const Eigen::Vector3d dv = rot * initial[first + k].velocity_m_s + w.cross(dr);
+                const Eigen::Vector3d dr = rot * states[first + k].position_m;
+                const Eigen::Vector3d dv = rot * states[first + k].velocity_m_s + w.cross(dr);
                 Eigen::Map<Eigen::Vector3d>(b.x.data() + 6 * (k + 1)) = dr;
                 Eigen::Map<Eigen::Vector3d>(b.x.data() + 6 * (k + 1) + 3) = dv;
-                if (settings.drag.enabled) {
+                if (dispersed && settings.drag.enabled) {
                     b.ballistic[k + 1] = satellite_ballistic_coefficient_kg_m2(settings.drag, first + k);
                 }
             }
             b.dxdt.resize(b.x.size());
             b.restart(force, 0.0);
             b.out = b.x;
-            blocks.push_back(std::move(b));
+            out.push_back(std::move(b));
         }
+        return out;
+    }
+
+    void setup_nonlinear() { blocks = make_blocks(initial, true); }
+
+    static void lvlh_of_block(const Block& b, std::vector<RelativeState>& out) {
+        const CartesianState chief = chief_of(b.out);
+        const Eigen::Matrix3d rot = lvlh_to_eci_rotation(chief);
+        const Eigen::Vector3d w = chief.position_m.cross(chief.velocity_m_s) / chief.position_m.squaredNorm();
+        for (std::size_t k = 0; k < b.count; ++k) {
+            const Eigen::Map<const Eigen::Vector3d> dr(b.out.data() + 6 * (k + 1));
+            const Eigen::Map<const Eigen::Vector3d> dv(b.out.data() + 6 * (k + 1) + 3);
+            out[b.first + k] = {rot.transpose() * dr, rot.transpose() * (dv - w.cross(dr))};
+        }
+    }
+
+    // Reference orbits: the satellites' initial relative states, made bounded under the full force model
+    // (two-body + J2 + drag at the nominal B, which the chief shares). The closed-form HCW/SS orbit of the
+    // initial state is not bounded there: osculating J2 terms in the initial state give along-track drifts
+    // of ~10 m per orbit per 500 m of offset and metre-level periodic terms, which a 5 m dead band would
+    // chase at ~100 m/s per year. So the drift is measured and trimmed numerically: over two orbits, fit
+    // y(t) = a + D t + (periodic terms at the in-plane and twice the orbital rate, with linear amplitude
+    // drift), then vy0 += D/3 (HCW: a velocity offset dvy drifts -3 dvy). Two passes.
+    void calibrate_reference_orbits() {
+        ghost_initial = initial;
+        const double rate = measured_mean_argument_of_latitude_rate();
+        const double w_plane = rate / reference_c * std::sqrt(2.0 - reference_c * reference_c);
+        const double span = 2.0 * 2.0 * pi / rate;
+        constexpr int samples = 160;
+        std::vector<RelativeState> now(initial.size());
+        for (int pass = 0; pass < 2; ++pass) {
+            std::vector<Block> trial = make_blocks(ghost_initial, false);
+            std::vector<Eigen::Matrix<double, 8, 8>> normal(initial.size(), Eigen::Matrix<double, 8, 8>::Zero());
+            std::vector<Eigen::Matrix<double, 8, 1>> rhs(initial.size(), Eigen::Matrix<double, 8, 1>::Zero());
+            for (int k = 0; k <= samples; ++k) {
+                const double t = span * k / samples;
+                for (Block& b : trial) {
+                    b.advance(force, t);
+                    lvlh_of_block(b, now);
+                }
+                const double tn = t / span;  // scaled time keeps the normal matrix well conditioned
+                Eigen::Matrix<double, 8, 1> basis;
+                basis << 1.0, tn, std::cos(w_plane * t), std::sin(w_plane * t), tn * std::cos(w_plane * t),
+                    tn * std::sin(w_plane * t), std::cos(2.0 * rate * t), std::sin(2.0 * rate * t);
+                for (std::size_t i = 0; i < initial.size(); ++i) {
+                    normal[i] += basis * basis.transpose();
+                    rhs[i] += basis * now[i].position_m.y();
+                }
+            }
+            for (std::size_t i = 0; i < initial.size(); ++i) {
+                const double drift_m_s = normal[i].ldlt().solve(rhs[i])(1) / span;
+                ghost_initial[i].velocity_m_s.y() += drift_m_s / 3.0;
+            }
+        }
+        ghosts = make_blocks(ghost_initial, false);
     }
 
     template <class F>
@@ -285,7 +372,7 @@ struct FormationPropagator::Impl {
                 ? std::min<std::size_t>(blocks.size(), std::max(1u, std::thread::hardware_concurrency()))
                 : 1;
         if (threads <= 1) {
-            for (auto& b : blocks) work(b);
+            for (std::size_t i = 0; i < blocks.size(); ++i) work(i);
             return;
         }
         std::vector<std::exception_ptr> errors(blocks.size());
@@ -294,7 +381,7 @@ struct FormationPropagator::Impl {
             pool.emplace_back([&, tid] {
                 for (std::size_t i = tid; i < blocks.size(); i += threads) {
                     try {
-                        work(blocks[i]);
+                        work(i);
                     } catch (...) {
                         errors[i] = std::current_exception();
                     }
@@ -307,33 +394,37 @@ struct FormationPropagator::Impl {
         }
     }
 
-    // Dead-band control, HCW two-impulse targeting: when |rho - rho_ref| > tolerance/2, the first
-    // impulse sets v = Phi_rv(tau)^-1 (rho_ref(t + tau) - Phi_rr(tau) rho), tau = a quarter orbit;
-    // at the first call after t + tau the second impulse matches the reference velocity.
-    void station_keep(Block& b, double t) {
+    // Dead-band control with two-impulse HCW targeting on the error e = rho - rho_ref (LVLH), whose
+    // dynamics about the nearby reference are HCW to O(|e|/r, J2 |e|). When |e| > 0.8 tolerance (margin for
+    // the motion between calls), the first impulse sets de/dt = -Phi_rv(tau)^-1 Phi_rr(tau) e so that e
+    // reaches 0 after tau = a quarter orbit; at the first call after that the second impulse puts what is
+    // left of e on a drift-free HCW ellipse.
+    void station_keep(Block& b, Block& g, double t) {
+        g.advance(force, t);
+        lvlh_of_block(g, reference_now);
         const CartesianState chief = chief_of(b.out);
         const Eigen::Matrix3d rot = lvlh_to_eci_rotation(chief);
         const Eigen::Vector3d w = chief.position_m.cross(chief.velocity_m_s) / chief.position_m.squaredNorm();
         const Eigen::Matrix<double, 6, 6> phi = hcw_state_transition(reference_n, transfer_time_s);
-        const Eigen::Matrix3d phi_rv_inv = phi.block<3, 3>(0, 3).inverse();
+        const Eigen::Matrix3d gain = phi.block<3, 3>(0, 3).inverse() * phi.block<3, 3>(0, 0);
         bool changed = false;
         for (std::size_t k = 0; k < b.count; ++k) {
             const std::size_t i = b.first + k;
             Eigen::Map<Eigen::Vector3d> dr(b.out.data() + 6 * (k + 1));
             Eigen::Map<Eigen::Vector3d> dv(b.out.data() + 6 * (k + 1) + 3);
-            const Eigen::Vector3d rho = rot.transpose() * dr;
-            const Eigen::Vector3d rho_dot = rot.transpose() * (dv - w.cross(dr));
-            Eigen::Vector3d impulse = Eigen::Vector3d::Zero();
+            const Eigen::Vector3d e = rot.transpose() * dr - reference_now[i].position_m;
+            const Eigen::Vector3d e_dot = rot.transpose() * (dv - w.cross(dr)) - reference_now[i].velocity_m_s;
+            Eigen::Vector3d impulse;
             if (arrival_time[i] >= 0.0) {
                 if (t < arrival_time[i]) continue;
-                impulse = reference(i, t).velocity_m_s - rho_dot;
+                // Leave the residual error on a bounded HCW ellipse (e_y' = -2n e_x, e_x' = n e_y / 2)
+                // rather than at rest, where a radial residual would drift -3 pi e_x per orbit.
+                const Eigen::Vector3d bounded(0.5 * reference_n * e.y(), -2.0 * reference_n * e.x(), 0.0);
+                impulse = bounded - e_dot;
                 arrival_time[i] = -1.0;
             } else {
-                const RelativeState ref = reference(i, t);
-                if ((rho - ref.position_m).norm() <= 0.5 * settings.station_keeping.tolerance_m) continue;
-                const Eigen::Vector3d target = reference(i, t + transfer_time_s).position_m;
-                const Eigen::Vector3d v_needed = phi_rv_inv * (target - phi.block<3, 3>(0, 0) * rho);
-                impulse = v_needed - rho_dot;
+                if (e.norm() <= 0.8 * settings.station_keeping.tolerance_m) continue;
+                impulse = -gain * e - e_dot;
                 arrival_time[i] = t + transfer_time_s;
             }
             dv += rot * impulse;
@@ -389,9 +480,9 @@ struct FormationPropagator::Impl {
             }
             case RelativeMotionModel::nonlinear: {
                 const bool keep = settings.station_keeping.enabled;
-                for_each_block([&](Block& b) {
-                    b.advance(force, t);
-                    if (keep) station_keep(b, t);
+                for_each_block([&](std::size_t i) {
+                    blocks[i].advance(force, t);
+                    if (keep) station_keep(blocks[i], ghosts[i], t);
                 });
                 snap.chief_eci = chief_of(blocks.front().out);
                 for (const Block& b : blocks) {
@@ -461,9 +552,13 @@ FormationPropagator::FormationPropagator(const CartesianState& chief_eci, std::s
         }
         case RelativeMotionModel::nonlinear: {
             m.setup_nonlinear();
-            m.reference_n = mean_motion_rad_s(m.r0, earth_mu_m3_s2);
-            m.reference_c = settings.j2 ? std::sqrt(1.0 + schweighart_sedwick_s(m.r0, m.inclination)) : 1.0;
-            m.transfer_time_s = 0.25 * 2.0 * pi / m.reference_n;
+            if (settings.station_keeping.enabled) {
+                m.reference_c = settings.j2 ? std::sqrt(1.0 + schweighart_sedwick_s(m.r0, m.inclination)) : 1.0;
+                m.reference_n = mean_motion_rad_s(m.r0, earth_mu_m3_s2);
+                m.transfer_time_s = 0.25 * 2.0 * pi / m.reference_n;
+                m.reference_now.resize(m.initial.size());
+                m.calibrate_reference_orbits();
+            }
             break;
         }
     }
@@ -486,5 +581,9 @@ void FormationPropagator::advance_to(double time_s, FormationSnapshot& snapshot)
 std::size_t FormationPropagator::satellite_count() const { return impl_->initial.size(); }
 
 std::span<const double> FormationPropagator::station_keeping_delta_v_m_s() const { return impl_->delta_v; }
+
+RelativeState FormationPropagator::station_keeping_reference_lvlh(std::size_t satellite) const {
+    return impl_->reference_now.at(satellite);
+}
 
 }  // namespace skyfabric::physics

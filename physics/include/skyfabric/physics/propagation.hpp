@@ -71,6 +71,11 @@ public:
     std::size_t satellite_count() const;
     // Cumulative station-keeping delta-v per satellite so far (m/s).
     std::span<const double> station_keeping_delta_v_m_s() const;
+    // Where station keeping holds satellite i, LVLH, at the last advance_to time: its initial relative
+    // orbit made bounded under the full force model (along-track velocity trimmed numerically at
+    // construction, then integrated beside it with the nominal ballistic coefficient).
+    // Nonlinear model with station keeping enabled only (throws std::out_of_range otherwise).
+    RelativeState station_keeping_reference_lvlh(std::size_t satellite) const;
 
 private:
     struct Impl;
