@@ -3,9 +3,8 @@
 #include "cli/collective_command.hpp"
 #include "cli/link_budget_command.hpp"
 #include "cli/progress.hpp"
-#include "output/result_writer.hpp"
+#include "output/run_directory.hpp"
 #include "output/summary.hpp"
-#include "output/vtk_recorder.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/yaml_reader.hpp"
 #include "simulation/simulation.hpp"
@@ -47,66 +46,23 @@ std::vector<scenario::Override> parse_overrides(const std::vector<std::string>& 
     return out;
 }
 
-// A folder already holding a complete run is kept unless --force.
-void refuse_to_overwrite(const fs::path& dir, bool force) {
-    const auto summary = dir / "summary.json";
-    if (force || !fs::exists(summary)) return;
-    std::ifstream in(summary);
-    const auto j = nlohmann::json::parse(in, nullptr, false);
-    if (!j.is_discarded() && j.value("complete", false)) {
-        throw scenario::ScenarioError(dir.string() + " already holds a complete run; choose another -o folder or pass --force");
-    }
-}
-
 int command_run(const RunOptions& o) {
     const auto sc = scenario::load_scenario_file(o.scenario_file, parse_overrides(o.overrides));
     const fs::path dir = o.output_dir.empty() ? fs::path("out") / sc.name : fs::path(o.output_dir);
-    refuse_to_overwrite(dir, o.force);
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) {
-        std::fprintf(stderr, "skyfabric: cannot create output folder %s: %s\n", dir.c_str(), ec.message().c_str());
-        return exit_run_failure;
-    }
-
+    output::refuse_to_overwrite(dir, o.force);
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
-
-    // Results go to temporary names and are renamed when the run ends, so a killed
-    // process never leaves a half-written file under the final name.
-    const fs::path h5_partial = dir / "result.h5.partial";
-    std::vector<simulation::Recorder*> recorders;
-    std::optional<output::ResultWriter> writer;
-    if (sc.output.hdf5) {
-        writer.emplace(h5_partial);
-        recorders.push_back(&*writer);
-    }
-    std::optional<output::VtkRecorder> vtk;
-    if (sc.output.vtk) {
-        fs::remove_all(dir / "vtk");  // frames of an earlier run in this folder would mix in
-        vtk.emplace(dir / "vtk");
-        recorders.push_back(&*vtk);
-    }
     ProgressBar progress(!o.quiet && stderr_is_terminal());
-    recorders.push_back(&progress);
-
-    const auto summary = simulation::run(sc, recorders, &stop_requested);
-    writer.reset();
-    if (sc.output.hdf5) fs::rename(h5_partial, dir / "result.h5");
-
-    const auto satellites = scenario::initial_formation(sc).size();
-    const auto j = output::summary_json(sc, satellites, summary);
-    output::write_json_file(dir / "summary.json", j);
+    const auto j = output::run_to_directory(sc, dir, {&progress}, &stop_requested);
     if (!o.quiet) {
         std::cout << output::summary_table(j);
         std::cout << "  output                             " << dir.string() << "/\n";
     }
-    if (summary.complete) return exit_ok;
+    if (j["complete"].get<bool>()) return exit_ok;
     std::fprintf(stderr, "skyfabric: run stopped: %s (outputs so far are in %s, marked incomplete)\n",
-                 summary.stop_reason.c_str(), dir.c_str());
+                 j.value("stop_reason", std::string()).c_str(), dir.c_str());
     return stop_requested.load() ? exit_interrupted : exit_run_failure;
 }
-
 int command_validate(const std::string& file, const std::vector<std::string>& overrides) {
     const auto sc = scenario::load_scenario_file(file, parse_overrides(overrides));
     const auto satellites = scenario::initial_formation(sc).size();
