@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Plots a skyfabric run's result.h5 as PNGs (matplotlib, Agg; Debian's python3).
 
-    scripts/plot RUN_DIR [--out DIR] [--satellite I] [--neighbours K] [--sorted]
+    scripts/plot RUN_DIR [--out DIR] [--satellite I] [--neighbours K] [--fixed]
     /usr/bin/python3 viz/plot_run.py RUN_DIR ...
 
 Reads RUN_DIR/result.h5 (or result.h5.partial of a run still going, or a path to an .h5)
@@ -10,9 +10,9 @@ and writes into RUN_DIR/plots (or --out):
   neighbours.png   distances from satellite I (default 0) to its K (default 8) nearest
                    neighbours over time, from /formation/position_lvlh_m [T x N x 3] and
                    /time_s [T]; the Suncatcher paper's Fig. 3 (100-275 m, two cycles per
-                   orbit for the reference lattice). The neighbours are the K nearest at
-                   the first sample, followed by identity; --sorted plots the k-th nearest
-                   at each instant instead.
+                   orbit for the reference lattice): the k-th nearest at each instant
+                   (100-255 m for the reference lattice); --fixed follows the K nearest of
+                   the first sample instead (they drift up to 400 m as the lattice shears).
   formation.png    closest-pair distance and the LVLH envelope, when present.
   link_capacity.png  links over time from /links/offsets [T+1] (CSR over time) and
                    /links/capacity_bps: aggregate capacity, per-link min/mean/max, link count.
@@ -318,8 +318,8 @@ def main(argv):
     p.add_argument("--out", help="output directory (default RUN_DIR/plots)")
     p.add_argument("--satellite", type=int, default=0)
     p.add_argument("--neighbours", type=int, default=8)
-    p.add_argument("--sorted", action="store_true",
-                   help="plot k-th nearest at each instant rather than fixed neighbours")
+    p.add_argument("--fixed", action="store_true",
+                   help="follow the K nearest of the first sample rather than the k-th nearest at each instant")
     a = p.parse_args(argv)
     h5 = find_h5(a.run)
     if h5 is None:
@@ -331,7 +331,7 @@ def main(argv):
     written = []
     with h5py.File(h5, "r") as f:
         tx = TimeAxis(f)
-        for fn in (lambda: plot_neighbours(f, out_dir, tx, a.satellite, a.neighbours, a.sorted),
+        for fn in (lambda: plot_neighbours(f, out_dir, tx, a.satellite, a.neighbours, not a.fixed),
                    lambda: plot_formation(f, out_dir, tx),
                    lambda: plot_links(f, out_dir, tx),
                    lambda: plot_steps(f, out_dir),
