@@ -1,0 +1,360 @@
+// Synthetic fabrics: spec parsing, the edge-list round trip, and every collective
+// algorithm's time on a synthetic ring and a switch against the α–β formula for that
+// fabric (derivations in docs/collectives.md). B = bw_gbps·1e9/8 bytes/s, α = latency per
+// link (per hop). Times must agree to 1e-9 relative: the engine is exact on these inputs.
+
+#include <cmath>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include <skyfabric/workloads/collectives.hpp>
+#include <skyfabric/workloads/flow_simulation.hpp>
+#include <skyfabric/workloads/network.hpp>
+#include <skyfabric/workloads/synthetic_fabric.hpp>
+
+namespace sw = skyfabric::workloads;
+using sw::Algorithm;
+using sw::CollectiveOp;
+using sw::FabricKind;
+using sw::FabricSpecError;
+
+namespace {
+
+constexpr double bw_gbps = 400.0;
+constexpr double B = bw_gbps * 1e9 / 8.0;  // bytes/s per link direction
+constexpr double alpha = 500e-9;          // per link
+constexpr double tolerance = 1e-9;
+
+sw::Fabric fabric(const std::string& spec) { return sw::make_fabric(sw::parse_fabric_spec(spec)); }
+
+std::string spec_of(const std::string& kind, int p) {
+    return kind + ":p=" + std::to_string(p) + ",bw_gbps=400,latency_ns=500";
+}
+
+double engine_time(const sw::Fabric& f, CollectiveOp op, Algorithm a, double n, sw::ScheduleOptions so = {}) {
+    const double sizes[] = {n};
+    const auto rows = sw::fabric_collective_table(f, op, a, sizes, {}, so);
+    EXPECT_EQ(rows.size(), 1u);
+    return rows.front().time_s;
+}
+
+std::string message_of(const std::string& spec) {
+    try {
+        (void)sw::make_fabric(sw::parse_fabric_spec(spec));
+    } catch (const FabricSpecError& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+int log2_exact(int p) {
+    int k = 0;
+    while ((1 << k) < p) ++k;
+    return k;
+}
+
+int tree_chunks(double n) { return static_cast<int>(std::clamp(std::ceil(n / 2.0 / (1 << 20)), 1.0, 64.0)); }
+
+int heap_depth(int p) {
+    int d = 0;
+    while ((2 << d) <= p) ++d;  // level of heap index p−1 is floor(log2 p)
+    return d;
+}
+
+#define EXPECT_REL(actual, expected) EXPECT_NEAR((actual), (expected), tolerance * (expected))
+
+}  // namespace
+
+// ------------------------------------------------------------------- parsing
+
+TEST(FabricSpec, ParsesEveryKindWithUnits) {
+    const auto r = sw::parse_fabric_spec("ring:p=64,bw_gbps=400,latency_ns=500");
+    EXPECT_EQ(r.kind, FabricKind::ring);
+    EXPECT_EQ(r.p, 64);
+    EXPECT_DOUBLE_EQ(r.bandwidth_bps, 400e9);
+    EXPECT_DOUBLE_EQ(r.latency_s, 500e-9);
+    const auto t = sw::parse_fabric_spec(" torus2d: y=4, x=8 ");
+    EXPECT_EQ(t.kind, FabricKind::torus2d);
+    EXPECT_EQ(t.x, 8);
+    EXPECT_EQ(t.y, 4);
+    EXPECT_DOUBLE_EQ(t.bandwidth_bps, sw::default_fabric_bandwidth_bps);
+    EXPECT_DOUBLE_EQ(t.latency_s, sw::default_fabric_latency_s);
+    EXPECT_EQ(sw::parse_fabric_spec("switch:p=16").kind, FabricKind::switch_star);
+    EXPECT_EQ(sw::parse_fabric_spec("fully_connected:p=8,bw_gbps=1.5e3").bandwidth_bps, 1.5e12);
+    const auto f = sw::parse_fabric_spec("file:/tmp/edges, with comma.csv");
+    EXPECT_EQ(f.kind, FabricKind::edge_list);
+    EXPECT_EQ(f.file_path, "/tmp/edges, with comma.csv");
+}
+
+TEST(FabricSpec, ErrorsNameTheKindTheKeyAndWhatWasExpected) {
+    EXPECT_EQ(message_of("ring:p=8,bw_gbps=x"), "ring: bw_gbps: expected a positive number, got 'x'");
+    EXPECT_EQ(message_of("ring:p=8,bw_gbps=-1"), "ring: bw_gbps: expected a positive number, got '-1'");
+    EXPECT_EQ(message_of("switch:p=1.5"), "switch: p: expected an integer >= 2, got '1.5'");
+    EXPECT_NE(message_of("ring:p=8,latency_us=3").find("unknown key 'latency_us' (did you mean 'latency_ns'?)"),
+              std::string::npos);
+    EXPECT_NE(message_of("rnig:p=8").find("unknown fabric kind 'rnig' (did you mean 'ring'?)"), std::string::npos);
+    EXPECT_NE(message_of("torus2d:x=8").find("torus2d: y: missing"), std::string::npos);
+    EXPECT_NE(message_of("ring:p=4,p=5").find("p: given twice"), std::string::npos);
+    EXPECT_NE(message_of("ring:p").find("expected key=value"), std::string::npos);
+    EXPECT_NE(message_of("file:").find("expected a path"), std::string::npos);
+    EXPECT_THROW(sw::parse_fabric_spec("ring:p=0"), std::invalid_argument);  // FabricSpecError is one
+}
+
+TEST(FabricSpec, StructFieldsAreCheckedToo) {
+    sw::FabricSpec s;
+    s.kind = FabricKind::ring;
+    s.p = 1;
+    EXPECT_THROW(sw::make_fabric(s), FabricSpecError);
+    s.p = 4;
+    s.bandwidth_bps = 0.0;
+    EXPECT_THROW(sw::make_fabric(s), FabricSpecError);
+}
+
+// ----------------------------------------------------------------- topologies
+
+TEST(FabricTopology, RingSwitchTorusAndFullyConnectedHaveTheRightLinks) {
+    const auto ring = fabric(spec_of("ring", 6));
+    EXPECT_EQ(ring.topology.node_count, 6);
+    EXPECT_EQ(ring.ranks, 6);
+    EXPECT_EQ(ring.topology.links.size(), 6u);
+    for (const auto& l : ring.topology.links) {
+        EXPECT_LT(l.source, l.target);
+        EXPECT_DOUBLE_EQ(l.capacity_bps, 400e9);
+        EXPECT_DOUBLE_EQ(l.latency_s, 500e-9);
+    }
+    EXPECT_EQ(fabric(spec_of("ring", 2)).topology.links.size(), 1u);
+
+    const auto sw16 = fabric(spec_of("switch", 16));
+    EXPECT_EQ(sw16.topology.node_count, 17);
+    EXPECT_EQ(sw16.ranks, 16);
+    EXPECT_EQ(sw16.topology.links.size(), 16u);
+    for (const auto& l : sw16.topology.links) EXPECT_EQ(l.target, 16);
+    for (int r = 0; r < 16; ++r) EXPECT_EQ(sw16.placement[r], r);  // the switch is no rank
+
+    const auto torus = fabric("torus2d:x=4,y=3");
+    EXPECT_EQ(torus.topology.node_count, 12);
+    EXPECT_EQ(torus.topology.links.size(), 24u);  // 2 per node
+    EXPECT_EQ(fabric("torus2d:x=2,y=2").topology.links.size(), 4u);  // no doubled links when a dim is 2
+    EXPECT_EQ(fabric("torus2d:x=5,y=1").topology.links.size(), 5u);
+
+    const auto net = sw::build_network(fabric("torus2d:x=4,y=4").topology);
+    EXPECT_TRUE(sw::ring_is_embedded(net, fabric("torus2d:x=4,y=4").placement));  // the snake closes
+
+    EXPECT_EQ(fabric(spec_of("fully_connected", 8)).topology.links.size(), 28u);
+    EXPECT_EQ(fabric(spec_of("ring", 64)).description, "ring:p=64,bw_gbps=400,latency_ns=500");
+}
+
+TEST(EdgeListCsv, RoundTripsTheSameEdges) {
+    for (const std::string& spec : {std::string("torus2d:x=5,y=3,bw_gbps=123.456789,latency_ns=0.3"),
+                                   spec_of("switch", 7), spec_of("ring", 9)}) {
+        const auto f = fabric(spec);
+        const std::string csv = sw::edge_list_csv(f.topology);
+        sw::FabricSpec s;
+        s.kind = FabricKind::edge_list;
+        s.csv_text = csv;
+        s.csv_name = "roundtrip.csv";
+        const auto back = sw::make_fabric(s);
+        ASSERT_EQ(back.topology.node_count, f.topology.node_count) << spec;
+        ASSERT_EQ(back.topology.links.size(), f.topology.links.size()) << spec;
+        for (std::size_t i = 0; i < f.topology.links.size(); ++i) {
+            const auto& a = f.topology.links[i];
+            const auto& b = back.topology.links[i];
+            EXPECT_EQ(a.source, b.source);
+            EXPECT_EQ(a.target, b.target);
+            EXPECT_DOUBLE_EQ(a.capacity_bps, b.capacity_bps);
+            EXPECT_DOUBLE_EQ(a.latency_s, b.latency_s);
+        }
+        EXPECT_EQ(sw::edge_list_csv(back.topology), csv) << spec;
+    }
+}
+
+TEST(EdgeListCsv, AcceptsAnyColumnOrderAndNamesBadCells) {
+    const auto t = sw::parse_edge_list_csv("# a comment\nlatency_ns,bw_gbps,target,source\n\n100,200,0,1\n5,50,2,1\n",
+                                           "edges.csv");
+    ASSERT_EQ(t.links.size(), 2u);
+    EXPECT_EQ(t.node_count, 3);
+    EXPECT_EQ(t.links[0].source, 0);
+    EXPECT_EQ(t.links[0].target, 1);
+    EXPECT_DOUBLE_EQ(t.links[0].capacity_bps, 200e9);
+    EXPECT_DOUBLE_EQ(t.links[0].latency_s, 100e-9);
+    auto message = [](const std::string& text) {
+        try {
+            sw::parse_edge_list_csv(text, "edges.csv");
+        } catch (const FabricSpecError& e) {
+            return std::string(e.what());
+        }
+        return std::string("(no error)");
+    };
+    EXPECT_EQ(message("source,target,bw_gbps,latency_ns\n0,1,fast,5\n"),
+              "edges.csv:2: bw_gbps: expected a number >= 0, got 'fast'");
+    EXPECT_NE(message("source,target,bandwidth,latency_ns\n").find("unknown column 'bandwidth'"), std::string::npos);
+    EXPECT_NE(message("source,target,bw_gbps,latency_ns\n0,1,1,1\n1,0,1,1\n").find("edges.csv:3: link 0-1 listed twice"),
+              std::string::npos);
+    EXPECT_NE(message("source,target,bw_gbps,latency_ns\n0,1,1\n").find("expected 4 comma-separated values"),
+              std::string::npos);
+    EXPECT_NE(message("").find("expected a header"), std::string::npos);
+}
+
+// ------------------------------------------------- α–β on the synthetic ring
+
+class SyntheticRing : public ::testing::TestWithParam<int> {};
+
+TEST_P(SyntheticRing, RingReduceScatterAllGatherAllReduce) {
+    const int p = GetParam();
+    const auto f = fabric(spec_of("ring", p));
+    for (double n : {1e3, 1e6, 256e6}) {
+        const double step = alpha + n / p / B;
+        EXPECT_REL(engine_time(f, CollectiveOp::all_reduce, Algorithm::ring, n), 2.0 * (p - 1) * step);
+        EXPECT_REL(engine_time(f, CollectiveOp::reduce_scatter, Algorithm::ring, n), (p - 1) * step);
+        EXPECT_REL(engine_time(f, CollectiveOp::all_gather, Algorithm::ring, n), (p - 1) * step);
+    }
+}
+
+TEST_P(SyntheticRing, PairwiseAllToAllPaysHopsAndSharing) {
+    // Step k sends n/p from i to i+k over h = min(k, p−k) hops; every link in that
+    // direction carries h flows: h·α + h·(n/p)/B. Σ h = ⌊p²/4⌋.
+    const int p = GetParam();
+    const auto f = fabric(spec_of("ring", p));
+    const double n = 64e6;
+    const double H = std::floor(p * p / 4.0);
+    EXPECT_REL(engine_time(f, CollectiveOp::all_to_all, Algorithm::pairwise, n), H * alpha + H * n / p / B);
+}
+
+TEST_P(SyntheticRing, PointToPointIsOneHop) {
+    const auto f = fabric(spec_of("ring", GetParam()));
+    EXPECT_REL(engine_time(f, CollectiveOp::point_to_point, Algorithm::direct, 1e6), alpha + 1e6 / B);
+}
+
+INSTANTIATE_TEST_SUITE_P(SeveralRankCounts, SyntheticRing, ::testing::Values(2, 3, 5, 8, 16, 31, 64));
+
+TEST(SyntheticRing, HalvingDoublingPaysDistanceOnARing) {
+    // Exchange at rank distance d crosses d links; the d flows of each aligned block share
+    // one link: d·α + d·bytes/B per step. Summed over d = p/2 … 1 with bytes n/2 … n/p,
+    // per half: (p−1)α + n(p²−1)/(3pB).
+    for (int p : {2, 4, 8, 16, 32, 64}) {
+        const auto f = fabric(spec_of("ring", p));
+        const double n = 32e6;
+        const double expected = 2.0 * ((p - 1) * alpha + n * (double(p) * p - 1.0) / (3.0 * p * B));
+        EXPECT_REL(engine_time(f, CollectiveOp::all_reduce, Algorithm::halving_doubling, n), expected) << "p=" << p;
+    }
+}
+
+TEST(SyntheticRing, HierarchicalRingPaysTheWrapHopsAndColumnSharing) {
+    // Groups of k consecutive ranks: the group ring's closing hop is k−1 links back, so a
+    // group step costs (k−1)α + (n/k)/B. Columns (stride k) are rings of hop length k whose
+    // k columns share every link: kα + k·(n/(km))/B per step. m ≥ 3 keeps routes unique.
+    struct Case { int p, k; };
+    for (auto [p, k] : {Case{12, 4}, Case{16, 4}, Case{15, 5}, Case{24, 6}, Case{9, 3}}) {
+        const int m = p / k;
+        const auto f = fabric(spec_of("ring", p));
+        const double n = 48e6;
+        sw::ScheduleOptions so;
+        so.hierarchical_group_size = k;
+        const double expected = 2.0 * (k - 1) * ((k - 1) * alpha + n / k / B) + 2.0 * (m - 1) * (k * alpha + n / m / B);
+        EXPECT_REL(engine_time(f, CollectiveOp::all_reduce, Algorithm::hierarchical_ring, n, so), expected)
+            << "p=" << p << " k=" << k;
+    }
+}
+
+// ------------------------------------------------------ α–β on the switch
+
+class SyntheticSwitch : public ::testing::TestWithParam<int> {};
+
+// Every rank-to-rank transfer is 2 hops (up to the switch, down to the target): the rank
+// α is 2·latency. Ring, pairwise and halving-doubling give each rank one send and one
+// receive per step, so nothing shares a link and the textbook formulas hold with α = 2·lat.
+TEST_P(SyntheticSwitch, RingReduceScatterAllGatherAllReduce) {
+    const int p = GetParam();
+    const auto f = fabric(spec_of("switch", p));
+    for (double n : {1e3, 1e6, 256e6}) {
+        const double step = 2.0 * alpha + n / p / B;
+        EXPECT_REL(engine_time(f, CollectiveOp::all_reduce, Algorithm::ring, n), 2.0 * (p - 1) * step);
+        EXPECT_REL(engine_time(f, CollectiveOp::reduce_scatter, Algorithm::ring, n), (p - 1) * step);
+        EXPECT_REL(engine_time(f, CollectiveOp::all_gather, Algorithm::ring, n), (p - 1) * step);
+    }
+}
+
+TEST_P(SyntheticSwitch, PairwiseAllToAll) {
+    const int p = GetParam();
+    const auto f = fabric(spec_of("switch", p));
+    const double n = 64e6;
+    EXPECT_REL(engine_time(f, CollectiveOp::all_to_all, Algorithm::pairwise, n), (p - 1) * (2.0 * alpha + n / p / B));
+}
+
+TEST_P(SyntheticSwitch, HalvingDoublingWithFoldInForNonPowersOfTwo) {
+    // q = 2^⌊log₂p⌋: 2 log₂q steps, 2((q−1)/q)·n/B; with p > q the p−q extra ranks first
+    // send their n to a partner and get the result back: 2(2α + n/B) more.
+    const int p = GetParam();
+    const auto f = fabric(spec_of("switch", p));
+    const double n = 32e6;
+    int q = 1;
+    while (q * 2 <= p) q *= 2;
+    double expected = 2.0 * log2_exact(q) * 2.0 * alpha + 2.0 * (q - 1.0) / q * n / B;
+    if (p > q) expected += 2.0 * (2.0 * alpha + n / B);
+    EXPECT_REL(engine_time(f, CollectiveOp::all_reduce, Algorithm::halving_doubling, n), expected);
+}
+
+TEST_P(SyntheticSwitch, HierarchicalRing) {
+    const int p = GetParam();
+    const auto f = fabric(spec_of("switch", p));
+    const double n = 48e6;
+    int k = 1;  // the engine's default group: largest divisor ≤ √p
+    for (int d = 1; d * d <= p; ++d)
+        if (p % d == 0) k = d;
+    const int m = p / k;
+    const double expected = 2.0 * (k - 1) * (2.0 * alpha + n / k / B) + 2.0 * (m - 1) * (2.0 * alpha + n / k / m / B);
+    EXPECT_REL(engine_time(f, CollectiveOp::all_reduce, Algorithm::hierarchical_ring, n), expected);
+}
+
+TEST_P(SyntheticSwitch, PointToPointIsTwoHops) {
+    const auto f = fabric(spec_of("switch", GetParam()));
+    EXPECT_REL(engine_time(f, CollectiveOp::point_to_point, Algorithm::direct, 1e6), 2.0 * alpha + 1e6 / B);
+}
+
+INSTANTIATE_TEST_SUITE_P(SeveralRankCounts, SyntheticSwitch, ::testing::Values(2, 3, 5, 8, 12, 16, 31, 64));
+
+TEST(SyntheticSwitch, DoubleBinaryTreeSharesEachRanksOneLink) {
+    // C chunks of c = n/(2C) per tree, depth D = ⌊log₂p⌋: 2(C + D − 1) pipelined steps
+    // (reduce, then broadcast). For odd p every inner heap node has two children, so each
+    // step has a parent receiving (reduce) or sending (broadcast) two chunks over its one
+    // link, and no rank is inner in both trees: every step costs 2α + 2c/B.
+    for (int p : {3, 5, 7, 9, 15, 33, 63}) {
+        const auto f = fabric(spec_of("switch", p));
+        for (double n : {1e5, 8e6, 512e6}) {
+            const int C = tree_chunks(n);
+            const int D = heap_depth(p);
+            const double expected = 2.0 * (C + D - 1) * (2.0 * alpha + 2.0 * (n / (2.0 * C)) / B);
+            EXPECT_REL(engine_time(f, CollectiveOp::all_reduce, Algorithm::double_binary_tree, n), expected)
+                << "p=" << p << " n=" << n;
+        }
+    }
+}
+
+// ---------------------------------------------- fully connected (REFERENCES.md as written)
+
+TEST(SyntheticFullyConnected, MatchesTheTextbookFormulas) {
+    for (int p : {4, 7, 16}) {
+        const auto f = fabric(spec_of("fully_connected", p));
+        const double n = 16e6;
+        EXPECT_REL(engine_time(f, CollectiveOp::all_reduce, Algorithm::ring, n), 2.0 * (p - 1) * (alpha + n / p / B));
+        EXPECT_REL(engine_time(f, CollectiveOp::all_to_all, Algorithm::pairwise, n), (p - 1) * (alpha + n / p / B));
+        if ((p & (p - 1)) == 0) {
+            EXPECT_REL(engine_time(f, CollectiveOp::all_reduce, Algorithm::halving_doubling, n),
+                       2.0 * log2_exact(p) * alpha + 2.0 * (p - 1.0) / p * n / B);
+        }
+    }
+}
+
+TEST(FabricCollectiveTable, BusBandwidthIsNcclTestsDefinition) {
+    const auto f = fabric(spec_of("ring", 16));
+    const double sizes[] = {1 << 20, 1 << 30};
+    const auto rows = sw::fabric_collective_table(f, CollectiveOp::all_reduce, Algorithm::ring, sizes);
+    ASSERT_EQ(rows.size(), 2u);
+    for (const auto& r : rows) {
+        EXPECT_DOUBLE_EQ(r.alg_bw_Bps, r.bytes / r.time_s);
+        EXPECT_DOUBLE_EQ(r.bus_bw_Bps, r.alg_bw_Bps * 2.0 * 15.0 / 16.0);
+        EXPECT_DOUBLE_EQ(r.bound_bus_bw_Bps, B);
+    }
+    EXPECT_GT(rows[1].bus_bw_Bps, 0.99 * B);  // large messages approach the link
+}

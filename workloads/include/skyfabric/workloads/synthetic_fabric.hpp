@@ -1,0 +1,104 @@
+#pragma once
+// Synthetic fabrics: topologies with no orbit behind them (ring, star through one switch,
+// 2-D torus, fully connected, or an edge list), so collective results can be compared
+// with other collective simulators' analytical backends and with nccl-tests on identical
+// input. Pure: parses text, never opens a file — for "file:PATH" the caller reads PATH
+// and puts the text in FabricSpec::csv_text. Model assumptions: docs/collectives.md.
+//
+// Spec strings (keys in any order; bw_gbps and latency_ns may be left out):
+//   ring:p=64,bw_gbps=400,latency_ns=500        p nodes, link i — i+1 (mod p)
+//   switch:p=16,bw_gbps=400,latency_ns=500      p ranks, each linked to switch node p
+//   torus2d:x=8,y=8,bw_gbps=400,latency_ns=500  node r·x + c, wrap-around in both dims
+//   fully_connected:p=8,bw_gbps=400,latency_ns=500
+//   file:PATH                                   edge list CSV (see parse_edge_list_csv)
+// bw_gbps: per link and per direction (full duplex), 1 Gbps = 1e9 bit/s; default 400.
+// latency_ns: per link, i.e. per hop; default 500.
+
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <skyfabric/links/topology.hpp>
+#include <skyfabric/workloads/collectives.hpp>
+#include <skyfabric/workloads/flow_simulation.hpp>
+#include <skyfabric/workloads/placement.hpp>
+
+namespace skyfabric::workloads {
+
+// Bad fabric input. The message names the spec (or CSV source and line), the key and what
+// was expected, e.g. "ring: bw_gbps: expected a positive number, got 'x'".
+class FabricSpecError : public std::invalid_argument {
+public:
+    using std::invalid_argument::invalid_argument;
+};
+
+enum class FabricKind : std::uint8_t {
+    ring = 0,
+    switch_star = 1,      // spelled "switch"
+    torus2d = 2,
+    fully_connected = 3,
+    edge_list = 4,        // spelled "file"
+};
+
+std::string to_string(FabricKind kind);  // "ring", "switch", "torus2d", "fully_connected", "file"
+FabricKind parse_fabric_kind(std::string_view name);  // throws FabricSpecError
+
+inline constexpr double default_fabric_bandwidth_bps = 400e9;
+inline constexpr double default_fabric_latency_s = 500e-9;
+
+// A fabric as plain fields, so a scenario `topology:` block can fill it directly.
+struct FabricSpec {
+    FabricKind kind = FabricKind::ring;
+    std::int32_t p = 0;        // ring, switch, fully_connected: ranks
+    std::int32_t x = 0;        // torus2d: columns
+    std::int32_t y = 0;        // torus2d: rows
+    double bandwidth_bps = default_fabric_bandwidth_bps;  // per link, per direction
+    double latency_s = default_fabric_latency_s;          // per link (per hop)
+    std::string csv_text;      // edge_list: the CSV itself
+    std::string csv_name;      // edge_list: names the CSV in error messages (the file path)
+    std::string file_path;     // set by parse_fabric_spec for "file:PATH"; the caller reads it
+};
+
+// The fabric ready to simulate on.
+struct Fabric {
+    FabricSpec spec;           // csv_text dropped
+    links::Topology topology;  // time_s = 0
+    // Ranks are nodes 0 … ranks−1. For switch the switch is node `ranks` and is no rank;
+    // otherwise ranks == node_count.
+    std::int32_t ranks = 0;
+    // rank → node: the best ring embedding the fabric has (identity for ring, switch and
+    // fully_connected; a boustrophedon snake for torus2d; ring_placement() for file).
+    Placement placement;
+    std::string description;   // canonical spec string, e.g. "ring:p=64,bw_gbps=400,latency_ns=500"
+};
+
+// Parses a spec string. For "file:PATH" only kind, file_path and csv_name are set; the caller
+// reads the file into csv_text before make_fabric. Throws FabricSpecError.
+FabricSpec parse_fabric_spec(std::string_view spec);
+
+// Builds the topology. Throws FabricSpecError for out-of-range fields (p < 2, x·y < 2,
+// bandwidth <= 0, latency < 0, bad CSV).
+Fabric make_fabric(const FabricSpec& spec);
+
+// Edge-list CSV. A header names the columns (any order): source,target,bw_gbps,latency_ns.
+// One link per row, source ≠ target (either order; stored source < target), node ids ≥ 0,
+// bw_gbps ≥ 0 (0: link present but down), latency_ns ≥ 0. Blank lines and lines starting
+// with '#' are skipped, except "# node_count=N" which sets the node count (default: the
+// largest id + 1). `name` names the text in errors ("edges.csv:7: bw_gbps: expected …").
+links::Topology parse_edge_list_csv(std::string_view text, std::string_view name);
+// Writes a topology in that form, with 17 significant digits, so parsing it back gives
+// the same links (and node count).
+std::string edge_list_csv(const links::Topology& topology);
+
+// The nccl-tests style table on a fabric with the fabric's placement (collective_table()
+// would place ranks itself and, on a switch, put a rank on the switch node).
+std::vector<CollectiveTableRow> fabric_collective_table(const Fabric& fabric, CollectiveOp op,
+                                                        Algorithm algorithm,
+                                                        std::span<const double> sizes_bytes,
+                                                        const FlowOptions& flow = {},
+                                                        const ScheduleOptions& schedule = {});
+
+}  // namespace skyfabric::workloads

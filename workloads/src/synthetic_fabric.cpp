@@ -1,0 +1,437 @@
+#include <skyfabric/workloads/synthetic_fabric.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include <skyfabric/workloads/network.hpp>
+
+namespace skyfabric::workloads {
+
+namespace {
+
+constexpr double speed_of_light_m_s = 299792458.0;
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+    return s;
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+    std::vector<std::string_view> out;
+    for (;;) {
+        const auto at = s.find(sep);
+        out.push_back(s.substr(0, at));
+        if (at == std::string_view::npos) break;
+        s.remove_prefix(at + 1);
+    }
+    return out;
+}
+
+std::optional<double> to_number(std::string_view s) {
+    s = trim(s);
+    if (s.empty()) return std::nullopt;
+    if (s.front() == '+') s.remove_prefix(1);
+    double v = 0.0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc{} || end != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
+    return v;
+}
+
+std::optional<std::int64_t> to_integer(std::string_view s) {
+    const auto v = to_number(s);
+    if (!v || *v != std::floor(*v) || std::fabs(*v) > 2e9) return std::nullopt;
+    return static_cast<std::int64_t>(*v);
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diag = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0u : 1u)});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
+// " (did you mean 'x'?)" when a candidate is close, then the full list.
+std::string suggestion(std::string_view got, const std::vector<std::string>& candidates) {
+    std::string best;
+    std::size_t best_d = std::numeric_limits<std::size_t>::max();
+    for (const auto& c : candidates) {
+        const auto d = edit_distance(got, c);
+        if (d < best_d) {
+            best_d = d;
+            best = c;
+        }
+    }
+    std::string out;
+    if (!best.empty() && best_d <= std::max<std::size_t>(2, best.size() / 3)) out += " (did you mean '" + best + "'?)";
+    out += "; expected one of ";
+    for (std::size_t i = 0; i < candidates.size(); ++i) out += (i ? ", " : "") + candidates[i];
+    return out;
+}
+
+const std::vector<std::string>& kind_names() {
+    static const std::vector<std::string> names{"ring", "switch", "torus2d", "fully_connected", "file"};
+    return names;
+}
+
+std::vector<std::string> keys_for(FabricKind kind) {
+    switch (kind) {
+        case FabricKind::torus2d: return {"x", "y", "bw_gbps", "latency_ns"};
+        case FabricKind::edge_list: return {};
+        default: return {"p", "bw_gbps", "latency_ns"};
+    }
+}
+
+// Shortest text that parses back to exactly v.
+std::string format_number(double v) {
+    char buf[64];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    return ec == std::errc{} ? std::string(buf, end) : std::to_string(v);
+}
+
+// For people: 15 significant digits, so 500e-9 s reads back as 500 ns.
+std::string format_readable(double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.15g", v);
+    return buf;
+}
+
+links::Link make_link(std::int32_t a, std::int32_t b, double capacity_bps, double latency_s) {
+    links::Link l;
+    l.source = std::min(a, b);
+    l.target = std::max(a, b);
+    l.capacity_bps = capacity_bps;
+    l.latency_s = latency_s;
+    l.distance_m = latency_s * speed_of_light_m_s;
+    return l;
+}
+
+void sort_links(links::Topology& t) {
+    std::sort(t.links.begin(), t.links.end(), [](const links::Link& a, const links::Link& b) {
+        return a.source != b.source ? a.source < b.source : a.target < b.target;
+    });
+}
+
+// Adds a—b unless already present (a 2-wide torus dimension would add it twice).
+void add_unique(links::Topology& t, std::set<std::pair<std::int32_t, std::int32_t>>& seen, std::int32_t a,
+                std::int32_t b, double capacity_bps, double latency_s) {
+    if (a == b) return;
+    if (!seen.insert({std::min(a, b), std::max(a, b)}).second) return;
+    t.links.push_back(make_link(a, b, capacity_bps, latency_s));
+}
+
+}  // namespace
+
+std::string to_string(FabricKind kind) {
+    switch (kind) {
+        case FabricKind::ring: return "ring";
+        case FabricKind::switch_star: return "switch";
+        case FabricKind::torus2d: return "torus2d";
+        case FabricKind::fully_connected: return "fully_connected";
+        case FabricKind::edge_list: return "file";
+    }
+    return "unknown";
+}
+
+FabricKind parse_fabric_kind(std::string_view name) {
+    const std::string_view n = trim(name);
+    for (auto k : {FabricKind::ring, FabricKind::switch_star, FabricKind::torus2d, FabricKind::fully_connected,
+                   FabricKind::edge_list})
+        if (to_string(k) == n) return k;
+    throw FabricSpecError("topology: unknown fabric kind '" + std::string(n) + "'" + suggestion(n, kind_names()));
+}
+
+FabricSpec parse_fabric_spec(std::string_view text) {
+    const std::string_view spec = trim(text);
+    const auto colon = spec.find(':');
+    const std::string_view kind_name = trim(spec.substr(0, colon));
+    if (kind_name.empty())
+        throw FabricSpecError("topology '" + std::string(spec) +
+                              "': expected KIND:key=value,… with KIND one of ring, switch, torus2d, "
+                              "fully_connected, file");
+    FabricSpec out;
+    out.kind = parse_fabric_kind(kind_name);
+    const std::string kind = to_string(out.kind);
+    const std::string_view rest = colon == std::string_view::npos ? std::string_view{} : spec.substr(colon + 1);
+
+    if (out.kind == FabricKind::edge_list) {
+        const std::string_view path = trim(rest);
+        if (path.empty()) throw FabricSpecError("file: expected a path to an edge-list CSV after 'file:'");
+        out.file_path = std::string(path);
+        out.csv_name = out.file_path;
+        return out;
+    }
+
+    const auto allowed = keys_for(out.kind);
+    std::set<std::string, std::less<>> given;
+    if (!trim(rest).empty()) {
+        for (std::string_view item : split(rest, ',')) {
+            item = trim(item);
+            if (item.empty()) continue;
+            const auto eq = item.find('=');
+            const std::string key(trim(item.substr(0, eq)));
+            if (eq == std::string_view::npos)
+                throw FabricSpecError(kind + ": '" + std::string(item) + "': expected key=value");
+            const std::string_view value = trim(item.substr(eq + 1));
+            if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
+                throw FabricSpecError(kind + ": unknown key '" + key + "'" + suggestion(key, allowed));
+            if (!given.insert(key).second) throw FabricSpecError(kind + ": " + key + ": given twice");
+            if (key == "bw_gbps") {
+                const auto v = to_number(value);
+                if (!v || !(*v > 0.0))
+                    throw FabricSpecError(kind + ": bw_gbps: expected a positive number, got '" +
+                                          std::string(value) + "'");
+                out.bandwidth_bps = *v * 1e9;
+            } else if (key == "latency_ns") {
+                const auto v = to_number(value);
+                if (!v || !(*v >= 0.0))
+                    throw FabricSpecError(kind + ": latency_ns: expected a number >= 0, got '" +
+                                          std::string(value) + "'");
+                out.latency_s = *v * 1e-9;
+            } else {
+                const auto v = to_integer(value);
+                const std::int64_t minimum = key == "p" ? 2 : 1;
+                if (!v || *v < minimum)
+                    throw FabricSpecError(kind + ": " + key + ": expected an integer >= " + std::to_string(minimum) +
+                                          ", got '" + std::string(value) + "'");
+                (key == "p" ? out.p : key == "x" ? out.x : out.y) = static_cast<std::int32_t>(*v);
+            }
+        }
+    }
+    for (const char* required : {"p", "x", "y"}) {
+        if (std::find(allowed.begin(), allowed.end(), required) != allowed.end() && !given.count(required))
+            throw FabricSpecError(kind + ": " + required + ": missing (e.g. '" +
+                                  (out.kind == FabricKind::torus2d ? "torus2d:x=8,y=8" : kind + ":p=16") +
+                                  ",bw_gbps=400,latency_ns=500')");
+    }
+    return out;
+}
+
+links::Topology parse_edge_list_csv(std::string_view text, std::string_view name_view) {
+    const std::string name = name_view.empty() ? std::string("edge list") : std::string(name_view);
+    links::Topology t;
+    std::int32_t declared_nodes = -1;
+    int col_source = -1, col_target = -1, col_bw = -1, col_latency = -1;
+    std::size_t columns = 0;
+    bool have_header = false;
+    std::set<std::pair<std::int32_t, std::int32_t>> seen;
+    std::int32_t max_id = -1;
+    std::size_t line_no = 0;
+    for (std::string_view line : split(text, '\n')) {
+        ++line_no;
+        line = trim(line);
+        const std::string where = name + ":" + std::to_string(line_no) + ": ";
+        if (line.empty()) continue;
+        if (line.front() == '#') {
+            std::string_view c = trim(line.substr(1));
+            if (c.substr(0, 11) == "node_count=") {
+                const auto v = to_integer(c.substr(11));
+                if (!v || *v < 0) throw FabricSpecError(where + "node_count: expected an integer >= 0, got '" +
+                                                        std::string(c.substr(11)) + "'");
+                declared_nodes = static_cast<std::int32_t>(*v);
+            }
+            continue;
+        }
+        const auto cells = split(line, ',');
+        if (!have_header) {
+            const std::vector<std::string> wanted{"source", "target", "bw_gbps", "latency_ns"};
+            for (std::size_t i = 0; i < cells.size(); ++i) {
+                const std::string cell(trim(cells[i]));
+                int* slot = cell == "source"       ? &col_source
+                            : cell == "target"     ? &col_target
+                            : cell == "bw_gbps"    ? &col_bw
+                            : cell == "latency_ns" ? &col_latency
+                                                   : nullptr;
+                if (!slot) throw FabricSpecError(where + "header: unknown column '" + cell + "'" + suggestion(cell, wanted));
+                if (*slot >= 0) throw FabricSpecError(where + "header: column '" + cell + "' given twice");
+                *slot = static_cast<int>(i);
+            }
+            for (std::size_t i = 0; i < wanted.size(); ++i) {
+                const int slot = i == 0 ? col_source : i == 1 ? col_target : i == 2 ? col_bw : col_latency;
+                if (slot < 0)
+                    throw FabricSpecError(where + "header: missing column '" + wanted[i] +
+                                          "' (expected source,target,bw_gbps,latency_ns)");
+            }
+            columns = cells.size();
+            have_header = true;
+            continue;
+        }
+        if (cells.size() != columns)
+            throw FabricSpecError(where + "expected " + std::to_string(columns) + " comma-separated values, got " +
+                                  std::to_string(cells.size()));
+        auto node = [&](int col, const char* key) {
+            const auto v = to_integer(cells[static_cast<std::size_t>(col)]);
+            if (!v || *v < 0)
+                throw FabricSpecError(where + key + ": expected a node id (integer >= 0), got '" +
+                                      std::string(trim(cells[static_cast<std::size_t>(col)])) + "'");
+            return static_cast<std::int32_t>(*v);
+        };
+        const std::int32_t a = node(col_source, "source");
+        const std::int32_t b = node(col_target, "target");
+        if (a == b) throw FabricSpecError(where + "target: a link needs two different nodes, got " + std::to_string(a) + " twice");
+        const auto bw = to_number(cells[static_cast<std::size_t>(col_bw)]);
+        if (!bw || !(*bw >= 0.0))
+            throw FabricSpecError(where + "bw_gbps: expected a number >= 0, got '" +
+                                  std::string(trim(cells[static_cast<std::size_t>(col_bw)])) + "'");
+        const auto lat = to_number(cells[static_cast<std::size_t>(col_latency)]);
+        if (!lat || !(*lat >= 0.0))
+            throw FabricSpecError(where + "latency_ns: expected a number >= 0, got '" +
+                                  std::string(trim(cells[static_cast<std::size_t>(col_latency)])) + "'");
+        if (!seen.insert({std::min(a, b), std::max(a, b)}).second)
+            throw FabricSpecError(where + "link " + std::to_string(std::min(a, b)) + "-" + std::to_string(std::max(a, b)) +
+                                  " listed twice");
+        t.links.push_back(make_link(a, b, *bw * 1e9, *lat * 1e-9));
+        max_id = std::max({max_id, a, b});
+    }
+    if (!have_header)
+        throw FabricSpecError(name + ": expected a header line 'source,target,bw_gbps,latency_ns' and one link per line");
+    if (declared_nodes >= 0 && declared_nodes <= max_id)
+        throw FabricSpecError(name + ": node_count=" + std::to_string(declared_nodes) + " but node id " +
+                              std::to_string(max_id) + " is used");
+    t.node_count = declared_nodes >= 0 ? declared_nodes : max_id + 1;
+    if (t.node_count < 2) throw FabricSpecError(name + ": expected at least one link between two nodes");
+    sort_links(t);
+    return t;
+}
+
+std::string edge_list_csv(const links::Topology& topology) {
+    std::string out = "# node_count=" + std::to_string(topology.node_count) + "\nsource,target,bw_gbps,latency_ns\n";
+    for (const auto& l : topology.links) {
+        out += std::to_string(l.source) + "," + std::to_string(l.target) + "," + format_number(l.capacity_bps / 1e9) +
+               "," + format_number(l.latency_s * 1e9) + "\n";
+    }
+    return out;
+}
+
+Fabric make_fabric(const FabricSpec& spec) {
+    const std::string kind = to_string(spec.kind);
+    Fabric f;
+    f.spec = spec;
+    f.spec.csv_text.clear();
+    links::Topology& t = f.topology;
+    if (spec.kind != FabricKind::edge_list) {
+        if (!(spec.bandwidth_bps > 0.0) || !std::isfinite(spec.bandwidth_bps))
+            throw FabricSpecError(kind + ": bw_gbps: expected a positive number, got " + format_readable(spec.bandwidth_bps / 1e9));
+        if (!(spec.latency_s >= 0.0) || !std::isfinite(spec.latency_s))
+            throw FabricSpecError(kind + ": latency_ns: expected a number >= 0, got " + format_readable(spec.latency_s * 1e9));
+    }
+    const double B = spec.bandwidth_bps;
+    const double a = spec.latency_s;
+    std::set<std::pair<std::int32_t, std::int32_t>> seen;
+    auto need_p = [&] {
+        if (spec.p < 2) throw FabricSpecError(kind + ": p: expected an integer >= 2, got " + std::to_string(spec.p));
+    };
+    switch (spec.kind) {
+        case FabricKind::ring:
+            need_p();
+            t.node_count = spec.p;
+            for (std::int32_t i = 0; i < spec.p; ++i) add_unique(t, seen, i, (i + 1) % spec.p, B, a);
+            f.ranks = spec.p;
+            f.placement = identity_placement(f.ranks);
+            break;
+        case FabricKind::switch_star:
+            need_p();
+            t.node_count = spec.p + 1;
+            for (std::int32_t i = 0; i < spec.p; ++i) add_unique(t, seen, i, spec.p, B, a);
+            f.ranks = spec.p;
+            f.placement = identity_placement(f.ranks);
+            break;
+        case FabricKind::fully_connected:
+            need_p();
+            t.node_count = spec.p;
+            for (std::int32_t i = 0; i < spec.p; ++i)
+                for (std::int32_t j = i + 1; j < spec.p; ++j) add_unique(t, seen, i, j, B, a);
+            f.ranks = spec.p;
+            f.placement = identity_placement(f.ranks);
+            break;
+        case FabricKind::torus2d: {
+            if (spec.x < 1) throw FabricSpecError("torus2d: x: expected an integer >= 1, got " + std::to_string(spec.x));
+            if (spec.y < 1) throw FabricSpecError("torus2d: y: expected an integer >= 1, got " + std::to_string(spec.y));
+            if (static_cast<std::int64_t>(spec.x) * spec.y < 2)
+                throw FabricSpecError("torus2d: x, y: expected at least two nodes (x·y >= 2)");
+            const std::int32_t X = spec.x, Y = spec.y;
+            t.node_count = X * Y;
+            for (std::int32_t r = 0; r < Y; ++r)
+                for (std::int32_t c = 0; c < X; ++c) {
+                    const std::int32_t v = r * X + c;
+                    add_unique(t, seen, v, r * X + (c + 1) % X, B, a);
+                    add_unique(t, seen, v, ((r + 1) % Y) * X + c, B, a);
+                }
+            f.ranks = t.node_count;
+            // Boustrophedon: row 0 left to right, row 1 right to left, … Every consecutive
+            // pair is one hop; the closing pair (last rank → rank 0) is one hop when Y is
+            // even and two when Y is odd (both wrap-arounds).
+            if (Y == 1 || X == 1) {
+                f.placement = identity_placement(f.ranks);
+            } else {
+                for (std::int32_t r = 0; r < Y; ++r)
+                    for (std::int32_t k = 0; k < X; ++k) f.placement.push_back(r * X + (r % 2 == 0 ? k : X - 1 - k));
+            }
+            break;
+        }
+        case FabricKind::edge_list: {
+            t = parse_edge_list_csv(spec.csv_text, spec.csv_name.empty() ? spec.file_path : spec.csv_name);
+            f.ranks = t.node_count;
+            f.placement = ring_placement(build_network(t), f.ranks);
+            break;
+        }
+    }
+    sort_links(t);
+    t.time_s = 0.0;
+    switch (spec.kind) {
+        case FabricKind::torus2d:
+            f.description = "torus2d:x=" + std::to_string(spec.x) + ",y=" + std::to_string(spec.y);
+            break;
+        case FabricKind::edge_list:
+            f.description = "file:" + (spec.file_path.empty() ? spec.csv_name : spec.file_path);
+            break;
+        default: f.description = kind + ":p=" + std::to_string(spec.p); break;
+    }
+    if (spec.kind != FabricKind::edge_list)
+        f.description += ",bw_gbps=" + format_readable(B / 1e9) + ",latency_ns=" + format_readable(a * 1e9);
+    return f;
+}
+
+std::vector<CollectiveTableRow> fabric_collective_table(const Fabric& fabric, CollectiveOp op, Algorithm algorithm,
+                                                        std::span<const double> sizes_bytes, const FlowOptions& flow,
+                                                        const ScheduleOptions& schedule) {
+    const std::vector<links::Topology> series{fabric.topology};
+    NetworkClock clock(topology_source(series));
+    CollectiveEngine engine(clock, flow);
+    const std::int32_t p = fabric.ranks;
+    const double bandwidth = single_link_bandwidth_Bps(clock.network(), fabric.placement, p);
+    std::vector<CollectiveTableRow> rows;
+    rows.reserve(sizes_bytes.size());
+    for (double n : sizes_bytes) {
+        const Schedule s = build_schedule(op, algorithm, p, n, schedule);
+        const CollectiveResult r = engine.run(s, fabric.placement, fabric.topology.time_s);
+        CollectiveTableRow row;
+        row.bytes = n;
+        row.time_s = r.duration_s();
+        row.alg_bw_Bps = r.alg_bw_Bps;
+        row.bus_bw_Bps = r.bus_bw_Bps;
+        row.bound_bus_bw_Bps = bandwidth;
+        row.lower_bound_s = bandwidth > 0.0 ? bus_bandwidth_factor(op, p) * n / bandwidth
+                                            : std::numeric_limits<double>::infinity();
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+}  // namespace skyfabric::workloads
