@@ -12,8 +12,14 @@ struct BoundedOrbitOptions {
     // Out-of-plane (z) amplitude added for passive safety, metres; phase follows the
     // in-plane motion so that satellites never cross the chief's orbit plane together.
     double out_of_plane_amplitude_m = 0.0;
-    // Trim the along-track : radial axis ratio for J2 (Schweighart-Sedwick mean motion),
-    // the paper's "2 : 1.0037" at 650 km SSO. Needs the chief's a and i.
+    // Trim the along-track : radial axis ratio for J2 (Schweighart-Sedwick mean motion). Needs the
+    // chief's a and i. Derivation (SS 2002): x'' = 2nc y' + (5c^2-2) n^2 x, y'' = -2nc x', c = sqrt(1+s),
+    // s = 3 J2 R_E^2/(8 a^2)(1 + 3 cos 2i). No drift needs y' + 2nc x = 0, then x oscillates at
+    // w = n sqrt(2 - c^2) and y/x amplitude = 2c/sqrt(2 - c^2) ~ 2(1 + s). At 650 km SSO s = -6.30e-4:
+    // 2 : 1.00063 (the paper quotes 2 : 1.0037; we could not reproduce that figure from SS).
+    // The trim removes the MEAN J2 drift (checked against the nonlinear model averaged over set-up
+    // latitudes); an osculating initial state adds a latitude-dependent drift of similar size, which
+    // only a mean-to-osculating element map (e.g. Gim-Alfriend) would remove.
     bool j2_trim = false;
     double chief_semi_major_axis_m = 0.0;
     double chief_inclination_rad = 0.0;

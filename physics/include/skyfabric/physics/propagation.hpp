@@ -12,6 +12,23 @@
 
 namespace skyfabric::physics {
 
+// Implementation notes.
+// - hcw: closed-form STM; chief on its two-body orbit (Kepler, f and g). n from the chief's a.
+// - hcw_ode: the HCW equations for all satellites, Boost.Odeint dopri5 dense output.
+// - schweighart_sedwick: SS closed form (cross-track differential-inclination forcing left out); chief on
+//   the SS reference orbit: circular at r0 = |r_chief(0)|, argument of latitude rate n c, node rate
+//   -(3/2) n J2 (R_E/r0)^2 cos i.
+// - nonlinear: satellites in blocks of 128 sharing one copy of the chief; a block's state is the chief's
+//   ECI state plus each satellite's ECI offset from it (offset'' = a(r_c + d) - a(r_c)), so tolerances act on
+//   metres of separation. Odeint Runge-Kutta-Fehlberg 7(8) controlled steps (<= 120 s), quintic Hermite
+//   output between steps. Measured: neighbour distances of the 81-satellite lattice agree with SciPy DOP853
+//   (rtol = atol = 1e-12, absolute ECI states) to 1.3e-5 m after one day; one day of 81 satellites sampled
+//   every 10 s takes ~0.03 s (J2) / ~0.07 s (J2 + drag) on one core. Blocks run on all cores from 512
+//   satellites up; results do not depend on the thread count. snapshot.chief_eci is block 0's chief; each
+//   satellite's LVLH/ECI state uses its own block's chief (copies differ by micrometres).
+// - Station keeping (nonlinear only): see station_keeping_reference_lvlh(). Dead band at 0.8 tolerance,
+//   checked at every advance_to call, two-impulse HCW transfers over a quarter orbit. Under differential
+//   drag this costs ~5 mm/s per correction cycle: a holding controller, not a minimum-fuel one.
 enum class RelativeMotionModel {
     hcw,                  // Hill-Clohessy-Wiltshire closed-form state transition matrix
     hcw_ode,              // the same linear equations integrated by Boost.Odeint
@@ -24,6 +41,8 @@ struct PropagationError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+// Harris-Priester density (atmosphere.hpp): moderate = the model with its diurnal bulge; low / high =
+// its night-side minimum / bulge-apex maximum profile everywhere (a proxy for the solar cycle).
 enum class SolarActivity { low, moderate, high };
 
 struct DragSettings {
@@ -37,6 +56,8 @@ struct DragSettings {
 struct StationKeepingSettings {
     bool enabled = false;
     double tolerance_m = 5.0;  // allowed distance from the reference relative orbit
+    // Corrections are checked at advance_to calls: call at least every few minutes, or the satellites
+    // can leave the dead band between checks.
 };
 
 struct PropagationSettings {
