@@ -7,6 +7,7 @@
 #include <skyfabric/physics/random.hpp>
 #include <skyfabric/physics/time.hpp>
 
+#include <Eigen/Geometry>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -230,8 +231,6 @@ TEST(Radiation, ShieldingAndAltitudeScaleTheTrappedDose) {
     const sp::RadiationModel thin = sp::make_radiation_model(p);
     EXPECT_NEAR(thin.shielding_factor, 2140.0 / 112.0, 1e-12);
     EXPECT_DOUBLE_EQ(thin.trapped_peak_dose_rate_rad_s, ref.trapped_peak_dose_rate_rad_s);
-    const Eigen::Vector3d r(0.0, 0.0, 0.0);
-    (void)r;
     const double thin_avg = sp::orbit_average_dose_rate_rad_s(thin, 650e3, -1.0) * sp::seconds_per_year_radiation;
     EXPECT_GT(thin_avg, 15.0 * 150.0);  // trapped part × 19, GCR (a few rad/yr) unchanged
     EXPECT_LT(thin_avg, 2140.0 / 112.0 * 150.0);
