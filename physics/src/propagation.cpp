@@ -342,21 +342,22 @@ struct FormationPropagator::Impl {
             std::vector<Block> trial = make_blocks(ghost_initial, false);
             std::vector<Eigen::Matrix<double, 8, 8>> normal(initial.size(), Eigen::Matrix<double, 8, 8>::Zero());
             std::vector<Eigen::Matrix<double, 8, 1>> rhs(initial.size(), Eigen::Matrix<double, 8, 1>::Zero());
-            for (int k = 0; k <= samples; ++k) {
-                const double t = span * k / samples;
-                for (Block& b : trial) {
+            parallel_for(trial.size(), [&](std::size_t j) {
+                Block& b = trial[j];
+                for (int k = 0; k <= samples; ++k) {
+                    const double t = span * k / samples;
                     b.advance(force, t);
                     lvlh_of_block(b, now);
+                    const double tn = t / span;  // scaled time keeps the normal matrix well conditioned
+                    Eigen::Matrix<double, 8, 1> basis;
+                    basis << 1.0, tn, std::cos(w_plane * t), std::sin(w_plane * t), tn * std::cos(w_plane * t),
+                        tn * std::sin(w_plane * t), std::cos(2.0 * rate * t), std::sin(2.0 * rate * t);
+                    for (std::size_t i = b.first; i < b.first + b.count; ++i) {
+                        normal[i] += basis * basis.transpose();
+                        rhs[i] += basis * now[i].position_m.y();
+                    }
                 }
-                const double tn = t / span;  // scaled time keeps the normal matrix well conditioned
-                Eigen::Matrix<double, 8, 1> basis;
-                basis << 1.0, tn, std::cos(w_plane * t), std::sin(w_plane * t), tn * std::cos(w_plane * t),
-                    tn * std::sin(w_plane * t), std::cos(2.0 * rate * t), std::sin(2.0 * rate * t);
-                for (std::size_t i = 0; i < initial.size(); ++i) {
-                    normal[i] += basis * basis.transpose();
-                    rhs[i] += basis * now[i].position_m.y();
-                }
-            }
+            });
             for (std::size_t i = 0; i < initial.size(); ++i) {
                 const double drift_m_s = normal[i].ldlt().solve(rhs[i])(1) / span;
                 ghost_initial[i].velocity_m_s.y() += drift_m_s / 3.0;
@@ -365,21 +366,23 @@ struct FormationPropagator::Impl {
         ghosts = make_blocks(ghost_initial, false);
     }
 
+    // work(i) for i in [0, count), on all cores for large formations. Each i touches only its own
+    // block and its own satellites' entries, so results do not depend on the number of threads.
     template <class F>
-    void for_each_block(F&& work) {
+    void parallel_for(std::size_t count, F&& work) const {
         const std::size_t threads =
             initial.size() >= parallel_threshold
-                ? std::min<std::size_t>(blocks.size(), std::max(1u, std::thread::hardware_concurrency()))
+                ? std::min<std::size_t>(count, std::max(1u, std::thread::hardware_concurrency()))
                 : 1;
         if (threads <= 1) {
-            for (std::size_t i = 0; i < blocks.size(); ++i) work(i);
+            for (std::size_t i = 0; i < count; ++i) work(i);
             return;
         }
-        std::vector<std::exception_ptr> errors(blocks.size());
+        std::vector<std::exception_ptr> errors(count);
         std::vector<std::thread> pool;
         for (std::size_t tid = 0; tid < threads; ++tid) {
             pool.emplace_back([&, tid] {
-                for (std::size_t i = tid; i < blocks.size(); i += threads) {
+                for (std::size_t i = tid; i < count; i += threads) {
                     try {
                         work(i);
                     } catch (...) {
@@ -480,7 +483,7 @@ struct FormationPropagator::Impl {
             }
             case RelativeMotionModel::nonlinear: {
                 const bool keep = settings.station_keeping.enabled;
-                for_each_block([&](std::size_t i) {
+                parallel_for(blocks.size(), [&](std::size_t i) {
                     blocks[i].advance(force, t);
                     if (keep) station_keep(blocks[i], ghosts[i], t);
                 });
