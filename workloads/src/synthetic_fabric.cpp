@@ -418,9 +418,12 @@ std::vector<CollectiveTableRow> fabric_collective_table(const Fabric& fabric, Co
     const double bandwidth = single_link_bandwidth_Bps(clock.network(), fabric.placement, p);
     std::vector<CollectiveTableRow> rows;
     rows.reserve(sizes_bytes.size());
+    std::int64_t key = 0;
     for (double n : sizes_bytes) {
         const Schedule s = build_schedule(op, algorithm, p, n, schedule);
-        const CollectiveResult r = engine.run(s, fabric.placement, fabric.topology.time_s);
+        // One cache key per row: phases of equal pattern (all 2(p−1) steps of a ring) are
+        // solved once and replayed exactly.
+        const CollectiveResult r = engine.run(s, fabric.placement, fabric.topology.time_s, key++);
         CollectiveTableRow row;
         row.bytes = n;
         row.time_s = r.duration_s();

@@ -94,7 +94,8 @@ links::Topology parse_edge_list_csv(std::string_view text, std::string_view name
 std::string edge_list_csv(const links::Topology& topology);
 
 // The nccl-tests style table on a fabric with the fabric's placement (collective_table()
-// would place ranks itself and, on a switch, put a rank on the switch node).
+// would place ranks itself and, on a switch, put a rank on the switch node). Phases with
+// the same pattern are solved once per row and replayed (same numbers as solving each).
 std::vector<CollectiveTableRow> fabric_collective_table(const Fabric& fabric, CollectiveOp op,
                                                         Algorithm algorithm,
                                                         std::span<const double> sizes_bytes,
