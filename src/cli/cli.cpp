@@ -3,6 +3,7 @@
 #include "cli/collective_command.hpp"
 #include "cli/link_budget_command.hpp"
 #include "cli/progress.hpp"
+#include "cli/sweep_command.hpp"
 #include "output/run_directory.hpp"
 #include "output/summary.hpp"
 #include "scenario/scenario.hpp"
@@ -108,6 +109,8 @@ int main(int argc, char** argv) {
     const auto link_budget = add_link_budget_command(app, link_budget_cmd);
     CLI::App* collective_cmd = nullptr;
     const auto collective = add_collective_command(app, collective_cmd);
+    CLI::App* sweep_cmd = nullptr;
+    const auto sweep = add_sweep_command(app, sweep_cmd);
 
     try {
         app.parse(argc, argv);
@@ -128,6 +131,7 @@ int main(int argc, char** argv) {
         if (info_cmd->parsed()) return command_info();
         if (link_budget_cmd->parsed()) return link_budget();
         if (collective_cmd->parsed()) return collective();
+        if (sweep_cmd->parsed()) return sweep();
     } catch (const scenario::ScenarioError& e) {
         std::fprintf(stderr, "skyfabric: error: %s\n", e.what());
         return exit_bad_input;

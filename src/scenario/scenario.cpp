@@ -352,6 +352,7 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
     sc.links = read_links(top.section("links"), top.has("links"));
     sc.workload = read_workload(top.section("workload"), top.has("workload"), sc.seed);
     sc.output = read_output(top.section("output"));
+    top.allow("sweep");
     top.finish();
 
     const std::size_t satellites = initial_formation(sc).size();
