@@ -522,7 +522,9 @@ void draw_plot(const Plan& plan, const Gatherer& gather, bool quiet) {
 }
 
 int finish_root(const Plan& plan, const SweepOptions& o, Gatherer& gather, std::size_t ranks, int jobs) {
-    const bool all_ran = gather.rows().size() == plan.points.size();
+    // Complete: every point has a final result (ok or failed); an interrupted point is not one.
+    bool all_ran = gather.rows().size() == plan.points.size() && !stopping();
+    for (const auto& r : gather.rows()) all_ran = all_ran && r.status != "incomplete";
     gather.reporter().end();
     gather.write(all_ran);
     output::write_json_file(plan.dir / "sweep.json", manifest(plan, o, all_ran, ranks, jobs));

@@ -1,0 +1,283 @@
+// `skyfabric sweep` end to end on a tiny scenario (5 satellites, two minutes): the table
+// (rows, varied columns, statuses), a failing point alone, --resume, --zip, the sweep:
+// block with the `satellites` pseudo-key, and mpirun giving the same table as a local run.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+    int status = -1;
+    std::string output;
+};
+
+Result run_command(const std::string& command) {
+    Result r;
+    FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+    if (!pipe) return r;
+    std::array<char, 4096> buffer{};
+    while (fgets(buffer.data(), buffer.size(), pipe)) r.output += buffer.data();
+    const int raw = pclose(pipe);
+    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    return r;
+}
+
+std::string skyfabric() { return SKYFABRIC_EXE; }
+
+fs::path fresh_dir(const std::string& name) {
+    const fs::path dir = fs::temp_directory_path() / ("skyfabric_sweep_" + name + "_" + std::to_string(getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    return dir;
+}
+
+// Five satellites (radius 200 m: the centre and its four lattice neighbours), 2 minutes.
+const char* tiny_scenario = R"(name: tiny
+seed: 3
+duration_s: 120
+output_step_s: 30
+orbit: { altitude_km: 650, sun_synchronous: true, ltan_h: 6.0 }
+formation: { layout: suncatcher_lattice, radius_m: 200, radial_pitch_m: 100, along_track_pitch_m: 200 }
+dynamics: { model: nonlinear }
+links: { topology: nearest_k, terminals_per_satellite: 4 }
+workload: { model_parameters: 1.0e9, tokens_per_step: 1.0e6 }
+output: { eci: false }
+)";
+
+fs::path write_scenario(const fs::path& dir, const std::string& text, const std::string& name = "tiny.yaml") {
+    const fs::path file = dir / name;
+    std::ofstream(file) << text;
+    return file;
+}
+
+struct Csv {
+    std::vector<std::string> columns;
+    std::vector<std::map<std::string, std::string>> rows;
+    bool has(const std::string& c) const {
+        for (const auto& x : columns) {
+            if (x == c) return true;
+        }
+        return false;
+    }
+};
+
+// RFC 4180: fields may be quoted, quotes doubled inside.
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+    std::vector<std::vector<std::string>> records;
+    std::vector<std::string> record;
+    std::string field;
+    bool quoted = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (quoted) {
+            if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+                field += '"';
+                ++i;
+            } else if (c == '"') {
+                quoted = false;
+            } else {
+                field += c;
+            }
+        } else if (c == '"') {
+            quoted = true;
+        } else if (c == ',') {
+            record.push_back(field);
+            field.clear();
+        } else if (c == '\n') {
+            record.push_back(field);
+            field.clear();
+            records.push_back(record);
+            record.clear();
+        } else {
+            field += c;
+        }
+    }
+    return records;
+}
+
+Csv read_csv(const fs::path& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    const auto records = parse_csv(s.str());
+    Csv csv;
+    if (records.empty()) return csv;
+    csv.columns = records.front();
+    for (std::size_t r = 1; r < records.size(); ++r) {
+        std::map<std::string, std::string> row;
+        for (std::size_t c = 0; c < csv.columns.size() && c < records[r].size(); ++c) row[csv.columns[c]] = records[r][c];
+        csv.rows.push_back(row);
+    }
+    return csv;
+}
+
+// The table without its wall-time columns (those differ from run to run).
+std::vector<std::map<std::string, std::string>> without_wall_times(const Csv& csv) {
+    auto rows = csv.rows;
+    for (auto& row : rows) {
+        for (auto it = row.begin(); it != row.end();) {
+            const std::string& k = it->first;
+            it = k.size() >= 6 && k.compare(k.size() - 6, 6, "wall_s") == 0 ? row.erase(it) : std::next(it);
+        }
+    }
+    return rows;
+}
+
+const std::string four_points = " --vary formation.radius_m=200,300 --vary links.terminals_per_satellite=2,4 --no-plot";
+
+}  // namespace
+
+TEST(Sweep, FourPointsWithTwoJobsWriteOneRowEach) {
+    const auto dir = fresh_dir("four");
+    const auto scenario = write_scenario(dir, tiny_scenario);
+    const auto r = run_command(skyfabric() + " sweep " + scenario.string() + four_points + " --jobs 2 -o " +
+                               (dir / "sweep").string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto csv = read_csv(dir / "sweep" / "sweep.csv");
+    ASSERT_EQ(csv.rows.size(), 4u) << r.output;
+    for (const char* column : {"formation.radius_m", "links.terminals_per_satellite", "status", "error", "point_wall_s",
+                               "satellites", "formation.min_separation_m", "links.capacity_mean_bps",
+                               "workload.tokens_per_s"}) {
+        EXPECT_TRUE(csv.has(column)) << column;
+    }
+    const std::vector<std::pair<std::string, std::string>> expected = {{"200", "2"}, {"200", "4"}, {"300", "2"}, {"300", "4"}};
+    for (std::size_t i = 0; i < 4; ++i) {
+        const auto& row = csv.rows[i];
+        EXPECT_EQ(row.at("index"), std::to_string(i));
+        EXPECT_EQ(row.at("status"), "ok") << row.at("error");
+        EXPECT_EQ(row.at("formation.radius_m"), expected[i].first);
+        EXPECT_EQ(row.at("links.terminals_per_satellite"), expected[i].second);
+        EXPECT_TRUE(fs::exists(dir / "sweep" / "points" / row.at("name") / "summary.json")) << row.at("name");
+        EXPECT_TRUE(fs::exists(dir / "sweep" / "points" / row.at("name") / "result.h5")) << row.at("name");
+    }
+    EXPECT_EQ(csv.rows[0].at("satellites"), "5");   // radius 200 m: i^2 + j^2 <= 1
+    EXPECT_EQ(csv.rows[2].at("satellites"), "9");   // radius 300 m: i^2 + j^2 <= 2.25
+    EXPECT_TRUE(fs::exists(dir / "sweep" / "sweep.h5"));
+    EXPECT_TRUE(fs::exists(dir / "sweep" / "sweep.json"));
+
+    // The same folder again is refused (it holds a complete sweep) unless --force.
+    const auto again = run_command(skyfabric() + " sweep " + scenario.string() + four_points + " -o " +
+                                   (dir / "sweep").string());
+    EXPECT_EQ(again.status, 2) << again.output;
+    EXPECT_NE(again.output.find("--resume"), std::string::npos) << again.output;
+}
+
+TEST(Sweep, MpirunGivesTheSameTableAsALocalRun) {
+#if !SKYFABRIC_WITH_MPI
+    GTEST_SKIP() << "built without MPI (SKYFABRIC_MPI=OFF or no MPI found)";
+#else
+    if (run_command("command -v mpirun").status != 0) GTEST_SKIP() << "mpirun is not on PATH";
+    const auto dir = fresh_dir("mpi");
+    const auto scenario = write_scenario(dir, tiny_scenario);
+    const auto local = run_command(skyfabric() + " sweep " + scenario.string() + four_points + " --jobs 2 -q -o " +
+                                   (dir / "local").string());
+    ASSERT_EQ(local.status, 0) << local.output;
+    // Root needs --allow-run-as-root (and the environment pair); 2 ranks on any core count.
+    const auto mpi = run_command("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
+                                 "mpirun --allow-run-as-root --oversubscribe -n 2 " + skyfabric() + " sweep " +
+                                 scenario.string() + four_points + " -q -o " + (dir / "mpi").string());
+    ASSERT_EQ(mpi.status, 0) << mpi.output;
+    const auto a = read_csv(dir / "local" / "sweep.csv");
+    const auto b = read_csv(dir / "mpi" / "sweep.csv");
+    ASSERT_EQ(a.rows.size(), 4u);
+    EXPECT_EQ(a.columns, b.columns);
+    EXPECT_EQ(without_wall_times(a), without_wall_times(b));
+#endif
+}
+
+TEST(Sweep, APointWithAnInvalidValueFailsAlone) {
+    const auto dir = fresh_dir("invalid");
+    const auto scenario = write_scenario(dir, tiny_scenario);
+    const auto r = run_command(skyfabric() + " sweep " + scenario.string() +
+                               " --vary formation.radius_m=200,-5,300 --no-plot -j 2 -o " + (dir / "sweep").string());
+    EXPECT_EQ(r.status, 1) << r.output;  // some point failed
+    const auto csv = read_csv(dir / "sweep" / "sweep.csv");
+    ASSERT_EQ(csv.rows.size(), 3u) << r.output;
+    EXPECT_EQ(csv.rows[0].at("status"), "ok");
+    EXPECT_EQ(csv.rows[1].at("status"), "failed");
+    EXPECT_NE(csv.rows[1].at("error").find("formation.radius_m"), std::string::npos) << csv.rows[1].at("error");
+    EXPECT_NE(csv.rows[1].at("error").find("out of range"), std::string::npos) << csv.rows[1].at("error");
+    EXPECT_EQ(csv.rows[2].at("status"), "ok");
+    EXPECT_EQ(csv.rows[1].at("formation.min_separation_m"), "");
+    EXPECT_NE(csv.rows[2].at("formation.min_separation_m"), "");
+}
+
+TEST(Sweep, ResumeRunsOnlyPointsWithoutACompleteResult) {
+    const auto dir = fresh_dir("resume");
+    const auto scenario = write_scenario(dir, tiny_scenario);
+    const std::string command = skyfabric() + " sweep " + scenario.string() +
+                                " --vary formation.radius_m=200,300,400 --no-plot -q -j 2 -o " + (dir / "sweep").string();
+    ASSERT_EQ(run_command(command).status, 0);
+    const auto first = read_csv(dir / "sweep" / "sweep.csv");
+    ASSERT_EQ(first.rows.size(), 3u);
+    const fs::path points = dir / "sweep" / "points";
+    const auto kept0 = fs::last_write_time(points / first.rows[0].at("name") / "summary.json");
+    const auto kept2 = fs::last_write_time(points / first.rows[2].at("name") / "summary.json");
+    fs::remove(points / first.rows[1].at("name") / "summary.json");  // as if that point had been cut off
+
+    const auto r = run_command(command + " --resume");
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_EQ(fs::last_write_time(points / first.rows[0].at("name") / "summary.json"), kept0);
+    EXPECT_EQ(fs::last_write_time(points / first.rows[2].at("name") / "summary.json"), kept2);
+    EXPECT_TRUE(fs::exists(points / first.rows[1].at("name") / "summary.json"));
+    const auto second = read_csv(dir / "sweep" / "sweep.csv");
+    ASSERT_EQ(second.rows.size(), 3u);
+    EXPECT_EQ(without_wall_times(first), without_wall_times(second));
+}
+
+TEST(Sweep, ZipPairsListsAndRefusesUnequalLengths) {
+    const auto dir = fresh_dir("zip");
+    const auto scenario = write_scenario(dir, tiny_scenario);
+    const auto bad = run_command(skyfabric() + " sweep " + scenario.string() +
+                                 " --vary formation.radius_m=200,300 --vary seed=1,2,3 --zip -o " + (dir / "bad").string());
+    EXPECT_EQ(bad.status, 2) << bad.output;
+    EXPECT_NE(bad.output.find("equal length"), std::string::npos) << bad.output;
+
+    const auto good = run_command(skyfabric() + " sweep " + scenario.string() +
+                                  " --vary formation.radius_m=200,300 --vary seed=1,2 --zip --no-plot -q -o " +
+                                  (dir / "good").string());
+    ASSERT_EQ(good.status, 0) << good.output;
+    const auto csv = read_csv(dir / "good" / "sweep.csv");
+    ASSERT_EQ(csv.rows.size(), 2u);
+    EXPECT_EQ(csv.rows[1].at("formation.radius_m"), "300");
+    EXPECT_EQ(csv.rows[1].at("seed"), "2");
+}
+
+TEST(Sweep, BlockInTheScenarioWithTheSatellitesPseudoKey) {
+    const auto dir = fresh_dir("block");
+    // N0 = 5 at R0 = 200 m; asking for 13 sets R = 200 * sqrt(13/5) = 322.5 m (i^2 + j^2 <= 2.6: 9 sites).
+    const auto scenario = write_scenario(dir, std::string(tiny_scenario) +
+                                                  "sweep:\n  vary:\n    satellites: [5, 13]\n    seed: [1]\n");
+    const auto r = run_command(skyfabric() + " sweep " + scenario.string() + " --no-plot -q -o " + (dir / "sweep").string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto csv = read_csv(dir / "sweep" / "sweep.csv");
+    ASSERT_EQ(csv.rows.size(), 2u);
+    EXPECT_EQ(csv.rows[0].at("satellites_requested"), "5");
+    EXPECT_EQ(csv.rows[0].at("satellites"), "5");
+    EXPECT_EQ(csv.rows[0].at("formation.radius_m"), "200");
+    EXPECT_EQ(csv.rows[1].at("satellites_requested"), "13");
+    EXPECT_EQ(csv.rows[1].at("satellites"), "9");
+    EXPECT_NEAR(std::stod(csv.rows[1].at("formation.radius_m")), 322.49, 0.01);
+
+    // `run` ignores the block; a malformed block is bad input with file:line:column.
+    EXPECT_EQ(run_command(skyfabric() + " validate " + scenario.string()).status, 0);
+    const auto bad = write_scenario(dir, std::string(tiny_scenario) + "sweep:\n  vary:\n    seed: [1, 2]\n  zipp: true\n",
+                                    "bad.yaml");
+    const auto e = run_command(skyfabric() + " sweep " + bad.string() + " -o " + (dir / "bad").string());
+    EXPECT_EQ(e.status, 2) << e.output;
+    EXPECT_NE(e.output.find("bad.yaml:14:3: key 'sweep.zipp'"), std::string::npos) << e.output;
+    EXPECT_NE(e.output.find("did you mean 'zip'"), std::string::npos) << e.output;
+}
