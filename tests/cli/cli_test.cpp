@@ -157,3 +157,28 @@ TEST(Cli, CollectiveTableBusBandwidthStaysUnderTheBound) {
     EXPECT_EQ(rows, 2) << r.output;
     EXPECT_EQ(run_command(skyfabric() + " collective " + source("scenarios/smoke.yaml") + " --op all_wrong").status, 2);
 }
+
+TEST(Cli, InterruptLeavesValidIncompleteOutputs) {
+    const auto dir = fresh_dir("interrupt");
+    // Twenty orbits of the 81-satellite cluster take several seconds; interrupt after one.
+    const std::string command = "timeout --preserve-status -s INT 1 " + skyfabric() + " run -q " + source("scenarios/suncatcher-81.yaml") +
+                                " --set duration_orbits=20 -o " + dir.string();
+    const auto r = run_command(command);
+    EXPECT_EQ(r.status, 130) << r.output;
+    EXPECT_NE(r.output.find("marked incomplete"), std::string::npos) << r.output;
+    ASSERT_TRUE(fs::exists(dir / "result.h5")) << r.output;
+    const auto check = run_command(
+        "/usr/bin/python3 -c \"import h5py,sys; f=h5py.File(sys.argv[1],'r'); "
+        "assert f.attrs['complete'] == False; assert 'interrupted' in f.attrs['stop_reason']; "
+        "n=len(f['time_s']); assert n > 0 and f['formation/position_eci_m'].shape[0] == n; "
+        "assert f['links/offsets'].shape[0] == n + 1; print('ok', n)\" " + (dir / "result.h5").string());
+    EXPECT_EQ(check.status, 0) << check.output;
+    std::ifstream summary(dir / "summary.json");
+    const std::string text((std::istreambuf_iterator<char>(summary)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("\"complete\": false"), std::string::npos) << text;
+    // The .pvd written so far is well-formed XML that closes.
+    std::ifstream pvd(dir / "vtk" / "formation.pvd");
+    const std::string xml((std::istreambuf_iterator<char>(pvd)), std::istreambuf_iterator<char>());
+    EXPECT_NE(xml.find("</VTKFile>"), std::string::npos);
+    fs::remove_all(dir);
+}
