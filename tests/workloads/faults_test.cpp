@@ -1,0 +1,366 @@
+// Fault injection and checkpoint/restart: event rates against λ·T, thinning against a known
+// non-homogeneous rate, reproducibility, goodput against the renewal-theory formula.
+#include <skyfabric/physics/radiation.hpp>
+#include <skyfabric/workloads/faults.hpp>
+#include <skyfabric/workloads/job.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace sw = skyfabric::workloads;
+
+namespace {
+
+constexpr double pi = 3.14159265358979323846;
+constexpr double inf = std::numeric_limits<double>::infinity();
+
+// Exact Poisson quantile bounds [lo, hi] with P(X < lo) <= 0.005 and P(X > hi) <= 0.005.
+std::pair<long, long> poisson_99(double mean) {
+    double log_p = -mean;  // log P(X = 0)
+    double cdf = 0.0;
+    long lo = -1, k = 0;
+    for (;; ++k) {
+        if (k > 0) log_p += std::log(mean) - std::log(static_cast<double>(k));
+        cdf += std::exp(log_p);
+        if (lo < 0 && cdf > 0.005) lo = k;
+        if (cdf >= 0.995) return {lo, k};
+    }
+}
+
+// Ḋ_s(t) = D0 (1 + 0.8 sin(2π t / P + s)), sampled every step_s; its exact integral.
+struct Wavy {
+    double d0 = 0.0, period_s = 0.0;
+    double rate(double t, int s) const { return d0 * (1.0 + 0.8 * std::sin(2 * pi * t / period_s + s)); }
+    double integral(double t_end, int s) const {
+        const double w = 2 * pi / period_s;
+        return d0 * (t_end - 0.8 / w * (std::cos(w * t_end + s) - std::cos(static_cast<double>(s))));
+    }
+};
+
+sw::DoseRateSeries sample_series(const Wavy& w, int sats, double step_s, double duration_s) {
+    sw::DoseRateSeries s;
+    s.step_s = step_s;
+    s.satellite_count = sats;
+    s.sample_count = static_cast<std::int64_t>(duration_s / step_s) + 1;
+    for (std::int64_t j = 0; j < s.sample_count; ++j)
+        for (int k = 0; k < sats; ++k) s.dose_rate_rad_s.push_back(w.rate(static_cast<double>(j) * step_s, k));
+    return s;
+}
+
+// Only HBM UECC, at a total interrupt rate 1/M spread over `sats` satellites.
+sw::FaultModel uecc_only() {
+    sw::FaultModel m;
+    m.device.sdc_rad_per_event = inf;
+    m.device.chip_crash_rad_per_event = inf;
+    m.device.host_cpu_rad_per_event = inf;
+    m.device.host_ram_rad_per_event = inf;
+    return m;
+}
+
+}  // namespace
+
+TEST(FaultDevice, TrilliumCrossSectionsMatchReferences) {
+    const sw::DeviceCrossSections d = sw::trillium_v6e();
+    // REFERENCES.md: SDC 6–9e-9 cm², HBM UECC 3e-9, functional interrupt 2e-11 (paper's 1.27e-7/D).
+    EXPECT_GT(sw::cross_section_cm2(d.sdc_rad_per_event), 6e-9);
+    EXPECT_LT(sw::cross_section_cm2(d.sdc_rad_per_event), 9e-9);
+    EXPECT_NEAR(sw::cross_section_cm2(d.hbm_uecc_rad_per_event), 2.9e-9, 0.1e-9);
+    EXPECT_NEAR(sw::cross_section_cm2(d.chip_crash_rad_per_event), 2.5e-11, 0.1e-11);
+    EXPECT_NEAR(sw::cross_section_cm2(14.4), 1.27e-7 / 14.4, 0.01e-7 / 14.4);
+    EXPECT_DOUBLE_EQ(sw::rad_per_event(sw::cross_section_cm2(44.0)), 44.0);
+    EXPECT_THROW(sw::device_preset("h100"), std::invalid_argument);
+}
+
+TEST(FaultDevice, DoseAndFluxViewsGiveTheSameRates) {
+    sw::FaultModel m;
+    m.chips_per_satellite = 4;
+    m.hosts_per_satellite = 1;
+    const double dose_rate = 150.0 / skyfabric::physics::seconds_per_year_radiation;
+    const auto a = sw::fault_rates_per_s(dose_rate, m);
+    const auto b = sw::fault_rates_from_flux_per_s(skyfabric::physics::protons_per_cm2_per_rad * dose_rate, m);
+    for (int k = 0; k < sw::fault_kind_count; ++k) EXPECT_NEAR(a[k], b[k], 1e-12 * a[k]) << k;
+    // 150 rad/yr per chip → 150/17.2 SDC per chip-year.
+    EXPECT_NEAR(a[0] * skyfabric::physics::seconds_per_year_radiation, 4 * 150.0 / 17.2, 1e-9);
+    EXPECT_NEAR(a[3] * skyfabric::physics::seconds_per_year_radiation, 150.0 / 450 + 150.0 / 400, 1e-9);
+}
+
+TEST(FaultSampling, EventCountsPerKindMatchLambdaTWithinPoisson99) {
+    const int sats = 16;
+    const double year = 365.25 * 86400.0;
+    const Wavy w{1500.0 / year, 5900.0};  // 10× the reference dose, orbit-period modulation
+    const double duration = year;
+    const sw::DoseRateSeries series = sample_series(w, sats, 300.0, duration);
+    sw::FaultModel m;
+    m.chips_per_satellite = 2;
+    m.link_outage_rate_per_s = 1.0 / 86400.0;
+    const std::vector<sw::FaultEvent> ev = sw::sample_fault_events(series, m, duration, 2027);
+    std::array<long, sw::fault_kind_count> count{};
+    for (const sw::FaultEvent& e : ev) {
+        ASSERT_GE(e.time_s, 0.0);
+        ASSERT_LT(e.time_s, duration);
+        ++count[static_cast<int>(e.kind)];
+    }
+    double dose = 0.0;  // analytic ∫Ḋ dt summed over satellites
+    for (int s = 0; s < sats; ++s) dose += w.integral(duration, s);
+    const sw::DeviceCrossSections& d = m.device;
+    const double expected[] = {2 * dose / d.sdc_rad_per_event, 2 * dose / d.hbm_uecc_rad_per_event,
+                               2 * dose / d.chip_crash_rad_per_event,
+                               dose * (1 / d.host_cpu_rad_per_event + 1 / d.host_ram_rad_per_event),
+                               sats * duration / 86400.0};
+    const auto lib = sw::expected_fault_counts(series, m, duration);
+    for (int k = 0; k < sw::fault_kind_count; ++k) {
+        EXPECT_NEAR(lib[k], expected[k], 1e-4 * expected[k]) << sw::fault_kind_name(static_cast<sw::FaultKind>(k));
+        const auto [lo, hi] = poisson_99(expected[k]);
+        EXPECT_GE(count[k], lo) << sw::fault_kind_name(static_cast<sw::FaultKind>(k)) << " expected " << expected[k];
+        EXPECT_LE(count[k], hi) << sw::fault_kind_name(static_cast<sw::FaultKind>(k)) << " expected " << expected[k];
+    }
+    // Sorted by time.
+    for (std::size_t i = 1; i < ev.size(); ++i) ASSERT_LE(ev[i - 1].time_s, ev[i].time_s);
+}
+
+TEST(FaultSampling, ThinningReproducesALinearRampRate) {
+    // λ(t) = a t on [0, T]: Λ = a T²/2, event times have density 2t/T² (mean 2T/3).
+    // Given as 4 coarse samples (piecewise linear is exact for a ramp).
+    const double T = 1000.0, a = 0.002;  // Λ = 1000 per stream
+    const double values[] = {0.0, a * T / 3, 2 * a * T / 3, a * T};
+    long n = 0;
+    double sum_t = 0.0;
+    const int streams = 40;
+    for (int s = 0; s < streams; ++s) {
+        sw::core::thin_piecewise_linear(values, 4, 1, 1.0, 0.0, T / 3, T, 99, static_cast<std::uint64_t>(s),
+                                        [&](double t, double) {
+                                            ++n;
+                                            sum_t += t;
+                                        });
+    }
+    const double lambda = streams * a * T * T / 2;  // 40000
+    const auto [lo, hi] = poisson_99(lambda);
+    EXPECT_GE(n, lo);
+    EXPECT_LE(n, hi);
+    // Mean event time 2T/3, sd of one time T/sqrt(18): 5 standard errors.
+    EXPECT_NEAR(sum_t / n / T, 2.0 / 3.0, 5.0 / std::sqrt(18.0 * n));
+    // A sinusoidal rate: the sampled series' integral is reproduced too (through the public API).
+    const Wavy w{1.0e-3, 700.0};
+    const sw::DoseRateSeries series = sample_series(w, 1, 10.0, 2.0e6);
+    sw::FaultModel m = uecc_only();
+    m.device.hbm_uecc_rad_per_event = 1.0;  // events = ∫Ḋ dt
+    const double expected = w.integral(2.0e6, 0);
+    const auto [lo2, hi2] = poisson_99(expected);
+    const long got = static_cast<long>(sw::sample_fault_events(series, m, 2.0e6, 5).size());
+    EXPECT_GE(got, lo2);
+    EXPECT_LE(got, hi2);
+}
+
+TEST(FaultSampling, SameSeedSameEventsDifferentSeedDifferentEvents) {
+    const sw::DoseRateSeries series = sample_series(Wavy{1e-3, 5900.0}, 8, 30.0, 86400.0);
+    const sw::FaultModel m;
+    const auto a = sw::sample_fault_events(series, m, 86400.0, 42, 0);
+    const auto b = sw::sample_fault_events(series, m, 86400.0, 42, 0);
+    const auto c = sw::sample_fault_events(series, m, 86400.0, 43, 0);
+    const auto d = sw::sample_fault_events(series, m, 86400.0, 42, 1);
+    ASSERT_GT(a.size(), 10u);
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(a[i].time_s, b[i].time_s);
+        EXPECT_EQ(a[i].satellite, b[i].satellite);
+        EXPECT_EQ(a[i].kind, b[i].kind);
+        EXPECT_EQ(a[i].detected, b[i].detected);
+    }
+    const auto differs = [&](const std::vector<sw::FaultEvent>& x) {
+        if (x.size() != a.size()) return true;
+        for (std::size_t i = 0; i < a.size(); ++i)
+            if (x[i].time_s != a[i].time_s) return true;
+        return false;
+    };
+    EXPECT_TRUE(differs(c));
+    EXPECT_TRUE(differs(d));
+    // The batch is the same as one call per trial.
+    const auto batch = sw::sample_fault_events_batch(series, m, 86400.0, 42, 0, 2);
+    ASSERT_EQ(batch.size(), 2u);
+    ASSERT_EQ(batch[1].size(), d.size());
+    for (std::size_t i = 0; i < d.size(); ++i) EXPECT_EQ(batch[1][i].time_s, d[i].time_s);
+}
+
+TEST(FaultSampling, SdcDetectionFollowsTheConfiguredProbability) {
+    sw::FaultModel m;
+    m.sdc_detection_probability = 0.7;
+    const auto ev = sw::sample_fault_events(sw::constant_dose_rate(4, 1e-3), m, 4.0e6, 7);
+    long sdc = 0, detected = 0;
+    for (const auto& e : ev) {
+        if (e.kind != sw::FaultKind::sdc) continue;
+        ++sdc;
+        detected += e.detected ? 1 : 0;
+    }
+    ASSERT_GT(sdc, 500);
+    const double p = static_cast<double>(detected) / sdc;
+    EXPECT_NEAR(p, 0.7, 3.3 * std::sqrt(0.7 * 0.3 / sdc));
+}
+
+TEST(CheckpointInterval, DalyAndYoungMatchTheirFormulas) {
+    const double delta = 60.0, M = 3600.0;
+    EXPECT_DOUBLE_EQ(sw::young_interval_s(delta, M), std::sqrt(2 * delta * M));
+    const double x = delta / (2 * M);
+    const double daly = std::sqrt(2 * delta * M) * (1 + std::sqrt(x) / 3 + x / 9) - delta;
+    EXPECT_NEAR(sw::daly_interval_s(delta, M), daly, 1e-9);
+    sw::RecoveryConfig c;
+    c.checkpoint_cost_s = delta;
+    c.mtbf_s = M;
+    EXPECT_NEAR(sw::resolve_checkpoint_interval_s(c), daly, 1e-9);
+    c.checkpoint_interval_s = 500.0;
+    EXPECT_DOUBLE_EQ(sw::resolve_checkpoint_interval_s(c), 500.0);
+    c.checkpoint_interval_s = 0.0;
+    c.mtbf_s = 0.0;
+    EXPECT_THROW(sw::resolve_checkpoint_interval_s(c), std::invalid_argument);
+    // Daly's interval maximises the exact goodput to within a fraction of a percent.
+    const double g_daly = sw::expected_goodput_constant_rate(daly, delta, 300.0, M);
+    for (double tau : {0.5 * daly, 0.8 * daly, 1.25 * daly, 2.0 * daly})
+        EXPECT_LT(sw::expected_goodput_constant_rate(tau, delta, 300.0, M), g_daly + 1e-3);
+}
+
+TEST(Goodput, ConstantFailureRateMatchesRenewalFormula) {
+    const int sats = 8;
+    const double M = 3600.0, delta = 60.0, R = 300.0, step = 10.0, tau = 1200.0, T = 2.0e6;
+    const sw::FaultModel m = uecc_only();
+    // Σ_sat Ḋ/44 = 1/M.
+    const sw::DoseRateSeries series = sw::constant_dose_rate(sats, 44.0 / (sats * M));
+    EXPECT_NEAR(sw::interruption_mtbf_s(series, m, sats, T), M, 1e-6 * M);
+    sw::RecoveryConfig c;
+    c.checkpoint_interval_s = tau;
+    c.checkpoint_cost_s = delta;
+    c.restart_s = R;
+    sw::StepDurations steps;
+    steps.nominal_s = step;
+    const sw::MonteCarloResult mc = sw::monte_carlo_goodput(series, m, c, steps, T, 11, 16);
+    const double exact = sw::expected_goodput_constant_rate(tau, delta, R, M);  // τ is 120 whole steps
+    const double se = mc.goodput.stddev / std::sqrt(16.0);
+    // Monte Carlo error (4 σ) + end-of-run bias (≤ τ/T: the unsaved tail counts as useful).
+    EXPECT_NEAR(mc.goodput.mean, exact, 4 * se + tau / T) << "se " << se;
+    EXPECT_GE(exact, mc.goodput.mean_ci95_low - tau / T);
+    // job.hpp's checkpoint_waste_fraction, δ/τ + (τ+R)/M, charges a whole interval of rework
+    // per failure where the mean loss is about half of one: it overstates the waste here.
+    const double waste = 1.0 - mc.goodput.mean;
+    EXPECT_LT(waste, sw::checkpoint_waste_fraction(tau, delta, R, M) - 0.05);
+    // Every UECC hits an active rank and interrupts (steps, checkpoints and restarts alike):
+    // 86400/M = 24 per day, Poisson.
+    EXPECT_NEAR(mc.interruptions_per_day.mean, 86400.0 / M, 4 * std::sqrt(86400.0 / M / (T / 86400.0) / 16));
+    EXPECT_LE(mc.goodput.p2_5, mc.goodput.mean);
+    EXPECT_GE(mc.goodput.p97_5, mc.goodput.mean);
+}
+
+TEST(Goodput, AutoIntervalUsesDalyFromTheRateModel) {
+    const int sats = 4;
+    const double M = 7200.0;
+    const sw::FaultModel m = uecc_only();
+    const sw::DoseRateSeries series = sw::constant_dose_rate(sats, 44.0 / (sats * M));
+    sw::RecoveryConfig c;  // interval 0 = auto, mtbf 0 = from the rate model
+    c.checkpoint_cost_s = 30.0;
+    sw::StepDurations steps;
+    steps.nominal_s = 5.0;
+    const sw::MonteCarloResult mc = sw::monte_carlo_goodput(series, m, c, steps, 5.0e5, 3, 4);
+    EXPECT_NEAR(mc.checkpoint_interval_s, sw::daly_interval_s(30.0, M), 1e-6);
+    const double exact = sw::expected_goodput_constant_rate(std::ceil(mc.checkpoint_interval_s / 5.0) * 5.0, 30.0,
+                                                            c.restart_s, M);
+    EXPECT_NEAR(mc.goodput.mean, exact, 0.02);
+}
+
+TEST(Goodput, TimeAccountingAddsUpWithSparesCrashesAndSdc) {
+    const int sats = 10;
+    sw::FaultModel m;
+    m.chips_per_satellite = 4;
+    m.link_outage_rate_per_s = 1e-5;
+    m.sdc_detection_probability = 0.5;
+    const sw::DoseRateSeries series = sample_series(Wavy{2e-4, 5900.0}, sats, 60.0, 3.0e5);
+    const auto ev = sw::sample_fault_events(series, m, 3.0e5, 1);
+    sw::RecoveryConfig c;
+    c.checkpoint_interval_s = 900.0;
+    c.spare_satellites = 2;
+    c.reboot_s = 1800.0;
+    sw::StepDurations steps;
+    steps.nominal_s = 7.0;
+    steps.start_s = {0.0, 1000.0, 3000.0};
+    steps.duration_s = {7.0, 9.0, 6.0};
+    steps.period_s = 5900.0;
+    const sw::GoodputResult r = sw::simulate_training_with_faults(ev, sats, 3.0e5, steps, c);
+    double lost = r.sdc_recompute_s + r.checkpoint_s + r.tail_s;
+    for (int k = 0; k < sw::fault_kind_count; ++k) lost += r.rework_s[k] + r.recovery_s[k];
+    EXPECT_NEAR(r.useful_s + lost, r.elapsed_s, 1e-6 * r.elapsed_s);
+    EXPECT_GT(r.rollbacks, 0);
+    EXPECT_GT(r.replacements, 0);
+    EXPECT_GT(r.recomputed_steps, 0);
+    EXPECT_GT(r.checkpoints, 0);
+    EXPECT_GT(r.goodput, 0.0);
+    EXPECT_LT(r.goodput, 1.0);
+    ASSERT_EQ(r.effects.size(), ev.size());
+    long processed = 0;
+    for (long x : r.events_by_kind) processed += x;
+    EXPECT_EQ(processed, static_cast<long>(ev.size()));
+}
+
+TEST(Goodput, HandmadeEventsHaveTheirDocumentedEffects) {
+    sw::RecoveryConfig c;
+    c.checkpoint_interval_s = 100.0;
+    c.checkpoint_cost_s = 10.0;
+    c.restart_s = 20.0;
+    c.reboot_s = 500.0;
+    sw::StepDurations steps;
+    steps.nominal_s = 10.0;
+    // Fault-free: 1000 s = cycles of 100 s work + 10 s checkpoint.
+    const sw::GoodputResult clean = sw::simulate_training_with_faults({}, 2, 1100.0, steps, c);
+    EXPECT_EQ(clean.checkpoints, 10);
+    EXPECT_NEAR(clean.useful_s, 1000.0, 1e-9);
+    // A detected SDC at t=5 (step 0 rerun), a silent one at t=25 (step 2 corrupted, then rolled
+    // back by the UECC at t=35), a crash of the spare (sat 1) at t=40.
+    using K = sw::FaultKind;
+    const std::vector<sw::FaultEvent> ev = {
+        {5.0, 0, K::sdc, true}, {25.0, 0, K::sdc, false}, {35.0, 0, K::hbm_uecc, false}, {40.0, 1, K::chip_crash, false}};
+    c.spare_satellites = 1;
+    const sw::GoodputResult r = sw::simulate_training_with_faults(ev, 2, 1000.0, steps, c);
+    EXPECT_EQ(r.effects[0], sw::FaultEffect::step_recomputed);
+    EXPECT_EQ(r.effects[1], sw::FaultEffect::silent_corruption);
+    EXPECT_EQ(r.effects[2], sw::FaultEffect::rollback);
+    EXPECT_EQ(r.effects[3], sw::FaultEffect::reboot);  // spare, idle: during the restart
+    EXPECT_EQ(r.recomputed_steps, 1);
+    EXPECT_EQ(r.corrupted_steps, 0);  // the corrupted step was rolled back
+    EXPECT_NEAR(r.sdc_recompute_s, 10.0, 1e-12);
+    // Work since the checkpoint (steps at 10–20, 20–30) + partial step 30–35.
+    EXPECT_NEAR(r.rework_s[static_cast<int>(K::hbm_uecc)], 25.0, 1e-12);
+    EXPECT_NEAR(r.recovery_s[static_cast<int>(K::hbm_uecc)], 20.0, 1e-12);
+    // Crash of the active satellite with a spare up: restart only; with no spare: reboot + restart.
+    const std::vector<sw::FaultEvent> crash = {{50.0, 0, K::chip_crash, false}};
+    const sw::GoodputResult with_spare = sw::simulate_training_with_faults(crash, 2, 1000.0, steps, c);
+    EXPECT_NEAR(with_spare.recovery_s[static_cast<int>(K::chip_crash)], 20.0, 1e-12);
+    EXPECT_EQ(with_spare.replacements, 1);
+    c.spare_satellites = 0;
+    const sw::GoodputResult no_spare = sw::simulate_training_with_faults(crash, 2, 1000.0, steps, c);
+    EXPECT_NEAR(no_spare.recovery_s[static_cast<int>(K::chip_crash)], 520.0, 1e-12);
+    EXPECT_EQ(no_spare.replacements, 0);
+    // A silent SDC that survives to the end is counted.
+    const std::vector<sw::FaultEvent> silent = {{15.0, 0, K::sdc, false}};
+    EXPECT_EQ(sw::simulate_training_with_faults(silent, 2, 1000.0, steps, c).corrupted_steps, 1);
+}
+
+TEST(Goodput, StepDurationSeriesLookup) {
+    sw::StepDurations s;
+    s.nominal_s = 3.0;
+    EXPECT_EQ(sw::step_duration_at_s(s, 123.0), 3.0);
+    s.start_s = {0.0, 10.0, 20.0};
+    s.duration_s = {1.0, 2.0, 4.0};
+    EXPECT_EQ(sw::step_duration_at_s(s, 9.99), 1.0);
+    EXPECT_EQ(sw::step_duration_at_s(s, 10.0), 2.0);
+    EXPECT_EQ(sw::step_duration_at_s(s, 50.0), 4.0);
+    s.period_s = 30.0;
+    EXPECT_EQ(sw::step_duration_at_s(s, 45.0), 2.0);
+}
+
+TEST(MonteCarlo, TrialStatisticsOfAKnownSample) {
+    const std::vector<double> v = {1, 2, 3, 4, 5};
+    const sw::TrialStatistics s = sw::trial_statistics(v);
+    EXPECT_DOUBLE_EQ(s.mean, 3.0);
+    EXPECT_NEAR(s.stddev, std::sqrt(2.5), 1e-12);
+    EXPECT_NEAR(s.mean_ci95_high - s.mean, 1.959963984540054 * std::sqrt(2.5 / 5), 1e-12);
+    EXPECT_NEAR(s.p2_5, 1.1, 1e-12);
+    EXPECT_NEAR(s.p97_5, 4.9, 1e-12);
+}

@@ -1,0 +1,314 @@
+#pragma once
+// Radiation faults on the accelerators and what they cost a training job.
+//
+//  1. Device: per-chip dose-per-event figures (Trillium v6e in a 67 MeV proton beam,
+//     REFERENCES.md "Radiation") turn a dose rate into event rates per fault kind:
+//         λ_k(t) = n_k · Ḋ(t) / D_k      (n_k chips or hosts per satellite, D_k rad per event)
+//     which is the cross-section view λ = n σ Φ with σ = 1/(7.9e6 · D) cm² and
+//     Φ = 7.9e6 · Ḋ protons/cm²/s (the paper's conversion, physics/radiation.hpp).
+//  2. Events: a non-homogeneous Poisson process per (satellite, kind) on the piecewise-linear
+//     rate through the dose-rate samples, drawn by thinning (Lewis & Shedler 1979) with
+//     Philox counters keyed by the scenario seed (physics/random.hpp): the draw for candidate
+//     c of stream (trial, satellite) is a pure function, so any backend that walks the
+//     same loop (core::thin_piecewise_linear, host+device) draws the same events.
+//  3. Recovery: simulate_training_with_faults() plays the events against a job that takes
+//     steps, writes a checkpoint every τ of useful compute (cost δ), rolls back and restarts
+//     (R) on HBM UECC and crashes, recomputes steps with detected SDC, counts silent ones,
+//     reboots crashed satellites and swaps in hot spares. Goodput = useful time / elapsed.
+//  4. Monte Carlo over trials: mean and 95 % intervals of goodput and failures per day.
+// Pure: no I/O. SI units; doses in rad(Si).
+
+#include <skyfabric/physics/random.hpp>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace skyfabric::workloads {
+
+enum class FaultKind : std::uint8_t {
+    sdc = 0,          // silent data corruption in logic/SRAM
+    hbm_uecc = 1,     // HBM uncorrectable ECC error
+    chip_crash = 2,   // functional interrupt of an accelerator (SEFI)
+    host_crash = 3,   // host CPU or RAM upset that takes the satellite's host down
+    link_outage = 4,  // optical terminal loss (optional, not dose-driven)
+};
+inline constexpr int fault_kind_count = 5;
+const char* fault_kind_name(FaultKind kind);  // "sdc", "hbm_uecc", "chip_crash", "host_crash", "link_outage"
+
+// True for the kinds that abort the step and roll back to the last checkpoint.
+inline bool fault_interrupts(FaultKind k) {
+    return k == FaultKind::hbm_uecc || k == FaultKind::chip_crash || k == FaultKind::host_crash;
+}
+// True for the kinds that take the satellite down for the reboot time.
+inline bool fault_crashes(FaultKind k) { return k == FaultKind::chip_crash || k == FaultKind::host_crash; }
+
+// Dose per event, rad(Si), per chip (per host for the host figures).
+struct DeviceCrossSections {
+    std::string name = "trillium_v6e";
+    double sdc_rad_per_event = 17.2;          // 14.4–20 rad per SDC: midpoint
+    double hbm_uecc_rad_per_event = 44.0;
+    double chip_crash_rad_per_event = 5000.0;  // functional interrupt: 1 per 5 krad
+    double host_cpu_rad_per_event = 450.0;
+    double host_ram_rad_per_event = 400.0;
+};
+// Trillium (TPU v6e), REFERENCES.md "Radiation".
+DeviceCrossSections trillium_v6e();
+// Named preset ("trillium_v6e", "tpu_v6e"); throws std::invalid_argument otherwise.
+DeviceCrossSections device_preset(const std::string& name);
+
+// σ = 1 / (7.9e6 · D) cm² (≈ 1.27e-7 / D, the paper's form) and its inverse.
+double cross_section_cm2(double rad_per_event);
+double rad_per_event(double cross_section_cm2);
+
+struct FaultModel {
+    DeviceCrossSections device = trillium_v6e();
+    std::int32_t chips_per_satellite = 1;   // accelerators per satellite (tensor_parallel)
+    std::int32_t hosts_per_satellite = 1;
+    double link_outage_rate_per_s = 0.0;    // per satellite, constant (0 = off)
+    double sdc_detection_probability = 0.9; // detected SDC → step recomputed; else silent
+};
+
+// Per-satellite event rates (1/s) at a dose rate: λ_k = n_k Ḋ / D_k; host: n_h Ḋ (1/D_cpu + 1/D_ram).
+// link_outage: the constant configured rate.
+std::array<double, fault_kind_count> fault_rates_per_s(double dose_rate_rad_s, const FaultModel& model);
+// Same from an equivalent 67 MeV proton flux: λ_k = n_k σ_k Φ. Equal to the above at Φ = 7.9e6 Ḋ.
+std::array<double, fault_kind_count> fault_rates_from_flux_per_s(double flux_p_cm2_s, const FaultModel& model);
+
+// Dose rate per satellite, sampled at start_s + j·step_s, j < sample_count; row-major
+// [sample][satellite] (the T×N layout of /radiation/dose_rate_rad_s). Between samples the
+// rate is linear; after the last sample it holds the last value. sample_count 1: constant.
+struct DoseRateSeries {
+    double start_s = 0.0;
+    double step_s = 1.0;
+    std::int64_t sample_count = 0;
+    std::int32_t satellite_count = 0;
+    std::vector<double> dose_rate_rad_s;
+};
+// Constant dose rate for every satellite.
+DoseRateSeries constant_dose_rate(std::int32_t satellite_count, double dose_rate_rad_s);
+
+struct FaultEvent {
+    double time_s = 0.0;
+    std::int32_t satellite = 0;
+    FaultKind kind = FaultKind::sdc;
+    bool detected = false;  // SDC only: caught by the step's checks (drawn with the event)
+};
+
+// Expected event counts ∫_0^T Σ_sat λ_k dt per kind (exact for the piecewise-linear rate).
+std::array<double, fault_kind_count> expected_fault_counts(const DoseRateSeries& series, const FaultModel& model,
+                                                           double duration_s);
+
+// Events over [0, duration_s) for one trial, sorted by (time, satellite, kind). The Philox key
+// is derive_seed(seed, faults tag). Per satellite, the dose-driven kinds (sdc, hbm_uecc,
+// chip_crash, host_crash) are one thinned stream at the summed rate, stream id
+// fault_stream_id(trial, satellite, 0), each event marked with its kind in proportion to the
+// kinds' rates (Poisson marking; the mark's uniform also decides SDC detection); link outages
+// are a constant-rate stream fault_stream_id(trial, satellite, 4).
+std::vector<FaultEvent> sample_fault_events(const DoseRateSeries& series, const FaultModel& model, double duration_s,
+                                            std::uint64_t seed, std::uint64_t trial = 0);
+// Trials first_trial … first_trial+trials-1 (CPU; the batch a GPU twin would fill).
+std::vector<std::vector<FaultEvent>> sample_fault_events_batch(const DoseRateSeries& series, const FaultModel& model,
+                                                               double duration_s, std::uint64_t seed,
+                                                               std::uint64_t first_trial, std::int32_t trials);
+
+// ---- Recovery and goodput ----
+
+struct RecoveryConfig {
+    double checkpoint_interval_s = 0.0;  // useful compute between checkpoints, τ; 0 = auto
+    double mtbf_s = 0.0;                 // interruption MTBF for auto (Daly); see interruption_mtbf_s
+    double checkpoint_cost_s = 60.0;     // δ, paid while no training happens
+    double restart_s = 300.0;            // R: reload the checkpoint, rejoin the collective
+    double reboot_s = 600.0;             // a crashed satellite is unavailable this long
+    std::int32_t spare_satellites = 0;   // the highest-numbered satellites start as hot spares
+};
+
+// τ used: checkpoint_interval_s if > 0, else Daly(δ, mtbf_s) (job.hpp daly_interval_s).
+// Throws std::invalid_argument when auto and mtbf_s <= 0.
+double resolve_checkpoint_interval_s(const RecoveryConfig& config);
+
+// Mean interrupt rate (UECC + chip crash + host crash) summed over the active satellites
+// 0 … active_satellites-1, time-averaged over [0, duration_s); its inverse is the MTBF for Daly.
+double interruption_rate_per_s(const DoseRateSeries& series, const FaultModel& model, std::int32_t active_satellites,
+                               double duration_s);
+double interruption_mtbf_s(const DoseRateSeries& series, const FaultModel& model, std::int32_t active_satellites,
+                           double duration_s);
+
+// Step durations: nominal_s, or a series (duration_s[i] applies to a step that starts at wall
+// time t with start_s[i] <= t < start_s[i+1]; before start_s[0] the first value) — e.g. the
+// flow-level step simulator's fault-free steps. period_s > 0 wraps t modulo the period (an orbit).
+struct StepDurations {
+    double nominal_s = 1.0;
+    std::vector<double> start_s;
+    std::vector<double> duration_s;
+    double period_s = 0.0;
+};
+double step_duration_at_s(const StepDurations& steps, double wall_time_s);
+
+enum class FaultEffect : std::uint8_t {
+    none = 0,               // hit an idle/spare satellite's compute, or during a checkpoint/restart (SDC)
+    step_recomputed = 1,    // detected SDC: the step is run again
+    silent_corruption = 2,  // undetected SDC: the step counts, corrupted
+    rollback = 3,           // UECC/crash on an active rank: back to the last checkpoint
+    reboot = 4,             // crash of an idle or spare satellite: unavailable for reboot_s
+    link_down = 5,          // link outage: reported, no cost here (the flow model owns links)
+    after_end = 6,          // at or after the end of the run
+};
+const char* fault_effect_name(FaultEffect effect);
+
+struct GoodputResult {
+    double elapsed_s = 0.0;
+    double useful_s = 0.0;              // compute of completed steps not rolled back
+    double goodput = 0.0;               // useful_s / elapsed_s
+    double checkpoint_interval_s = 0.0; // τ used
+    std::int64_t steps_completed = 0;
+    std::int64_t corrupted_steps = 0;   // completed steps with an undetected SDC
+    std::int64_t recomputed_steps = 0;
+    std::int64_t checkpoints = 0;
+    std::int64_t rollbacks = 0;         // interruptions (including ones during a restart)
+    std::int64_t replacements = 0;      // ranks moved to a hot spare
+    // Where the rest of the time went; useful + all of these = elapsed.
+    std::array<double, fault_kind_count> rework_s{};    // rolled-back work + interrupted step/checkpoint
+    std::array<double, fault_kind_count> recovery_s{};  // wait for a satellite + restart R (repeats included)
+    double sdc_recompute_s = 0.0;
+    double checkpoint_s = 0.0;          // completed checkpoints
+    double tail_s = 0.0;                // unfinished step or checkpoint at the end
+    std::array<std::int64_t, fault_kind_count> events_by_kind{};  // events in [0, elapsed)
+    std::vector<FaultEffect> effects;   // one per input event
+};
+
+// Play sorted events (sample_fault_events) against the job over [0, duration_s). Satellites
+// 0 … N-S-1 start as ranks, N-S … N-1 as spares (S = spare_satellites). Rules:
+//  - a step starting at t lasts d = step_duration_at_s(t); a detected SDC on an active rank
+//    during it makes the step run again; an undetected one marks it corrupted;
+//  - UECC/crash on an active rank during a step or checkpoint: the work since the last
+//    checkpoint and the partial step/checkpoint are lost (rework); then recovery: a crashed
+//    satellite is down for reboot_s and is replaced by the earliest-available spare if that is
+//    sooner, else the job waits for it; then restart R, which an interrupt on an active rank
+//    starts again (as in Daly's model);
+//  - after τ of useful compute since the last checkpoint, a checkpoint of δ is written;
+//  - crashes of idle/spare satellites only take them down; link outages cost nothing here.
+// Useful time counts completed steps not rolled back (the tail since the last checkpoint
+// included). For constant failure rate 1/M (interrupts only), renewal theory gives exactly
+//     goodput = w / (M e^{R/M} (e^{(w+δ)/M} − 1)),   w = τ rounded up to whole steps,
+// (expected_goodput_constant_rate); to first order waste ≈ δ/τ + (τ+δ)/(2M) + R/M — the
+// job.hpp checkpoint_waste_fraction's (τ+R)/M counts a whole interval of rework per failure
+// where the mean loss is half of one.
+GoodputResult simulate_training_with_faults(std::span<const FaultEvent> events, std::int32_t satellite_count,
+                                            double duration_s, const StepDurations& steps,
+                                            const RecoveryConfig& config);
+
+// Analytic goodput for Poisson interrupts of mean interval M (see above; Daly 2006, eq. 11 form).
+double expected_goodput_constant_rate(double work_per_checkpoint_s, double checkpoint_cost_s, double restart_s,
+                                      double mtbf_s);
+// First-order waste δ/τ + (τ+δ)/(2M) + R/M.
+double first_order_waste_fraction(double interval_s, double checkpoint_cost_s, double restart_s, double mtbf_s);
+
+// ---- Monte Carlo ----
+
+struct TrialStatistics {
+    double mean = 0.0;
+    double stddev = 0.0;        // sample standard deviation over trials
+    double mean_ci95_low = 0.0;  // mean ± 1.96 σ/√n (normal approximation for the mean)
+    double mean_ci95_high = 0.0;
+    double p2_5 = 0.0;          // 2.5th and 97.5th percentiles of the trials (linear interpolation)
+    double p97_5 = 0.0;
+};
+TrialStatistics trial_statistics(std::span<const double> values);
+
+struct MonteCarloResult {
+    std::int32_t trials = 0;
+    double checkpoint_interval_s = 0.0;
+    TrialStatistics goodput;
+    TrialStatistics interruptions_per_day;  // rollbacks per day of elapsed time
+    TrialStatistics events_per_day;         // all fault events in the run, per day
+    std::array<double, fault_kind_count> mean_events_by_kind{};
+    std::vector<double> goodput_per_trial;
+};
+
+// trials independent repeats (trial = 0 … trials-1) of sample_fault_events +
+// simulate_training_with_faults. Auto interval with mtbf_s = 0: the MTBF is taken from the rate
+// model (interruption_mtbf_s over the active satellites), not from the sampled events.
+MonteCarloResult monte_carlo_goodput(const DoseRateSeries& series, const FaultModel& model,
+                                     const RecoveryConfig& config, const StepDurations& steps, double duration_s,
+                                     std::uint64_t seed, std::int32_t trials);
+
+namespace core {
+
+// Stream id of (trial, satellite, kind): trial in bits 40+, satellite in bits 8–39, kind 0–7.
+SKYFABRIC_HD inline std::uint64_t fault_stream_id(std::uint64_t trial, std::uint32_t satellite, std::uint32_t kind) {
+    return (trial << 40) ^ (static_cast<std::uint64_t>(satellite) << 8) ^ kind;
+}
+inline constexpr std::uint64_t faults_seed_tag = 0x5AA0F417ull;
+
+// Thinning on a piecewise-linear rate λ_j = scale · values[j·stride] at t_j = start + j·step
+// (held at the last value from t_{n-1} to end_s), over [start, end_s). Lewis–Shedler thinning
+// with a piecewise-constant bound: the samples are grouped, left to right, into windows that
+// grow until (max of λ over the window's samples) × (window length) >= window_mass (or the
+// series ends); in each window candidates arrive at the bound λ* (exponential gaps) and one at
+// time t is kept when u < λ(t)/λ*. The max of a linear segment is at an end, so λ* >= λ(t):
+// exact. Windows keep the draws near the number of events (≈ window_mass + 1 per window plus
+// λ*/λ̄ per event) instead of one per sample. A candidate past its window's end is discarded
+// and the next window starts afresh at its beginning (memorylessness). Candidate c uses Philox
+// block (key, stream, c): words 0–1 → gap −ln(u)/λ*, word 2 → acceptance, word 3 → a mark
+// uniform in [0, 1) handed to emit(t, mark). The windows depend only on the data, so every
+// backend walking this function draws the same events. Returns the candidates used. Written
+// once for host and device.
+template <class Emit>
+SKYFABRIC_HD inline std::uint64_t thin_piecewise_linear(const double* values, std::int64_t sample_count,
+                                                        std::int64_t stride, double scale, double start_s,
+                                                        double step_s, double end_s, std::uint64_t key,
+                                                        std::uint64_t stream, Emit&& emit,
+                                                        double window_mass = 1.0) {
+    std::uint64_t c = 0;
+    if (sample_count <= 0 || !(end_s > start_s)) return c;
+    const auto v = [&](std::int64_t j) { return scale * values[j * stride]; };
+    // Candidates at rate `bound` on [t0, t1); segments [j0, j1) for the rate lookup (j1 - j0
+    // == 0: the held last value).
+    const auto window = [&](double t0, double t1, double bound, std::int64_t j0, std::int64_t j1) {
+        if (!(bound > 0.0)) return;
+        double t = t0;
+        for (;;) {
+            const physics::rng::Philox4x32 r = physics::rng::random_block(key, stream, c++);
+            t += -std::log(physics::rng::unit_from_bits53(r.v[0], r.v[1])) / bound;
+            if (t >= t1) return;
+            double rate = bound;
+            if (j1 > j0) {
+                std::int64_t seg = j0 + static_cast<std::int64_t>((t - t0) / step_s);
+                if (seg > j1 - 1) seg = j1 - 1;
+                if (seg < j0) seg = j0;
+                const double ta = start_s + static_cast<double>(seg) * step_s;
+                const double a = v(seg);
+                rate = a + (v(seg + 1) - a) * ((t - ta) / step_s);
+            }
+            if (physics::rng::unit_from_bits32(r.v[2]) * bound < rate) emit(t, physics::rng::unit_from_bits32(r.v[3]));
+        }
+    };
+    std::int64_t j = 0;
+    while (j + 1 < sample_count) {
+        const double t0 = start_s + static_cast<double>(j) * step_s;
+        if (t0 >= end_s) return c;
+        double bound = v(j) > v(j + 1) ? v(j) : v(j + 1);
+        std::int64_t k = j + 1;  // window = segments [j, k)
+        while (k + 1 < sample_count && bound * static_cast<double>(k - j) * step_s < window_mass &&
+               start_s + static_cast<double>(k) * step_s < end_s) {
+            const double next = v(k + 1);
+            if (next > bound) bound = next;
+            ++k;
+        }
+        double t1 = start_s + static_cast<double>(k) * step_s;
+        if (t1 > end_s) t1 = end_s;
+        window(t0, t1, bound, j, k);
+        j = k;
+    }
+    const double t_last = start_s + static_cast<double>(sample_count - 1) * step_s;
+    if (t_last < end_s) window(t_last, end_s, v(sample_count - 1), 0, 0);
+    return c;
+}
+
+}  // namespace core
+
+}  // namespace skyfabric::workloads

@@ -1,0 +1,520 @@
+#include <skyfabric/physics/radiation.hpp>
+#include <skyfabric/workloads/faults.hpp>
+#include <skyfabric/workloads/job.hpp>
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+#include <tuple>
+
+namespace skyfabric::workloads {
+
+namespace {
+
+constexpr std::size_t kind_index(FaultKind k) { return static_cast<std::size_t>(k); }
+
+void check_series(const DoseRateSeries& s) {
+    if (s.satellite_count <= 0) throw std::invalid_argument("dose-rate series needs >= 1 satellite");
+    if (s.sample_count <= 0) throw std::invalid_argument("dose-rate series needs >= 1 sample");
+    if (s.sample_count > 1 && !(s.step_s > 0.0)) throw std::invalid_argument("dose-rate series step_s must be > 0");
+    if (static_cast<std::int64_t>(s.dose_rate_rad_s.size()) != s.sample_count * s.satellite_count)
+        throw std::invalid_argument("dose-rate series size != sample_count * satellite_count");
+}
+
+// Per-rad event multipliers n_k / D_k (1/rad) for the dose-driven kinds.
+std::array<double, fault_kind_count> per_rad(const FaultModel& m) {
+    const DeviceCrossSections& d = m.device;
+    std::array<double, fault_kind_count> k{};
+    k[kind_index(FaultKind::sdc)] = m.chips_per_satellite / d.sdc_rad_per_event;
+    k[kind_index(FaultKind::hbm_uecc)] = m.chips_per_satellite / d.hbm_uecc_rad_per_event;
+    k[kind_index(FaultKind::chip_crash)] = m.chips_per_satellite / d.chip_crash_rad_per_event;
+    k[kind_index(FaultKind::host_crash)] =
+        m.hosts_per_satellite * (1.0 / d.host_cpu_rad_per_event + 1.0 / d.host_ram_rad_per_event);
+    k[kind_index(FaultKind::link_outage)] = 0.0;
+    return k;
+}
+
+// ∫ of the piecewise-linear (then held) series of one satellite over [start, T), rad.
+double integrate_dose(const DoseRateSeries& s, std::int32_t sat, double duration_s) {
+    double total = 0.0;
+    const auto v = [&](std::int64_t j) { return s.dose_rate_rad_s[static_cast<std::size_t>(j * s.satellite_count + sat)]; };
+    const double end = duration_s;
+    for (std::int64_t j = 0; j < s.sample_count; ++j) {
+        const double t0 = s.start_s + static_cast<double>(j) * s.step_s;
+        if (t0 >= end) break;
+        const bool last = j + 1 == s.sample_count;
+        const double t1 = std::min(last ? end : t0 + s.step_s, end);
+        const double a = v(j);
+        const double b = last ? a : v(j + 1);
+        const double rb = last ? a : a + (b - a) * ((t1 - t0) / s.step_s);
+        total += 0.5 * (a + rb) * (t1 - t0);
+    }
+    return total;
+}
+
+}  // namespace
+
+const char* fault_kind_name(FaultKind kind) {
+    switch (kind) {
+        case FaultKind::sdc: return "sdc";
+        case FaultKind::hbm_uecc: return "hbm_uecc";
+        case FaultKind::chip_crash: return "chip_crash";
+        case FaultKind::host_crash: return "host_crash";
+        case FaultKind::link_outage: return "link_outage";
+    }
+    return "unknown";
+}
+
+const char* fault_effect_name(FaultEffect e) {
+    switch (e) {
+        case FaultEffect::none: return "none";
+        case FaultEffect::step_recomputed: return "step_recomputed";
+        case FaultEffect::silent_corruption: return "silent_corruption";
+        case FaultEffect::rollback: return "rollback";
+        case FaultEffect::reboot: return "reboot";
+        case FaultEffect::link_down: return "link_down";
+        case FaultEffect::after_end: return "after_end";
+    }
+    return "unknown";
+}
+
+DeviceCrossSections trillium_v6e() { return DeviceCrossSections{}; }
+
+DeviceCrossSections device_preset(const std::string& name) {
+    if (name == "trillium_v6e" || name == "tpu_v6e" || name == "trillium") return trillium_v6e();
+    throw std::invalid_argument("unknown device preset '" + name + "' (known: trillium_v6e)");
+}
+
+double cross_section_cm2(double d) { return 1.0 / (physics::protons_per_cm2_per_rad * d); }
+double rad_per_event(double sigma) { return 1.0 / (physics::protons_per_cm2_per_rad * sigma); }
+
+std::array<double, fault_kind_count> fault_rates_per_s(double dose_rate_rad_s, const FaultModel& model) {
+    std::array<double, fault_kind_count> r = per_rad(model);
+    for (double& x : r) x *= dose_rate_rad_s;
+    r[kind_index(FaultKind::link_outage)] = model.link_outage_rate_per_s;
+    return r;
+}
+
+std::array<double, fault_kind_count> fault_rates_from_flux_per_s(double flux, const FaultModel& m) {
+    const DeviceCrossSections& d = m.device;
+    std::array<double, fault_kind_count> r{};
+    r[kind_index(FaultKind::sdc)] = m.chips_per_satellite * cross_section_cm2(d.sdc_rad_per_event) * flux;
+    r[kind_index(FaultKind::hbm_uecc)] = m.chips_per_satellite * cross_section_cm2(d.hbm_uecc_rad_per_event) * flux;
+    r[kind_index(FaultKind::chip_crash)] = m.chips_per_satellite * cross_section_cm2(d.chip_crash_rad_per_event) * flux;
+    r[kind_index(FaultKind::host_crash)] =
+        m.hosts_per_satellite *
+        (cross_section_cm2(d.host_cpu_rad_per_event) + cross_section_cm2(d.host_ram_rad_per_event)) * flux;
+    r[kind_index(FaultKind::link_outage)] = m.link_outage_rate_per_s;
+    return r;
+}
+
+DoseRateSeries constant_dose_rate(std::int32_t satellite_count, double dose_rate_rad_s) {
+    DoseRateSeries s;
+    s.sample_count = 1;
+    s.satellite_count = satellite_count;
+    s.dose_rate_rad_s.assign(static_cast<std::size_t>(satellite_count), dose_rate_rad_s);
+    return s;
+}
+
+std::array<double, fault_kind_count> expected_fault_counts(const DoseRateSeries& series, const FaultModel& model,
+                                                           double duration_s) {
+    check_series(series);
+    double dose = 0.0;
+    for (std::int32_t s = 0; s < series.satellite_count; ++s) dose += integrate_dose(series, s, duration_s);
+    std::array<double, fault_kind_count> n = per_rad(model);
+    for (double& x : n) x *= dose;
+    n[kind_index(FaultKind::link_outage)] =
+        model.link_outage_rate_per_s * series.satellite_count * std::max(0.0, duration_s - series.start_s);
+    return n;
+}
+
+namespace {
+
+// Satellite-major copy of the [sample][satellite] series: each stream then reads contiguously.
+std::vector<double> satellite_major(const DoseRateSeries& s) {
+    std::vector<double> out(s.dose_rate_rad_s.size());
+    const auto n = static_cast<std::size_t>(s.sample_count);
+    const auto m = static_cast<std::size_t>(s.satellite_count);
+    for (std::size_t j = 0; j < n; ++j)
+        for (std::size_t k = 0; k < m; ++k) out[k * n + j] = s.dose_rate_rad_s[j * m + k];
+    return out;
+}
+
+std::vector<FaultEvent> sample_events_impl(const DoseRateSeries& series, const std::vector<double>& by_satellite,
+                                           const FaultModel& model, double duration_s, std::uint64_t seed,
+                                           std::uint64_t trial) {
+    if (!(model.sdc_detection_probability >= 0.0 && model.sdc_detection_probability <= 1.0))
+        throw std::invalid_argument("sdc_detection_probability must be in [0, 1]");
+    const std::uint64_t key = physics::rng::derive_seed(seed, core::faults_seed_tag);
+    const std::array<double, fault_kind_count> k = per_rad(model);
+    // The four dose-driven kinds share one rate shape Ḋ(t): sample their superposition at
+    // Σ_k n_k/D_k · Ḋ and mark each event with kind k with probability (n_k/D_k)/Σ (Poisson
+    // marking: the same process as four independent streams, a quarter of the work). The mark
+    // uniform u picks the kind from the cumulative shares; for an SDC, u rescaled to its share
+    // is a fresh uniform that decides detection.
+    const int dose_kinds = kind_index(FaultKind::host_crash) + 1;
+    double total = 0.0;
+    std::array<double, fault_kind_count> cumulative{};
+    for (int kind = 0; kind < dose_kinds; ++kind) cumulative[static_cast<std::size_t>(kind)] = (total += k[static_cast<std::size_t>(kind)]);
+    std::vector<FaultEvent> events;
+    for (std::int32_t sat = 0; sat < series.satellite_count; ++sat) {
+        const double* column =
+            by_satellite.data() + static_cast<std::size_t>(sat) * static_cast<std::size_t>(series.sample_count);
+        if (total > 0.0) {
+            const std::uint64_t stream = core::fault_stream_id(trial, static_cast<std::uint32_t>(sat), 0);
+            core::thin_piecewise_linear(column, series.sample_count, 1, total, series.start_s, series.step_s,
+                                        duration_s, key, stream, [&](double t, double mark) {
+                                            const double x = mark * total;
+                                            int kind = 0;
+                                            while (kind + 1 < dose_kinds && x >= cumulative[static_cast<std::size_t>(kind)]) ++kind;
+                                            const FaultKind fk = static_cast<FaultKind>(kind);
+                                            bool detected = false;
+                                            if (fk == FaultKind::sdc)
+                                                detected = x / cumulative[0] < model.sdc_detection_probability;
+                                            events.push_back({t, sat, fk, detected});
+                                        });
+        }
+        if (model.link_outage_rate_per_s > 0.0) {
+            const std::uint64_t stream = core::fault_stream_id(trial, static_cast<std::uint32_t>(sat),
+                                                               static_cast<std::uint32_t>(FaultKind::link_outage));
+            const double one = 1.0;
+            core::thin_piecewise_linear(&one, 1, 0, model.link_outage_rate_per_s, series.start_s, 1.0, duration_s, key,
+                                        stream, [&](double t, double) {
+                                            events.push_back({t, sat, FaultKind::link_outage, false});
+                                        });
+        }
+    }
+    std::sort(events.begin(), events.end(), [](const FaultEvent& a, const FaultEvent& b) {
+        return std::tie(a.time_s, a.satellite, a.kind) < std::tie(b.time_s, b.satellite, b.kind);
+    });
+    return events;
+}
+
+}  // namespace
+
+std::vector<FaultEvent> sample_fault_events(const DoseRateSeries& series, const FaultModel& model, double duration_s,
+                                            std::uint64_t seed, std::uint64_t trial) {
+    check_series(series);
+    return sample_events_impl(series, satellite_major(series), model, duration_s, seed, trial);
+}
+
+std::vector<std::vector<FaultEvent>> sample_fault_events_batch(const DoseRateSeries& series, const FaultModel& model,
+                                                               double duration_s, std::uint64_t seed,
+                                                               std::uint64_t first_trial, std::int32_t trials) {
+    check_series(series);
+    const std::vector<double> by_satellite = satellite_major(series);
+    std::vector<std::vector<FaultEvent>> out;
+    out.reserve(static_cast<std::size_t>(std::max(trials, 0)));
+    for (std::int32_t i = 0; i < trials; ++i)
+        out.push_back(
+            sample_events_impl(series, by_satellite, model, duration_s, seed, first_trial + static_cast<std::uint64_t>(i)));
+    return out;
+}
+
+double resolve_checkpoint_interval_s(const RecoveryConfig& c) {
+    if (c.checkpoint_interval_s > 0.0) return c.checkpoint_interval_s;
+    if (!(c.mtbf_s > 0.0))
+        throw std::invalid_argument("auto checkpoint interval needs mtbf_s > 0 (see interruption_mtbf_s)");
+    if (!(c.checkpoint_cost_s > 0.0)) throw std::invalid_argument("auto checkpoint interval needs checkpoint_cost_s > 0");
+    return daly_interval_s(c.checkpoint_cost_s, c.mtbf_s);
+}
+
+double interruption_rate_per_s(const DoseRateSeries& series, const FaultModel& model, std::int32_t active,
+                               double duration_s) {
+    check_series(series);
+    const double span = duration_s - series.start_s;
+    if (!(span > 0.0)) throw std::invalid_argument("interruption rate needs duration_s > start_s");
+    const std::array<double, fault_kind_count> k = per_rad(model);
+    const double per_rad_interrupts = k[kind_index(FaultKind::hbm_uecc)] + k[kind_index(FaultKind::chip_crash)] +
+                                      k[kind_index(FaultKind::host_crash)];
+    double dose = 0.0;
+    for (std::int32_t s = 0; s < std::min(active, series.satellite_count); ++s) dose += integrate_dose(series, s, duration_s);
+    return per_rad_interrupts * dose / span;
+}
+
+double interruption_mtbf_s(const DoseRateSeries& series, const FaultModel& model, std::int32_t active,
+                           double duration_s) {
+    const double r = interruption_rate_per_s(series, model, active, duration_s);
+    return r > 0.0 ? 1.0 / r : std::numeric_limits<double>::infinity();
+}
+
+double step_duration_at_s(const StepDurations& s, double t) {
+    if (s.start_s.empty()) return s.nominal_s;
+    if (s.start_s.size() != s.duration_s.size())
+        throw std::invalid_argument("step duration series: start_s and duration_s differ in length");
+    if (s.period_s > 0.0) {
+        t = std::fmod(t, s.period_s);
+        if (t < 0.0) t += s.period_s;
+    }
+    const auto it = std::upper_bound(s.start_s.begin(), s.start_s.end(), t);
+    const std::size_t i = it == s.start_s.begin() ? 0 : static_cast<std::size_t>(it - s.start_s.begin()) - 1;
+    return s.duration_s[i];
+}
+
+double expected_goodput_constant_rate(double w, double delta, double r, double m) {
+    // Renewal argument: a segment of w work + δ checkpoint succeeds with prob e^{-(w+δ)/M}; each
+    // failure costs E[s | s < w+δ] plus a restart that itself completes in M (e^{R/M} − 1) on
+    // average; summing gives E[T_segment] = M e^{R/M} (e^{(w+δ)/M} − 1), goodput = w / E[T].
+    return w / (m * std::exp(r / m) * std::expm1((w + delta) / m));
+}
+
+double first_order_waste_fraction(double tau, double delta, double r, double m) {
+    return delta / tau + (tau + delta) / (2.0 * m) + r / m;
+}
+
+GoodputResult simulate_training_with_faults(std::span<const FaultEvent> events, std::int32_t satellite_count,
+                                            double duration_s, const StepDurations& steps,
+                                            const RecoveryConfig& config) {
+    const std::int32_t n_sat = satellite_count;
+    const std::int32_t spares = config.spare_satellites;
+    if (n_sat <= 0 || spares < 0 || spares >= n_sat)
+        throw std::invalid_argument("need satellite_count > spare_satellites >= 0");
+    if (!(duration_s > 0.0)) throw std::invalid_argument("duration_s must be > 0");
+    if (config.checkpoint_cost_s < 0.0 || config.restart_s < 0.0 || config.reboot_s < 0.0)
+        throw std::invalid_argument("checkpoint cost, restart and reboot times must be >= 0");
+    const double tau = resolve_checkpoint_interval_s(config);
+    const double delta = config.checkpoint_cost_s;
+    const double T = duration_s;
+    const std::int32_t active_count = n_sat - spares;
+
+    GoodputResult res;
+    res.elapsed_s = T;
+    res.checkpoint_interval_s = tau;
+    res.effects.assign(events.size(), FaultEffect::after_end);
+
+    std::vector<std::int32_t> rank_sat(static_cast<std::size_t>(active_count));
+    std::iota(rank_sat.begin(), rank_sat.end(), 0);
+    std::vector<std::int32_t> spare_sats;
+    for (std::int32_t s = active_count; s < n_sat; ++s) spare_sats.push_back(s);
+    std::vector<char> is_active(static_cast<std::size_t>(n_sat), 0);
+    for (std::int32_t s = 0; s < active_count; ++s) is_active[static_cast<std::size_t>(s)] = 1;
+    std::vector<double> down_until(static_cast<std::size_t>(n_sat), -std::numeric_limits<double>::infinity());
+
+    std::size_t i = 0;  // next event
+    double t = 0.0;
+    double since_ckpt_s = 0.0;
+    std::int64_t steps_since = 0, corrupt_since = 0;
+    std::int64_t steps_committed = 0, corrupt_committed = 0;
+    double useful_committed = 0.0;
+
+    const auto check_event = [&](const FaultEvent& e) {
+        if (e.satellite < 0 || e.satellite >= n_sat) throw std::invalid_argument("fault event satellite out of range");
+        if (i > 0 && e.time_s < events[i - 1].time_s) throw std::invalid_argument("fault events must be sorted by time");
+    };
+    // An event that does not interrupt training.
+    const auto passive = [&](const FaultEvent& e) {
+        const auto s = static_cast<std::size_t>(e.satellite);
+        if (fault_crashes(e.kind)) {
+            down_until[s] = std::max(down_until[s], e.time_s + config.reboot_s);
+            res.effects[i] = is_active[s] ? FaultEffect::rollback : FaultEffect::reboot;
+        } else if (e.kind == FaultKind::link_outage) {
+            res.effects[i] = FaultEffect::link_down;
+        } else {
+            res.effects[i] = FaultEffect::none;
+        }
+    };
+    // Recovery from an interrupt at t_fail; returns when training resumes (may exceed T).
+    const auto recover = [&](double t_fail, const FaultEvent& first) -> double {
+        double begin = t_fail;
+        std::int32_t failed = fault_crashes(first.kind) ? first.satellite : -1;
+        for (;;) {
+            if (failed >= 0) {
+                const auto f = static_cast<std::size_t>(failed);
+                down_until[f] = std::max(down_until[f], begin + config.reboot_s);
+            }
+            double ready = begin;
+            for (std::int32_t& sat : rank_sat) {
+                const auto s = static_cast<std::size_t>(sat);
+                if (down_until[s] <= begin) continue;
+                // Earliest-available spare; swap if it is up before this satellite is.
+                std::size_t best = spare_sats.size();
+                for (std::size_t k = 0; k < spare_sats.size(); ++k)
+                    if (best == spare_sats.size() || down_until[static_cast<std::size_t>(spare_sats[k])] <
+                                                         down_until[static_cast<std::size_t>(spare_sats[best])])
+                        best = k;
+                double avail = down_until[s];
+                if (best < spare_sats.size() && down_until[static_cast<std::size_t>(spare_sats[best])] < down_until[s]) {
+                    const std::int32_t replacement = spare_sats[best];
+                    spare_sats[best] = sat;
+                    is_active[s] = 0;
+                    is_active[static_cast<std::size_t>(replacement)] = 1;
+                    sat = replacement;
+                    ++res.replacements;
+                    avail = std::max(begin, down_until[static_cast<std::size_t>(replacement)]);
+                }
+                ready = std::max(ready, avail);
+            }
+            const double restart_end = ready + config.restart_s;
+            bool again = false;
+            while (i < events.size() && events[i].time_s < std::min(restart_end, T)) {
+                const FaultEvent& e = events[i];
+                check_event(e);
+                ++res.events_by_kind[kind_index(e.kind)];
+                const bool active = is_active[static_cast<std::size_t>(e.satellite)] != 0;
+                if (active && fault_interrupts(e.kind) && (e.time_s >= ready || fault_crashes(e.kind))) {
+                    res.effects[i] = FaultEffect::rollback;
+                    ++res.rollbacks;
+                    begin = e.time_s;
+                    failed = fault_crashes(e.kind) ? e.satellite : -1;
+                    ++i;
+                    again = true;
+                    break;
+                }
+                passive(e);
+                ++i;
+            }
+            if (!again) return restart_end;
+        }
+    };
+    // Interrupt at event i during [t, ...): lose the partial phase and the uncommitted work.
+    const auto interrupt = [&]() {
+        const FaultEvent& e = events[i];
+        const std::size_t k = kind_index(e.kind);
+        res.effects[i] = FaultEffect::rollback;
+        ++res.rollbacks;
+        res.rework_s[k] += (e.time_s - t) + since_ckpt_s;
+        since_ckpt_s = 0.0;
+        steps_since = 0;
+        corrupt_since = 0;
+        ++i;
+        const double resume = recover(e.time_s, e);
+        res.recovery_s[k] += std::min(resume, T) - e.time_s;
+        t = resume;
+    };
+
+    while (t < T) {
+        if (since_ckpt_s > 0.0 && since_ckpt_s >= tau * (1.0 - 1e-12)) {
+            // Checkpoint [t, t + δ).
+            const double end = t + delta;
+            bool interrupted = false;
+            while (i < events.size() && events[i].time_s < std::min(end, T)) {
+                const FaultEvent& e = events[i];
+                check_event(e);
+                ++res.events_by_kind[kind_index(e.kind)];
+                if (is_active[static_cast<std::size_t>(e.satellite)] && fault_interrupts(e.kind)) {
+                    interrupt();
+                    interrupted = true;
+                    break;
+                }
+                passive(e);
+                ++i;
+            }
+            if (interrupted) continue;
+            if (end > T) {
+                res.tail_s += T - t;
+                t = T;
+                break;
+            }
+            ++res.checkpoints;
+            res.checkpoint_s += delta;
+            useful_committed += since_ckpt_s;
+            steps_committed += steps_since;
+            corrupt_committed += corrupt_since;
+            since_ckpt_s = 0.0;
+            steps_since = 0;
+            corrupt_since = 0;
+            t = end;
+            continue;
+        }
+        const double d = step_duration_at_s(steps, t);
+        if (!(d > 0.0)) throw std::invalid_argument("step duration must be > 0");
+        const double end = t + d;
+        bool redo = false, corrupt = false, interrupted = false;
+        while (i < events.size() && events[i].time_s < std::min(end, T)) {
+            const FaultEvent& e = events[i];
+            check_event(e);
+            ++res.events_by_kind[kind_index(e.kind)];
+            const bool active = is_active[static_cast<std::size_t>(e.satellite)] != 0;
+            if (active && fault_interrupts(e.kind)) {
+                interrupt();
+                interrupted = true;
+                break;
+            }
+            if (active && e.kind == FaultKind::sdc) {
+                res.effects[i] = e.detected ? FaultEffect::step_recomputed : FaultEffect::silent_corruption;
+                (e.detected ? redo : corrupt) = true;
+            } else {
+                passive(e);
+            }
+            ++i;
+        }
+        if (interrupted) continue;
+        if (end > T) {
+            res.tail_s += T - t;
+            t = T;
+            break;
+        }
+        t = end;
+        if (redo) {
+            res.sdc_recompute_s += d;
+            ++res.recomputed_steps;
+            continue;
+        }
+        since_ckpt_s += d;
+        ++steps_since;
+        if (corrupt) ++corrupt_since;
+    }
+    res.useful_s = useful_committed + since_ckpt_s;
+    res.steps_completed = steps_committed + steps_since;
+    res.corrupted_steps = corrupt_committed + corrupt_since;
+    res.goodput = res.useful_s / T;
+    return res;
+}
+
+TrialStatistics trial_statistics(std::span<const double> v) {
+    TrialStatistics s;
+    const std::size_t n = v.size();
+    if (n == 0) return s;
+    s.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(n);
+    double ss = 0.0;
+    for (double x : v) ss += (x - s.mean) * (x - s.mean);
+    s.stddev = n > 1 ? std::sqrt(ss / static_cast<double>(n - 1)) : 0.0;
+    const double half = 1.959963984540054 * s.stddev / std::sqrt(static_cast<double>(n));
+    s.mean_ci95_low = s.mean - half;
+    s.mean_ci95_high = s.mean + half;
+    std::vector<double> sorted(v.begin(), v.end());
+    std::sort(sorted.begin(), sorted.end());
+    const auto quantile = [&](double q) {
+        const double pos = q * static_cast<double>(n - 1);
+        const auto lo = static_cast<std::size_t>(std::floor(pos));
+        const std::size_t hi = std::min(lo + 1, n - 1);
+        return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
+    };
+    s.p2_5 = quantile(0.025);
+    s.p97_5 = quantile(0.975);
+    return s;
+}
+
+MonteCarloResult monte_carlo_goodput(const DoseRateSeries& series, const FaultModel& model,
+                                     const RecoveryConfig& config, const StepDurations& steps, double duration_s,
+                                     std::uint64_t seed, std::int32_t trials) {
+    if (trials <= 0) throw std::invalid_argument("trials must be >= 1");
+    check_series(series);
+    RecoveryConfig c = config;
+    if (!(c.checkpoint_interval_s > 0.0) && !(c.mtbf_s > 0.0))
+        c.mtbf_s = interruption_mtbf_s(series, model, series.satellite_count - c.spare_satellites, duration_s);
+    MonteCarloResult out;
+    out.trials = trials;
+    out.checkpoint_interval_s = resolve_checkpoint_interval_s(c);
+    std::vector<double> interrupts, all_events;
+    const double days = duration_s / 86400.0;
+    const std::vector<double> by_satellite = satellite_major(series);
+    for (std::int32_t k = 0; k < trials; ++k) {
+        const std::vector<FaultEvent> ev =
+            sample_events_impl(series, by_satellite, model, duration_s, seed, static_cast<std::uint64_t>(k));
+        const GoodputResult r = simulate_training_with_faults(ev, series.satellite_count, duration_s, steps, c);
+        out.goodput_per_trial.push_back(r.goodput);
+        interrupts.push_back(static_cast<double>(r.rollbacks) / days);
+        all_events.push_back(static_cast<double>(ev.size()) / days);
+        for (int j = 0; j < fault_kind_count; ++j)
+            out.mean_events_by_kind[static_cast<std::size_t>(j)] +=
+                static_cast<double>(r.events_by_kind[static_cast<std::size_t>(j)]) / trials;
+    }
+    out.goodput = trial_statistics(out.goodput_per_trial);
+    out.interruptions_per_day = trial_statistics(interrupts);
+    out.events_per_day = trial_statistics(all_events);
+    return out;
+}
+
+}  // namespace skyfabric::workloads
