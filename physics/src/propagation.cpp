@@ -9,6 +9,7 @@
 #include <Eigen/LU>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <exception>
 #include <sstream>
@@ -235,6 +236,29 @@ struct FormationPropagator::Impl {
     std::vector<RelativeState> reference_now;  // reference LVLH states at the last advance_to time
     std::vector<double> delta_v;
     std::vector<double> arrival_time;  // < 0: no transfer under way
+    // Least-squares parabola e_y = a + b s + c s^2 (s = time since the last manoeuvre / orbit period)
+    // through the along-track error: its curvature is the differential drag.
+    struct AlongTrackFit {
+        double since_s = 0.0;
+        bool after_reversal = false;  // an along-track impulse started this arc
+        std::array<double, 5> s_pow{};  // sum s^k, k = 0..4
+        std::array<double, 3> e_pow{};  // sum e s^k, k = 0..2
+        void reset(double t) { *this = {}; since_s = t; }
+        void add(double s, double e) {
+            double p = 1.0;
+            for (int k = 0; k < 5; ++k, p *= s) {
+                s_pow[k] += p;
+                if (k < 3) e_pow[k] += e * p;
+            }
+        }
+        Eigen::Vector3d solve() const {
+            Eigen::Matrix3d m;
+            for (int r = 0; r < 3; ++r)
+                for (int c = 0; c < 3; ++c) m(r, c) = s_pow[r + c];
+            return m.ldlt().solve(Eigen::Vector3d(e_pow[0], e_pow[1], e_pow[2]));
+        }
+    };
+    std::vector<AlongTrackFit> along_fit;
     double reference_n = 0.0, reference_c = 1.0, transfer_time_s = 0.0;
 
     // Mean rate of the chief's argument of latitude, from a least-squares line through u(t) over one
@@ -417,7 +441,8 @@ struct FormationPropagator::Impl {
             Eigen::Map<Eigen::Vector3d> dv(b.out.data() + 6 * (k + 1) + 3);
             const Eigen::Vector3d e = rot.transpose() * dr - reference_now[i].position_m;
             const Eigen::Vector3d e_dot = rot.transpose() * (dv - w.cross(dr)) - reference_now[i].velocity_m_s;
-            Eigen::Vector3d impulse;
+            Eigen::Vector3d impulse = Eigen::Vector3d::Zero();
+            const double tol = settings.station_keeping.tolerance_m;
             if (arrival_time[i] >= 0.0) {
                 if (t < arrival_time[i]) continue;
                 // Leave the residual error on a bounded HCW ellipse (e_y' = -2n e_x, e_x' = n e_y / 2)
@@ -425,10 +450,43 @@ struct FormationPropagator::Impl {
                 const Eigen::Vector3d bounded(0.5 * reference_n * e.y(), -2.0 * reference_n * e.x(), 0.0);
                 impulse = bounded - e_dot;
                 arrival_time[i] = -1.0;
+                along_fit[i].reset(t);
             } else {
-                if (e.norm() <= 0.8 * settings.station_keeping.tolerance_m) continue;
-                impulse = -gain * e - e_dot;
-                arrival_time[i] = t + transfer_time_s;
+                AlongTrackFit& fit = along_fit[i];
+                const double period = 2.0 * pi / reference_n;
+                const double since = (t - fit.since_s) / period;
+                fit.add(since, e.y());
+                if (e.norm() <= 0.8 * tol) continue;
+                // Right after a reversal the error still moves outwards a little (HCW: an along-track
+                // impulse first moves the satellite the old way by ~0.5 dvy/n and radially by up to 4 dvy/n):
+                // let it, unless it nears the tolerance itself.
+                if (fit.after_reversal && since < 0.5 && e.norm() <= 0.9 * tol) continue;
+                // Drag make-up: a differential drag f makes e_y a parabola, e_y'' = -g. When the error is
+                // along-track and the parabola is known (fitted over >= 1 orbit), one along-track impulse
+                // sets the drift rate v so that the apex lies at the far side of the dead band,
+                // v = sign(g) sqrt(2|g| max(0, Y - sign(g) e_y)), Y = 0.6 tolerance (HCW: velocity change dvy
+                // changes the drift rate by -3 dvy). Otherwise: the two-impulse transfer back to e = 0.
+                bool reversed = false;
+                if (since >= 1.0 && fit.s_pow[0] >= 10.0 && std::abs(e.y()) >= 0.8 * e.norm()) {
+                    const Eigen::Vector3d abc = fit.solve();
+                    const double curvature = -2.0 * abc(2) / (period * period);
+                    const double rate_now = (abc(1) + 2.0 * abc(2) * since) / period;
+                    const double sg = curvature >= 0.0 ? 1.0 : -1.0;
+                    // At the near edge already (apex overshot): stop the outward drift there.
+                    const double room = std::max(0.0, 0.6 * tol - sg * e.y());
+                    // Only for a clearly parabolic arc (drag); a straight drift goes back by transfer.
+                    if (std::abs(abc(2)) * since * since >= 0.25 * tol) {
+                        const double rate_new = sg * std::sqrt(2.0 * std::abs(curvature) * room);
+                        impulse.y() = -(rate_new - rate_now) / 3.0;
+                        fit.reset(t);
+                        fit.after_reversal = true;
+                        reversed = true;
+                    }
+                }
+                if (!reversed) {
+                    impulse = -gain * e - e_dot;
+                    arrival_time[i] = t + transfer_time_s;
+                }
             }
             dv += rot * impulse;
             delta_v[i] += impulse.norm();
@@ -521,6 +579,7 @@ FormationPropagator::FormationPropagator(const CartesianState& chief_eci, std::s
     m.initial.assign(satellites_lvlh.begin(), satellites_lvlh.end());
     m.delta_v.assign(m.initial.size(), 0.0);
     m.arrival_time.assign(m.initial.size(), -1.0);
+    m.along_fit.assign(m.initial.size(), {});
 
     const KeplerianElements el = cartesian_to_keplerian(chief_eci, earth_mu_m3_s2);
     m.r0 = chief_eci.position_m.norm();

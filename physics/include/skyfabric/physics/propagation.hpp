@@ -27,8 +27,12 @@ namespace skyfabric::physics {
 //   satellites up; results do not depend on the thread count. snapshot.chief_eci is block 0's chief; each
 //   satellite's LVLH/ECI state uses its own block's chief (copies differ by micrometres).
 // - Station keeping (nonlinear only): see station_keeping_reference_lvlh(). Dead band at 0.8 tolerance,
-//   checked at every advance_to call, two-impulse HCW transfers over a quarter orbit. Under differential
-//   drag this costs ~5 mm/s per correction cycle: a holding controller, not a minimum-fuel one.
+//   checked at every advance_to call. A clearly parabolic along-track arc (differential drag, fitted over
+//   >= 1 orbit) gets one along-track impulse that sends the satellite to the far side of the band; any
+//   other excursion a two-impulse HCW transfer over a quarter orbit. Measured (81-satellite lattice,
+//   650 km, 10 s checks, 5 m tolerance): worst deviation 4.5 m; ~8 mm/s one-off acquisition per satellite,
+//   then ~0 with J2 alone and ~1 m/s per year with moderate drag and 5 % B dispersion. A holding
+//   controller, not a minimum-fuel one.
 enum class RelativeMotionModel {
     hcw,                  // Hill-Clohessy-Wiltshire closed-form state transition matrix
     hcw_ode,              // the same linear equations integrated by Boost.Odeint
