@@ -37,6 +37,7 @@ struct RunOptions {
     std::string scenario_file;
     std::string output_dir;
     std::vector<std::string> overrides;
+    std::string topology;
     bool quiet = false;
     bool force = false;
 };
@@ -48,7 +49,9 @@ std::vector<scenario::Override> parse_overrides(const std::vector<std::string>& 
 }
 
 int command_run(const RunOptions& o) {
-    const auto sc = scenario::load_scenario_file(o.scenario_file, parse_overrides(o.overrides));
+    auto overrides = parse_overrides(o.overrides);
+    if (!o.topology.empty()) overrides.push_back({"topology", o.topology});
+    const auto sc = scenario::load_scenario_file(o.scenario_file, overrides);
     const fs::path dir = o.output_dir.empty() ? fs::path("out") / sc.name : fs::path(o.output_dir);
     output::refuse_to_overwrite(dir, o.force);
     std::signal(SIGINT, on_signal);
@@ -66,7 +69,7 @@ int command_run(const RunOptions& o) {
 }
 int command_validate(const std::string& file, const std::vector<std::string>& overrides) {
     const auto sc = scenario::load_scenario_file(file, parse_overrides(overrides));
-    const auto satellites = scenario::initial_formation(sc).size();
+    const auto satellites = scenario::node_count(sc);
     std::cout << file << ": ok — '" << sc.name << "', " << satellites << " satellites, "
               << scenario::to_string(sc.dynamics.model) << " dynamics, " << sc.duration_s << " s in steps of "
               << sc.output_step_s << " s\n";
@@ -94,6 +97,10 @@ int main(int argc, char** argv) {
     run_cmd->add_option("-o,--output", run.output_dir, "Output folder (default: out/<scenario name>)");
     run_cmd->add_option("--set", run.overrides, "Override a scenario key, e.g. --set orbit.altitude_km=550 (repeatable)")
         ->type_name("KEY.PATH=VALUE");
+    run_cmd->add_option("--topology", run.topology,
+                        "Run the workload on a synthetic fabric instead of the orbit: ring:p=64,bw_gbps=400,latency_ns=500, "
+                        "switch:p=16,..., torus2d:x=8,y=8,..., fully_connected:p=8,..., file:edges.csv")
+        ->type_name("SPEC");
     run_cmd->add_flag("-q,--quiet", run.quiet, "No progress bar and no summary table");
     run_cmd->add_flag("--force", run.force, "Overwrite a folder that already holds a complete run");
 

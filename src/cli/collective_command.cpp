@@ -8,10 +8,12 @@
 
 #include <skyfabric/workloads/collectives.hpp>
 #include <skyfabric/workloads/flow_simulation.hpp>
+#include <skyfabric/workloads/synthetic_fabric.hpp>
 
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <regex>
 
 namespace skyfabric::cli {
@@ -60,6 +62,7 @@ std::vector<double> parse_sizes(const std::string& text) {
 
 struct Options {
     std::string scenario_file;
+    std::string topology;
     std::vector<std::string> overrides;
     double at_s = 0.0;
     std::string op = "all_reduce";
@@ -71,7 +74,14 @@ struct Options {
 int run(const Options& o) {
     std::vector<scenario::Override> overrides;
     for (const auto& a : o.overrides) overrides.push_back(scenario::parse_override(a));
-    const auto sc = scenario::load_scenario_file(o.scenario_file, overrides);
+    if (!o.topology.empty()) overrides.push_back({"topology", o.topology});
+    if (o.scenario_file.empty() && o.topology.empty()) {
+        throw scenario::ScenarioError("collective: give a SCENARIO file, or --topology SPEC for a synthetic fabric");
+    }
+    // A synthetic fabric needs no scenario file: an empty one with only the topology.
+    const auto sc = o.scenario_file.empty()
+                        ? scenario::load_scenario_text("name: fabric\nduration_s: 0\n", "--topology", overrides)
+                        : scenario::load_scenario_file(o.scenario_file, overrides);
     workloads::CollectiveOp op{};
     workloads::Algorithm algorithm{};
     try {
@@ -85,7 +95,13 @@ int run(const Options& o) {
                                       std::to_string(sc.duration_s) + "] s");
     }
     const auto sizes = parse_sizes(o.sizes);
-    const auto topology = simulation::topology_at(sc, o.at_s);
+    std::optional<workloads::Fabric> fabric;
+    if (sc.fabric) fabric = workloads::make_fabric(*sc.fabric);
+    const auto topology = fabric ? fabric->topology : simulation::topology_at(sc, o.at_s);
+    if (fabric && o.ranks > 0 && o.ranks != fabric->ranks) {
+        throw scenario::ScenarioError("--ranks: a synthetic fabric's ranks are set by its spec (" +
+                                      std::to_string(fabric->ranks) + ")");
+    }
     if (o.ranks > topology.node_count) {
         throw scenario::ScenarioError("--ranks: " + std::to_string(o.ranks) + " exceeds the " +
                                       std::to_string(topology.node_count) + " satellites");
@@ -95,13 +111,19 @@ int run(const Options& o) {
     options.flow = sc.workload.options.flow;
     std::vector<workloads::CollectiveTableRow> rows;
     try {
-        rows = workloads::collective_table(topology, op, algorithm, sizes, options);
+        rows = fabric ? workloads::fabric_collective_table(*fabric, op, algorithm, sizes, options.flow, options.schedule)
+                      : workloads::collective_table(topology, op, algorithm, sizes, options);
     } catch (const std::invalid_argument& e) {
         throw scenario::ScenarioError(std::string("collective: ") + e.what());
     }
-    const int ranks = o.ranks > 0 ? o.ranks : topology.node_count;
-    std::printf("# %s, %s over %d ranks on '%s' at t = %.1f s (%zu links)\n", workloads::to_string(op).c_str(),
-                workloads::to_string(algorithm).c_str(), ranks, sc.name.c_str(), o.at_s, topology.links.size());
+    const int ranks = fabric ? fabric->ranks : o.ranks > 0 ? o.ranks : topology.node_count;
+    if (fabric) {
+        std::printf("# %s, %s over %d ranks on %s (%zu links)\n", workloads::to_string(op).c_str(),
+                    workloads::to_string(algorithm).c_str(), ranks, fabric->description.c_str(), topology.links.size());
+    } else {
+        std::printf("# %s, %s over %d ranks on '%s' at t = %.1f s (%zu links)\n", workloads::to_string(op).c_str(),
+                    workloads::to_string(algorithm).c_str(), ranks, sc.name.c_str(), o.at_s, topology.links.size());
+    }
     std::printf("# busBw = algBw x %.4f (nccl-tests); bound: busBw limited by one link per rank (%.1f GB/s)\n",
                 workloads::bus_bandwidth_factor(op, ranks), rows.empty() ? 0.0 : rows.front().bound_bus_bw_Bps / 1e9);
     std::printf("%14s %14s %12s %12s %12s %14s\n", "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)",
@@ -119,7 +141,11 @@ std::function<int()> add_collective_command(CLI::App& app, CLI::App*& command) {
     auto o = std::make_shared<Options>();
     command = app.add_subcommand("collective",
                                  "Time one collective over a range of sizes on a scenario's topology (nccl-tests style table)");
-    command->add_option("scenario", o->scenario_file, "Scenario YAML file with a links section")->required();
+    command->add_option("scenario", o->scenario_file, "Scenario YAML file with a links section (or use --topology)");
+    command->add_option("--topology", o->topology,
+                        "Synthetic fabric instead of the scenario's orbit: ring:p=64,bw_gbps=400,latency_ns=500, "
+                        "switch:p=16,..., torus2d:x=8,y=8,..., fully_connected:p=8,..., file:edges.csv")
+        ->type_name("SPEC");
     command->add_option("--set", o->overrides, "Override a scenario key (repeatable)")->type_name("KEY.PATH=VALUE");
     command->add_option("--at-s", o->at_s, "Simulation time whose topology is used")->capture_default_str();
     command->add_option("--op", o->op, "all_reduce, reduce_scatter, all_gather, all_to_all, point_to_point")->capture_default_str();

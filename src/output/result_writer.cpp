@@ -111,6 +111,12 @@ void ResultWriter::begin(const simulation::RunSetup& setup) {
     file_->set_attribute("dynamics_model", std::string(scenario::to_string(sc.dynamics.model)));
     file_->set_attribute("satellite_count", static_cast<std::int64_t>(setup.satellite_count));
     file_->set_attribute_bool("complete", false);
+    if (setup.fabric) {
+        // A synthetic fabric has no orbit: only the workload groups are written, at the end.
+        file_->set_attribute("fabric", setup.fabric->description);
+        file_->flush();
+        return;
+    }
 
     const hsize_t n = setup.satellite_count;
     const hsize_t k = static_cast<hsize_t>(std::min<std::size_t>(static_cast<std::size_t>(sc.metrics.neighbour_count), n > 0 ? n - 1 : 0));
@@ -226,9 +232,11 @@ void ResultWriter::record(const simulation::Sample& sample) {
 
 void ResultWriter::end(const simulation::RunSummary& summary) {
     if (!file_) return;
-    series_->flush_all();
-    const auto& dv = summary.station_keeping_delta_v_m_s;
-    file_->write_array("/station_keeping/delta_v_m_s", dv, {static_cast<hsize_t>(dv.size())}, "m/s");
+    if (series_) {
+        series_->flush_all();
+        const auto& dv = summary.station_keeping_delta_v_m_s;
+        file_->write_array("/station_keeping/delta_v_m_s", dv, {static_cast<hsize_t>(dv.size())}, "m/s");
+    }
     if (summary.training) write_training(*file_, *summary.training);
     file_->set_attribute("simulated_s", summary.simulated_s);
     if (!summary.complete) file_->set_attribute("stop_reason", summary.stop_reason);

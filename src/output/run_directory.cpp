@@ -38,7 +38,7 @@ nlohmann::json run_to_directory(const scenario::Scenario& sc, const fs::path& di
         recorders.push_back(&*writer);
     }
     std::optional<VtkRecorder> vtk;
-    if (sc.output.vtk) {
+    if (sc.output.vtk && !sc.fabric) {
         fs::remove_all(dir / "vtk");  // frames of an earlier run in this folder would mix in
         vtk.emplace(dir / "vtk");
         recorders.push_back(&*vtk);
@@ -51,7 +51,7 @@ nlohmann::json run_to_directory(const scenario::Scenario& sc, const fs::path& di
         fs::rename(h5_partial, dir / "result.h5", ec);
         if (ec) throw OutputError("cannot rename " + h5_partial.string() + ": " + ec.message());
     }
-    const auto j = summary_json(sc, scenario::initial_formation(sc).size(), summary);
+    const auto j = summary_json(sc, scenario::node_count(sc), summary);
     write_json_file(dir / "summary.json", j);
     return j;
 }

@@ -5,6 +5,7 @@
 
 #include <skyfabric/links/topology_policy.hpp>
 #include <skyfabric/workloads/collectives.hpp>
+#include <skyfabric/workloads/synthetic_fabric.hpp>
 #include <skyfabric/physics/constants.hpp>
 
 #include <algorithm>
@@ -30,7 +31,8 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
     j["simulated_s"] = s.simulated_s;
     j["samples"] = s.samples_written;
     j["wall_s"] = s.wall_s;
-    j["formation"] = {
+    if (sc.fabric) j["fabric"] = workloads::make_fabric(*sc.fabric).description;
+    if (!sc.fabric) j["formation"] = {
         {"nearest_neighbour_min_m", finite_or_null(s.nearest_neighbour_min_m)},
         {"nearest_neighbour_max_m", finite_or_null(s.nearest_neighbour_max_m)},
         {"reference_satellite", sc.metrics.reference_satellite},
@@ -47,13 +49,13 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
     const auto& dv = s.station_keeping_delta_v_m_s;
     const double total = std::accumulate(dv.begin(), dv.end(), 0.0);
     const double years = s.simulated_s / physics::seconds_per_julian_year;
-    j["station_keeping"] = {
+    if (!sc.fabric) j["station_keeping"] = {
         {"enabled", sc.station_keeping.enabled},
         {"delta_v_total_m_s", total},
         {"delta_v_max_m_s", dv.empty() ? 0.0 : *std::max_element(dv.begin(), dv.end())},
         {"delta_v_per_satellite_per_year_m_s", years > 0 && !dv.empty() ? json(total / static_cast<double>(dv.size()) / years) : json(nullptr)},
     };
-    if (sc.links.enabled) {
+    if (sc.links.enabled && !sc.fabric) {
         j["links"] = {
             {"topology", std::string(links::to_string(sc.links.topology.policy))},
             {"capacity_min_bps", s.link_capacity_min_bps},
@@ -119,9 +121,12 @@ std::string summary_table(const nlohmann::json& j) {
     };
     out += "skyfabric " + j["skyfabric_version"].get<std::string>() + " — " + j["scenario"].get<std::string>() + "\n";
     row("status", j["complete"].get<bool>() ? "complete" : "INCOMPLETE: " + j.value("stop_reason", std::string()));
-    row("satellites", std::to_string(j["satellites"].get<std::size_t>()));
-    row("dynamics model", j["dynamics_model"].get<std::string>());
-    row("simulated", num(j["simulated_s"], "%.1f s") + " in " + std::to_string(j["samples"].get<std::size_t>()) + " samples");
+    row(j.contains("fabric") ? "ranks" : "satellites", std::to_string(j["satellites"].get<std::size_t>()));
+    if (!j.contains("fabric")) row("dynamics model", j["dynamics_model"].get<std::string>());
+    row("simulated", num(j["simulated_s"], "%.1f s") +
+                         (j.contains("fabric") ? "" : " in " + std::to_string(j["samples"].get<std::size_t>()) + " samples"));
+    if (j.contains("fabric")) row("synthetic fabric", j["fabric"].get<std::string>());
+    if (j.contains("formation")) {
     const auto& f = j["formation"];
     row("nearest-neighbour distance", num(f["nearest_neighbour_min_m"], "%.1f") + " – " + num(f["nearest_neighbour_max_m"], "%.1f m"));
     row(("satellite " + std::to_string(f["reference_satellite"].get<int>()) + "'s neighbours").c_str(),
@@ -135,9 +140,10 @@ std::string summary_table(const nlohmann::json& j) {
     }
     row("envelope |x|,|y|,|z| max", num(f["envelope_max_m"][0], "%.1f") + ", " + num(f["envelope_max_m"][1], "%.1f") + ", " +
                                         num(f["envelope_max_m"][2], "%.1f m"));
+    }
     if (j.contains("dynamics")) row("error vs nonlinear (max)", num(j["dynamics"]["model_error_max_m"], "%.3g m"));
-    const auto& k = j["station_keeping"];
-    if (k["enabled"].get<bool>()) {
+    if (j.contains("station_keeping") && j["station_keeping"]["enabled"].get<bool>()) {
+        const auto& k = j["station_keeping"];
         row("station-keeping delta-v (total)", num(k["delta_v_total_m_s"], "%.4g m/s"));
         row("  per satellite per year", num(k["delta_v_per_satellite_per_year_m_s"], "%.4g m/s"));
     }

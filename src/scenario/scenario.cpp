@@ -240,6 +240,46 @@ WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed) {
     return w;
 }
 
+// `topology:` as a spec string ("ring:p=64,bw_gbps=400,latency_ns=500") or a mapping
+// with the same keys plus `kind`; `file:` paths are relative to the scenario's folder.
+std::optional<workloads::FabricSpec> read_fabric(Section& top, const std::string& source_name) {
+    if (!top.has("topology")) {
+        top.allow("topology");
+        return std::nullopt;
+    }
+    workloads::FabricSpec spec;
+    try {
+        if (top.is_scalar("topology")) {
+            spec = workloads::parse_fabric_spec(top.text("topology"));
+        } else {
+            Section t = top.section("topology");
+            spec.kind = workloads::parse_fabric_kind(
+                t.choice("kind", {"ring", "switch", "torus2d", "fully_connected", "file"}));
+            spec.p = static_cast<std::int32_t>(t.integer("p", 0, max_satellites, 0));
+            spec.x = static_cast<std::int32_t>(t.integer("x", 0, 100000, 0));
+            spec.y = static_cast<std::int32_t>(t.integer("y", 0, 100000, 0));
+            spec.bandwidth_bps = 1e9 * t.number("bw_gbps", 1e-6, 1e7, spec.bandwidth_bps / 1e9, "Gbit/s");
+            spec.latency_s = 1e-9 * t.number("latency_ns", 0.0, 1e12, spec.latency_s * 1e9, "ns");
+            spec.file_path = t.text("file", "");
+            t.finish();
+        }
+        if (spec.kind == workloads::FabricKind::edge_list) {
+            std::filesystem::path path = spec.file_path;
+            if (path.is_relative()) path = std::filesystem::path(source_name).parent_path() / path;
+            std::ifstream in(path, std::ios::binary);
+            if (!in) top.fail("topology", "cannot open the edge-list file " + path.string());
+            std::ostringstream text;
+            text << in.rdbuf();
+            spec.csv_text = text.str();
+            spec.csv_name = path.string();
+        }
+        (void)workloads::make_fabric(spec);  // validates counts and the CSV now, with a location
+    } catch (const workloads::FabricSpecError& e) {
+        top.fail("topology", e.what());
+    }
+    return spec;
+}
+
 OutputConfig read_output(Section s) {
     OutputConfig o;
     o.hdf5 = s.boolean("hdf5", true);
@@ -325,9 +365,15 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
     sc.name = top.text("name");
     if (sc.name.empty()) top.fail("name", "must not be empty");
     sc.seed = static_cast<std::uint64_t>(top.integer("seed", 0, std::numeric_limits<std::int64_t>::max(), 42));
-    sc.orbit = read_orbit(top.section("orbit", true));
+    sc.fabric = read_fabric(top, source_name);
+    const bool orbital = !sc.fabric;
+    if (orbital || top.has("orbit")) sc.orbit = read_orbit(top.section("orbit", true));
+    else top.allow("orbit");
 
     const double period_s = physics::orbital_period_s(sc.orbit.semi_major_axis_m, physics::earth_mu_m3_s2);
+    if (!orbital && !top.has("orbit") && top.has("duration_orbits")) {
+        top.fail("duration_orbits", "needs an orbit; with a synthetic topology give duration_s");
+    }
     if (top.has("duration_s") == top.has("duration_orbits")) {
         top.fail(top.has("duration_s") ? "duration_orbits" : "duration_s", "give exactly one of duration_s or duration_orbits");
     }
@@ -345,7 +391,8 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
                                       " are allowed (raise output_step_s or shorten the run)");
     }
 
-    sc.formation = read_formation(top.section("formation", true));
+    if (orbital || top.has("formation")) sc.formation = read_formation(top.section("formation", true));
+    else top.allow("formation");
     sc.dynamics = read_dynamics(top.section("dynamics"), sc.seed);
     sc.station_keeping = read_station_keeping(top.section("station_keeping"));
     sc.metrics = read_metrics(top.section("metrics"));
@@ -355,14 +402,15 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
     top.allow("sweep");
     top.finish();
 
-    const std::size_t satellites = initial_formation(sc).size();
+    // Ranks of the fabric, or satellites of the formation.
+    const std::size_t satellites = node_count(sc);
     if (satellites > static_cast<std::size_t>(max_satellites)) {
         top.fail("formation", "the formation has " + std::to_string(satellites) + " satellites; at most " +
                                   std::to_string(max_satellites) + " are supported");
     }
     if (sc.workload.enabled) {
         Section workload = top.section("workload");
-        if (!sc.links.enabled) workload.fail("enabled", "a training workload needs links: add a links section");
+        if (orbital && !sc.links.enabled) workload.fail("enabled", "a training workload needs links: add a links section");
         if (sc.workload.job.data_parallel == 0) sc.workload.job.data_parallel = static_cast<std::int32_t>(satellites);
         if (static_cast<std::size_t>(sc.workload.job.data_parallel) > satellites) {
             Section parallelism = workload.section("parallelism");
@@ -427,6 +475,10 @@ std::vector<physics::RelativeState> initial_formation(const Scenario& sc) {
         }
     }
     return {};
+}
+
+std::size_t node_count(const Scenario& sc) {
+    return sc.fabric ? static_cast<std::size_t>(workloads::make_fabric(*sc.fabric).ranks) : initial_formation(sc).size();
 }
 
 physics::PropagationSettings propagation_settings(const Scenario& sc) {

@@ -7,6 +7,7 @@
 #include <skyfabric/links/topology_policy.hpp>
 #include <skyfabric/workloads/flow_solver.hpp>
 #include <skyfabric/workloads/job.hpp>
+#include <skyfabric/workloads/synthetic_fabric.hpp>
 #include <skyfabric/workloads/training.hpp>
 
 #include <cstdint>
@@ -94,6 +95,9 @@ struct Scenario {
     MetricsConfig metrics;
     LinksConfig links;
     WorkloadConfig workload;
+    // A synthetic fabric (ring, switch, torus, ...) instead of an orbit: the workload runs on
+    // its fixed topology and orbit, formation and links are not simulated.
+    std::optional<workloads::FabricSpec> fabric;
     OutputConfig output;
 
     std::string source_file;  // for messages
@@ -115,6 +119,8 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
 
 // Satellites' initial LVLH states for the formation of a loaded scenario.
 std::vector<physics::RelativeState> initial_formation(const Scenario& scenario);
+// Satellites of the formation, or ranks of the synthetic fabric.
+std::size_t node_count(const Scenario& scenario);
 // The chief's initial ECI state.
 physics::CartesianState initial_chief_state(const Scenario& scenario);
 // The propagation settings the scenario asks for.

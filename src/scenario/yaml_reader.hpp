@@ -29,6 +29,7 @@ public:
     Section(YAML::Node node, std::string path, const SourceInfo* source);
 
     bool has(const std::string& key) const;
+    bool is_scalar(const std::string& key) const { return has(key) && value(key).IsScalar(); }
     // Marks key as valid here without reading it (it was read another way).
     void allow(const std::string& key) { read_.insert(key); }
     const std::string& path() const { return path_; }

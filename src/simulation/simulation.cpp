@@ -63,8 +63,15 @@ class RunState {
 public:
     RunState(const scenario::Scenario& sc, std::vector<Recorder*> recorders, const std::atomic<bool>* stop)
         : sc_(sc), recorders_(std::move(recorders)), stop_(stop), times_(sample_times(sc.duration_s, sc.output_step_s)) {
-        const auto chief = scenario::initial_chief_state(sc);
         setup_.scenario = &sc;
+        if (sc.fabric) {
+            fabric_ = workloads::make_fabric(*sc.fabric);
+            setup_.fabric = &*fabric_;
+            setup_.satellite_count = static_cast<std::size_t>(fabric_->ranks);
+            times_.clear();
+            return;
+        }
+        const auto chief = scenario::initial_chief_state(sc);
         setup_.initial_lvlh = scenario::initial_formation(sc);
         setup_.satellite_count = setup_.initial_lvlh.size();
         setup_.sample_count = times_.size();
@@ -86,7 +93,8 @@ public:
     RunSummary execute() {
         for (auto* r : recorders_) r->begin(setup_);
         try {
-            if (sc_.workload.enabled) run_workload();
+            if (fabric_) run_fabric_workload();
+            else if (sc_.workload.enabled) run_workload();
             while (advance()) {
             }
         } catch (const physics::PropagationError& e) {
@@ -154,6 +162,19 @@ private:
         summary_.training = workloads::simulate_training(sc_.workload.job, sc_.workload.accelerator, source, options);
     }
 
+    // A fixed synthetic fabric: one topology for the whole run, ranks on the fabric's nodes.
+    void run_fabric_workload() {
+        if (!sc_.workload.enabled) return;
+        auto options = sc_.workload.options;
+        options.start_s = 0.0;
+        options.end_s = sc_.duration_s;
+        // The switch of a star is a node but not a rank: keep ranks on nodes 0..p-1.
+        if (fabric_->spec.kind == workloads::FabricKind::switch_star) options.placement = workloads::PlacementPolicy::identity;
+        const links::Topology series[] = {fabric_->topology};
+        summary_.training = workloads::simulate_training(sc_.workload.job, sc_.workload.accelerator, series, options);
+        summary_.simulated_s = sc_.duration_s;
+    }
+
     void accumulate(const Sample& s) {
         auto& m = summary_;
         for (double d : s.nearest_neighbour_m) {
@@ -200,8 +221,10 @@ private:
         }
         if (!std::isfinite(m.link_capacity_min_bps)) m.link_capacity_min_bps = 0.0;
         if (!std::isfinite(m.bisection_capacity_min_bps)) m.bisection_capacity_min_bps = 0.0;
-        const auto dv = propagator_->station_keeping_delta_v_m_s();
-        m.station_keeping_delta_v_m_s.assign(dv.begin(), dv.end());
+        if (propagator_) {
+            const auto dv = propagator_->station_keeping_delta_v_m_s();
+            m.station_keeping_delta_v_m_s.assign(dv.begin(), dv.end());
+        }
         m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
     }
 
@@ -213,6 +236,7 @@ private:
     RunSetup setup_;
     RunSummary summary_;
 
+    std::optional<workloads::Fabric> fabric_;
     std::optional<physics::FormationPropagator> propagator_, truth_;
     physics::FormationSnapshot snapshot_, truth_snapshot_;
     std::optional<links::TopologyBuilder> topology_builder_;

@@ -7,6 +7,7 @@
 #include <skyfabric/links/metrics.hpp>
 #include <skyfabric/links/topology.hpp>
 #include <skyfabric/physics/propagation.hpp>
+#include <skyfabric/workloads/synthetic_fabric.hpp>
 #include <skyfabric/workloads/training.hpp>
 
 #include <atomic>
@@ -23,6 +24,7 @@ struct RunSetup {
     std::size_t satellite_count = 0;
     std::size_t sample_count = 0;  // output instants, including t = 0 and the end
     std::vector<physics::RelativeState> initial_lvlh;
+    const workloads::Fabric* fabric = nullptr;  // synthetic fabric: no samples, only the workload
 };
 
 struct Sample {

@@ -26,6 +26,7 @@
 #include <spawn.h>
 #include <sstream>
 #include <thread>
+#include <utility>
 #include <unistd.h>
 #include <sys/wait.h>
 
