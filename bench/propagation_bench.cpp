@@ -1,0 +1,156 @@
+// Formation propagation benchmarks (issue 2): the 81-satellite Suncatcher cluster (650 km dawn-dusk
+// SSO, lattice R = 1 km, 100 m x 200 m), nonlinear two-body + J2, default tolerances, sampled every
+// 10 s into memory (a FormationSnapshot reused at every sample; no file I/O). Counter
+// `sat_steps_per_s`: satellites x output samples per second of wall time.
+//
+//   BM_Suncatcher81_Day            81 satellites, one day (8,641 samples).
+//   BM_ScaledLattice_Orbit/R       the same lattice at radius R (N ~ R^2): R = 3500 m -> ~1,000,
+//                                  R = 11100 m -> ~10,000 satellites; one orbit (5,862 s, 587 samples).
+//                                  One FormationPropagator: it integrates blocks of 128 satellites on
+//                                  std::thread::hardware_concurrency() threads from 512 satellites up
+//                                  (no setting to force one thread).
+//   BM_ScaledLattice_Orbit_1T/R    the same satellites split into independent propagators of 384
+//                                  satellites (3 blocks of 128, under the 512 threshold), stepped one
+//                                  after another: the same block integrations on exactly one thread.
+//
+// Mode besides the Google Benchmark command line (used by bench/scipy_propagation.py):
+//   propagation_bench --export-initial-states     CSV of the chief (index -1) and the 81 satellites'
+//                                                  initial ECI states (t = 0), full precision.
+#include <skyfabric/physics/constants.hpp>
+#include <skyfabric/physics/formation.hpp>
+#include <skyfabric/physics/orbit.hpp>
+#include <skyfabric/physics/propagation.hpp>
+#include <skyfabric/physics/time.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+namespace sp = skyfabric::physics;
+
+constexpr double altitude_m = 650e3;
+constexpr double output_step_s = 10.0;
+
+struct Setup {
+    sp::CartesianState chief;
+    double mean_motion = 0.0;
+    double period_s = 0.0;
+};
+
+// As scenarios/suncatcher-81.yaml builds it (src/scenario/scenario.cpp initial_chief_state): circular,
+// sun-synchronous inclination, RAAN for LTAN 06:00 at 2027-03-20T00:00Z, argument of latitude 0.
+Setup suncatcher_orbit() {
+    sp::KeplerianElements e;
+    e.semi_major_axis_m = sp::earth_equatorial_radius_m + altitude_m;
+    e.eccentricity = 0.0;
+    e.inclination_rad = sp::sun_synchronous_inclination_rad(e.semi_major_axis_m, 0.0);
+    e.raan_rad = sp::raan_for_ltan_rad(6.0, sp::julian_date(sp::UtcEpoch{}));
+    Setup s;
+    s.chief = sp::keplerian_to_cartesian(e, sp::earth_mu_m3_s2);
+    s.mean_motion = sp::mean_motion_rad_s(e.semi_major_axis_m, sp::earth_mu_m3_s2);
+    s.period_s = sp::orbital_period_s(e.semi_major_axis_m, sp::earth_mu_m3_s2);
+    return s;
+}
+
+std::vector<sp::RelativeState> lattice(const Setup& s, double radius_m) {
+    return sp::suncatcher_lattice(radius_m, 100.0, 200.0, s.mean_motion);
+}
+
+// Propagate `groups` (each its own FormationPropagator) from 0 to span_s, every 10 s; returns samples.
+std::size_t propagate(const Setup& s, const std::vector<std::vector<sp::RelativeState>>& groups, double span_s) {
+    const sp::PropagationSettings settings;  // nonlinear, J2, default tolerances
+    const auto samples = static_cast<std::size_t>(std::floor(span_s / output_step_s + 1e-9)) + 1;
+    sp::FormationSnapshot snap;
+    for (const auto& g : groups) {
+        sp::FormationPropagator prop(s.chief, g, settings);
+        for (std::size_t k = 0; k < samples; ++k) {
+            prop.advance_to(output_step_s * static_cast<double>(k), snap);
+            benchmark::DoNotOptimize(snap.satellites_eci.data());
+        }
+        benchmark::ClobberMemory();
+    }
+    return samples;
+}
+
+void report(benchmark::State& state, std::size_t satellites, std::size_t samples, double span_s) {
+    const double sat_steps = static_cast<double>(satellites * samples);
+    state.counters["satellites"] = static_cast<double>(satellites);
+    state.counters["samples"] = static_cast<double>(samples);
+    state.counters["span_s"] = span_s;
+    state.counters["sat_steps_per_s"] =
+        benchmark::Counter(sat_steps * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+
+void BM_Suncatcher81_Day(benchmark::State& state) {
+    const Setup s = suncatcher_orbit();
+    const std::vector<std::vector<sp::RelativeState>> groups{lattice(s, 1000.0)};
+    std::size_t samples = 0;
+    for (auto _ : state) samples = propagate(s, groups, sp::seconds_per_day);
+    report(state, groups.front().size(), samples, sp::seconds_per_day);
+}
+
+void scaled(benchmark::State& state, std::size_t split) {
+    const Setup s = suncatcher_orbit();
+    const auto all = lattice(s, static_cast<double>(state.range(0)));
+    std::vector<std::vector<sp::RelativeState>> groups;
+    if (split == 0) {
+        groups.push_back(all);
+    } else {
+        for (std::size_t first = 0; first < all.size(); first += split) {
+            groups.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(first),
+                                all.begin() + static_cast<std::ptrdiff_t>(std::min(all.size(), first + split)));
+        }
+    }
+    std::size_t samples = 0;
+    for (auto _ : state) samples = propagate(s, groups, s.period_s);
+    report(state, all.size(), samples, s.period_s);
+    state.counters["propagators"] = static_cast<double>(groups.size());
+}
+
+void BM_ScaledLattice_Orbit(benchmark::State& state) { scaled(state, 0); }
+void BM_ScaledLattice_Orbit_1T(benchmark::State& state) { scaled(state, 384); }
+
+}  // namespace
+
+BENCHMARK(BM_Suncatcher81_Day)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK(BM_ScaledLattice_Orbit)->Arg(1000)->Arg(3500)->Arg(11100)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ScaledLattice_Orbit_1T)->Arg(1000)->Arg(3500)->Arg(11100)->Unit(benchmark::kMillisecond);
+
+namespace {
+
+int export_initial_states() {
+    const Setup s = suncatcher_orbit();
+    const auto sats = lattice(s, 1000.0);
+    // The satellites' ECI states exactly as the propagator starts them (chief + rotated LVLH offset),
+    // read back from the snapshot at t = 0.
+    sp::FormationPropagator prop(s.chief, sats, sp::PropagationSettings{});
+    sp::FormationSnapshot snap;
+    prop.advance_to(0.0, snap);
+    std::printf("index,x_m,y_m,z_m,vx_m_s,vy_m_s,vz_m_s\n");
+    auto row = [](long i, const sp::CartesianState& c) {
+        std::printf("%ld,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", i, c.position_m.x(), c.position_m.y(),
+                    c.position_m.z(), c.velocity_m_s.x(), c.velocity_m_s.y(), c.velocity_m_s.z());
+    };
+    row(-1, s.chief);  // -1: the chief
+    for (std::size_t i = 0; i < snap.satellites_eci.size(); ++i) row(static_cast<long>(i), snap.satellites_eci[i]);
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc == 2 && std::strcmp(argv[1], "--export-initial-states") == 0) return export_initial_states();
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}
