@@ -12,6 +12,7 @@ struct ResultWriter::Series {
     std::optional<Hdf5Series> link_offsets, link_source, link_target, link_distance, link_capacity, link_power, link_margin;
     std::optional<Hdf5Series> link_count, link_components, link_bisection, link_capacity_mean;
     std::optional<Hdf5Series> event_time, event_source, event_target, event_kind;
+    std::optional<Hdf5Series> radiation_flux, dose_rate, dose;
     std::int64_t links_written = 0;
     std::size_t samples_since_flush = 0;
 
@@ -20,7 +21,7 @@ struct ResultWriter::Series {
                         &velocity_eci, &nearest_neighbour, &reference_neighbours, &min_separation,
                         &min_separation_pair, &envelope, &model_error, &link_offsets, &link_source, &link_target, &link_distance,
                         &link_capacity, &link_power, &link_margin, &link_count, &link_components, &link_bisection,
-                        &link_capacity_mean, &event_time, &event_source, &event_target, &event_kind}) {
+                        &link_capacity_mean, &event_time, &event_source, &event_target, &event_kind, &radiation_flux, &dose_rate, &dose}) {
             if (*s) (*s)->flush();
         }
     }
@@ -94,6 +95,24 @@ void write_training(Hdf5File& file, const workloads::TrainingResult& t) {
     }
 }
 
+void write_radiation_events(Hdf5File& file, const simulation::RadiationOutcome& r) {
+    using workloads::FaultEvent;
+    const auto& ev = r.events;
+    if (ev.empty()) return;
+    write_column(file, "/radiation/events/time_s", ev, [](const FaultEvent& e) { return e.time_s; }, "s");
+    write_column(file, "/radiation/events/satellite", ev, [](const FaultEvent& e) { return e.satellite; }, "1");
+    write_column(file, "/radiation/events/kind", ev, [](const FaultEvent& e) { return static_cast<int>(e.kind); }, "1");
+    write_column(file, "/radiation/events/detected", ev, [](const FaultEvent& e) { return e.detected ? 1 : 0; }, "1");
+    file.set_attribute("/radiation/events/kind", "kind_names", "0=sdc,1=hbm_uecc,2=chip_crash,3=host_crash,4=link_outage");
+    if (r.goodput) {
+        std::vector<std::int32_t> effects;
+        for (auto e : r.goodput->effects) effects.push_back(static_cast<std::int32_t>(e));
+        file.write_array("/radiation/events/effect", effects, {static_cast<hsize_t>(effects.size())}, "1");
+        file.set_attribute("/radiation/events/effect", "effect_names",
+                           "0=none,1=step_recomputed,2=silent_corruption,3=rollback,4=reboot,5=link_down,6=after_end");
+    }
+}
+
 }  // namespace
 
 ResultWriter::ResultWriter(std::filesystem::path path) : path_(std::move(path)) {}
@@ -161,6 +180,13 @@ void ResultWriter::begin(const simulation::RunSetup& setup) {
         const std::int64_t zero = 0;
         s.link_offsets->append(&zero);
     }
+    if (sc.radiation.enabled) {
+        s.radiation_flux.emplace(*file_, "/radiation/flux", std::vector<hsize_t>{}, ElementType::float64, "1", c);
+        s.dose_rate.emplace(*file_, "/radiation/dose_rate_rad_s", std::vector<hsize_t>{n}, ElementType::float64, "rad(Si)/s", c);
+        s.dose.emplace(*file_, "/radiation/dose_rad", std::vector<hsize_t>{n}, ElementType::float64, "rad(Si)", c);
+        file_->set_attribute("/radiation/flux", "meaning",
+                             "mean over satellites of the dose rate relative to the reference orbit's average");
+    }
     file_->set_attribute("/formation/reference_neighbours_m", "reference_satellite",
                          std::to_string(sc.metrics.reference_satellite));
     file_->flush();
@@ -196,6 +222,11 @@ void ResultWriter::record(const simulation::Sample& sample) {
     s.min_separation_pair->append(sample.min_separation_pair);
     s.envelope->append(sample.envelope_m);
     if (s.model_error) s.model_error->append(sample.model_error_m.data());
+    if (s.radiation_flux) {
+        s.radiation_flux->append(&sample.flux_relative_mean);
+        s.dose_rate->append(sample.dose_rate_rad_s.data());
+        s.dose->append(sample.dose_rad.data());
+    }
     if (s.link_offsets && sample.topology) {
         for (const auto& link : sample.topology->links) {
             s.link_source->append(&link.source);
@@ -238,6 +269,7 @@ void ResultWriter::end(const simulation::RunSummary& summary) {
         file_->write_array("/station_keeping/delta_v_m_s", dv, {static_cast<hsize_t>(dv.size())}, "m/s");
     }
     if (summary.training) write_training(*file_, *summary.training);
+    if (summary.radiation) write_radiation_events(*file_, *summary.radiation);
     file_->set_attribute("simulated_s", summary.simulated_s);
     if (!summary.complete) file_->set_attribute("stop_reason", summary.stop_reason);
     file_->set_attribute_bool("complete", summary.complete);

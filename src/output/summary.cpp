@@ -9,6 +9,7 @@
 #include <skyfabric/physics/constants.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <fstream>
 #include <numeric>
@@ -91,6 +92,48 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
             {"truncated", t.truncated},
         };
     }
+    if (s.radiation) {
+        const auto& r = *s.radiation;
+        json events_by_kind, expected_by_kind;
+        std::array<std::int64_t, workloads::fault_kind_count> counts{};
+        for (const auto& e : r.events) ++counts[static_cast<int>(e.kind)];
+        for (int k = 0; k < workloads::fault_kind_count; ++k) {
+            const char* name = workloads::fault_kind_name(static_cast<workloads::FaultKind>(k));
+            events_by_kind[name] = counts[k];
+            expected_by_kind[name] = r.expected_events[k];
+        }
+        const double days = s.simulated_s / physics::seconds_per_day;
+        j["radiation"] = {
+            {"shielding_mm_al", sc.radiation.environment.shielding_mm_al},
+            {"dose_mean_rad", r.dose_mean_rad},
+            {"dose_max_rad", r.dose_max_rad},
+            {"dose_rate_mean_rad_per_yr", r.dose_rate_mean_rad_per_yr},
+            {"events_by_kind", events_by_kind},
+            {"expected_events_by_kind", expected_by_kind},
+            {"events_per_day", days > 0 ? json(static_cast<double>(r.events.size()) / days) : json(nullptr)},
+            {"mean_time_between_interruptions_s", std::isfinite(r.interruption_mtbf_s) ? json(r.interruption_mtbf_s) : json(nullptr)},
+        };
+        if (r.goodput) {
+            const auto& g = *r.goodput;
+            j["radiation"]["checkpoint_interval_s"] = g.checkpoint_interval_s;
+            j["radiation"]["goodput"] = g.goodput;
+            j["radiation"]["rollbacks"] = g.rollbacks;
+            j["radiation"]["corrupted_steps"] = g.corrupted_steps;
+            j["radiation"]["recomputed_steps"] = g.recomputed_steps;
+            j["radiation"]["checkpoints"] = g.checkpoints;
+        }
+        if (r.monte_carlo) {
+            const auto& m = *r.monte_carlo;
+            auto stats = [](const workloads::TrialStatistics& t) {
+                return json{{"mean", t.mean}, {"stddev", t.stddev}, {"mean_ci95", {t.mean_ci95_low, t.mean_ci95_high}},
+                            {"p2_5", t.p2_5}, {"p97_5", t.p97_5}};
+            };
+            j["radiation"]["monte_carlo"] = {{"trials", m.trials},
+                                             {"goodput", stats(m.goodput)},
+                                             {"interruptions_per_day", stats(m.interruptions_per_day)},
+                                             {"events_per_day", stats(m.events_per_day)}};
+        }
+    }
     return j;
 }
 
@@ -170,6 +213,29 @@ std::string summary_table(const nlohmann::json& j) {
                                                 num(nlohmann::json(w["bus_bw_bound_B_s"].get<double>() / 1e9), "%.1f GB/s"));
         row("time lost to topology changes", num(w["time_lost_to_topology_s"], "%.3g s") + ", stalled " +
                                                  num(w["stalled_s"], "%.3g s"));
+    }
+    if (j.contains("radiation")) {
+        const auto& r = j["radiation"];
+        row("dose (mean / max)", num(r["dose_mean_rad"], "%.3g") + " / " + num(r["dose_max_rad"], "%.3g rad(Si)") + ", " +
+                                     num(r["dose_rate_mean_rad_per_yr"], "%.0f rad(Si)/yr") + " behind " +
+                                     num(r["shielding_mm_al"], "%.0f mm Al"));
+        std::string kinds;
+        for (const auto& [name, count] : r["events_by_kind"].items()) {
+            if (name == "link_outage" && count.get<std::int64_t>() == 0) continue;
+            kinds += (kinds.empty() ? "" : ", ") + std::to_string(count.get<std::int64_t>()) + " " + name;
+        }
+        row("fault events", kinds);
+        row("mean time between interruptions", num(r["mean_time_between_interruptions_s"], "%.4g s"));
+        if (r.contains("goodput")) {
+            row("checkpoint interval", num(r["checkpoint_interval_s"], "%.0f s"));
+            std::string goodput = num(r["goodput"], "%.4f");
+            if (r.contains("monte_carlo")) {
+                const auto& g = r["monte_carlo"]["goodput"];
+                goodput = num(g["mean"], "%.4f") + " (95 % of trials " + num(g["p2_5"], "%.4f") + " – " +
+                          num(g["p97_5"], "%.4f") + ", " + std::to_string(r["monte_carlo"]["trials"].get<int>()) + " trials)";
+            }
+            row("goodput", goodput);
+        }
     }
     row("wall time", num(j["wall_s"], "%.2f s"));
     return out;

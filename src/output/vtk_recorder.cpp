@@ -22,6 +22,7 @@ void VtkRecorder::record(const simulation::Sample& sample) {
     frame.positions_m = positions_;
     frame.delta_v_m_s = sample.delta_v_m_s;
     frame.nearest_neighbour_m = sample.nearest_neighbour_m;
+    frame.dose_rad = sample.dose_rad;
     writer_->write_frame(frame, viz::LinkFrameData{sample.topology, {}});
 }
 

@@ -240,6 +240,52 @@ WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed) {
     return w;
 }
 
+RadiationConfig read_radiation(Section s, bool present, const physics::UtcEpoch& epoch) {
+    RadiationConfig r;
+    r.enabled = s.boolean("enabled", present);
+    auto& e = r.environment;
+    e.epoch_julian_date_days = physics::julian_date(epoch);
+    e.shielding_mm_al = s.number("shielding_mm_al", 0.5, 100.0, e.shielding_mm_al, "mm");
+    e.target_dose_rad_per_yr = s.number("dose_at_650km_rad_per_yr", 0.0, 1e6, e.target_dose_rad_per_yr, "rad(Si)/yr");
+    Section saa = s.section("saa");
+    e.saa_latitude_deg = saa.number("latitude_deg", -90.0, 90.0, e.saa_latitude_deg, "deg");
+    e.saa_longitude_deg = saa.number("longitude_deg", -180.0, 180.0, e.saa_longitude_deg, "deg");
+    e.saa_reference_year = saa.number("reference_year", 1950.0, 2200.0, e.saa_reference_year);
+    e.saa_longitude_drift_deg_per_yr = saa.number("drift_deg_per_yr", -10.0, 10.0, e.saa_longitude_drift_deg_per_yr, "deg/yr");
+    e.saa_sigma_latitude_deg = saa.number("sigma_latitude_deg", 0.1, 90.0, e.saa_sigma_latitude_deg, "deg");
+    e.saa_sigma_longitude_deg = saa.number("sigma_longitude_deg", 0.1, 180.0, e.saa_sigma_longitude_deg, "deg");
+    saa.finish();
+    const auto events = s.sequence("solar_particle_events");
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        Section ev = s.item(events[i], s.path() + ".solar_particle_events[" + std::to_string(i) + "]");
+        physics::SolarParticleEvent spe;
+        spe.start_s = ev.number("start_s", 0.0, 1e10, {}, "s");
+        spe.duration_s = ev.number("duration_s", 1.0, 1e8, spe.duration_s, "s");
+        spe.flux_factor = ev.number("flux_factor", 0.0, 1e8, spe.flux_factor);
+        ev.finish();
+        e.solar_particle_events.push_back(spe);
+    }
+    const std::string device = s.choice("device", {"trillium_v6e"}, "trillium_v6e");
+    r.faults.device = workloads::device_preset(device);
+    // 0: the workload's chips per satellite (parallelism.tensor), else 1.
+    r.faults.chips_per_satellite = static_cast<std::int32_t>(s.integer("chips_per_satellite", 0, 4096, 0));
+    r.faults.sdc_detection_probability = s.number("sdc_detection_probability", 0.0, 1.0, r.faults.sdc_detection_probability);
+    r.faults.link_outage_rate_per_s = s.number("link_outages_per_day", 0.0, 1e4, 0.0, "1/day") / physics::seconds_per_day;
+    auto& c = r.recovery;
+    if (s.is_scalar("checkpoint_interval") && s.text("checkpoint_interval") == "auto") {
+        c.checkpoint_interval_s = 0.0;
+    } else {
+        c.checkpoint_interval_s = s.number("checkpoint_interval", 1.0, 1e8, 0.0, "s (or auto)");
+    }
+    c.checkpoint_cost_s = s.number("checkpoint_cost_s", 0.0, 1e6, c.checkpoint_cost_s, "s");
+    c.restart_s = s.number("restart_s", 0.0, 1e6, c.restart_s, "s");
+    c.reboot_s = s.number("reboot_s", 0.0, 1e7, c.reboot_s, "s");
+    c.spare_satellites = static_cast<std::int32_t>(s.integer("spare_satellites", 0, max_satellites, 0));
+    r.trials = static_cast<std::int32_t>(s.integer("trials", 1, 100000, 1));
+    s.finish();
+    return r;
+}
+
 // `topology:` as a spec string ("ring:p=64,bw_gbps=400,latency_ns=500") or a mapping
 // with the same keys plus `kind`; `file:` paths are relative to the scenario's folder.
 std::optional<workloads::FabricSpec> read_fabric(Section& top, const std::string& source_name) {
@@ -327,6 +373,21 @@ void apply_override(YAML::Node root, const Override& o) {
         node.reset(node[keys[i]]);  // reset() re-points; operator= would overwrite the parent's content
     }
     node[keys.back()] = value;
+    // Keys that replace each other: overriding one removes the file's other, so
+    // `--set duration_s=86400` works on a file that says duration_orbits.
+    static const std::vector<std::pair<std::string, std::string>> alternatives = {
+        {"duration_s", "duration_orbits"},
+        {"orbit.altitude_km", "orbit.semi_major_axis_km"},
+        {"orbit.ltan_h", "orbit.raan_deg"},
+    };
+    for (const auto& [a, b] : alternatives) {
+        const std::string* other = o.path == a ? &b : o.path == b ? &a : nullptr;
+        if (!other) continue;
+        const auto dot = other->rfind('.');
+        YAML::Node parent = root;
+        if (dot != std::string::npos) parent.reset(root[other->substr(0, dot)]);
+        if (parent.IsMap()) parent.remove(dot == std::string::npos ? *other : other->substr(dot + 1));
+    }
 }
 
 }  // namespace
@@ -398,6 +459,7 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
     sc.metrics = read_metrics(top.section("metrics"));
     sc.links = read_links(top.section("links"), top.has("links"));
     sc.workload = read_workload(top.section("workload"), top.has("workload"), sc.seed);
+    sc.radiation = read_radiation(top.section("radiation"), top.has("radiation"), sc.orbit.epoch);
     sc.output = read_output(top.section("output"));
     top.allow("sweep");
     top.finish();
@@ -421,6 +483,15 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
             Section parallelism = workload.section("parallelism");
             parallelism.fail("data", "needs at least 2 data-parallel ranks");
         }
+    }
+    if (sc.radiation.enabled) {
+        Section radiation = top.section("radiation");
+        if (sc.fabric) radiation.fail("enabled", "radiation needs an orbit; a synthetic topology has none");
+        if (static_cast<std::size_t>(sc.radiation.recovery.spare_satellites) >= satellites) {
+            radiation.fail("spare_satellites", "must leave at least one working satellite of " + std::to_string(satellites));
+        }
+        auto& chips = sc.radiation.faults.chips_per_satellite;
+        if (chips == 0) chips = sc.workload.enabled ? sc.workload.job.tensor_parallel : 1;
     }
     if (static_cast<std::size_t>(sc.metrics.reference_satellite) >= satellites) {
         Section metrics = top.section("metrics");

@@ -5,6 +5,8 @@
 #include <skyfabric/physics/propagation.hpp>
 #include <skyfabric/physics/time.hpp>
 #include <skyfabric/links/topology_policy.hpp>
+#include <skyfabric/physics/radiation.hpp>
+#include <skyfabric/workloads/faults.hpp>
 #include <skyfabric/workloads/flow_solver.hpp>
 #include <skyfabric/workloads/job.hpp>
 #include <skyfabric/workloads/synthetic_fabric.hpp>
@@ -83,6 +85,14 @@ struct WorkloadConfig {
     workloads::Backend backend = workloads::Backend::automatic;
 };
 
+struct RadiationConfig {
+    bool enabled = false;
+    physics::EnvironmentParameters environment;  // epoch set from the orbit's epoch
+    workloads::FaultModel faults;
+    workloads::RecoveryConfig recovery;          // checkpoint_interval_s 0 = auto (Daly)
+    std::int32_t trials = 1;                     // Monte Carlo repetitions of the fault process
+};
+
 struct Scenario {
     std::string name;
     std::uint64_t seed = 42;
@@ -95,6 +105,7 @@ struct Scenario {
     MetricsConfig metrics;
     LinksConfig links;
     WorkloadConfig workload;
+    RadiationConfig radiation;
     // A synthetic fabric (ring, switch, torus, ...) instead of an orbit: the workload runs on
     // its fixed topology and orbit, formation and links are not simulated.
     std::optional<workloads::FabricSpec> fabric;

@@ -84,6 +84,15 @@ public:
         }
         if (sc.links.enabled) topology_builder_.emplace(sc.links.topology);
         positions_lvlh_.resize(setup_.satellite_count);
+        if (sc.radiation.enabled) {
+            radiation_model_.emplace(physics::make_radiation_model(sc.radiation.environment));
+            const auto n = setup_.satellite_count;
+            dose_rate_.assign(n, 0.0);
+            dose_.assign(n, 0.0);
+            dose_series_.start_s = 0.0;
+            dose_series_.step_s = sc.output_step_s;
+            dose_series_.satellite_count = static_cast<std::int32_t>(n);
+        }
 
         constexpr double inf = std::numeric_limits<double>::infinity();
         summary_.nearest_neighbour_min_m = summary_.reference_neighbours_min_m = summary_.min_separation_m = inf;
@@ -102,6 +111,7 @@ public:
         } catch (const StopRequested&) {
         }
         summary_.complete = summary_.stop_reason.empty() && summary_.samples_written == times_.size();
+        if (radiation_model_) finish_radiation();
         finish_summary();
         for (auto* r : recorders_) r->end(summary_);
         return std::move(summary_);
@@ -139,11 +149,74 @@ private:
             sample_.link_events = link_events_;
             sample_.link_metrics = links::summarize(topology_, positions_lvlh_);
         }
+        if (radiation_model_) sample_radiation(k);
         accumulate(sample_);
         for (auto* r : recorders_) r->record(sample_);
         summary_.samples_written = k + 1;
         summary_.simulated_s = times_[k];
         return true;
+    }
+
+    // Dose rate at every satellite; the dose integrates it by the trapezoid rule.
+    void sample_radiation(std::size_t k) {
+        const double dt = k > 0 ? times_[k] - times_[k - 1] : 0.0;
+        double flux_sum = 0.0;
+        for (std::size_t i = 0; i < dose_rate_.size(); ++i) {
+            const auto r = physics::radiation_at(snapshot_.satellites_eci[i].position_m, times_[k], *radiation_model_);
+            dose_[i] += 0.5 * (dose_rate_[i] + r.dose_rate_rad_s) * dt;
+            dose_rate_[i] = r.dose_rate_rad_s;
+            flux_sum += r.flux_relative;
+        }
+        // The fault process reads the rate on a uniform grid: an end time off the grid is left out.
+        if (std::abs(times_[k] - static_cast<double>(k) * sc_.output_step_s) < 1e-9 * std::max(1.0, times_[k])) {
+            dose_series_.dose_rate_rad_s.insert(dose_series_.dose_rate_rad_s.end(), dose_rate_.begin(), dose_rate_.end());
+            ++dose_series_.sample_count;
+        }
+        sample_.dose_rate_rad_s = dose_rate_;
+        sample_.dose_rad = dose_;
+        sample_.flux_relative_mean = dose_rate_.empty() ? 0.0 : flux_sum / static_cast<double>(dose_rate_.size());
+    }
+
+    // Faults drawn on the dose-rate history, then checkpoint/restart accounting over the
+    // training job's own step times.
+    void finish_radiation() {
+        const auto& r = sc_.radiation;
+        RadiationOutcome out;
+        const double duration_s = summary_.simulated_s;
+        const auto n = static_cast<std::int32_t>(dose_.size());
+        if (dose_series_.sample_count > 0 && duration_s > 0.0) {
+            out.events = workloads::sample_fault_events(dose_series_, r.faults, duration_s, sc_.seed, 0);
+            out.expected_events = workloads::expected_fault_counts(dose_series_, r.faults, duration_s);
+            out.interruption_mtbf_s =
+                workloads::interruption_mtbf_s(dose_series_, r.faults, n - r.recovery.spare_satellites, duration_s);
+        }
+        for (double d : dose_) {
+            out.dose_mean_rad += d / std::max(1, n);
+            out.dose_max_rad = std::max(out.dose_max_rad, d);
+        }
+        if (duration_s > 0.0) out.dose_rate_mean_rad_per_yr = out.dose_mean_rad / duration_s * physics::seconds_per_year_radiation;
+        if (summary_.training && !summary_.training->steps.empty() && duration_s > 0.0) {
+            workloads::StepDurations steps;
+            for (const auto& step : summary_.training->steps) {
+                steps.start_s.push_back(step.start_s);
+                steps.duration_s.push_back(step.end_s - step.start_s);
+            }
+            steps.nominal_s = summary_.training->summary.step_time_median_s;
+            auto recovery = r.recovery;
+            // Daly's interval from the run's mean interruption rate (no interruptions: no checkpoints needed
+            // within the run, so one interval spans it).
+            if (recovery.checkpoint_interval_s <= 0.0) {
+                recovery.mtbf_s = std::isfinite(out.interruption_mtbf_s) && out.interruption_mtbf_s > 0.0
+                                      ? out.interruption_mtbf_s
+                                      : 1e3 * duration_s;
+            }
+            out.goodput = workloads::simulate_training_with_faults(out.events, n, duration_s, steps, recovery);
+            if (r.trials > 1) {
+                out.monte_carlo = workloads::monte_carlo_goodput(dose_series_, r.faults, recovery, steps, duration_s,
+                                                                 sc_.seed, r.trials);
+            }
+        }
+        summary_.radiation = std::move(out);
     }
 
     // The training job pulls one topology per sample; the physics advances as it pulls.
@@ -245,6 +318,10 @@ private:
     std::vector<Eigen::Vector3d> positions_lvlh_;
     Sample sample_;
     std::size_t next_ = 0;
+
+    std::optional<physics::RadiationModel> radiation_model_;
+    std::vector<double> dose_rate_, dose_;
+    workloads::DoseRateSeries dose_series_;
 
     double capacity_sum_bps_ = 0.0, bisection_sum_bps_ = 0.0, degree_sum_ = 0.0;
     std::size_t link_samples_ = 0;

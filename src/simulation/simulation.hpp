@@ -7,11 +7,14 @@
 #include <skyfabric/links/metrics.hpp>
 #include <skyfabric/links/topology.hpp>
 #include <skyfabric/physics/propagation.hpp>
+#include <skyfabric/physics/radiation.hpp>
+#include <skyfabric/workloads/faults.hpp>
 #include <skyfabric/workloads/synthetic_fabric.hpp>
 #include <skyfabric/workloads/training.hpp>
 
 #include <atomic>
 #include <cstdint>
+#include <array>
 #include <optional>
 #include <span>
 #include <string>
@@ -41,6 +44,22 @@ struct Sample {
     const links::Topology* topology = nullptr;
     std::span<const links::LinkEvent> link_events;  // events since the previous sample
     links::TopologyMetrics link_metrics;
+    // Radiation (empty when off).
+    std::span<const double> dose_rate_rad_s;  // [N] behind the shielding
+    std::span<const double> dose_rad;         // [N] total ionising dose so far
+    double flux_relative_mean = 0.0;          // mean over satellites, 1 = reference orbit average
+};
+
+// What the fault process did to training over the run.
+struct RadiationOutcome {
+    std::vector<workloads::FaultEvent> events;           // trial 0
+    std::optional<workloads::GoodputResult> goodput;     // trial 0, when there is a workload
+    std::optional<workloads::MonteCarloResult> monte_carlo;  // when trials > 1 and a workload
+    std::array<double, workloads::fault_kind_count> expected_events{};
+    double interruption_mtbf_s = 0.0;
+    double dose_mean_rad = 0.0;                          // over satellites, at the end
+    double dose_max_rad = 0.0;
+    double dose_rate_mean_rad_per_yr = 0.0;              // run average over satellites
 };
 
 struct RunSummary {
@@ -72,6 +91,7 @@ struct RunSummary {
     std::size_t link_events = 0;
     // The training job, when the scenario has one.
     std::optional<workloads::TrainingResult> training;
+    std::optional<RadiationOutcome> radiation;
 };
 
 class Recorder {
