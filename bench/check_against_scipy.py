@@ -87,6 +87,8 @@ def main():
     ap.add_argument("--rtol", type=float, default=1e-12, help="SciPy rtol = atol (default 1e-12)")
     ap.add_argument("--tolerance-m", type=float, default=0.01)
     ap.add_argument("--per-satellite", action="store_true", help="one solve_ivp per satellite")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="extra scenario override for the run (repeatable), e.g. dynamics.relative_tolerance=1e-10")
     args = ap.parse_args()
 
     tmp = None
@@ -103,6 +105,8 @@ def main():
         cmd = [args.skyfabric, "run", args.scenario, "-o", out, "--set", f"duration_s={args.duration_s:g}",
                "--set", "output.vtk=false", "--set", "workload.enabled=false", "--set", "links.enabled=false",
                "--force", "-q"]
+        for kv in args.set:
+            cmd += ["--set", kv]
         t0 = time.perf_counter()
         run = subprocess.run(cmd, capture_output=True, text=True)
         if run.returncode != 0:
