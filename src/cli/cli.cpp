@@ -38,6 +38,7 @@ struct RunOptions {
     std::string output_dir;
     std::vector<std::string> overrides;
     std::string topology;
+    std::string trace;
     bool quiet = false;
     bool force = false;
 };
@@ -57,7 +58,7 @@ int command_run(const RunOptions& o) {
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
     ProgressBar progress(!o.quiet && stderr_is_terminal());
-    const auto j = output::run_to_directory(sc, dir, {&progress}, &stop_requested);
+    const auto j = output::run_to_directory(sc, dir, {&progress}, &stop_requested, o.trace);
     if (!o.quiet) {
         std::cout << output::summary_table(j);
         std::cout << "  output                             " << dir.string() << "/\n";
@@ -101,6 +102,9 @@ int main(int argc, char** argv) {
                         "Run the workload on a synthetic fabric instead of the orbit: ring:p=64,bw_gbps=400,latency_ns=500, "
                         "switch:p=16,..., torus2d:x=8,y=8,..., fully_connected:p=8,..., file:edges.csv")
         ->type_name("SPEC");
+    run_cmd->add_option("--trace", run.trace,
+                        "Write a Chrome trace-event / Perfetto timeline of the training job (and faults) to FILE")
+        ->type_name("FILE");
     run_cmd->add_flag("-q,--quiet", run.quiet, "No progress bar and no summary table");
     run_cmd->add_flag("--force", run.force, "Overwrite a folder that already holds a complete run");
 

@@ -18,8 +18,10 @@ void refuse_to_overwrite(const std::filesystem::path& directory, bool force);
 // Runs the scenario into `directory` (created if needed). `extra` recorders (a progress
 // bar) see every sample too. Returns summary.json's content; its "complete" says
 // whether the run reached its end. Throws OutputError when files cannot be written.
+// `trace_path` (or output.trace: DIR/trace.json) receives a Chrome trace-event timeline.
 nlohmann::json run_to_directory(const scenario::Scenario& scenario, const std::filesystem::path& directory,
                                 std::vector<simulation::Recorder*> extra = {},
-                                const std::atomic<bool>* stop = nullptr);
+                                const std::atomic<bool>* stop = nullptr,
+                                const std::filesystem::path& trace_path = {});
 
 }  // namespace skyfabric::output

@@ -17,6 +17,22 @@ constexpr double deg = physics::pi / 180.0;
 // Step and satellite counts past which a run cannot fit a workstation: refused up front.
 constexpr double max_output_steps = 5.0e6;
 constexpr std::int64_t max_satellites = 200000;
+// Links of a synthetic fabric (fully_connected grows as p^2).
+constexpr std::int64_t max_fabric_links = 10000000;
+// Uncompressed output (HDF5 series and VTK frames) past which a run is refused unless
+// its output is reduced: it would fill a workstation's disk.
+constexpr double max_output_bytes = 200e9;
+// Explicit LVLH states further out than this are not a formation (the chief's orbit is
+// about 7,000 km in radius): refused rather than integrated into nonsense.
+constexpr double max_explicit_offset_m = 1.0e7;
+constexpr double max_explicit_velocity_m_s = 1.0e4;
+
+std::string format_count(double x) {
+    std::ostringstream out;
+    out.precision(3);
+    out << x;
+    return out.str();
+}
 
 physics::UtcEpoch parse_epoch(Section& section, const std::string& key, const std::string& text) {
     static const std::regex iso(R"((\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2}(?:\.\d+)?)Z?)");
@@ -97,10 +113,23 @@ FormationConfig read_formation(Section s) {
             Section sat = s.item(satellites[i], s.path() + ".satellites[" + std::to_string(i) + "]");
             physics::RelativeState state;
             const auto p = sat.numbers("position_m", 3, "m");
+            for (const double x : p) {
+                if (std::abs(x) > max_explicit_offset_m) {
+                    sat.fail("position_m", "each coordinate must lie within +-" + std::to_string(static_cast<long long>(max_explicit_offset_m)) +
+                                               " m of the chief (LVLH), got " + std::to_string(x));
+                }
+            }
             state.position_m = {p[0], p[1], p[2]};
             state.velocity_m_s = Eigen::Vector3d::Constant(std::numeric_limits<double>::quiet_NaN());
             if (sat.has("velocity_m_s")) {
                 const auto v = sat.numbers("velocity_m_s", 3, "m/s");
+                for (const double x : v) {
+                    if (std::abs(x) > max_explicit_velocity_m_s) {
+                        sat.fail("velocity_m_s", "each component must lie within +-" +
+                                                     std::to_string(static_cast<long long>(max_explicit_velocity_m_s)) +
+                                                     " m/s relative to the chief, got " + std::to_string(x));
+                    }
+                }
                 state.velocity_m_s = {v[0], v[1], v[2]};
             } else {
                 sat.allow("velocity_m_s");  // NaN velocity marks "use the bounded-orbit velocity"
@@ -110,6 +139,20 @@ FormationConfig read_formation(Section s) {
         }
     } else if (!satellites.empty()) {
         s.fail("satellites", "a satellite list is only read with layout: explicit");
+    }
+    // The lattice generators loop over a grid and keep the points inside the ellipse:
+    // estimate the count first so that an absurd radius / pitch ratio is refused before
+    // it takes hours and all memory. (The exact count is checked again once generated.)
+    if (f.layout != FormationLayout::explicit_states) {
+        const double half = 0.5 * f.radius_m;
+        const double estimate = f.layout == FormationLayout::hexagonal
+                                    ? physics::pi * half * half / (f.pitch_m * f.pitch_m * std::sqrt(3.0) / 2.0)
+                                    : physics::pi * half * f.radius_m / (f.radial_pitch_m * f.along_track_pitch_m);
+        if (estimate > 1.2 * static_cast<double>(max_satellites) + 100.0) {
+            s.fail("radius_m", "radius " + format_count(f.radius_m) + " m at this pitch gives about " + format_count(estimate) +
+                                   " satellites; at most " + std::to_string(max_satellites) +
+                                   " are supported (lower radius_m or raise the pitch)");
+        }
     }
     s.finish();
     return f;
@@ -309,6 +352,27 @@ std::optional<workloads::FabricSpec> read_fabric(Section& top, const std::string
             spec.file_path = t.text("file", "");
             t.finish();
         }
+        // Refuse fabrics too large to build before building them (ranks and links).
+        std::int64_t ranks = 0, fabric_links = 0;
+        switch (spec.kind) {
+            case workloads::FabricKind::ring: ranks = spec.p; fabric_links = spec.p; break;
+            case workloads::FabricKind::switch_star: ranks = spec.p; fabric_links = spec.p; break;
+            case workloads::FabricKind::fully_connected:
+                ranks = spec.p;
+                fabric_links = static_cast<std::int64_t>(spec.p) * (spec.p - 1) / 2;
+                break;
+            case workloads::FabricKind::torus2d:
+                ranks = static_cast<std::int64_t>(spec.x) * spec.y;
+                fabric_links = 2 * ranks;
+                break;
+            case workloads::FabricKind::edge_list: break;
+        }
+        if (ranks > max_satellites || fabric_links > max_fabric_links) {
+            top.fail("topology", "a " + std::string(workloads::to_string(spec.kind)) + " fabric of " + std::to_string(ranks) +
+                                     " ranks and " + std::to_string(fabric_links) + " links is too large; at most " +
+                                     std::to_string(max_satellites) + " ranks and " + std::to_string(max_fabric_links) +
+                                     " links are supported");
+        }
         if (spec.kind == workloads::FabricKind::edge_list) {
             std::filesystem::path path = spec.file_path;
             if (path.is_relative()) path = std::filesystem::path(source_name).parent_path() / path;
@@ -318,6 +382,13 @@ std::optional<workloads::FabricSpec> read_fabric(Section& top, const std::string
             text << in.rdbuf();
             spec.csv_text = text.str();
             spec.csv_name = path.string();
+            const auto edges = workloads::parse_edge_list_csv(spec.csv_text, spec.csv_name);
+            if (edges.node_count > max_satellites || static_cast<std::int64_t>(edges.links.size()) > max_fabric_links) {
+                top.fail("topology", spec.csv_name + ": " + std::to_string(edges.node_count) + " nodes and " +
+                                         std::to_string(edges.links.size()) + " links; at most " +
+                                         std::to_string(max_satellites) + " nodes and " +
+                                         std::to_string(max_fabric_links) + " links are supported");
+            }
         }
         (void)workloads::make_fabric(spec);  // validates counts and the CSV now, with a location
     } catch (const workloads::FabricSpecError& e) {
@@ -334,8 +405,47 @@ OutputConfig read_output(Section s) {
     o.vtk_every = static_cast<int>(s.integer("vtk_every", 1, 1000000, 1));
     o.vtk_frame = s.choice("vtk_frame", {"lvlh", "eci"}, "lvlh") == "eci" ? VtkFrame::eci : VtkFrame::lvlh;
     o.compression_level = static_cast<int>(s.integer("compression_level", 0, 9, 4));
+    o.trace = s.boolean("trace", false);
+    o.trace_max_events = s.integer("trace_max_events", 1, 100000000, o.trace_max_events);
+    if (s.has("trace_window_s")) {
+        const auto window = s.numbers("trace_window_s", 2, "s");
+        if (window[0] < 0 || window[1] <= window[0]) s.fail("trace_window_s", "expected [start, end] with 0 <= start < end");
+        o.trace_window_start_s = window[0];
+        o.trace_window_end_s = window[1];
+    } else {
+        s.allow("trace_window_s");
+    }
     s.finish();
     return o;
+}
+
+// Uncompressed bytes the outputs would take: per output step and satellite, the HDF5
+// series (LVLH state, ECI state, nearest neighbour, model error, radiation, links) and
+// the VTK frames. Refused above max_output_bytes, naming what to change.
+void check_output_volume(Section& top, const Scenario& sc, std::size_t satellites) {
+    const double steps = std::floor(sc.duration_s / sc.output_step_s) + 1.0;
+    const double n = static_cast<double>(satellites);
+    double per_satellite = 0.0;
+    if (sc.output.hdf5 && !sc.fabric) {
+        per_satellite += 48.0 + 8.0;                               // LVLH position + velocity, nearest neighbour
+        if (sc.output.eci) per_satellite += 48.0;                  // ECI position + velocity
+        if (sc.dynamics.compare_to_nonlinear) per_satellite += 8.0;
+        if (sc.radiation.enabled) per_satellite += 16.0;           // dose rate and dose
+        if (sc.links.enabled) per_satellite += 0.5 * sc.links.topology.terminals.terminals_per_satellite * 40.0;
+    }
+    double vtk = 0.0;
+    if (sc.output.vtk && !sc.fabric) {
+        // ASCII/XML frames: points, velocities and link lines, about 200 bytes a satellite.
+        vtk = std::floor(steps / sc.output.vtk_every + 1.0) * n * 200.0;
+    }
+    const double bytes = steps * n * per_satellite + vtk;
+    if (bytes <= max_output_bytes) return;
+    const std::string what = format_count(steps) + " output steps x " + std::to_string(satellites) + " satellites";
+    top.fail("output_step_s",
+             "the outputs would take about " + format_count(bytes / 1e9) + " GB (" + what + "); at most " +
+                 format_count(max_output_bytes / 1e9) +
+                 " GB are allowed: raise output_step_s, shorten the run, set output.eci: false, output.vtk: false "
+                 "(or a larger output.vtk_every), or output.hdf5: false");
 }
 
 }  // namespace
@@ -402,9 +512,11 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
         throw ScenarioError(source_name + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
                             ": YAML syntax error: " + e.msg);
     } catch (const YAML::Exception& e) {
-        throw ScenarioError(source_name + ": cannot read YAML: " + e.msg);
+        const int line = e.mark.is_null() ? 0 : e.mark.line, column = e.mark.is_null() ? 0 : e.mark.column;
+        throw ScenarioError(source_name + ":" + std::to_string(line + 1) + ":" + std::to_string(column + 1) +
+                            ": cannot read YAML: " + e.msg);
     }
-    if (!root.IsDefined() || root.IsNull()) throw ScenarioError(source_name + ": the scenario is empty; expected a mapping with name, orbit and formation");
+    if (!root.IsDefined() || root.IsNull()) throw ScenarioError(source_name + ":1:1: the scenario is empty; expected a mapping with name, orbit and formation");
     if (!root.IsMap()) throw ScenarioError(location(root, "(top level)", source) + "expected a mapping of keys to values at the top level");
 
     for (const auto& o : overrides) {
@@ -425,6 +537,18 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
     Section top(root, "", &source);
     sc.name = top.text("name");
     if (sc.name.empty()) top.fail("name", "must not be empty");
+    // The name is the default output folder (out/<name>) and a file name in sweeps: it
+    // must be one plain path component, so that no name can write outside out/.
+    if (sc.name.size() > 128) top.fail("name", "must be at most 128 characters (it names the output folder out/<name>)");
+    for (const char c : sc.name) {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '/' || c == '\\' || u < 0x20 || u == 0x7f) {
+            top.fail("name", "must not contain '/', '\\' or control characters: it names the output folder out/<name>");
+        }
+    }
+    if (sc.name == "." || sc.name == ".." || sc.name.front() == '.' || sc.name.front() == '-') {
+        top.fail("name", "must not start with '.' or '-': it names the output folder out/<name>");
+    }
     sc.seed = static_cast<std::uint64_t>(top.integer("seed", 0, std::numeric_limits<std::int64_t>::max(), 42));
     sc.fabric = read_fabric(top, source_name);
     const bool orbital = !sc.fabric;
@@ -444,6 +568,10 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
     } else {
         sc.duration_s = period_s * top.number("duration_orbits", 0.0, 100000.0, {}, "orbits");
         top.allow("duration_s");
+        if (sc.duration_s > 10.0 * physics::seconds_per_julian_year) {
+            top.fail("duration_orbits", "gives " + format_count(sc.duration_s / physics::seconds_per_julian_year) +
+                                            " years; at most 10 years are allowed");
+        }
     }
     sc.output_step_s = top.number("output_step_s", 1e-3, 1e7, 10.0, "s");
     if (sc.duration_s / sc.output_step_s > max_output_steps) {
@@ -497,6 +625,7 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
         Section metrics = top.section("metrics");
         metrics.fail("reference_satellite", "must be below the satellite count " + std::to_string(satellites));
     }
+    check_output_volume(top, sc, satellites);
     return sc;
 }
 

@@ -70,6 +70,10 @@ struct OutputConfig {
     int vtk_every = 1;
     VtkFrame vtk_frame = VtkFrame::lvlh;
     int compression_level = 4;
+    bool trace = false;                    // DIR/trace.json, Chrome trace-event / Perfetto
+    std::int64_t trace_max_events = 200000;
+    double trace_window_start_s = -1.0;    // < 0: from the start
+    double trace_window_end_s = -1.0;      // < 0: to the end
 };
 
 struct LinksConfig {

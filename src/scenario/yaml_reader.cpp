@@ -15,6 +15,18 @@ std::string location(const YAML::Node& node, const std::string& key_path, const 
     out << source.file_name;
     if (node.IsDefined() && node.Mark().line >= 0) {
         out << ':' << node.Mark().line + 1 << ':' << node.Mark().column + 1;
+    } else {
+        // A node a --set made (a new section holds no position in the file): name the
+        // override under it, else the file's start.
+        for (const auto& p : source.overridden_paths) {
+            if (p.rfind(key_path + ".", 0) == 0) return "--set " + p + ": ";
+        }
+        const auto dot = key_path.find('.');
+        const std::string top = key_path.substr(0, dot);
+        for (const auto& p : source.overridden_paths) {
+            if (p == top || p.rfind(top + ".", 0) == 0) return "--set " + p + ": ";
+        }
+        out << ":1:1";
     }
     out << ": ";
     return out.str();
@@ -226,7 +238,8 @@ void Section::finish() {
     if (!node_.IsMap()) return;
     const std::vector<std::string> valid(read_.begin(), read_.end());
     for (const auto& entry : node_) {
-        const std::string key = entry.first.as<std::string>();
+        // A key that is itself a list or mapping (`? [a, b]`) is no valid key either.
+        const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : describe(entry.first);
         if (read_.count(key)) continue;
         const std::string near = nearest_key(key, valid);
         std::string valid_list;

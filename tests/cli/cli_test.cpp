@@ -207,3 +207,24 @@ TEST(Cli, RadiationDoseAndFaultsOverADay) {
     EXPECT_EQ(check.status, 0) << check.output;
     fs::remove_all(dir);
 }
+
+TEST(Cli, TraceMatchesTheHdf5StepTimings) {
+    const auto dir = fresh_dir("trace");
+    const auto trace = dir / "run.trace.json";
+    const auto r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") + " --set output.vtk=false -o " +
+                               dir.string() + " --trace " + trace.string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    // Every rank has a named track; each written "step N" slice has the start and
+    // duration of step N in /workload/steps (microseconds in the trace).
+    const auto check = run_command(
+        "/usr/bin/python3 -c \"import h5py,json,sys; d=json.load(open(sys.argv[1])); f=h5py.File(sys.argv[2],'r'); "
+        "ev=d['traceEvents']; ranks=int(f.attrs['satellite_count']); "
+        "names=[e for e in ev if e['ph']=='M' and e['name']=='thread_name' and e['pid']==1]; assert len(names)==ranks, len(names); "
+        "st=f['workload/steps/start_s'][:]; en=f['workload/steps/end_s'][:]; "
+        "steps=[e for e in ev if e['ph']=='X' and e['name'].startswith('step ')]; assert steps; "
+        "bad=[e for e in steps if abs(e['ts']-st[int(e['name'][5:])]*1e6)>1 or abs(e['dur']-(en[int(e['name'][5:])]-st[int(e['name'][5:])])*1e6)>1]; "
+        "assert not bad, bad[:3]; print('ok', len(steps))\" " +
+        trace.string() + " " + (dir / "result.h5").string());
+    EXPECT_EQ(check.status, 0) << check.output;
+    fs::remove_all(dir);
+}
