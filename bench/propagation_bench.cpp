@@ -4,6 +4,8 @@
 // `sat_steps_per_s`: satellites x output samples per second of wall time.
 //
 //   BM_Suncatcher81_Day            81 satellites, one day (8,641 samples).
+//   BM_Suncatcher81_Day_Every/S    the same day sampled every S s (what the 10 s output costs).
+//   BM_Suncatcher81_Day_Rtol/E     the same day at rtol = 1e-E, atol = 1e3 rtol m (looser than default).
 //   BM_ScaledLattice_Orbit/R       the same lattice at radius R (N ~ R^2): R = 3580 m -> 1,005,
 //                                  R = 11285 m -> 10,005 satellites; one orbit (5,862 s, 587 samples).
 //                                  One FormationPropagator: it integrates blocks of 128 satellites on
@@ -64,15 +66,16 @@ std::vector<sp::RelativeState> lattice(const Setup& s, double radius_m) {
     return sp::suncatcher_lattice(radius_m, 100.0, 200.0, s.mean_motion);
 }
 
-// Propagate `groups` (each its own FormationPropagator) from 0 to span_s, every 10 s; returns samples.
-std::size_t propagate(const Setup& s, const std::vector<std::vector<sp::RelativeState>>& groups, double span_s) {
-    const sp::PropagationSettings settings;  // nonlinear, J2, default tolerances
-    const auto samples = static_cast<std::size_t>(std::floor(span_s / output_step_s + 1e-9)) + 1;
+// Propagate `groups` (each its own FormationPropagator) from 0 to span_s, every step_s; returns samples.
+std::size_t propagate(const Setup& s, const std::vector<std::vector<sp::RelativeState>>& groups, double span_s,
+                      const sp::PropagationSettings& settings = {},  // nonlinear, J2, default tolerances
+                      double step_s = output_step_s) {
+    const auto samples = static_cast<std::size_t>(std::floor(span_s / step_s + 1e-9)) + 1;
     sp::FormationSnapshot snap;
     for (const auto& g : groups) {
         sp::FormationPropagator prop(s.chief, g, settings);
         for (std::size_t k = 0; k < samples; ++k) {
-            prop.advance_to(output_step_s * static_cast<double>(k), snap);
+            prop.advance_to(step_s * static_cast<double>(k), snap);
             benchmark::DoNotOptimize(snap.satellites_eci.data());
         }
         benchmark::ClobberMemory();
@@ -94,6 +97,30 @@ void BM_Suncatcher81_Day(benchmark::State& state) {
     const std::vector<std::vector<sp::RelativeState>> groups{lattice(s, 1000.0)};
     std::size_t samples = 0;
     for (auto _ : state) samples = propagate(s, groups, sp::seconds_per_day);
+    report(state, groups.front().size(), samples, sp::seconds_per_day);
+}
+
+// What the 10 s output costs: the same day sampled every range(0) seconds (the integrator's steps are
+// at most 120 s, so from 120 s up the samples no longer interpolate inside steps).
+void BM_Suncatcher81_Day_Every(benchmark::State& state) {
+    const Setup s = suncatcher_orbit();
+    const std::vector<std::vector<sp::RelativeState>> groups{lattice(s, 1000.0)};
+    const auto step = static_cast<double>(state.range(0));
+    std::size_t samples = 0;
+    for (auto _ : state) samples = propagate(s, groups, sp::seconds_per_day, {}, step);
+    report(state, groups.front().size(), samples, sp::seconds_per_day);
+}
+
+// Looser tolerances than the default (rtol 1e-12, atol 1e-9 m): rtol = 10^-range(0), atol = 1000 rtol
+// (metres of offset). The 120 s step cap bounds what they can save.
+void BM_Suncatcher81_Day_Rtol(benchmark::State& state) {
+    const Setup s = suncatcher_orbit();
+    const std::vector<std::vector<sp::RelativeState>> groups{lattice(s, 1000.0)};
+    sp::PropagationSettings settings;
+    settings.relative_tolerance = std::pow(10.0, -static_cast<double>(state.range(0)));
+    settings.absolute_tolerance = 1e3 * settings.relative_tolerance;
+    std::size_t samples = 0;
+    for (auto _ : state) samples = propagate(s, groups, sp::seconds_per_day, settings);
     report(state, groups.front().size(), samples, sp::seconds_per_day);
 }
 
@@ -122,6 +149,8 @@ void BM_ScaledLattice_Orbit_1T(benchmark::State& state) { scaled(state, 384); }
 
 // Wall time throughout (UseRealTime): the threaded propagator's work is on its worker threads.
 BENCHMARK(BM_Suncatcher81_Day)->Unit(benchmark::kMillisecond)->MinTime(1.0)->UseRealTime();
+BENCHMARK(BM_Suncatcher81_Day_Every)->Arg(60)->Arg(120)->Arg(600)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Suncatcher81_Day_Rtol)->Arg(10)->Arg(8)->Unit(benchmark::kMillisecond)->UseRealTime();
 // R = 1000 m: 81, 3580 m: 1,005, 11285 m: 10,005 satellites.
 BENCHMARK(BM_ScaledLattice_Orbit)->Arg(1000)->Arg(3580)->Arg(11285)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ScaledLattice_Orbit_1T)->Arg(1000)->Arg(3580)->Arg(11285)->Unit(benchmark::kMillisecond)->UseRealTime();
