@@ -69,25 +69,45 @@ namespace {
 
 struct Builder {
     Schedule& s;
+    bool compact = true;  // ring steps as one repeated entry
     void begin(std::int32_t pattern) {
-        s.phases.push_back(Phase{static_cast<std::int32_t>(s.transfers.size()), 0, pattern});
+        s.phases.push_back(Phase{static_cast<std::int32_t>(s.transfers.size()), 0, pattern, 1});
     }
     void add(std::int32_t a, std::int32_t b, double bytes) {
         s.transfers.push_back(Transfer{a, b, bytes});
         ++s.phases.back().transfer_count;
     }
+    // A phase entry repeating an earlier entry's transfers (no new transfers).
+    void repeat_of(const Phase& earlier, std::int32_t times) {
+        Phase ph = earlier;
+        ph.repeat = times;
+        s.phases.push_back(ph);
+    }
 };
 
-// `steps` ring steps of `chunk` bytes: rank i → i+1 within each ring of `ranks` listed.
-void ring_steps(Builder& b, const std::vector<std::vector<std::int32_t>>& rings, std::int32_t steps,
-                double chunk, std::int32_t pattern) {
-    for (std::int32_t k = 0; k < steps; ++k) {
+// `steps` ring steps of `chunk` bytes: rank i → i+1 within each ring listed, each ring
+// rank i = first + i·stride, i < size (contiguous groups: stride 1; columns: stride k).
+struct Rings {
+    std::int32_t count = 1;        // number of rings
+    std::int32_t size = 0;         // ranks per ring
+    std::int32_t ring_offset = 0;  // first rank of ring r is r·ring_offset
+    std::int32_t stride = 1;       // rank distance between neighbours in a ring
+    std::int32_t rank(std::int32_t r, std::int32_t i) const { return r * ring_offset + i * stride; }
+};
+
+// Returns the index of the phase entry holding the transfers (for reuse by repeat_of).
+std::size_t ring_steps(Builder& b, const Rings& rings, std::int32_t steps, double chunk,
+                       std::int32_t pattern) {
+    const std::size_t first = b.s.phases.size();
+    const std::int32_t entries = b.compact ? 1 : steps;
+    for (std::int32_t k = 0; k < entries; ++k) {
         b.begin(pattern);
-        for (const auto& ring : rings) {
-            const auto m = static_cast<std::int32_t>(ring.size());
-            for (std::int32_t i = 0; i < m; ++i) b.add(ring[i], ring[(i + 1) % m], chunk);
-        }
+        for (std::int32_t r = 0; r < rings.count; ++r)
+            for (std::int32_t i = 0; i < rings.size; ++i)
+                b.add(rings.rank(r, i), rings.rank(r, (i + 1) % rings.size), chunk);
     }
+    if (b.compact) b.s.phases.back().repeat = steps;
+    return first;
 }
 
 void halving_doubling(Builder& b, std::int32_t p, double n) {
@@ -166,8 +186,10 @@ std::int32_t default_group_size(std::int32_t p) {
 
 }  // namespace
 
-Schedule build_schedule(CollectiveOp op, Algorithm algorithm, std::int32_t p, double n,
-                        const ScheduleOptions& options) {
+namespace {
+
+Schedule build(CollectiveOp op, Algorithm algorithm, std::int32_t p, double n,
+               const ScheduleOptions& options, bool compact) {
     if (p < 1) throw std::invalid_argument("a collective needs at least one rank");
     if (!(n >= 0.0)) throw std::invalid_argument("collective bytes must be >= 0");
     Schedule s;
@@ -175,13 +197,12 @@ Schedule build_schedule(CollectiveOp op, Algorithm algorithm, std::int32_t p, do
     s.algorithm = algorithm;
     s.ranks = p;
     s.bytes = n;
-    Builder b{s};
+    Builder b{s, compact};
     auto unsupported = [&] {
         return std::invalid_argument("algorithm " + to_string(algorithm) + " does not implement " +
                                      to_string(op));
     };
-    std::vector<std::vector<std::int32_t>> whole(1);
-    for (std::int32_t i = 0; i < p; ++i) whole[0].push_back(i);
+    const Rings whole{1, p, 0, 1};
 
     switch (op) {
         case CollectiveOp::point_to_point:
@@ -228,21 +249,64 @@ Schedule build_schedule(CollectiveOp op, Algorithm algorithm, std::int32_t p, do
                     if (p % k != 0)
                         throw std::invalid_argument("hierarchical_ring: group size must divide ranks");
                     const std::int32_t m = p / k;
-                    // Rank r = g·k + l: group g, local index l.
-                    std::vector<std::vector<std::int32_t>> groups(m), columns(k);
-                    for (std::int32_t r = 0; r < p; ++r) {
-                        groups[r / k].push_back(r);
-                        columns[r % k].push_back(r);
-                    }
-                    if (k > 1) ring_steps(b, groups, k - 1, n / k, 0);                   // RS in group
+                    // Rank r = g·k + l: group g (ranks g·k … g·k+k−1), column l (l, l+k, …).
+                    const Rings groups{m, k, k, 1};
+                    const Rings columns{k, m, 1, k};
+                    std::size_t rs = 0;
+                    if (k > 1) rs = ring_steps(b, groups, k - 1, n / k, 0);              // RS in group
                     if (m > 1) ring_steps(b, columns, 2 * (m - 1), n / k / m, 1);        // AR across
-                    if (k > 1) ring_steps(b, groups, k - 1, n / k, 0);                   // AG in group
+                    if (k > 1) {                                                         // AG in group
+                        if (compact) b.repeat_of(s.phases[rs], k - 1);
+                        else ring_steps(b, groups, k - 1, n / k, 0);
+                    }
                     return s;
                 }
                 default: throw unsupported();
             }
     }
     throw unsupported();
+}
+
+}  // namespace
+
+std::int64_t Schedule::phase_count() const {
+    std::int64_t n = 0;
+    for (const Phase& ph : phases) n += ph.repeat;
+    return n;
+}
+
+std::int64_t Schedule::transfer_count() const {
+    std::int64_t n = 0;
+    for (const Phase& ph : phases) n += static_cast<std::int64_t>(ph.transfer_count) * ph.repeat;
+    return n;
+}
+
+Schedule build_schedule(CollectiveOp op, Algorithm algorithm, std::int32_t p, double n,
+                        const ScheduleOptions& options) {
+    return build(op, algorithm, p, n, options, true);
+}
+
+Schedule build_explicit_schedule(CollectiveOp op, Algorithm algorithm, std::int32_t p, double n,
+                                 const ScheduleOptions& options) {
+    return build(op, algorithm, p, n, options, false);
+}
+
+Schedule expand_schedule(const Schedule& schedule) {
+    Schedule out;
+    out.op = schedule.op;
+    out.algorithm = schedule.algorithm;
+    out.ranks = schedule.ranks;
+    out.bytes = schedule.bytes;
+    out.transfers.reserve(static_cast<std::size_t>(schedule.transfer_count()));
+    out.phases.reserve(static_cast<std::size_t>(schedule.phase_count()));
+    for (const Phase& ph : schedule.phases)
+        for (std::int32_t r = 0; r < ph.repeat; ++r) {
+            out.phases.push_back(Phase{static_cast<std::int32_t>(out.transfers.size()), ph.transfer_count,
+                                       ph.pattern, 1});
+            out.transfers.insert(out.transfers.end(), schedule.transfers.begin() + ph.first_transfer,
+                                 schedule.transfers.begin() + ph.first_transfer + ph.transfer_count);
+        }
+    return out;
 }
 
 }  // namespace skyfabric::workloads

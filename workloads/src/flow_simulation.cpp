@@ -199,13 +199,15 @@ double CollectiveEngine::run_static(const Schedule& schedule, const Placement& p
                                     std::int64_t key, Cached& out) {
     std::vector<double> acc;
     std::vector<std::int32_t> touched;
-    auto add = [&](const Cached& c) {
+    auto add = [&](const Cached& c, std::int32_t times) {
         if (acc.empty()) acc.assign(clock_.network().capacity_Bps.size(), 0.0);
         for (const auto& [e, b] : c.edge_bytes) {
             if (acc[e] == 0.0) touched.push_back(e);
-            acc[e] += b;
+            acc[e] += times == 1 ? b : b * times;
         }
     };
+    // Phases of one entry share their transfers: solved once here whatever the key (the
+    // same inputs give the same numbers), and the key lets later calls reuse it.
     double total = 0.0;
     for (const Phase& phase : schedule.phases) {
         const Cached* c = nullptr;
@@ -222,9 +224,11 @@ double CollectiveEngine::run_static(const Schedule& schedule, const Placement& p
             run_phase_static(schedule, phase, placement, fresh);
             c = &fresh;
         }
-        total += c->duration_s;
+        // Barrier after barrier: the phases' durations add one by one (the sum the
+        // explicit schedule gives, to the bit).
+        for (std::int32_t r = 0; r < phase.repeat; ++r) total += c->duration_s;
         if (!std::isfinite(total)) break;
-        add(*c);
+        add(*c, phase.repeat);
     }
     out.duration_s = total;
     out.edge_bytes.clear();
@@ -266,12 +270,13 @@ double CollectiveEngine::run_dynamic(const Schedule& schedule, const Placement& 
         result.topology_changes += static_cast<std::int32_t>(clock_.epoch() - before);
         check_epoch();
     };
-    for (const Phase& phase : schedule.phases) {
+    for (const Phase& phase : schedule.phases)
+      for (std::int32_t rep = 0; rep < phase.repeat;) {
         enter_time(t);
-        flow_events_ += 2 * phase.transfer_count;
         if (key >= 0) {
-            // A phase that fits before the next change runs as on a fixed network: reuse
-            // (or make) this epoch's cached solution of its pattern.
+            // Phases that fit before the next change run as on a fixed network: reuse (or
+            // make) this epoch's cached solution of their pattern, and take as many of the
+            // entry's repeats as end by the change in one go.
             const std::int64_t pk = key * 1000003 + phase.pattern;
             auto it = phase_cache_.find(pk);
             if (it == phase_cache_.end()) {
@@ -279,12 +284,28 @@ double CollectiveEngine::run_dynamic(const Schedule& schedule, const Placement& 
                 run_phase_static(schedule, phase, placement, fresh);
                 it = phase_cache_.emplace(pk, std::move(fresh)).first;
             }
-            if (std::isfinite(it->second.duration_s) && t + it->second.duration_s <= clock_.next_change_s()) {
-                for (const auto& [e, b] : it->second.edge_bytes) clock_.add_edge_bytes(e, b);
-                t += it->second.duration_s;
+            const double d = it->second.duration_s;
+            const double horizon = clock_.next_change_s();
+            std::int32_t taken = 0;
+            if (std::isfinite(d)) {
+                // t advances phase by phase, as the explicit schedule's loop does; a phase
+                // ending exactly at the change leaves the next one to the new epoch.
+                while (rep + taken < phase.repeat && t + d <= horizon) {
+                    t += d;
+                    ++taken;
+                    if (t >= horizon) break;
+                }
+            }
+            if (taken > 0) {
+                flow_events_ += 2 * static_cast<std::int64_t>(phase.transfer_count) * taken;
+                for (const auto& [e, b] : it->second.edge_bytes)
+                    clock_.add_edge_bytes(e, taken == 1 ? b : b * taken);
+                rep += taken;
                 continue;
             }
         }
+        flow_events_ += 2 * phase.transfer_count;
+        ++rep;
         flows.clear();
         for (std::int32_t i = 0; i < phase.transfer_count; ++i) {
             const Transfer& tr = schedule.transfers[phase.first_transfer + i];
@@ -362,7 +383,7 @@ double CollectiveEngine::run_dynamic(const Schedule& schedule, const Placement& 
             }
         }
         t = std::max(t, phase_end);
-    }
+      }
     return t;
 }
 
@@ -396,7 +417,7 @@ CollectiveResult CollectiveEngine::run(const Schedule& schedule, const Placement
     const double undisturbed = c->duration_s;
     if (std::isfinite(undisturbed) && start_s + undisturbed <= clock_.next_change_s()) {
         for (const auto& [e, b] : c->edge_bytes) clock_.add_edge_bytes(e, b);
-        flow_events_ += 2 * static_cast<std::int64_t>(schedule.transfers.size());
+        flow_events_ += 2 * schedule.transfer_count();
         r.end_s = start_s + undisturbed;
     } else {
         r.end_s = run_dynamic(schedule, placement, start_s, cache_key, r);

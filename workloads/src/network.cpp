@@ -47,16 +47,48 @@ namespace {
 
 // Dijkstra with a lexicographic key. Shortest latency: (latency, hops). Widest:
 // (−bottleneck, latency). `banned` removes edges (disjoint paths).
+// Per-thread labels, reset through the list of nodes a search touched, so one search
+// costs what it explores, not O(node_count) (a ring of p ranks routes p short paths).
+struct SearchScratch {
+    struct Label {
+        double a = inf, b = inf;
+    };
+    std::vector<Label> best;
+    std::vector<std::int32_t> via;
+    std::vector<char> done;
+    std::vector<std::int32_t> touched;
+    void prepare(std::size_t nn) {
+        if (best.size() < nn) {
+            best.resize(nn);
+            via.resize(nn, -1);
+            done.resize(nn, 0);
+        }
+    }
+    void touch(std::int32_t v) {  // before via[v] is first set
+        if (via[v] < 0) touched.push_back(v);
+    }
+    void reset() {
+        for (auto v : touched) {
+            best[v] = Label{};
+            via[v] = -1;
+            done[v] = 0;
+        }
+        touched.clear();
+    }
+};
+thread_local SearchScratch search_scratch;
+
 std::optional<Path> search(const Network& n, std::int32_t s, std::int32_t t, RoutingPolicy policy,
                            const std::vector<char>* banned) {
     if (s == t) return Path{};
     const std::size_t nn = static_cast<std::size_t>(n.node_count);
-    struct Label {
-        double a = inf, b = inf;
-    };
-    std::vector<Label> best(nn);
-    std::vector<std::int32_t> via(nn, -1);
-    std::vector<char> done(nn, 0);
+    SearchScratch& sc = search_scratch;
+    sc.prepare(nn);
+    using Label = SearchScratch::Label;
+    auto& best = sc.best;
+    auto& via = sc.via;
+    auto& done = sc.done;
+    sc.touched.push_back(s);
     using Item = std::tuple<double, double, std::int32_t>;
     std::priority_queue<Item, std::vector<Item>, std::greater<>> heap;
     // Widest stores −bottleneck in a so smaller is better; source has bottleneck inf.
@@ -82,16 +114,21 @@ std::optional<Path> search(const Network& n, std::int32_t s, std::int32_t t, Rou
                 cand.b = b + 1.0;
             }
             if (cand.a < best[w].a || (cand.a == best[w].a && cand.b < best[w].b)) {
+                sc.touch(w);
                 best[w] = cand;
                 via[w] = e;
                 heap.emplace(cand.a, cand.b, w);
             }
         }
     }
-    if (via[t] < 0) return std::nullopt;
+    if (via[t] < 0) {
+        sc.reset();
+        return std::nullopt;
+    }
     Path p;
     p.bottleneck_Bps = inf;
     for (std::int32_t v = t; v != s; v = n.edge_from[via[v]]) p.edges.push_back(via[v]);
+    sc.reset();
     std::reverse(p.edges.begin(), p.edges.end());
     for (auto e : p.edges) {
         p.latency_s += n.latency_s[e];

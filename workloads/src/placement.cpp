@@ -3,9 +3,65 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <queue>
 #include <stdexcept>
 
 namespace skyfabric::workloads {
+
+namespace {
+
+// The unvisited node nearest to `source` by routed latency (ties: lower node id; none
+// reachable: the lowest-id unvisited node) — what a full latency_distances() scan gives,
+// from a Dijkstra that stops once no closer node can appear and resets only what it
+// touched, so a dead end costs the neighbourhood it searches, not O(node_count).
+class NearestUnvisited {
+public:
+    std::int32_t operator()(const Network& n, std::int32_t source, const std::vector<char>& used) {
+        if (dist_.size() < static_cast<std::size_t>(n.node_count))
+            dist_.resize(static_cast<std::size_t>(n.node_count), inf());
+        using Item = std::pair<double, std::int32_t>;
+        std::priority_queue<Item, std::vector<Item>, std::greater<>> heap;
+        set(source, 0.0);
+        heap.emplace(0.0, source);
+        std::int32_t found = -1;
+        double found_d = inf();
+        while (!heap.empty()) {
+            auto [d, v] = heap.top();
+            heap.pop();
+            if (d > dist_[v]) continue;
+            if (d > found_d) break;  // every node at found_d has been popped
+            if (!used[v] && (found < 0 || d < found_d || v < found)) {
+                found = v;
+                found_d = d;
+            }
+            for (std::int32_t k = n.adjacency_offsets[v]; k < n.adjacency_offsets[v + 1]; ++k) {
+                const std::int32_t e = n.adjacency_edges[k];
+                const double nd = d + n.latency_s[e];
+                if (nd < dist_[n.edge_to[e]]) {
+                    set(n.edge_to[e], nd);
+                    heap.emplace(nd, n.edge_to[e]);
+                }
+            }
+        }
+        for (auto v : touched_) dist_[v] = inf();
+        touched_.clear();
+        if (found < 0)
+            for (std::int32_t w = 0; w < n.node_count; ++w)
+                if (!used[w]) return w;
+        return found;
+    }
+
+private:
+    static double inf() { return std::numeric_limits<double>::infinity(); }
+    void set(std::int32_t v, double d) {
+        if (dist_[v] == inf()) touched_.push_back(v);
+        dist_[v] = d;
+    }
+    std::vector<double> dist_;
+    std::vector<std::int32_t> touched_;
+};
+
+}  // namespace
 
 Placement ring_placement(const Network& network, std::int32_t ranks) {
     const std::int32_t n = network.node_count;
@@ -13,6 +69,7 @@ Placement ring_placement(const Network& network, std::int32_t ranks) {
     Placement order;
     order.reserve(static_cast<std::size_t>(ranks));
     std::vector<char> used(static_cast<std::size_t>(n), 0);
+    NearestUnvisited nearest_unvisited;
     std::int32_t v = 0;
     order.push_back(v);
     used[v] = 1;
@@ -30,13 +87,8 @@ Placement ring_placement(const Network& network, std::int32_t ranks) {
                 next = w;
             }
         }
-        if (next < 0) {  // dead end: jump to the nearest unvisited node by routed latency
-            const auto dist = latency_distances(network, v);
-            for (std::int32_t w = 0; w < n; ++w) {
-                if (used[w]) continue;
-                if (next < 0 || dist[w] < dist[next]) next = w;
-            }
-        }
+        // Dead end: jump to the nearest unvisited node by routed latency.
+        if (next < 0) next = nearest_unvisited(network, v, used);
         used[next] = 1;
         order.push_back(next);
         v = next;

@@ -45,10 +45,11 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
         throw std::invalid_argument("simulate_training: local_steps must be >= 1");
     const double compute = compute_time_per_step_s(job, accelerator);
     const std::int32_t buckets = std::max(1, job.gradient_buckets);
-    const Schedule bucket_schedule = build_schedule(CollectiveOp::all_reduce, options.all_reduce, p,
-                                                    gradient_bytes(job) / buckets, options.schedule);
-    const Schedule outer_schedule = build_schedule(CollectiveOp::all_reduce, options.all_reduce, p,
-                                                   outer_sync_bytes(job), options.schedule);
+    const auto schedule_of = options.explicit_schedules ? build_explicit_schedule : build_schedule;
+    const Schedule bucket_schedule = schedule_of(CollectiveOp::all_reduce, options.all_reduce, p,
+                                                 gradient_bytes(job) / buckets, options.schedule);
+    const Schedule outer_schedule = schedule_of(CollectiveOp::all_reduce, options.all_reduce, p,
+                                                outer_sync_bytes(job), options.schedule);
 
     TrainingResult out;
     TrainingSummary& sum = out.summary;

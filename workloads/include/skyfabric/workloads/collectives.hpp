@@ -49,12 +49,18 @@ struct Transfer {
     double bytes = 0.0;
 };
 
+// A phase entry stands for `repeat` consecutive phases (each behind a step barrier)
+// with the same transfers, transfers[first_transfer, first_transfer + transfer_count).
+// Several entries may point at the same transfer range. A ring's 2(p−1) steps are one
+// entry with repeat = 2(p−1) over p transfers, so a schedule holds O(p) transfers where
+// the explicit form holds 2(p−1)·p.
 struct Phase {
     std::int32_t first_transfer = 0;
     std::int32_t transfer_count = 0;
     // Phases with equal pattern ids have identical transfers (same pairs, same bytes),
     // so a phase's duration on an unchanged network can be reused.
     std::int32_t pattern = 0;
+    std::int32_t repeat = 1;  // >= 1
 };
 
 struct Schedule {
@@ -64,6 +70,11 @@ struct Schedule {
     double bytes = 0.0;
     std::vector<Transfer> transfers;
     std::vector<Phase> phases;
+
+    // Phases as run: the sum of repeats.
+    std::int64_t phase_count() const;
+    // Transfers as run: the sum of transfer_count × repeat (what the explicit form lists).
+    std::int64_t transfer_count() const;
 };
 
 struct ScheduleOptions {
@@ -72,8 +83,20 @@ struct ScheduleOptions {
 };
 
 // Throws std::invalid_argument for an algorithm the op does not support or p < 1.
+// Compact: ring steps (ring all-reduce, reduce-scatter, all-gather, and the rings of the
+// hierarchical ring) are one repeated phase entry each, O(p) transfers in all.
 Schedule build_schedule(CollectiveOp op, Algorithm algorithm, std::int32_t ranks, double bytes,
                         const ScheduleOptions& options = {});
+
+// The same collective with every phase listed (repeat = 1 everywhere, one transfer range
+// per phase): 2(p−1)·p transfers for a ring all-reduce. Built by its own loops, not by
+// expanding the compact form, so tests can check one against the other; the engine gives
+// both the same times.
+Schedule build_explicit_schedule(CollectiveOp op, Algorithm algorithm, std::int32_t ranks,
+                                 double bytes, const ScheduleOptions& options = {});
+
+// Any schedule with its repeats unrolled into explicit phases.
+Schedule expand_schedule(const Schedule& schedule);
 
 // nccl-tests bus-bandwidth factor: busBw = algBw × factor.
 // all_reduce 2(p−1)/p; reduce_scatter, all_gather, all_to_all (p−1)/p; point_to_point 1.

@@ -29,6 +29,9 @@ struct TrainingOptions {
     double end_s = -1.0;     // < 0: span overload: last time + last spacing; source: required
     std::int64_t max_steps = -1;  // < 0: no limit
     bool record_collectives = true;
+    // Run explicit schedules (every ring step listed: O(p²) transfers) instead of the
+    // compact ones (O(p)); the results are the same. For tests.
+    bool explicit_schedules = false;
 };
 
 enum class StepStatus : std::uint8_t {
