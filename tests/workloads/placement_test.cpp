@@ -1,5 +1,8 @@
 // Topology-aware ring embedding against random placement.
 
+#include <limits>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include <skyfabric/workloads/flow_simulation.hpp>
@@ -38,4 +41,64 @@ TEST(Placement, RingOnRingIsEmbedded) {
     const auto p = sw::ring_placement(net, 11);
     EXPECT_TRUE(sw::ring_is_embedded(net, p));
     EXPECT_EQ(sw::ring_hops(net, p), 11);
+}
+
+namespace {
+
+// ring_placement as first written: at a dead end, a full latency_distances() scan for
+// the nearest unvisited node (ties: lower id; none reachable: lowest unvisited id).
+sw::Placement reference_ring_placement(const sw::Network& network, std::int32_t ranks) {
+    sw::Placement order;
+    std::vector<char> used(static_cast<std::size_t>(network.node_count), 0);
+    std::int32_t v = 0;
+    order.push_back(v);
+    used[v] = 1;
+    while (static_cast<std::int32_t>(order.size()) < ranks) {
+        std::int32_t next = -1;
+        double best = std::numeric_limits<double>::infinity();
+        for (std::int32_t k = network.adjacency_offsets[v]; k < network.adjacency_offsets[v + 1]; ++k) {
+            const std::int32_t e = network.adjacency_edges[k];
+            const std::int32_t w = network.edge_to[e];
+            if (used[w]) continue;
+            const double c = network.latency_s[e];
+            if (c < best || (c == best && w < next)) {
+                best = c;
+                next = w;
+            }
+        }
+        if (next < 0) {
+            const auto dist = sw::latency_distances(network, v);
+            for (std::int32_t w = 0; w < network.node_count; ++w) {
+                if (used[w]) continue;
+                if (next < 0 || dist[w] < dist[next]) next = w;
+            }
+        }
+        used[next] = 1;
+        order.push_back(next);
+        v = next;
+    }
+    return order;
+}
+
+}  // namespace
+
+TEST(Placement, DeadEndJumpsMatchAFullDistanceScan) {
+    // Lattices with holes, equal and unequal latencies, and pieces cut off entirely: the
+    // early-stopping search at a dead end picks the node a full scan picks.
+    for (int variant = 0; variant < 12; ++variant) {
+        SCOPED_TRACE(variant);
+        auto topo = sw::testing::lattice(9, 11, 100e9, 1e-6);
+        std::vector<skyfabric::links::Link> kept;
+        for (std::size_t i = 0; i < topo.links.size(); ++i) {
+            auto l = topo.links[i];
+            if ((i * 13 + static_cast<std::size_t>(variant) * 5) % 7 == 0) continue;  // holes
+            if (variant % 2 == 1) l.latency_s = 1e-6 * static_cast<double>(1 + (i * 3 + variant) % 4);
+            if (variant % 3 == 2 && (l.source == 40 || l.target == 40)) l.capacity_bps = 0.0;  // isolate a node
+            kept.push_back(l);
+        }
+        topo.links = kept;
+        const auto net = sw::build_network(topo);
+        for (std::int32_t ranks : {1, 2, 30, 77, topo.node_count})
+            EXPECT_EQ(sw::ring_placement(net, ranks), reference_ring_placement(net, ranks)) << ranks;
+    }
 }
