@@ -77,10 +77,13 @@ nlohmann::json run_to_directory(const scenario::Scenario& sc, const fs::path& di
         writer.emplace(h5_partial);
         recorders.push_back(&*writer);
     }
+    // Frames go to vtk.partial/ and replace vtk/ when the run ends (complete or stopped),
+    // so a killed run never touches an earlier run's frames.
+    const fs::path vtk_partial = dir / "vtk.partial";
     std::optional<VtkRecorder> vtk;
     if (sc.output.vtk && !sc.fabric) {
-        fs::remove_all(dir / "vtk");  // frames of an earlier run in this folder would mix in
-        vtk.emplace(dir / "vtk");
+        fs::remove_all(vtk_partial);  // frames of an earlier killed run would mix in
+        vtk.emplace(vtk_partial);
         recorders.push_back(&*vtk);
     }
     recorders.insert(recorders.end(), extra.begin(), extra.end());
@@ -90,6 +93,12 @@ nlohmann::json run_to_directory(const scenario::Scenario& sc, const fs::path& di
     if (sc.output.hdf5) {
         fs::rename(h5_partial, dir / "result.h5", ec);
         if (ec) throw OutputError("cannot rename " + h5_partial.string() + ": " + ec.message());
+    }
+    if (vtk) {
+        vtk.reset();
+        fs::remove_all(dir / "vtk", ec);
+        fs::rename(vtk_partial, dir / "vtk", ec);
+        if (ec) throw OutputError("cannot rename " + vtk_partial.string() + ": " + ec.message());
     }
     const fs::path trace = !trace_path.empty() ? trace_path : sc.output.trace ? dir / "trace.json" : fs::path();
     if (!trace.empty()) write_trace(sc, summary, trace);
