@@ -11,6 +11,8 @@
 #include "simulation/simulation.hpp"
 #include "version.hpp"
 
+#include <skyfabric/workloads/flow_solver.hpp>
+
 #include <CLI/CLI.hpp>
 
 #include <atomic>
@@ -79,8 +81,13 @@ int command_validate(const std::string& file, const std::vector<std::string>& ov
 
 int command_info() {
     std::cout << "skyfabric " << skyfabric::version << "\n"
-              << "  CUDA backend: " << (SKYFABRIC_WITH_CUDA ? "built" : "not built") << "\n"
-              << "  MPI sweeps:   " << (SKYFABRIC_WITH_MPI ? "built" : "not built") << "\n";
+              << "  CUDA backend: " << (SKYFABRIC_WITH_CUDA ? "built" : "not built");
+    if (SKYFABRIC_WITH_CUDA) {
+        const int devices = workloads::cuda_device_count();
+        std::cout << (devices > 0 ? ", " + std::to_string(devices) + " device(s) present"
+                                  : ", not usable here: " + workloads::cuda_unavailable_reason());
+    }
+    std::cout << "\n  MPI sweeps:   " << (SKYFABRIC_WITH_MPI ? "built" : "not built") << "\n";
     return exit_ok;
 }
 

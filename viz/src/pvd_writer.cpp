@@ -99,6 +99,7 @@ PvdSeriesWriter::PvdSeriesWriter(std::filesystem::path directory, std::string ba
         throw std::runtime_error("skyfabric::viz: cannot create directory " + directory_.string() +
                                  (ec ? ": " + ec.message() : std::string()));
     }
+    write_pvd();  // an empty collection from the start: a run stopped before its first frame still opens
 }
 
 std::filesystem::path PvdSeriesWriter::pvd_path() const {
