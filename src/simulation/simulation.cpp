@@ -3,6 +3,7 @@
 #include "scenario/yaml_reader.hpp"
 
 #include <skyfabric/links/topology_policy.hpp>
+#include <skyfabric/physics/formation_metrics.hpp>
 #include <skyfabric/physics/neighbours.hpp>
 
 #include <algorithm>
@@ -24,34 +25,36 @@ std::vector<double> sample_times(double duration_s, double output_step_s) {
 
 namespace {
 
+// Envelope, nearest neighbours, closest pair and the reference satellite's k nearest.
+// One k-d tree query serves all three neighbour figures (physics' separate
+// nearest_neighbour_distances_m / minimum_separation / k_nearest_distances_m would build three).
 void derive_metrics(const scenario::Scenario& sc, const physics::FormationSnapshot& snap, Sample& s) {
+    const auto envelope = physics::formation_envelope(snap.satellites_lvlh);
+    s.envelope_m[0] = envelope.max_abs_radial_m;
+    s.envelope_m[1] = envelope.max_abs_along_track_m;
+    s.envelope_m[2] = envelope.max_abs_cross_track_m;
     const std::size_t n = snap.satellites_lvlh.size();
-    std::vector<Eigen::Vector3d> positions(n);
-    s.envelope_m[0] = s.envelope_m[1] = s.envelope_m[2] = 0.0;
-    for (std::size_t i = 0; i < n; ++i) {
-        positions[i] = snap.satellites_lvlh[i].position_m;
-        for (int a = 0; a < 3; ++a) s.envelope_m[a] = std::max(s.envelope_m[a], std::abs(positions[i][a]));
-    }
     const int k = std::min<int>(sc.metrics.neighbour_count, static_cast<int>(n) - 1);
     s.nearest_neighbour_m.assign(n, std::numeric_limits<double>::quiet_NaN());
     s.reference_neighbours_m.clear();
     s.min_separation_m = std::numeric_limits<double>::quiet_NaN();
     if (k < 1) return;
-    const auto nn = physics::k_nearest_neighbours(positions, k);
+    const auto nn = physics::k_nearest_neighbours(physics::positions_of(snap.satellites_lvlh), k);
+    const auto row = [k](std::size_t i) { return i * static_cast<std::size_t>(k); };
     s.min_separation_m = std::numeric_limits<double>::infinity();
     for (std::size_t i = 0; i < n; ++i) {
-        const double d = nn.distance_m[i * static_cast<std::size_t>(k)];
+        const double d = nn.distance_m[row(i)];
         s.nearest_neighbour_m[i] = d;
         if (d < s.min_separation_m) {
+            const auto j = static_cast<std::size_t>(nn.index[row(i)]);
             s.min_separation_m = d;
-            const auto j = nn.index[i * static_cast<std::size_t>(k)];
-            s.min_separation_pair[0] = static_cast<std::int32_t>(std::min<std::size_t>(i, static_cast<std::size_t>(j)));
-            s.min_separation_pair[1] = static_cast<std::int32_t>(std::max<std::size_t>(i, static_cast<std::size_t>(j)));
+            s.min_separation_pair[0] = static_cast<std::int32_t>(std::min(i, j));
+            s.min_separation_pair[1] = static_cast<std::int32_t>(std::max(i, j));
         }
     }
     const auto ref = static_cast<std::size_t>(sc.metrics.reference_satellite);
-    s.reference_neighbours_m.assign(nn.distance_m.begin() + static_cast<std::ptrdiff_t>(ref * k),
-                                    nn.distance_m.begin() + static_cast<std::ptrdiff_t>((ref + 1) * k));
+    s.reference_neighbours_m.assign(nn.distance_m.begin() + static_cast<std::ptrdiff_t>(row(ref)),
+                                    nn.distance_m.begin() + static_cast<std::ptrdiff_t>(row(ref + 1)));
 }
 
 // Thrown from inside the workload's topology callback to unwind it on a stop request.
