@@ -57,6 +57,7 @@ struct SearchScratch {
     std::vector<std::int32_t> via;
     std::vector<char> done;
     std::vector<std::int32_t> touched;
+    std::vector<std::tuple<double, double, std::int32_t>> heap;  // a priority queue's storage
     void prepare(std::size_t nn) {
         if (best.size() < nn) {
             best.resize(nn);
@@ -78,9 +79,48 @@ struct SearchScratch {
 };
 thread_local SearchScratch search_scratch;
 
+// Shortest latency between linked nodes, without a search: the one edge s→t is the path
+// Dijkstra returns when every other path is longer, which holds when its latency is at
+// most the cheapest other edge out of s plus the cheapest other edge into t (any other
+// path has at least those two edges; latencies are >= 0 and floating-point sums are
+// monotone, so the bound holds as computed; the direct edge also has fewer hops). On a
+// ring embedded along links that is nearly every hop. Returns −1 when it cannot tell.
+std::int32_t direct_edge_if_shortest(const Network& n, std::int32_t s, std::int32_t t) {
+    std::int32_t direct = -1;
+    double other_out = inf;
+    for (std::int32_t k = n.adjacency_offsets[s]; k < n.adjacency_offsets[s + 1]; ++k) {
+        const std::int32_t e = n.adjacency_edges[k];
+        if (n.edge_to[e] == t) {
+            if (direct >= 0) return -1;  // parallel links: leave the tie rules to the search
+            direct = e;
+        } else {
+            other_out = std::min(other_out, n.latency_s[e]);
+        }
+    }
+    if (direct < 0 || !(n.latency_s[direct] >= 0.0)) return -1;
+    double other_in = inf;
+    for (std::int32_t k = n.adjacency_offsets[t]; k < n.adjacency_offsets[t + 1]; ++k) {
+        const std::int32_t back = n.adjacency_edges[k] ^ 1;  // the reverse edge: into t
+        if (n.edge_to[n.adjacency_edges[k]] == s || !(n.capacity_Bps[back] > 0.0)) continue;
+        other_in = std::min(other_in, n.latency_s[back]);
+    }
+    if (!(other_out >= 0.0) || !(other_in >= 0.0)) return -1;
+    return n.latency_s[direct] <= other_out + other_in ? direct : -1;
+}
+
 std::optional<Path> search(const Network& n, std::int32_t s, std::int32_t t, RoutingPolicy policy,
                            const std::vector<char>* banned) {
     if (s == t) return Path{};
+    if (policy == RoutingPolicy::shortest_latency && banned == nullptr) {
+        const std::int32_t e = direct_edge_if_shortest(n, s, t);
+        if (e >= 0) {
+            Path p;
+            p.edges.push_back(e);
+            p.latency_s = 0.0 + n.latency_s[e];
+            p.bottleneck_Bps = std::min(inf, n.capacity_Bps[e]);
+            return p;
+        }
+    }
     const std::size_t nn = static_cast<std::size_t>(n.node_count);
     SearchScratch& sc = search_scratch;
     sc.prepare(nn);
@@ -89,14 +129,20 @@ std::optional<Path> search(const Network& n, std::int32_t s, std::int32_t t, Rou
     auto& via = sc.via;
     auto& done = sc.done;
     sc.touched.push_back(s);
-    using Item = std::tuple<double, double, std::int32_t>;
-    std::priority_queue<Item, std::vector<Item>, std::greater<>> heap;
+    // A priority queue (same push_heap/pop_heap calls) on reused storage.
+    auto& heap = sc.heap;
+    heap.clear();
+    const auto push = [&heap](double a, double b, std::int32_t v) {
+        heap.emplace_back(a, b, v);
+        std::push_heap(heap.begin(), heap.end(), std::greater<>{});
+    };
     // Widest stores −bottleneck in a so smaller is better; source has bottleneck inf.
     best[s] = policy == RoutingPolicy::widest ? Label{-inf, 0.0} : Label{0.0, 0.0};
-    heap.emplace(best[s].a, best[s].b, s);
+    push(best[s].a, best[s].b, s);
     while (!heap.empty()) {
-        auto [a, b, v] = heap.top();
-        heap.pop();
+        std::pop_heap(heap.begin(), heap.end(), std::greater<>{});
+        auto [a, b, v] = heap.back();
+        heap.pop_back();
         if (done[v]) continue;
         done[v] = 1;
         if (v == t) break;
@@ -117,7 +163,7 @@ std::optional<Path> search(const Network& n, std::int32_t s, std::int32_t t, Rou
                 sc.touch(w);
                 best[w] = cand;
                 via[w] = e;
-                heap.emplace(cand.a, cand.b, w);
+                push(cand.a, cand.b, w);
             }
         }
     }

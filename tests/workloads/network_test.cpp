@@ -1,0 +1,111 @@
+// Routing against a plain Dijkstra written the textbook way (fresh labels per search, no
+// direct-edge shortcut): the same edges, latency and bottleneck for every pair, on
+// graphs with ties, uneven latencies, triangle-inequality violations, parallel links and
+// links that are down.
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <queue>
+#include <tuple>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <skyfabric/workloads/network.hpp>
+
+#include "test_helpers.hpp"
+
+namespace sw = skyfabric::workloads;
+
+namespace {
+
+constexpr double inf = std::numeric_limits<double>::infinity();
+
+std::optional<sw::Path> reference_route(const sw::Network& n, std::int32_t s, std::int32_t t,
+                                        sw::RoutingPolicy policy) {
+    if (s == t) return sw::Path{};
+    const auto nn = static_cast<std::size_t>(n.node_count);
+    struct Label {
+        double a = inf, b = inf;
+    };
+    std::vector<Label> best(nn);
+    std::vector<std::int32_t> via(nn, -1);
+    std::vector<char> done(nn, 0);
+    using Item = std::tuple<double, double, std::int32_t>;
+    std::priority_queue<Item, std::vector<Item>, std::greater<>> heap;
+    best[s] = policy == sw::RoutingPolicy::widest ? Label{-inf, 0.0} : Label{0.0, 0.0};
+    heap.emplace(best[s].a, best[s].b, s);
+    while (!heap.empty()) {
+        auto [a, b, v] = heap.top();
+        heap.pop();
+        if (done[v]) continue;
+        done[v] = 1;
+        if (v == t) break;
+        for (std::int32_t k = n.adjacency_offsets[v]; k < n.adjacency_offsets[v + 1]; ++k) {
+            const std::int32_t e = n.adjacency_edges[k];
+            const std::int32_t w = n.edge_to[e];
+            if (done[w]) continue;
+            Label cand;
+            if (policy == sw::RoutingPolicy::widest) {
+                cand.a = std::max(a, -n.capacity_Bps[e]);
+                cand.b = b + n.latency_s[e];
+            } else {
+                cand.a = a + n.latency_s[e];
+                cand.b = b + 1.0;
+            }
+            if (cand.a < best[w].a || (cand.a == best[w].a && cand.b < best[w].b)) {
+                best[w] = cand;
+                via[w] = e;
+                heap.emplace(cand.a, cand.b, w);
+            }
+        }
+    }
+    if (via[t] < 0) return std::nullopt;
+    sw::Path p;
+    p.bottleneck_Bps = inf;
+    for (std::int32_t v = t; v != s; v = n.edge_from[via[v]]) p.edges.push_back(via[v]);
+    std::reverse(p.edges.begin(), p.edges.end());
+    for (auto e : p.edges) {
+        p.latency_s += n.latency_s[e];
+        p.bottleneck_Bps = std::min(p.bottleneck_Bps, n.capacity_Bps[e]);
+    }
+    return p;
+}
+
+skyfabric::links::Topology graph(int variant) {
+    auto t = sw::testing::lattice(5, 6, 100e9, 1e-6);
+    const auto base = t.links.size();
+    // Diagonals and long chords: shortcuts and triangle-inequality violations.
+    for (std::int32_t v = 0; v + 7 < 30; v += 3) t.links.push_back(sw::testing::make_link(v, v + 7, 50e9, 1.5e-6));
+    for (std::int32_t v = 0; v + 13 < 30; v += 5) t.links.push_back(sw::testing::make_link(v, v + 13, 80e9, 0.5e-6));
+    if (variant % 2 == 1) t.links.push_back(t.links[2]);  // a parallel link
+    for (std::size_t i = 0; i < t.links.size(); ++i) {
+        const auto h = (i * 11 + static_cast<std::size_t>(variant) * 7) % 6;
+        if (variant >= 2) t.links[i].latency_s = 1e-6 * (0.5 + 0.5 * static_cast<double>(h));  // ties too
+        if (variant >= 3) t.links[i].capacity_bps = 1e9 * (10.0 + 20.0 * static_cast<double>(h % 4));
+        if (variant >= 4 && i < base && h == 0) t.links[i].capacity_bps = 0.0;  // down
+    }
+    return t;
+}
+
+}  // namespace
+
+TEST(Routing, SameRoutesAsAPlainDijkstra) {
+    for (int variant = 0; variant < 6; ++variant) {
+        SCOPED_TRACE(variant);
+        const auto net = sw::build_network(graph(variant));
+        for (auto policy : {sw::RoutingPolicy::shortest_latency, sw::RoutingPolicy::widest})
+            for (std::int32_t s = 0; s < net.node_count; ++s)
+                for (std::int32_t t = 0; t < net.node_count; ++t) {
+                    const auto got = sw::route(net, s, t, policy);
+                    const auto want = reference_route(net, s, t, policy);
+                    ASSERT_EQ(got.has_value(), want.has_value()) << s << "→" << t;
+                    if (!got) continue;
+                    EXPECT_EQ(got->edges, want->edges) << s << "→" << t;
+                    EXPECT_EQ(got->latency_s, want->latency_s) << s << "→" << t;
+                    EXPECT_EQ(got->bottleneck_Bps, want->bottleneck_Bps) << s << "→" << t;
+                }
+    }
+}
