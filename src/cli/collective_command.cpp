@@ -2,6 +2,7 @@
 // topology at one instant: size, time, algBw, busBw and the bandwidth bound.
 #include "cli/collective_command.hpp"
 
+#include "output/trace_writer.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/yaml_reader.hpp"
 #include "simulation/simulation.hpp"
@@ -63,6 +64,7 @@ std::vector<double> parse_sizes(const std::string& text) {
 struct Options {
     std::string scenario_file;
     std::string topology;
+    std::string trace;
     std::vector<std::string> overrides;
     double at_s = 0.0;
     std::string op = "all_reduce";
@@ -132,6 +134,24 @@ int run(const Options& o) {
         std::printf("%14.0f %14.2f %12.2f %12.2f %12.2f %14.2f\n", r.bytes, r.time_s * 1e6, r.alg_bw_Bps / 1e9,
                     r.bus_bw_Bps / 1e9, r.bound_bus_bw_Bps / 1e9, r.lower_bound_s * 1e6);
     }
+    if (!o.trace.empty()) {
+        // The sizes one after another on one track, as nccl-tests runs them.
+        output::TraceWriter writer(o.trace);
+        writer.metadata("scenario", sc.name);
+        writer.metadata("op", workloads::to_string(op));
+        writer.metadata("algorithm", workloads::to_string(algorithm));
+        writer.metadata("ranks", ranks);
+        writer.process_name(1, "collective");
+        writer.thread_name(1, 0, workloads::to_string(op) + " " + workloads::to_string(algorithm));
+        double t = 0.0;
+        for (const auto& r : rows) {
+            writer.complete(1, 0, std::to_string(static_cast<long long>(r.bytes)) + " B", "collective", t, r.time_s,
+                            {{"bytes", r.bytes}, {"algBw_GBps", r.alg_bw_Bps / 1e9}, {"busBw_GBps", r.bus_bw_Bps / 1e9},
+                             {"bound_time_us", r.lower_bound_s * 1e6}});
+            t += r.time_s;
+        }
+        writer.close();
+    }
     return 0;
 }
 
@@ -152,6 +172,8 @@ std::function<int()> add_collective_command(CLI::App& app, CLI::App*& command) {
     command->add_option("--algorithm", o->algorithm,
                         "ring, double_binary_tree, halving_doubling, hierarchical_ring, pairwise, direct (default: the op's usual one)");
     command->add_option("--sizes", o->sizes, "MIN..MAX (doubling) or a comma list, e.g. 1MiB..16GiB")->capture_default_str();
+    command->add_option("--trace", o->trace, "Write the sizes' collectives as a Chrome trace-event timeline to FILE")
+        ->type_name("FILE");
     command->add_option("--ranks", o->ranks, "Ranks (0 = every satellite)")->capture_default_str()->check(CLI::NonNegativeNumber);
     return [o] { return run(*o); };
 }

@@ -229,3 +229,25 @@ TEST(Cli, TraceMatchesTheHdf5StepTimings) {
     EXPECT_EQ(check.status, 0) << check.output;
     fs::remove_all(dir);
 }
+
+TEST(Cli, CollectiveOnASyntheticRingMatchesAlphaBetaAndWritesATrace) {
+    // Ring all-reduce on ring:p=8 at 400 Gbit/s, 500 ns per link: 2(p-1)a + 2(p-1)/p n/B.
+    const auto dir = fresh_dir("fabric");
+    const auto r = run_command(skyfabric() + " collective --topology ring:p=8,bw_gbps=400,latency_ns=500 --sizes 1GiB --trace " +
+                               (dir / "c.json").string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto line_start = r.output.find("    1073741824");
+    ASSERT_NE(line_start, std::string::npos) << r.output;
+    std::istringstream line(r.output.substr(line_start));
+    double bytes = 0, time_us = 0;
+    line >> bytes >> time_us;
+    const double p = 8, alpha = 500e-9, bandwidth = 400e9 / 8;
+    const double expected_s = 2 * (p - 1) * alpha + 2 * (p - 1) / p * bytes / bandwidth;
+    EXPECT_NEAR(time_us * 1e-6, expected_s, 0.01 * expected_s);
+    const auto json = run_command("/usr/bin/python3 -c \"import json,sys; d=json.load(open(sys.argv[1])); "
+                                  "x=[e for e in d['traceEvents'] if e['ph']=='X']; assert len(x)==1 and x[0]['dur']>0; print('ok')\" " +
+                                  (dir / "c.json").string());
+    EXPECT_EQ(json.status, 0) << json.output;
+    EXPECT_EQ(run_command(skyfabric() + " collective --topology ring:p=8,bw=4").status, 2);
+    fs::remove_all(dir);
+}
