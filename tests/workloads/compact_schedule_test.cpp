@@ -2,8 +2,8 @@
 // transfers) against the explicit ones (every step listed, O(p²)): the same transfers
 // when unrolled, and the same times, link bytes and event counts from the engine, on
 // fixed and on changing topologies, p = 1…17. Times, stalls, losses and event counts come
-// out bit for bit; link bytes add a repeated phase's bytes as k·b rather than b + b + …,
-// which differs in the last bits (≈ 1e-16 relative here), hence the 1e-12 tolerance.
+// out bit for bit; so do link bytes (a repeated phase's b + b + … summed in closed form, with
+// the same roundings); the 1e-12 tolerance is what the comparisons allow.
 
 #include <algorithm>
 #include <cmath>
@@ -324,5 +324,36 @@ TEST(CompactSchedule, TrainingGivesTheSameResultsAsExplicitSchedules) {
             ASSERT_EQ(a.links.size(), b.links.size());
             for (std::size_t i = 0; i < a.links.size(); ++i) EXPECT_TRUE(close(a.links[i].bytes, b.links[i].bytes));
         }
+    }
+}
+
+TEST(CompactSchedule, RepeatedAdditionInClosedFormIsBitExact) {
+    // add_repeatedly against the loop it replaces: sums starting at zero and elsewhere,
+    // increments that tie (halves of an ulp), that are absorbed, and long runs.
+    std::vector<double> bs{1.0, 0.1, 3.0, 1e9 / 7.0, 2.5e-7, 1.0 + std::ldexp(1.0, -52), 0.75,
+                           std::ldexp(1.0, -30) * 3.0, 123456789.123456789, 6.02e23 / 9.0};
+    std::vector<double> starts{0.0, 1.0, 0.3, 1e6, 1e15, 7.0, std::ldexp(1.0, 60), 5e-8};
+    std::uint64_t x = 88172645463325252ULL;
+    for (int i = 0; i < 40; ++i) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        bs.push_back(std::ldexp(1.0 + static_cast<double>(x % 1000003) / 1000003.0, static_cast<int>(x % 60) - 30));
+    }
+    for (double b : bs)
+        for (double a : starts)
+            for (std::int64_t times : {0, 1, 2, 3, 5, 17, 1000, 40000}) {
+                double want = a;
+                for (std::int64_t i = 0; i < times; ++i) want += b;
+                EXPECT_EQ(sw::add_repeatedly(a, b, times), want) << a << " + " << b << " × " << times;
+            }
+    // Several entries per accumulator (edges 4 and 5 share link 2 with shift 1).
+    const std::vector<std::pair<std::int32_t, double>> entries{{4, 0.1}, {1, 1e9 / 3}, {5, 0.7}, {8, 2.5}, {4, 1e-3}};
+    for (std::int64_t times : {1, 2, 9, 3001}) {
+        std::vector<double> want(8, 1.0), got(8, 1.0);
+        std::vector<std::int32_t> count;
+        for (std::int64_t r = 0; r < times; ++r)
+            for (const auto& [e, b] : entries) want[e >> 1] += b;
+        sw::accumulate_repeated(entries, times, 1, got, count);
+        EXPECT_EQ(got, want) << times;
+        for (auto c : count) EXPECT_EQ(c, 0);
     }
 }

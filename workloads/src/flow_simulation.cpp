@@ -84,6 +84,58 @@ thread_local LocalProblem scratch_problem;
 
 }  // namespace
 
+double add_repeatedly(double acc, double b, std::int64_t times) {
+    if (!(acc >= 0.0) || !(b > 0.0) || !std::isfinite(acc) || !std::isfinite(b)) {
+        for (std::int64_t i = 0; i < times; ++i) acc += b;
+        return acc;
+    }
+    while (times > 0) {
+        const double next = acc + b;
+        --times;
+        const bool same_binade = acc > 0.0 && std::ilogb(next) == std::ilogb(acc);
+        acc = next;
+        if (!same_binade || times == 0 || !std::isfinite(acc)) continue;
+        // acc and acc + b share a binade of ulp u: acc is on the grid of u, and even on it
+        // if that step was a tie, so every further step adds the same d while below top.
+        const double d = (acc + b) - acc;  // exact
+        if (d == 0.0) break;               // b is absorbed: acc stays
+        const int e = std::ilogb(acc);
+        const double top = std::ldexp(1.0, e + 1);
+        const double u = std::ldexp(1.0, e - 52);
+        if (acc + d >= top) continue;
+        const auto room = static_cast<std::int64_t>((top - acc) / u);  // exact integers
+        const auto step = static_cast<std::int64_t>(d / u);
+        const std::int64_t j = std::min(times, (room - 1) / step);
+        acc += static_cast<double>(j * step) * u;  // on the grid, below top: exact
+        times -= j;
+    }
+    return acc;
+}
+
+void accumulate_repeated(std::span<const std::pair<std::int32_t, double>> entries, std::int64_t times,
+                         int shift, std::span<double> acc, std::vector<std::int32_t>& count) {
+    if (times <= 0) return;
+    if (times == 1) {
+        for (const auto& [e, b] : entries) acc[e >> shift] += b;
+        return;
+    }
+    if (count.size() < acc.size()) count.resize(acc.size(), 0);
+    for (const auto& [e, b] : entries) ++count[e >> shift];
+    // An accumulator fed once per round: closed form. Fed several times per round: the
+    // rounds one by one, its entries in order (other accumulators do not interact).
+    bool shared = false;
+    for (const auto& [e, b] : entries) {
+        const auto i = e >> shift;
+        if (count[i] == 1) acc[i] = add_repeatedly(acc[i], b, times);
+        else shared = true;
+    }
+    if (shared)
+        for (std::int64_t r = 0; r < times; ++r)
+            for (const auto& [e, b] : entries)
+                if (count[e >> shift] > 1) acc[e >> shift] += b;
+    for (const auto& [e, b] : entries) count[e >> shift] = 0;
+}
+
 TopologySource topology_source(std::span<const links::Topology> series) {
     return [series, i = std::size_t{0}](links::Topology& out) mutable {
         if (i >= series.size()) return false;
@@ -116,6 +168,11 @@ void NetworkClock::advance_to(double time_s) {
         epoch_link_bytes_.assign(current_.links.size(), 0.0);
         load_next();
     }
+}
+
+void NetworkClock::add_edge_bytes_repeated(std::span<const std::pair<std::int32_t, double>> edge_bytes,
+                                           std::int64_t times) {
+    accumulate_repeated(edge_bytes, times, 1, epoch_link_bytes_, repeat_scratch_);
 }
 
 void NetworkClock::fold_epoch(double end_s) {
@@ -201,10 +258,16 @@ double CollectiveEngine::run_static(const Schedule& schedule, const Placement& p
     std::vector<std::int32_t> touched;
     auto add = [&](const Cached& c, std::int32_t times) {
         if (acc.empty()) acc.assign(clock_.network().capacity_Bps.size(), 0.0);
-        for (const auto& [e, b] : c.edge_bytes) {
-            if (acc[e] == 0.0) touched.push_back(e);
-            acc[e] += times == 1 ? b : b * times;
+        if (times == 1) {
+            for (const auto& [e, b] : c.edge_bytes) {
+                if (acc[e] == 0.0) touched.push_back(e);
+                acc[e] += b;
+            }
+            return;
         }
+        for (const auto& [e, b] : c.edge_bytes)
+            if (acc[e] == 0.0) touched.push_back(e);
+        accumulate_repeated(c.edge_bytes, times, 0, acc, repeat_scratch_);
     };
     // Phases of one entry share their transfers: solved once here whatever the key (the
     // same inputs give the same numbers), and the key lets later calls reuse it.
@@ -233,6 +296,7 @@ double CollectiveEngine::run_static(const Schedule& schedule, const Placement& p
     out.duration_s = total;
     out.edge_bytes.clear();
     std::sort(touched.begin(), touched.end());
+    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
     for (auto e : touched) out.edge_bytes.emplace_back(e, acc[e]);
     return total;
 }
@@ -298,8 +362,7 @@ double CollectiveEngine::run_dynamic(const Schedule& schedule, const Placement& 
             }
             if (taken > 0) {
                 flow_events_ += 2 * static_cast<std::int64_t>(phase.transfer_count) * taken;
-                for (const auto& [e, b] : it->second.edge_bytes)
-                    clock_.add_edge_bytes(e, taken == 1 ? b : b * taken);
+                clock_.add_edge_bytes_repeated(it->second.edge_bytes, taken);
                 rep += taken;
                 continue;
             }

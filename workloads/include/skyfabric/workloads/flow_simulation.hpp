@@ -51,6 +51,10 @@ public:
     // Moves to the topology valid at time_s (never backwards).
     void advance_to(double time_s);
     void add_edge_bytes(std::int32_t edge, double bytes) { epoch_link_bytes_[edge / 2] += bytes; }
+    // add_edge_bytes for every (edge, bytes) listed, the whole list `times` times over:
+    // the same sums, to the bit, in O(list · log times) rather than O(list · times).
+    void add_edge_bytes_repeated(std::span<const std::pair<std::int32_t, double>> edge_bytes,
+                                 std::int64_t times);
     // Capacity and bytes are accounted from start_accounting(t) on.
     void start_accounting(double time_s) { accounting_start_s_ = time_s; }
     std::vector<LinkUtilisation> link_utilisation(double end_s) const;
@@ -66,6 +70,7 @@ private:
     std::int64_t epoch_ = 0;
     Network network_;
     std::vector<double> epoch_link_bytes_;
+    std::vector<std::int32_t> repeat_scratch_;
     double accounting_start_s_ = 0.0;
     std::unordered_map<std::int64_t, LinkUtilisation> totals_;
 };
@@ -121,7 +126,19 @@ private:
     std::int64_t rate_solves_ = 0;
     // scratch reused across solves
     std::vector<std::int32_t> edge_local_;
+    std::vector<std::int32_t> repeat_scratch_;
 };
+
+// acc + b + b + … (`times` additions, each rounded), in O(log times) steps: within a
+// binade the rounded increment is constant (after one step there, which settles a
+// round-half-even tie), so each binade is crossed in one multiplication.
+double add_repeatedly(double acc, double b, std::int64_t times);
+
+// acc[e >> shift] += b for every (e, b) listed, the whole list `times` times over, with
+// the rounding of doing it addition by addition. `count` is scratch (zeros, as long as
+// acc; left zeroed).
+void accumulate_repeated(std::span<const std::pair<std::int32_t, double>> entries, std::int64_t times,
+                         int shift, std::span<double> acc, std::vector<std::int32_t>& count);
 
 // One row of an nccl-tests style table.
 struct CollectiveTableRow {
