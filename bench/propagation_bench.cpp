@@ -8,12 +8,10 @@
 //   BM_Suncatcher81_Day_Rtol/E     the same day at rtol = 1e-E, atol = 1e3 rtol m (looser than default).
 //   BM_ScaledLattice_Orbit/R       the same lattice at radius R (N ~ R^2): R = 3580 m -> 1,005,
 //                                  R = 11285 m -> 10,005 satellites; one orbit (5,862 s, 587 samples).
-//                                  One FormationPropagator: it integrates blocks of 128 satellites on
-//                                  std::thread::hardware_concurrency() threads from 512 satellites up
-//                                  (no setting to force one thread).
-//   BM_ScaledLattice_Orbit_1T/R    the same satellites split into independent propagators of 384
-//                                  satellites (3 blocks of 128, under the 512 threshold), stepped one
-//                                  after another: the same block integrations on exactly one thread.
+//                                  One FormationPropagator, threads automatic: blocks of 128 satellites
+//                                  on a pool of std::thread::hardware_concurrency() threads from 512
+//                                  satellites up.
+//   BM_ScaledLattice_Orbit_1T/R    the same propagator with PropagationSettings::threads = 1.
 //
 // Mode besides the Google Benchmark command line (used by bench/scipy_propagation.py):
 //   propagation_bench --export-initial-states     CSV of the chief (index -1) and the 81 satellites'
@@ -101,7 +99,7 @@ void BM_Suncatcher81_Day(benchmark::State& state) {
 }
 
 // What the 10 s output costs: the same day sampled every range(0) seconds (the integrator's steps are
-// at most 120 s, so from 120 s up the samples no longer interpolate inside steps).
+// ~105 s at the default tolerances, so from 120 s up almost every sample needs its own step's output).
 void BM_Suncatcher81_Day_Every(benchmark::State& state) {
     const Setup s = suncatcher_orbit();
     const std::vector<std::vector<sp::RelativeState>> groups{lattice(s, 1000.0)};
@@ -112,7 +110,7 @@ void BM_Suncatcher81_Day_Every(benchmark::State& state) {
 }
 
 // Looser tolerances than the default (rtol 1e-12, atol 1e-9 m): rtol = 10^-range(0), atol = 1000 rtol
-// (metres of offset). The 120 s step cap bounds what they can save.
+// (metres of offset).
 void BM_Suncatcher81_Day_Rtol(benchmark::State& state) {
     const Setup s = suncatcher_orbit();
     const std::vector<std::vector<sp::RelativeState>> groups{lattice(s, 1000.0)};
@@ -124,26 +122,18 @@ void BM_Suncatcher81_Day_Rtol(benchmark::State& state) {
     report(state, groups.front().size(), samples, sp::seconds_per_day);
 }
 
-void scaled(benchmark::State& state, std::size_t split) {
+void scaled(benchmark::State& state, unsigned threads) {
     const Setup s = suncatcher_orbit();
-    const auto all = lattice(s, static_cast<double>(state.range(0)));
-    std::vector<std::vector<sp::RelativeState>> groups;
-    if (split == 0) {
-        groups.push_back(all);
-    } else {
-        for (std::size_t first = 0; first < all.size(); first += split) {
-            groups.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(first),
-                                all.begin() + static_cast<std::ptrdiff_t>(std::min(all.size(), first + split)));
-        }
-    }
+    const std::vector<std::vector<sp::RelativeState>> groups{lattice(s, static_cast<double>(state.range(0)))};
+    sp::PropagationSettings settings;
+    settings.threads = threads;
     std::size_t samples = 0;
-    for (auto _ : state) samples = propagate(s, groups, s.period_s);
-    report(state, all.size(), samples, s.period_s);
-    state.counters["propagators"] = static_cast<double>(groups.size());
+    for (auto _ : state) samples = propagate(s, groups, s.period_s, settings);
+    report(state, groups.front().size(), samples, s.period_s);
 }
 
 void BM_ScaledLattice_Orbit(benchmark::State& state) { scaled(state, 0); }
-void BM_ScaledLattice_Orbit_1T(benchmark::State& state) { scaled(state, 384); }
+void BM_ScaledLattice_Orbit_1T(benchmark::State& state) { scaled(state, 1); }
 
 }  // namespace
 

@@ -14,6 +14,11 @@
 #include <exception>
 #include <sstream>
 #include <thread>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
 #include <utility>
 
 #if defined(__SSE2__)
@@ -464,6 +469,86 @@ struct HcwSystem {
 using Dopri5 = odeint::runge_kutta_dopri5<State>;
 using DenseDopri5 = odeint::result_of::make_dense_output<Dopri5>::type;
 
+// Persistent worker threads: run(count, work) calls work(i) for every i in [0, count) on the workers and
+// the calling thread, and returns when all are done (rethrowing the first exception by index).
+class WorkerPool {
+public:
+    explicit WorkerPool(std::size_t workers) {
+        for (std::size_t i = 0; i < workers; ++i) threads_.emplace_back([this] { loop(); });
+    }
+    ~WorkerPool() {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            stop_ = true;
+        }
+        wake_.notify_all();
+        for (auto& th : threads_) th.join();
+    }
+    WorkerPool(const WorkerPool&) = delete;
+    WorkerPool& operator=(const WorkerPool&) = delete;
+
+    void run(std::size_t count, const std::function<void(std::size_t)>& work) {
+        errors_.assign(count, nullptr);
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            work_ = &work;
+            count_ = count;
+            next_.store(0);
+            finished_ = 0;
+            ++generation_;
+        }
+        wake_.notify_all();
+        drain();
+        {
+            std::unique_lock<std::mutex> lock(mutex_);
+            done_.wait(lock, [&] { return finished_ == threads_.size(); });
+            work_ = nullptr;
+        }
+        for (auto& e : errors_) {
+            if (e) std::rethrow_exception(e);
+        }
+    }
+
+private:
+    void drain() {
+        for (std::size_t i = next_.fetch_add(1); i < count_; i = next_.fetch_add(1)) {
+            try {
+                (*work_)(i);
+            } catch (...) {
+                errors_[i] = std::current_exception();
+            }
+        }
+    }
+    void loop() {
+        std::uint64_t seen = 0;
+        for (;;) {
+            {
+                std::unique_lock<std::mutex> lock(mutex_);
+                wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+                if (stop_) return;
+                seen = generation_;
+            }
+            drain();
+            {
+                std::lock_guard<std::mutex> lock(mutex_);
+                ++finished_;
+            }
+            done_.notify_all();
+        }
+    }
+
+    std::vector<std::thread> threads_;
+    std::mutex mutex_;
+    std::condition_variable wake_, done_;
+    const std::function<void(std::size_t)>* work_ = nullptr;
+    std::size_t count_ = 0;
+    std::atomic<std::size_t> next_{0};
+    std::size_t finished_ = 0;
+    std::uint64_t generation_ = 0;
+    bool stop_ = false;
+    std::vector<std::exception_ptr> errors_;
+};
+
 }  // namespace
 
 struct FormationPropagator::Impl {
@@ -481,6 +566,7 @@ struct FormationPropagator::Impl {
     double r0 = 0.0, inclination = 0.0, raan0 = 0.0, u0 = 0.0, raan_rate = 0.0;
 
     std::vector<Block> blocks;
+    std::unique_ptr<WorkerPool> pool;  // started at the first parallel call, joined with the propagator
     std::unique_ptr<DenseDopri5> dense;
     State rel;
 
@@ -666,35 +752,24 @@ struct FormationPropagator::Impl {
         ghosts = make_blocks(ghost_initial, false);
     }
 
-    // work(i) for i in [0, count), on all cores for large formations. Each i touches only its own
-    // block and its own satellites' entries, so results do not depend on the number of threads.
+    // work(i) for i in [0, count) on the pool (see thread_count()). Each i touches only its own block and
+    // its own satellites' entries, so results do not depend on the number of threads.
+    std::size_t thread_count() const {
+        if (settings.threads == 1) return 1;
+        if (settings.threads == 0 && initial.size() < parallel_threshold) return 1;
+        const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+        return settings.threads == 0 ? cores : settings.threads;
+    }
+
     template <class F>
-    void parallel_for(std::size_t count, F&& work) const {
-        const std::size_t threads =
-            initial.size() >= parallel_threshold
-                ? std::min<std::size_t>(count, std::max(1u, std::thread::hardware_concurrency()))
-                : 1;
+    void parallel_for(std::size_t count, F&& work) {
+        const std::size_t threads = std::min(count, thread_count());
         if (threads <= 1) {
             for (std::size_t i = 0; i < count; ++i) work(i);
             return;
         }
-        std::vector<std::exception_ptr> errors(count);
-        std::vector<std::thread> pool;
-        for (std::size_t tid = 0; tid < threads; ++tid) {
-            pool.emplace_back([&, tid] {
-                for (std::size_t i = tid; i < count; i += threads) {
-                    try {
-                        work(i);
-                    } catch (...) {
-                        errors[i] = std::current_exception();
-                    }
-                }
-            });
-        }
-        for (auto& th : pool) th.join();
-        for (auto& e : errors) {
-            if (e) std::rethrow_exception(e);
-        }
+        if (!pool) pool = std::make_unique<WorkerPool>(thread_count() - 1);
+        pool->run(count, std::function<void(std::size_t)>(std::ref(work)));
     }
 
     // Dead-band control with two-impulse HCW targeting on the error e = rho - rho_ref (LVLH), whose
@@ -818,10 +893,21 @@ struct FormationPropagator::Impl {
             }
             case RelativeMotionModel::nonlinear: {
                 const bool keep = settings.station_keeping.enabled;
-                parallel_for(blocks.size(), [&](std::size_t i) {
+                auto work = [&](std::size_t i) {
                     blocks[i].advance(force, t);
                     if (keep) station_keep(blocks[i], ghosts[i], t);
-                });
+                };
+                // Threads only when a block has steps to take: most 10 s calls only interpolate.
+                bool stepping = false;
+                for (const Block& b : blocks) stepping = stepping || b.t < t;
+                if (keep) {
+                    for (const Block& g : ghosts) stepping = stepping || g.t < t;
+                }
+                if (stepping) {
+                    parallel_for(blocks.size(), work);
+                } else {
+                    for (std::size_t i = 0; i < blocks.size(); ++i) work(i);
+                }
                 snap.chief_eci = chief_of(blocks.front());
                 for (const Block& b : blocks) write_snapshot(b, snap);
                 return;

@@ -388,3 +388,27 @@ TEST(NonlinearPropagation, ThrowsPropagationErrorNamingTheSatelliteOnNonFiniteSt
         EXPECT_NE(std::string(e.what()).find("satellite 3"), std::string::npos) << e.what();
     }
 }
+
+TEST(NonlinearPropagation, ResultsDoNotDependOnTheThreadCount) {
+    // Several blocks of 128 satellites, on the calling thread only and on a pool of 2 and 3 threads.
+    const auto sats = suncatcher_lattice(2000.0, 100.0, 200.0, n650);
+    ASSERT_GT(sats.size(), 256u);
+    const CartesianState chief = suncatcher_chief();
+    PropagationSettings one, two, three;
+    one.threads = 1;
+    two.threads = 2;
+    three.threads = 3;
+    FormationPropagator a(chief, sats, one), b(chief, sats, two), c(chief, sats, three);
+    FormationSnapshot sa, sb, sc;
+    for (double t = 0.0; t <= 3000.0; t += 10.0) {
+        a.advance_to(t, sa);
+        b.advance_to(t, sb);
+        c.advance_to(t, sc);
+        for (std::size_t i = 0; i < sats.size(); ++i) {
+            ASSERT_EQ(sa.satellites_eci[i].position_m, sb.satellites_eci[i].position_m) << i << " " << t;
+            ASSERT_EQ(sa.satellites_eci[i].velocity_m_s, sb.satellites_eci[i].velocity_m_s) << i << " " << t;
+            ASSERT_EQ(sa.satellites_lvlh[i].position_m, sc.satellites_lvlh[i].position_m) << i << " " << t;
+            ASSERT_EQ(sa.satellites_lvlh[i].velocity_m_s, sc.satellites_lvlh[i].velocity_m_s) << i << " " << t;
+        }
+    }
+}

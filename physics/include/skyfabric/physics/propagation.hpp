@@ -23,8 +23,9 @@ namespace skyfabric::physics {
 //   metres of separation. Odeint Runge-Kutta-Fehlberg 7(8) controlled steps (<= 120 s), quintic Hermite
 //   output between steps. Measured: neighbour distances of the 81-satellite lattice agree with SciPy DOP853
 //   (rtol = atol = 1e-12, absolute ECI states) to 1.3e-5 m after one day; one day of 81 satellites sampled
-//   every 10 s takes ~0.03 s (J2) / ~0.07 s (J2 + drag) on one core. Blocks run on all cores from 512
-//   satellites up; results do not depend on the thread count. snapshot.chief_eci is block 0's chief; each
+//   every 10 s takes ~0.02 s (J2) on one core. Blocks run on a persistent pool of threads
+//   (PropagationSettings::threads; automatic: all cores from 512 satellites up), used only by advance_to
+//   calls that have integration steps to take; results do not depend on the thread count. snapshot.chief_eci is block 0's chief; each
 //   satellite's LVLH/ECI state uses its own block's chief (copies differ by micrometres).
 // - Station keeping (nonlinear only): see station_keeping_reference_lvlh(). Dead band at 0.8 tolerance,
 //   checked at every advance_to call. A clearly parabolic along-track arc (differential drag, fitted over
@@ -72,6 +73,9 @@ struct PropagationSettings {
     double relative_tolerance = 1e-12;
     double absolute_tolerance = 1e-9;  // metres (and m/s) in the integrated variables
     double epoch_julian_date = 2461484.5;  // 2027-03-20T00:00Z; Sun direction, Earth rotation
+    // Threads for the nonlinear model's blocks of 128 satellites: 0 = automatic (every core from 512
+    // satellites up, else one), 1 = the calling thread only, n = at most n. Results do not depend on it.
+    unsigned threads = 0;
 };
 
 struct FormationSnapshot {
