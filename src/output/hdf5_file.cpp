@@ -183,7 +183,8 @@ Hdf5Series::~Hdf5Series() {
 }
 
 void Hdf5Series::append(const void* row) {
-    std::memcpy(buffer_.data() + static_cast<std::size_t>(buffered_rows_) * row_bytes_, row, row_bytes_);
+    // A zero-width row (e.g. no neighbours with one satellite) may come as a null pointer.
+    if (row_bytes_ > 0) std::memcpy(buffer_.data() + static_cast<std::size_t>(buffered_rows_) * row_bytes_, row, row_bytes_);
     if (++buffered_rows_ == chunk_rows_) flush();
 }
 

@@ -1,5 +1,7 @@
 // The skyfabric program end to end: runs the smoke scenario, reads the HDF5 back
 // with h5py (Debian's python3), and checks bad input exits 2 with file:line:column.
+#include "cli_support.hpp"
+
 #include <gtest/gtest.h>
 
 #include <array>
@@ -12,34 +14,11 @@
 #include <sys/wait.h>
 
 namespace fs = std::filesystem;
+using namespace skyfabric_test;
 
 namespace {
 
-struct Result {
-    int status = -1;
-    std::string output;
-};
 
-Result run_command(const std::string& command) {
-    Result r;
-    FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-    if (!pipe) return r;
-    std::array<char, 4096> buffer{};
-    while (fgets(buffer.data(), buffer.size(), pipe)) r.output += buffer.data();
-    const int raw = pclose(pipe);
-    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    return r;
-}
-
-std::string skyfabric() { return SKYFABRIC_EXE; }
-std::string source(const std::string& rel) { return std::string(SKYFABRIC_SOURCE_DIR) + "/" + rel; }
-
-fs::path fresh_dir(const std::string& name) {
-    const fs::path dir = fs::temp_directory_path() / ("skyfabric_cli_" + name + "_" + std::to_string(getpid()));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
 
 }  // namespace
 
@@ -160,11 +139,11 @@ TEST(Cli, CollectiveTableBusBandwidthStaysUnderTheBound) {
 
 TEST(Cli, InterruptLeavesValidIncompleteOutputs) {
     const auto dir = fresh_dir("interrupt");
-    // Twenty orbits of the 81-satellite cluster take many seconds; interrupt after three
-    // (set-up can take a second on a loaded machine).
-    const std::string command = "timeout --preserve-status -s INT 3 " + skyfabric() + " run -q " + source("scenarios/suncatcher-81.yaml") +
-                                " --set duration_orbits=20 -o " + dir.string();
-    const auto r = run_command(command);
+    // Twenty orbits of the 81-satellite cluster take many seconds; interrupt once frames
+    // (every 6th sample) have been written.
+    const auto r = signal_when(skyfabric() + " run -q " + source("scenarios/suncatcher-81.yaml") +
+                                   " --set duration_orbits=20 -o " + dir.string(),
+                               "[ -e " + (dir / "vtk.partial" / "formation_000002.vtp").string() + " ]", "INT");
     EXPECT_EQ(r.status, 130) << r.output;
     EXPECT_NE(r.output.find("marked incomplete"), std::string::npos) << r.output;
     ASSERT_TRUE(fs::exists(dir / "result.h5")) << r.output;

@@ -1,6 +1,8 @@
 // Hardening (issue 8): interruptions, a killed run beside a complete one, numerical
 // guards, the separation alarm and output folders that cannot escape. Malformed input
 // is covered by tests/scenarios/malformed (ctest label `malformed`) and scripts/fuzz.
+#include "cli_support.hpp"
+
 #include <gtest/gtest.h>
 
 #include <array>
@@ -15,34 +17,11 @@
 #include <unistd.h>
 
 namespace fs = std::filesystem;
+using namespace skyfabric_test;
 
 namespace {
 
-struct Result {
-    int status = -1;
-    std::string output;
-};
 
-Result run_command(const std::string& command) {
-    Result r;
-    FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-    if (!pipe) return r;
-    std::array<char, 4096> buffer{};
-    while (fgets(buffer.data(), buffer.size(), pipe)) r.output += buffer.data();
-    const int raw = pclose(pipe);
-    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    return r;
-}
-
-std::string skyfabric() { return SKYFABRIC_EXE; }
-std::string source(const std::string& rel) { return std::string(SKYFABRIC_SOURCE_DIR) + "/" + rel; }
-
-fs::path fresh_dir(const std::string& name) {
-    const fs::path dir = fs::temp_directory_path() / ("skyfabric_hardening_" + name + "_" + std::to_string(getpid()));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
 
 std::string read_file(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
@@ -71,9 +50,10 @@ TEST(Hardening, SigkillDuringForcedRunLeavesThePreviousCompleteRunIntact) {
     ASSERT_NE(summary_before.find("\"complete\": true"), std::string::npos);
 
     // Overwrite it with --force, then SIGKILL part way (no handler can run).
-    const auto killed = run_command("timeout -s KILL 3 " + skyfabric() + " run -q --force " + long_run_args() +
-                                    " --set output.vtk=true -o " + dir.string());
-    EXPECT_EQ(killed.status, 128 + 9) << "expected death by SIGKILL (timeout reports 137): " << killed.output;
+    const auto killed = signal_when(skyfabric() + " run -q --force " + long_run_args() + " --set output.vtk=true -o " +
+                                        dir.string(),
+                                    "[ -e " + (dir / "vtk.partial" / "formation_000002.vtp").string() + " ]", "KILL");
+    EXPECT_EQ(killed.status, 128 + 9) << "expected death by SIGKILL: " << killed.output;
     EXPECT_TRUE(fs::exists(dir / "result.h5.partial")) << "the killed run writes under a temporary name";
 
     // The complete run is byte for byte what it was, and still reads as complete.
@@ -99,8 +79,8 @@ TEST(Hardening, SigkillDuringForcedRunLeavesThePreviousCompleteRunIntact) {
 
 TEST(Hardening, SigtermDuringRunStopsPromptlyWithValidIncompleteOutputs) {
     const auto dir = fresh_dir("sigterm");
-    const auto r = run_command("timeout --preserve-status -s TERM 4 " + skyfabric() + " run -q " + long_run_args() +
-                               " --set output.vtk=true -o " + dir.string());
+    const auto r = signal_when(skyfabric() + " run -q " + long_run_args() + " --set output.vtk=true -o " + dir.string(),
+                               "[ -e " + (dir / "vtk.partial" / "formation_000002.vtp").string() + " ]", "TERM");
     EXPECT_EQ(r.status, 130) << r.output;
     EXPECT_NE(r.output.find("marked incomplete"), std::string::npos) << r.output;
     const auto check = run_command(
@@ -120,8 +100,10 @@ TEST(Hardening, SigtermDuringRunStopsPromptlyWithValidIncompleteOutputs) {
 
 TEST(Hardening, SigintDuringSweepStopsWithIncompletePointsAndATable) {
     const auto dir = fresh_dir("sweep_int");
-    const auto r = run_command("timeout --preserve-status -s INT 3 " + skyfabric() + " sweep -q " + long_run_args() +
-                               " --vary formation.radius_m=1000,1100 --jobs 1 -o " + (dir / "sweep").string());
+    const auto r = signal_when(skyfabric() + " sweep -q " + long_run_args() +
+                                   " --vary formation.radius_m=1000,1100 --jobs 1 -o " + (dir / "sweep").string(),
+                               "ls " + (dir / "sweep" / "points").string() + "/*/vtk.partial/formation_000002.vtp >/dev/null 2>&1",
+                               "INT");
     EXPECT_EQ(r.status, 130) << r.output;
     EXPECT_TRUE(fs::exists(dir / "sweep" / "sweep.csv")) << r.output;
     EXPECT_NE(read_file(dir / "sweep" / "sweep.json").find("\"complete\": false"), std::string::npos)

@@ -1,6 +1,8 @@
 // `skyfabric sweep` end to end on a tiny scenario (5 satellites, two minutes): the table
 // (rows, varied columns, statuses), a failing point alone, --resume, --zip, the sweep:
 // block with the `satellites` pseudo-key, and mpirun giving the same table as a local run.
+#include "cli_support.hpp"
+
 #include <gtest/gtest.h>
 
 #include <array>
@@ -16,33 +18,9 @@
 #include <vector>
 
 namespace fs = std::filesystem;
+using namespace skyfabric_test;
 
 namespace {
-
-struct Result {
-    int status = -1;
-    std::string output;
-};
-
-Result run_command(const std::string& command) {
-    Result r;
-    FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-    if (!pipe) return r;
-    std::array<char, 4096> buffer{};
-    while (fgets(buffer.data(), buffer.size(), pipe)) r.output += buffer.data();
-    const int raw = pclose(pipe);
-    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    return r;
-}
-
-std::string skyfabric() { return SKYFABRIC_EXE; }
-
-fs::path fresh_dir(const std::string& name) {
-    const fs::path dir = fs::temp_directory_path() / ("skyfabric_sweep_" + name + "_" + std::to_string(getpid()));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
 
 // Five satellites (radius 200 m: the centre and its four lattice neighbours), 2 minutes.
 const char* tiny_scenario = R"(name: tiny
