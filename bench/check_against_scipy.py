@@ -28,26 +28,9 @@ import h5py
 import numpy as np
 from scipy.integrate import solve_ivp
 
-MU = 3.986004418e14
-RE = 6378137.0
-J2 = 1.08262668e-3
-K_J2 = -1.5 * J2 * MU * RE * RE
-
-
-def rhs(_t, y):
-    s = y.reshape(-1, 6)
-    x, yy, z = s[:, 0], s[:, 1], s[:, 2]
-    r2 = x * x + yy * yy + z * z
-    r1 = np.sqrt(r2)
-    c = -MU / (r2 * r1)
-    k = K_J2 / (r2 * r2 * r1)
-    z5 = 5.0 * z * z / r2
-    out = np.empty_like(s)
-    out[:, 0:3] = s[:, 3:6]
-    out[:, 3] = (c + k * (1.0 - z5)) * x
-    out[:, 4] = (c + k * (1.0 - z5)) * yy
-    out[:, 5] = (c + k * (3.0 - z5)) * z
-    return out.reshape(-1)
+# The same two-body + J2 right-hand side and constants as the timing comparison.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from scipy_propagation import rhs_stacked as rhs  # noqa: E402
 
 
 def propagate(states, times, rtol, per_satellite):
