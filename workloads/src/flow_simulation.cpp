@@ -123,16 +123,15 @@ void accumulate_repeated(std::span<const std::pair<std::int32_t, double>> entrie
     for (const auto& [e, b] : entries) ++count[e >> shift];
     // An accumulator fed once per round: closed form. Fed several times per round: the
     // rounds one by one, its entries in order (other accumulators do not interact).
-    bool shared = false;
+    thread_local std::vector<std::pair<std::int32_t, double>> shared;  // in list order
+    shared.clear();
     for (const auto& [e, b] : entries) {
         const auto i = e >> shift;
         if (count[i] == 1) acc[i] = add_repeatedly(acc[i], b, times);
-        else shared = true;
+        else shared.emplace_back(i, b);
     }
-    if (shared)
-        for (std::int64_t r = 0; r < times; ++r)
-            for (const auto& [e, b] : entries)
-                if (count[e >> shift] > 1) acc[e >> shift] += b;
+    for (std::int64_t r = 0; !shared.empty() && r < times; ++r)
+        for (const auto& [i, b] : shared) acc[i] += b;
     for (const auto& [e, b] : entries) count[e >> shift] = 0;
 }
 
