@@ -246,16 +246,20 @@ struct Block {
     }
 
     // out = base + step sum_{j < J} coef[j] k[j], summed in registers (J and coef known at compile time).
-    template <const double* coef, std::size_t... j>
+    // Row s of the Butcher tableau, or the solution weights b for s = -1. The index, not a pointer
+    // to the row, is the template argument: a pointer to a subobject is not a valid template
+    // argument for every compiler (clang 14).
+    static constexpr double tableau(int s, std::size_t j) { return s < 0 ? dop_b[j] : dop_a[s][j]; }
+    template <int s, std::size_t... j>
     void combine_impl(const double* __restrict base, double step, double* __restrict o,
                       std::index_sequence<j...>) const {
         const double* __restrict kp = k.data();
         const std::size_t L = len;
-        for (std::size_t i = 0; i < L; ++i) o[i] = base[i] + step * (0.0 + ... + (coef[j] * kp[j * L + i]));
+        for (std::size_t i = 0; i < L; ++i) o[i] = base[i] + step * (0.0 + ... + (tableau(s, j) * kp[j * L + i]));
     }
     template <int s>
     void combine(const double* base, double step) {
-        combine_impl<dop_a[s]>(base, step, stage.data(), std::make_index_sequence<s>{});
+        combine_impl<s>(base, step, stage.data(), std::make_index_sequence<s>{});
     }
     template <int... s>
     void stages(const ForceModel& f, std::integer_sequence<int, s...>) {
@@ -294,7 +298,7 @@ struct Block {
             }
             h = std::min(h, max_step_s);
             stages(f, std::integer_sequence<int, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11>{});
-            combine_impl<dop_b>(y.data(), h, stage.data(), std::make_index_sequence<12>{});
+            combine_impl<-1>(y.data(), h, stage.data(), std::make_index_sequence<12>{});
             rhs(f, t + h, stage.data(), kk(12));
             // Error (Hairer's DOP853 norm, per entity): for each satellite (and the chief), with e5 and e3 the
             // 5th- and 3rd-order estimates scaled by atol + rtol max(|y|, |y_new|) over its 6 components,
