@@ -502,6 +502,63 @@ void apply_override(YAML::Node root, const Override& o) {
 
 }  // namespace
 
+namespace {
+
+// The name is the default output folder (out/<name>) and a file name in sweeps: it
+// must be one plain path component, so that no name can write outside out/.
+void check_name(Section& top, const std::string& name) {
+    if (name.size() > 128) top.fail("name", "must be at most 128 characters (it names the output folder out/<name>)");
+    for (const char c : name) {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '/' || c == '\\' || u < 0x20 || u == 0x7f) {
+            top.fail("name", "must not contain '/', '\\' or control characters: it names the output folder out/<name>");
+        }
+    }
+    if (name == "." || name == ".." || name.front() == '.' || name.front() == '-') {
+        top.fail("name", "must not start with '.' or '-': it names the output folder out/<name>");
+    }
+}
+
+// Constraints between sections, checked once every section has been read.
+void check_across_sections(Section& top, Scenario& sc) {
+    // Ranks of the fabric, or satellites of the formation.
+    const std::size_t satellites = node_count(sc);
+    if (satellites > static_cast<std::size_t>(max_satellites)) {
+        top.fail("formation", "the formation has " + std::to_string(satellites) + " satellites; at most " +
+                                  std::to_string(max_satellites) + " are supported");
+    }
+    if (sc.workload.enabled) {
+        Section workload = top.section("workload");
+        if (!sc.fabric && !sc.links.enabled) workload.fail("enabled", "a training workload needs links: add a links section");
+        if (sc.workload.job.data_parallel == 0) sc.workload.job.data_parallel = static_cast<std::int32_t>(satellites);
+        if (static_cast<std::size_t>(sc.workload.job.data_parallel) > satellites) {
+            Section parallelism = workload.section("parallelism");
+            parallelism.fail("data", "data-parallel ranks (" + std::to_string(sc.workload.job.data_parallel) +
+                                         ") exceed the satellite count " + std::to_string(satellites));
+        }
+        if (sc.workload.job.data_parallel < 2) {
+            Section parallelism = workload.section("parallelism");
+            parallelism.fail("data", "needs at least 2 data-parallel ranks");
+        }
+    }
+    if (sc.radiation.enabled) {
+        Section radiation = top.section("radiation");
+        if (sc.fabric) radiation.fail("enabled", "radiation needs an orbit; a synthetic topology has none");
+        if (static_cast<std::size_t>(sc.radiation.recovery.spare_satellites) >= satellites) {
+            radiation.fail("spare_satellites", "must leave at least one working satellite of " + std::to_string(satellites));
+        }
+        auto& chips = sc.radiation.faults.chips_per_satellite;
+        if (chips == 0) chips = sc.workload.enabled ? sc.workload.job.tensor_parallel : 1;
+    }
+    if (static_cast<std::size_t>(sc.metrics.reference_satellite) >= satellites) {
+        Section metrics = top.section("metrics");
+        metrics.fail("reference_satellite", "must be below the satellite count " + std::to_string(satellites));
+    }
+    check_output_volume(top, sc, satellites);
+}
+
+}  // namespace
+
 Scenario load_scenario_text(const std::string& yaml_text, const std::string& source_name,
                             const std::vector<Override>& overrides) {
     SourceInfo source{source_name, {}};
@@ -537,18 +594,7 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
     Section top(root, "", &source);
     sc.name = top.text("name");
     if (sc.name.empty()) top.fail("name", "must not be empty");
-    // The name is the default output folder (out/<name>) and a file name in sweeps: it
-    // must be one plain path component, so that no name can write outside out/.
-    if (sc.name.size() > 128) top.fail("name", "must be at most 128 characters (it names the output folder out/<name>)");
-    for (const char c : sc.name) {
-        const auto u = static_cast<unsigned char>(c);
-        if (c == '/' || c == '\\' || u < 0x20 || u == 0x7f) {
-            top.fail("name", "must not contain '/', '\\' or control characters: it names the output folder out/<name>");
-        }
-    }
-    if (sc.name == "." || sc.name == ".." || sc.name.front() == '.' || sc.name.front() == '-') {
-        top.fail("name", "must not start with '.' or '-': it names the output folder out/<name>");
-    }
+    check_name(top, sc.name);
     sc.seed = static_cast<std::uint64_t>(top.integer("seed", 0, std::numeric_limits<std::int64_t>::max(), 42));
     sc.fabric = read_fabric(top, source_name);
     const bool orbital = !sc.fabric;
@@ -592,40 +638,7 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
     top.allow("sweep");
     top.finish();
 
-    // Ranks of the fabric, or satellites of the formation.
-    const std::size_t satellites = node_count(sc);
-    if (satellites > static_cast<std::size_t>(max_satellites)) {
-        top.fail("formation", "the formation has " + std::to_string(satellites) + " satellites; at most " +
-                                  std::to_string(max_satellites) + " are supported");
-    }
-    if (sc.workload.enabled) {
-        Section workload = top.section("workload");
-        if (orbital && !sc.links.enabled) workload.fail("enabled", "a training workload needs links: add a links section");
-        if (sc.workload.job.data_parallel == 0) sc.workload.job.data_parallel = static_cast<std::int32_t>(satellites);
-        if (static_cast<std::size_t>(sc.workload.job.data_parallel) > satellites) {
-            Section parallelism = workload.section("parallelism");
-            parallelism.fail("data", "data-parallel ranks (" + std::to_string(sc.workload.job.data_parallel) +
-                                         ") exceed the satellite count " + std::to_string(satellites));
-        }
-        if (sc.workload.job.data_parallel < 2) {
-            Section parallelism = workload.section("parallelism");
-            parallelism.fail("data", "needs at least 2 data-parallel ranks");
-        }
-    }
-    if (sc.radiation.enabled) {
-        Section radiation = top.section("radiation");
-        if (sc.fabric) radiation.fail("enabled", "radiation needs an orbit; a synthetic topology has none");
-        if (static_cast<std::size_t>(sc.radiation.recovery.spare_satellites) >= satellites) {
-            radiation.fail("spare_satellites", "must leave at least one working satellite of " + std::to_string(satellites));
-        }
-        auto& chips = sc.radiation.faults.chips_per_satellite;
-        if (chips == 0) chips = sc.workload.enabled ? sc.workload.job.tensor_parallel : 1;
-    }
-    if (static_cast<std::size_t>(sc.metrics.reference_satellite) >= satellites) {
-        Section metrics = top.section("metrics");
-        metrics.fail("reference_satellite", "must be below the satellite count " + std::to_string(satellites));
-    }
-    check_output_volume(top, sc, satellites);
+    check_across_sections(top, sc);
     return sc;
 }
 
