@@ -154,14 +154,9 @@ void TraceWriter::thread_sort_index(std::int32_t pid, std::int32_t tid, std::int
            std::to_string(index) + "}}");
 }
 
-bool TraceWriter::complete(std::int32_t pid, std::int32_t tid, std::string_view name, std::string_view category,
-                           double start_s, double duration_s, const nlohmann::json& args) {
-    if (!(duration_s >= 0.0)) return false;
-    if (!admit(start_s, start_s + duration_s)) return false;
-    std::string e = begin_event('X', pid, tid) + ",\"ts\":";
-    put_number(e, (start_s - options_.time_origin_s) * 1e6);
-    e += ",\"dur\":";
-    put_number(e, duration_s * 1e6);
+// The name, category and args every timeline event ends with; then the event is queued.
+void TraceWriter::finish_event(std::string& e, std::string_view name, std::string_view category,
+                               const nlohmann::json& args) {
     e += ",\"name\":";
     put_string(e, name);
     if (!category.empty()) {
@@ -171,6 +166,17 @@ bool TraceWriter::complete(std::int32_t pid, std::int32_t tid, std::string_view 
     put_args(e, args);
     e += "}";
     append(e);
+}
+
+bool TraceWriter::complete(std::int32_t pid, std::int32_t tid, std::string_view name, std::string_view category,
+                           double start_s, double duration_s, const nlohmann::json& args) {
+    if (!(duration_s >= 0.0)) return false;
+    if (!admit(start_s, start_s + duration_s)) return false;
+    std::string e = begin_event('X', pid, tid) + ",\"ts\":";
+    put_number(e, (start_s - options_.time_origin_s) * 1e6);
+    e += ",\"dur\":";
+    put_number(e, duration_s * 1e6);
+    finish_event(e, name, category, args);
     return true;
 }
 
@@ -181,15 +187,8 @@ bool TraceWriter::instant(std::int32_t pid, std::int32_t tid, std::string_view n
     put_number(e, (time_s - options_.time_origin_s) * 1e6);
     e += ",\"s\":\"";
     e += scope == InstantScope::global ? 'g' : scope == InstantScope::process ? 'p' : 't';
-    e += "\",\"name\":";
-    put_string(e, name);
-    if (!category.empty()) {
-        e += ",\"cat\":";
-        put_string(e, category);
-    }
-    put_args(e, args);
-    e += "}";
-    append(e);
+    e += '"';
+    finish_event(e, name, category, args);
     return true;
 }
 

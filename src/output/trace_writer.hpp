@@ -80,6 +80,8 @@ public:
 private:
     bool admit(double start_s, double end_s);
     void append(const std::string& event);
+    void finish_event(std::string& event, std::string_view name, std::string_view category,
+                      const nlohmann::json& args);
     std::string tail(bool complete) const;
     void write_block(bool complete);
 
