@@ -75,7 +75,8 @@ TEST(RaanForLtan, DawnDuskNodesAreOppositeAndNoonNodeFacesTheSun) {
     const double jd = julian_date({2027, 3, 20, 0, 0, 0.0});
     const double r6 = raan_for_ltan_rad(6.0, jd);
     const double r18 = raan_for_ltan_rad(18.0, jd);
-    EXPECT_NEAR(std::remainder(r18 - r6, 2 * pi), pi, 1e-12);
+    // Opposite nodes: the difference is +pi or -pi (remainder may round to either side).
+    EXPECT_NEAR(std::abs(std::remainder(r18 - r6, 2 * pi)), pi, 1e-12);
     // LTAN 12 h: node at the mean Sun, within the equation of time (< 4.2 deg) of the true Sun.
     const Eigen::Vector3d s = sun_direction_eci(jd);
     EXPECT_LT(std::abs(std::remainder(raan_for_ltan_rad(12.0, jd) - std::atan2(s.y(), s.x()), 2 * pi)) / deg, 4.2);
