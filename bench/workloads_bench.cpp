@@ -1,6 +1,7 @@
 // Workload engine benchmarks: a data-parallel 7B job over one simulated day of a
 // suncatcher-like 81-satellite lattice whose topology changes every 10 s, the same at
-// ~1,000 ranks, and the batched flow solver (CPU, and CUDA when a device is present).
+// ~1,000 ranks, the batched flow solver and the batched fault sampler of the radiation
+// Monte Carlo (CPU, and CUDA when a device is present).
 
 #include <benchmark/benchmark.h>
 
@@ -8,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include <skyfabric/workloads/faults.hpp>
 #include <skyfabric/workloads/flow_solver.hpp>
 #include <skyfabric/workloads/training.hpp>
 
@@ -138,5 +140,42 @@ void BM_DrainBatch_Cpu(benchmark::State& state) { drain_batch(state, sw::Backend
 void BM_DrainBatch_Cuda(benchmark::State& state) { drain_batch(state, sw::Backend::cuda); }
 BENCHMARK(BM_DrainBatch_Cpu)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DrainBatch_Cuda)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
+
+// Fault events of range(0) Monte Carlo trials for 81 satellites over one day (10 s dose-rate
+// samples with an SAA-like pass every orbit, 4 chips per satellite, link outages on), drawn
+// in one batch: what monte_carlo_goodput hands the backend.
+void fault_batch(benchmark::State& state, sw::Backend backend) {
+    if (backend == sw::Backend::cuda && sw::cuda_device_count() == 0) {
+        state.SkipWithError(("no CUDA device: " + sw::cuda_unavailable_reason()).c_str());
+        return;
+    }
+    sw::DoseRateSeries series;
+    series.step_s = 10.0;
+    series.satellite_count = 81;
+    series.sample_count = 8641;
+    for (std::int64_t j = 0; j < series.sample_count; ++j)
+        for (int s = 0; s < series.satellite_count; ++s) {
+            const double phase = std::fmod(static_cast<double>(j) * 10.0 + 7.0 * s, 5880.0) / 5880.0;
+            series.dose_rate_rad_s.push_back(2e-6 + (phase < 0.05 ? 1e-4 : 0.0));
+        }
+    sw::FaultModel model;
+    model.chips_per_satellite = 4;
+    model.link_outage_rate_per_s = 1e-5;
+    const auto trials = static_cast<std::int32_t>(state.range(0));
+    std::size_t events = 0;
+    for (auto _ : state) {
+        const auto drawn = sw::sample_fault_events_batch(series, model, 86400.0, 42, 0, trials, backend);
+        events = 0;
+        for (const auto& t : drawn) events += t.size();
+        benchmark::DoNotOptimize(events);
+    }
+    state.counters["events_per_trial"] = static_cast<double>(events) / static_cast<double>(trials);
+    state.counters["trials_per_s"] =
+        benchmark::Counter(static_cast<double>(trials), benchmark::Counter::kIsIterationInvariantRate);
+}
+void BM_FaultBatch_Cpu(benchmark::State& state) { fault_batch(state, sw::Backend::cpu); }
+void BM_FaultBatch_Cuda(benchmark::State& state) { fault_batch(state, sw::Backend::cuda); }
+BENCHMARK(BM_FaultBatch_Cpu)->Arg(256)->Arg(4096)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FaultBatch_Cuda)->Arg(256)->Arg(4096)->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -129,6 +129,7 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
                             {"p2_5", t.p2_5}, {"p97_5", t.p97_5}};
             };
             j["radiation"]["monte_carlo"] = {{"trials", m.trials},
+                                             {"backend", workloads::to_string(m.backend)},
                                              {"goodput", stats(m.goodput)},
                                              {"interruptions_per_day", stats(m.interruptions_per_day)},
                                              {"events_per_day", stats(m.events_per_day)}};

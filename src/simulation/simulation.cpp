@@ -67,6 +67,8 @@ public:
     RunState(const scenario::Scenario& sc, std::vector<Recorder*> recorders, const std::atomic<bool>* stop)
         : sc_(sc), recorders_(std::move(recorders)), stop_(stop), times_(sample_times(sc.duration_s, sc.output_step_s)) {
         setup_.scenario = &sc;
+        // backend: cuda on a machine without a usable GPU fails here, not after the physics.
+        backend_ = workloads::resolve_backend(sc.workload.backend);
         if (sc.fabric) {
             fabric_ = workloads::make_fabric(*sc.fabric);
             setup_.fabric = &*fabric_;
@@ -216,7 +218,7 @@ private:
             out.goodput = workloads::simulate_training_with_faults(out.events, n, duration_s, steps, recovery);
             if (r.trials > 1) {
                 out.monte_carlo = workloads::monte_carlo_goodput(dose_series_, r.faults, recovery, steps, duration_s,
-                                                                 sc_.seed, r.trials);
+                                                                 sc_.seed, r.trials, backend_);
             }
         }
         summary_.radiation = std::move(out);
@@ -305,6 +307,7 @@ private:
     }
 
     const scenario::Scenario& sc_;
+    workloads::Backend backend_ = workloads::Backend::cpu;  // for batched work (the radiation Monte Carlo)
     std::vector<Recorder*> recorders_;
     const std::atomic<bool>* stop_;
     std::vector<double> times_;

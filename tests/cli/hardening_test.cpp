@@ -237,3 +237,18 @@ TEST(Hardening, AbsurdSizesAreRefusedUpFrontAndQuickly) {
     EXPECT_EQ(reduced.status, 0) << reduced.output;
     fs::remove_all(dir);
 }
+
+TEST(Hardening, CudaBackendWithoutAGpuFailsAtStartNotAfterThePhysics) {
+    const auto info = run_command(skyfabric() + " info");
+    if (info.output.find("device(s) present") != std::string::npos)
+        GTEST_SKIP() << "a CUDA device is present here";
+    const auto dir = fresh_dir("cuda_backend");
+    const auto r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") +
+                               " --set workload.backend=cuda -o " + (dir / "out").string());
+    EXPECT_EQ(r.status, 1) << r.output;
+    EXPECT_NE(r.output.find("CUDA backend requested but unavailable"), std::string::npos) << r.output;
+    // auto falls back to the CPU and runs.
+    const auto ok = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") +
+                                " --set workload.backend=auto -o " + (dir / "auto").string());
+    EXPECT_EQ(ok.status, 0) << ok.output;
+}

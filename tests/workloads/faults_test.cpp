@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <limits>
 #include <vector>
 
@@ -363,4 +365,92 @@ TEST(MonteCarlo, TrialStatisticsOfAKnownSample) {
     EXPECT_NEAR(s.mean_ci95_high - s.mean, 1.959963984540054 * std::sqrt(2.5 / 5), 1e-12);
     EXPECT_NEAR(s.p2_5, 1.1, 1e-12);
     EXPECT_NEAR(s.p97_5, 4.9, 1e-12);
+}
+
+namespace {
+
+// A varying dose rate on 16 satellites for a day, four chips each, link outages on: every field of
+// an event is exercised, and a few thousand events over the trials.
+struct BackendCase {
+    sw::DoseRateSeries series = sample_series(Wavy{2e-3, 5900.0}, 16, 10.0, 86400.0);
+    sw::FaultModel model = [] {
+        sw::FaultModel m;
+        m.chips_per_satellite = 4;
+        m.link_outage_rate_per_s = 2e-5;
+        return m;
+    }();
+    double duration_s = 86400.0;
+};
+
+}  // namespace
+
+TEST(FaultBackends, CudaDrawsTheSameEventsAsCpu) {
+    if (sw::cuda_device_count() == 0)
+        GTEST_SKIP() << "CUDA comparison skipped: " << sw::cuda_unavailable_reason();
+    const BackendCase c;
+    const auto cpu = sw::sample_fault_events_batch(c.series, c.model, c.duration_s, 42, 5, 64, sw::Backend::cpu);
+    const auto gpu = sw::sample_fault_events_batch(c.series, c.model, c.duration_s, 42, 5, 64, sw::Backend::cuda);
+    ASSERT_EQ(cpu.size(), 64u);
+    ASSERT_EQ(gpu.size(), 64u);
+    std::size_t total = 0;
+    for (std::size_t t = 0; t < cpu.size(); ++t) {
+        ASSERT_EQ(gpu[t].size(), cpu[t].size()) << "trial " << t;
+        for (std::size_t i = 0; i < cpu[t].size(); ++i) {
+            EXPECT_EQ(gpu[t][i].satellite, cpu[t][i].satellite);
+            EXPECT_EQ(gpu[t][i].kind, cpu[t][i].kind);
+            EXPECT_EQ(gpu[t][i].detected, cpu[t][i].detected);
+            // Equal up to the last bits of the GPU's logarithm.
+            EXPECT_NEAR(gpu[t][i].time_s, cpu[t][i].time_s, 1e-12 * std::max(1.0, cpu[t][i].time_s));
+        }
+        total += cpu[t].size();
+    }
+    EXPECT_GT(total, 1000u);
+    // The Monte Carlo on either backend gives the same goodput trial by trial.
+    sw::RecoveryConfig rc;
+    rc.checkpoint_interval_s = 1800.0;
+    rc.spare_satellites = 2;
+    sw::StepDurations steps;
+    steps.nominal_s = 2.0;
+    const auto mc_cpu = sw::monte_carlo_goodput(c.series, c.model, rc, steps, c.duration_s, 42, 32, sw::Backend::cpu);
+    const auto mc_gpu = sw::monte_carlo_goodput(c.series, c.model, rc, steps, c.duration_s, 42, 32, sw::Backend::cuda);
+    EXPECT_EQ(mc_gpu.backend, sw::Backend::cuda);
+    ASSERT_EQ(mc_gpu.goodput_per_trial.size(), mc_cpu.goodput_per_trial.size());
+    for (std::size_t t = 0; t < mc_cpu.goodput_per_trial.size(); ++t)
+        EXPECT_NEAR(mc_gpu.goodput_per_trial[t], mc_cpu.goodput_per_trial[t], 1e-9);
+}
+
+TEST(FaultBackends, AutomaticDrawsOnTheCpuWithoutAGpuAndCudaRefuses) {
+    if (sw::cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present: the CPU fallback is not taken";
+    const BackendCase c;
+    const auto cpu = sw::sample_fault_events_batch(c.series, c.model, c.duration_s, 42, 0, 4, sw::Backend::cpu);
+    const auto automatic =
+        sw::sample_fault_events_batch(c.series, c.model, c.duration_s, 42, 0, 4, sw::Backend::automatic);
+    ASSERT_EQ(automatic.size(), cpu.size());
+    for (std::size_t t = 0; t < cpu.size(); ++t) {
+        ASSERT_EQ(automatic[t].size(), cpu[t].size());
+        for (std::size_t i = 0; i < cpu[t].size(); ++i) EXPECT_EQ(automatic[t][i].time_s, cpu[t][i].time_s);
+    }
+    EXPECT_THROW(sw::sample_fault_events_batch(c.series, c.model, c.duration_s, 42, 0, 4, sw::Backend::cuda),
+                 std::runtime_error);
+    sw::RecoveryConfig rc;
+    rc.checkpoint_interval_s = 1800.0;
+    const auto mc = sw::monte_carlo_goodput(c.series, c.model, rc, sw::StepDurations{}, c.duration_s, 42, 3,
+                                            sw::Backend::automatic);
+    EXPECT_EQ(mc.backend, sw::Backend::cpu);
+}
+
+TEST(MonteCarlo, TrialsBeyondOneBatchContinueTheTrialNumbering) {
+    // More trials than one batch: trial k of the Monte Carlo is trial k of sample_fault_events.
+    const sw::DoseRateSeries series = sw::constant_dose_rate(2, 5e-3);
+    sw::FaultModel m = uecc_only();
+    sw::RecoveryConfig rc;
+    rc.checkpoint_interval_s = 600.0;
+    const std::int32_t trials = sw::monte_carlo_batch_trials + 3;
+    const auto mc = sw::monte_carlo_goodput(series, m, rc, sw::StepDurations{}, 20000.0, 9, trials);
+    ASSERT_EQ(mc.goodput_per_trial.size(), static_cast<std::size_t>(trials));
+    for (std::int32_t k : {0, sw::monte_carlo_batch_trials - 1, sw::monte_carlo_batch_trials + 2}) {
+        const auto ev = sw::sample_fault_events(series, m, 20000.0, 9, static_cast<std::uint64_t>(k));
+        const auto r = sw::simulate_training_with_faults(ev, 2, 20000.0, sw::StepDurations{}, rc);
+        EXPECT_EQ(mc.goodput_per_trial[static_cast<std::size_t>(k)], r.goodput) << "trial " << k;
+    }
 }

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "cuda_backend.hpp"
+
 namespace skyfabric::workloads {
 
 namespace {
@@ -141,75 +143,92 @@ std::vector<double> satellite_major(const DoseRateSeries& s) {
     return out;
 }
 
-std::vector<FaultEvent> sample_events_impl(const DoseRateSeries& series, const std::vector<double>& by_satellite,
-                                           const FaultModel& model, double duration_s, std::uint64_t seed,
-                                           std::uint64_t trial) {
+core::FaultMarks fault_marks(const FaultModel& model) {
     if (!(model.sdc_detection_probability >= 0.0 && model.sdc_detection_probability <= 1.0))
         throw std::invalid_argument("sdc_detection_probability must be in [0, 1]");
-    const std::uint64_t key = physics::rng::derive_seed(seed, core::faults_seed_tag);
+    if (!(model.link_outage_rate_per_s >= 0.0)) throw std::invalid_argument("link_outage_rate_per_s must be >= 0");
     const std::array<double, fault_kind_count> k = per_rad(model);
-    // The four dose-driven kinds share one rate shape Ḋ(t): sample their superposition at
-    // Σ_k n_k/D_k · Ḋ and mark each event with kind k with probability (n_k/D_k)/Σ (Poisson
-    // marking: the same process as four independent streams, a quarter of the work). The mark
-    // uniform u picks the kind from the cumulative shares; for an SDC, u rescaled to its share
-    // is a fresh uniform that decides detection.
-    const int dose_kinds = kind_index(FaultKind::host_crash) + 1;
-    double total = 0.0;
-    std::array<double, fault_kind_count> cumulative{};
-    for (int kind = 0; kind < dose_kinds; ++kind) cumulative[static_cast<std::size_t>(kind)] = (total += k[static_cast<std::size_t>(kind)]);
-    std::vector<FaultEvent> events;
-    for (std::int32_t sat = 0; sat < series.satellite_count; ++sat) {
-        const double* column =
-            by_satellite.data() + static_cast<std::size_t>(sat) * static_cast<std::size_t>(series.sample_count);
-        if (total > 0.0) {
-            const std::uint64_t stream = core::fault_stream_id(trial, static_cast<std::uint32_t>(sat), 0);
-            core::thin_piecewise_linear(column, series.sample_count, 1, total, series.start_s, series.step_s,
-                                        duration_s, key, stream, [&](double t, double mark) {
-                                            const double x = mark * total;
-                                            int kind = 0;
-                                            while (kind + 1 < dose_kinds && x >= cumulative[static_cast<std::size_t>(kind)]) ++kind;
-                                            const FaultKind fk = static_cast<FaultKind>(kind);
-                                            bool detected = false;
-                                            if (fk == FaultKind::sdc)
-                                                detected = x / cumulative[0] < model.sdc_detection_probability;
-                                            events.push_back({t, sat, fk, detected});
-                                        });
-        }
-        if (model.link_outage_rate_per_s > 0.0) {
-            const std::uint64_t stream = core::fault_stream_id(trial, static_cast<std::uint32_t>(sat),
-                                                               static_cast<std::uint32_t>(FaultKind::link_outage));
-            const double one = 1.0;
-            core::thin_piecewise_linear(&one, 1, 0, model.link_outage_rate_per_s, series.start_s, 1.0, duration_s, key,
-                                        stream, [&](double t, double) {
-                                            events.push_back({t, sat, FaultKind::link_outage, false});
-                                        });
-        }
-    }
+    core::FaultMarks marks;
+    for (int kind = 0; kind < 4; ++kind)
+        marks.cumulative_per_rad[kind] = (marks.total_per_rad += k[static_cast<std::size_t>(kind)]);
+    marks.sdc_detection_probability = model.sdc_detection_probability;
+    marks.link_outage_rate_per_s = model.link_outage_rate_per_s;
+    return marks;
+}
+
+void sort_events(std::vector<FaultEvent>& events) {
     std::sort(events.begin(), events.end(), [](const FaultEvent& a, const FaultEvent& b) {
         return std::tie(a.time_s, a.satellite, a.kind) < std::tie(b.time_s, b.satellite, b.kind);
     });
+}
+
+std::vector<FaultEvent> sample_trial(const detail::FaultStreams& f, std::uint64_t trial) {
+    std::vector<FaultEvent> events;
+    const auto n = static_cast<std::size_t>(f.sample_count);
+    for (std::int32_t sat = 0; sat < f.satellite_count; ++sat) {
+        const auto first = f.window_offsets[static_cast<std::size_t>(sat)];
+        core::sample_satellite_faults(f.dose_rate_by_satellite.data() + static_cast<std::size_t>(sat) * n,
+                                      f.windows.data() + first, f.window_offsets[static_cast<std::size_t>(sat) + 1] - first,
+                                      f.start_s, f.step_s, f.end_s, f.marks, f.key, trial, sat,
+                                      [&](const FaultEvent& e) { events.push_back(e); });
+    }
+    sort_events(events);
     return events;
+}
+
+std::vector<std::vector<FaultEvent>> sample_batch(const detail::FaultStreams& f, std::uint64_t first_trial,
+                                                  std::int32_t trials, Backend backend) {
+    std::vector<std::vector<FaultEvent>> out;
+    if (trials <= 0) return out;
+    if (resolve_backend(backend) == Backend::cuda) {
+        out = detail::cuda_sample_fault_events_batch(f, first_trial, trials);
+        for (auto& events : out) sort_events(events);
+        return out;
+    }
+    out.reserve(static_cast<std::size_t>(trials));
+    for (std::int32_t i = 0; i < trials; ++i) out.push_back(sample_trial(f, first_trial + static_cast<std::uint64_t>(i)));
+    return out;
 }
 
 }  // namespace
 
+namespace detail {
+
+FaultStreams prepare_fault_streams(const DoseRateSeries& series, const FaultModel& model, double duration_s,
+                                   std::uint64_t seed) {
+    check_series(series);
+    FaultStreams f;
+    f.satellite_count = series.satellite_count;
+    f.sample_count = series.sample_count;
+    f.start_s = series.start_s;
+    f.step_s = series.step_s;
+    f.end_s = duration_s;
+    f.dose_rate_by_satellite = satellite_major(series);
+    f.marks = fault_marks(model);
+    f.key = physics::rng::derive_seed(seed, core::faults_seed_tag);
+    const auto n = static_cast<std::size_t>(f.sample_count);
+    f.window_offsets.push_back(0);
+    for (std::int32_t sat = 0; sat < f.satellite_count; ++sat) {
+        core::thinning_windows(f.dose_rate_by_satellite.data() + static_cast<std::size_t>(sat) * n, f.sample_count, 1,
+                               f.marks.total_per_rad, f.start_s, f.step_s, f.end_s,
+                               [&](const core::ThinningWindow& w) { f.windows.push_back(w); });
+        f.window_offsets.push_back(static_cast<std::int64_t>(f.windows.size()));
+    }
+    return f;
+}
+
+}  // namespace detail
+
 std::vector<FaultEvent> sample_fault_events(const DoseRateSeries& series, const FaultModel& model, double duration_s,
                                             std::uint64_t seed, std::uint64_t trial) {
-    check_series(series);
-    return sample_events_impl(series, satellite_major(series), model, duration_s, seed, trial);
+    return sample_trial(detail::prepare_fault_streams(series, model, duration_s, seed), trial);
 }
 
 std::vector<std::vector<FaultEvent>> sample_fault_events_batch(const DoseRateSeries& series, const FaultModel& model,
                                                                double duration_s, std::uint64_t seed,
-                                                               std::uint64_t first_trial, std::int32_t trials) {
-    check_series(series);
-    const std::vector<double> by_satellite = satellite_major(series);
-    std::vector<std::vector<FaultEvent>> out;
-    out.reserve(static_cast<std::size_t>(std::max(trials, 0)));
-    for (std::int32_t i = 0; i < trials; ++i)
-        out.push_back(
-            sample_events_impl(series, by_satellite, model, duration_s, seed, first_trial + static_cast<std::uint64_t>(i)));
-    return out;
+                                                               std::uint64_t first_trial, std::int32_t trials,
+                                                               Backend backend) {
+    return sample_batch(detail::prepare_fault_streams(series, model, duration_s, seed), first_trial, trials, backend);
 }
 
 double resolve_checkpoint_interval_s(const RecoveryConfig& c) {
@@ -488,7 +507,7 @@ TrialStatistics trial_statistics(std::span<const double> v) {
 
 MonteCarloResult monte_carlo_goodput(const DoseRateSeries& series, const FaultModel& model,
                                      const RecoveryConfig& config, const StepDurations& steps, double duration_s,
-                                     std::uint64_t seed, std::int32_t trials) {
+                                     std::uint64_t seed, std::int32_t trials, Backend backend) {
     if (trials <= 0) throw std::invalid_argument("trials must be >= 1");
     check_series(series);
     RecoveryConfig c = config;
@@ -499,17 +518,21 @@ MonteCarloResult monte_carlo_goodput(const DoseRateSeries& series, const FaultMo
     out.checkpoint_interval_s = resolve_checkpoint_interval_s(c);
     std::vector<double> interrupts, all_events;
     const double days = duration_s / 86400.0;
-    const std::vector<double> by_satellite = satellite_major(series);
-    for (std::int32_t k = 0; k < trials; ++k) {
-        const std::vector<FaultEvent> ev =
-            sample_events_impl(series, by_satellite, model, duration_s, seed, static_cast<std::uint64_t>(k));
-        const GoodputResult r = simulate_training_with_faults(ev, series.satellite_count, duration_s, steps, c);
-        out.goodput_per_trial.push_back(r.goodput);
-        interrupts.push_back(static_cast<double>(r.rollbacks) / days);
-        all_events.push_back(static_cast<double>(ev.size()) / days);
-        for (int j = 0; j < fault_kind_count; ++j)
-            out.mean_events_by_kind[static_cast<std::size_t>(j)] +=
-                static_cast<double>(r.events_by_kind[static_cast<std::size_t>(j)]) / trials;
+    const detail::FaultStreams streams = detail::prepare_fault_streams(series, model, duration_s, seed);
+    out.backend = resolve_backend(backend);
+    for (std::int32_t first = 0; first < trials; first += monte_carlo_batch_trials) {
+        const std::int32_t batch = std::min(monte_carlo_batch_trials, trials - first);
+        const std::vector<std::vector<FaultEvent>> drawn =
+            sample_batch(streams, static_cast<std::uint64_t>(first), batch, out.backend);
+        for (const std::vector<FaultEvent>& ev : drawn) {
+            const GoodputResult r = simulate_training_with_faults(ev, series.satellite_count, duration_s, steps, c);
+            out.goodput_per_trial.push_back(r.goodput);
+            interrupts.push_back(static_cast<double>(r.rollbacks) / days);
+            all_events.push_back(static_cast<double>(ev.size()) / days);
+            for (int j = 0; j < fault_kind_count; ++j)
+                out.mean_events_by_kind[static_cast<std::size_t>(j)] +=
+                    static_cast<double>(r.events_by_kind[static_cast<std::size_t>(j)]) / trials;
+        }
     }
     out.goodput = trial_statistics(out.goodput_per_trial);
     out.interruptions_per_day = trial_statistics(interrupts);

@@ -4,25 +4,9 @@
 
 #include <skyfabric/workloads/maxmin_core.hpp>
 
-#include "flow_solver_cuda.hpp"
+#include "cuda_backend.hpp"
 
 namespace skyfabric::workloads {
-
-std::string to_string(Backend b) {
-    switch (b) {
-        case Backend::automatic: return "auto";
-        case Backend::cpu: return "cpu";
-        case Backend::cuda: return "cuda";
-    }
-    return "unknown";
-}
-
-Backend parse_backend(const std::string& name) {
-    if (name == "auto") return Backend::automatic;
-    if (name == "cpu") return Backend::cpu;
-    if (name == "cuda") return Backend::cuda;
-    throw std::invalid_argument("unknown backend '" + name + "' (expected auto, cpu or cuda)");
-}
 
 std::int32_t FlowProblem::add_flow(std::span<const std::int32_t> links, double bytes, double latency_s) {
     flow_links.insert(flow_links.end(), links.begin(), links.end());
@@ -110,36 +94,8 @@ public:
 
 }  // namespace
 
-bool cuda_backend_compiled() {
-#if SKYFABRIC_HAVE_CUDA
-    return true;
-#else
-    return false;
-#endif
-}
-
-int cuda_device_count() {
-#if SKYFABRIC_HAVE_CUDA
-    return detail::cuda_device_count();
-#else
-    return 0;
-#endif
-}
-
-std::string cuda_unavailable_reason() {
-#if SKYFABRIC_HAVE_CUDA
-    return detail::cuda_unavailable_reason();
-#else
-    return "skyfabric was built without the CUDA backend (no CUDA toolkit or SKYFABRIC_CUDA=OFF)";
-#endif
-}
-
 std::unique_ptr<FlowSolver> make_flow_solver(Backend requested) {
-    if (requested == Backend::cpu) return std::make_unique<CpuFlowSolver>();
-    const bool usable = cuda_device_count() > 0;
-    if (requested == Backend::cuda && !usable)
-        throw std::runtime_error("CUDA backend requested but unavailable: " + cuda_unavailable_reason());
-    if (usable) return std::make_unique<CudaFlowSolver>();
+    if (resolve_backend(requested) == Backend::cuda) return std::make_unique<CudaFlowSolver>();
     return std::make_unique<CpuFlowSolver>();
 }
 

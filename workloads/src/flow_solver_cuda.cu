@@ -11,36 +11,12 @@
 
 #include <skyfabric/workloads/maxmin_core.hpp>
 
-#include "flow_solver_cuda.hpp"
+#include "cuda_backend.hpp"
+#include "cuda_support.cuh"
 
 namespace skyfabric::workloads::detail {
 
 namespace {
-
-void check_cuda(cudaError_t status, const char* what) {
-    if (status != cudaSuccess)
-        throw std::runtime_error(std::string("CUDA ") + what + ": " + cudaGetErrorString(status));
-}
-
-// Device buffer freed on scope exit.
-template <typename T>
-struct DeviceArray {
-    T* data = nullptr;
-    explicit DeviceArray(std::size_t n) {
-        if (n > 0) check_cuda(cudaMalloc(&data, n * sizeof(T)), "cudaMalloc");
-    }
-    DeviceArray(const std::vector<T>& host) : DeviceArray(host.size()) {
-        if (!host.empty())
-            check_cuda(cudaMemcpy(data, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), "copy in");
-    }
-    ~DeviceArray() { if (data) cudaFree(data); }
-    DeviceArray(const DeviceArray&) = delete;
-    DeviceArray& operator=(const DeviceArray&) = delete;
-    void to_host(std::vector<T>& host) const {
-        if (!host.empty())
-            check_cuda(cudaMemcpy(host.data(), data, host.size() * sizeof(T), cudaMemcpyDeviceToHost), "copy out");
-    }
-};
 
 // All problems laid end to end; *_base give each problem's start in the shared arrays.
 struct Flat {
@@ -134,26 +110,6 @@ void launch(std::span<const FlowProblem> problems, Kernel kernel, std::vector<do
 }
 
 }  // namespace
-
-int cuda_device_count() {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess) {
-        cudaGetLastError();  // clear the sticky "no device" error
-        return 0;
-    }
-    return count;
-}
-
-std::string cuda_unavailable_reason() {
-    int count = 0;
-    const cudaError_t status = cudaGetDeviceCount(&count);
-    if (status != cudaSuccess) {
-        cudaGetLastError();
-        return std::string("no usable CUDA device: ") + cudaGetErrorString(status);
-    }
-    if (count == 0) return "no CUDA device present";
-    return "";
-}
 
 std::vector<std::vector<double>> cuda_solve_rates_batch(std::span<const FlowProblem> problems) {
     std::vector<std::vector<double>> out;

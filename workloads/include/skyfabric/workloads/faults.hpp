@@ -19,6 +19,7 @@
 // Pure: no I/O. SI units; doses in rad(Si).
 
 #include <skyfabric/physics/random.hpp>
+#include <skyfabric/workloads/backend.hpp>
 
 #include <array>
 #include <cmath>
@@ -110,10 +111,14 @@ std::array<double, fault_kind_count> expected_fault_counts(const DoseRateSeries&
 // are a constant-rate stream fault_stream_id(trial, satellite, 4).
 std::vector<FaultEvent> sample_fault_events(const DoseRateSeries& series, const FaultModel& model, double duration_s,
                                             std::uint64_t seed, std::uint64_t trial = 0);
-// Trials first_trial … first_trial+trials-1 (CPU; the batch a GPU twin would fill).
+// Trials first_trial … first_trial+trials-1, each as sample_fault_events would draw it. On the
+// CUDA backend one GPU thread draws one (trial, satellite) stream with the same function
+// (core::sample_satellite_faults); times agree with the CPU's to the last bits of the
+// logarithm (the GPU's log may differ by an ulp), every other field exactly.
 std::vector<std::vector<FaultEvent>> sample_fault_events_batch(const DoseRateSeries& series, const FaultModel& model,
                                                                double duration_s, std::uint64_t seed,
-                                                               std::uint64_t first_trial, std::int32_t trials);
+                                                               std::uint64_t first_trial, std::int32_t trials,
+                                                               Backend backend = Backend::cpu);
 
 // ---- Recovery and goodput ----
 
@@ -227,14 +232,18 @@ struct MonteCarloResult {
     TrialStatistics events_per_day;         // all fault events in the run, per day
     std::array<double, fault_kind_count> mean_events_by_kind{};
     std::vector<double> goodput_per_trial;
+    Backend backend = Backend::cpu;  // where the events were drawn
 };
 
 // trials independent repeats (trial = 0 … trials-1) of sample_fault_events +
 // simulate_training_with_faults. Auto interval with mtbf_s = 0: the MTBF is taken from the rate
-// model (interruption_mtbf_s over the active satellites), not from the sampled events.
+// model (interruption_mtbf_s over the active satellites), not from the sampled events. The
+// events of up to monte_carlo_batch_trials trials are drawn at once by sample_fault_events_batch
+// on the backend (automatic: the GPU when present); the recovery play runs on the CPU.
+inline constexpr std::int32_t monte_carlo_batch_trials = 4096;
 MonteCarloResult monte_carlo_goodput(const DoseRateSeries& series, const FaultModel& model,
                                      const RecoveryConfig& config, const StepDurations& steps, double duration_s,
-                                     std::uint64_t seed, std::int32_t trials);
+                                     std::uint64_t seed, std::int32_t trials, Backend backend = Backend::cpu);
 
 namespace core {
 
@@ -254,43 +263,28 @@ inline constexpr std::uint64_t faults_seed_tag = 0x5AA0F417ull;
 // λ*/λ̄ per event) instead of one per sample. A candidate past its window's end is discarded
 // and the next window starts afresh at its beginning (memorylessness). Candidate c uses Philox
 // block (key, stream, c): words 0–1 → gap −ln(u)/λ*, word 2 → acceptance, word 3 → a mark
-// uniform in [0, 1) handed to emit(t, mark). The windows depend only on the data, so every
-// backend walking this function draws the same events. Returns the candidates used. Written
-// once for host and device.
-template <class Emit>
-SKYFABRIC_HD inline std::uint64_t thin_piecewise_linear(const double* values, std::int64_t sample_count,
-                                                        std::int64_t stride, double scale, double start_s,
-                                                        double step_s, double end_s, std::uint64_t key,
-                                                        std::uint64_t stream, Emit&& emit,
-                                                        double window_mass = 1.0) {
-    std::uint64_t c = 0;
-    if (sample_count <= 0 || !(end_s > start_s)) return c;
+// uniform in [0, 1) handed to emit(t, mark). The windows depend only on the data, not on the
+// draws: a Monte Carlo builds them once and every trial (and every backend) thins the same
+// windows with its own stream. Written once for host and device.
+
+// Candidates at rate `bound` on [t0, t1); the rate is read on samples [j0, j1] (j1 == j0: the
+// constant `bound`, e.g. the held last value).
+struct ThinningWindow {
+    double t0 = 0.0, t1 = 0.0, bound = 0.0;
+    std::int64_t j0 = 0, j1 = 0;
+};
+
+// Calls on_window(ThinningWindow) for each window of the series, left to right.
+template <class OnWindow>
+SKYFABRIC_HD inline void thinning_windows(const double* values, std::int64_t sample_count, std::int64_t stride,
+                                          double scale, double start_s, double step_s, double end_s,
+                                          OnWindow&& on_window, double window_mass = 1.0) {
+    if (sample_count <= 0 || !(end_s > start_s)) return;
     const auto v = [&](std::int64_t j) { return scale * values[j * stride]; };
-    // Candidates at rate `bound` on [t0, t1); segments [j0, j1) for the rate lookup (j1 - j0
-    // == 0: the held last value).
-    const auto window = [&](double t0, double t1, double bound, std::int64_t j0, std::int64_t j1) {
-        if (!(bound > 0.0)) return;
-        double t = t0;
-        for (;;) {
-            const physics::rng::Philox4x32 r = physics::rng::random_block(key, stream, c++);
-            t += -std::log(physics::rng::unit_from_bits53(r.v[0], r.v[1])) / bound;
-            if (t >= t1) return;
-            double rate = bound;
-            if (j1 > j0) {
-                std::int64_t seg = j0 + static_cast<std::int64_t>((t - t0) / step_s);
-                if (seg > j1 - 1) seg = j1 - 1;
-                if (seg < j0) seg = j0;
-                const double ta = start_s + static_cast<double>(seg) * step_s;
-                const double a = v(seg);
-                rate = a + (v(seg + 1) - a) * ((t - ta) / step_s);
-            }
-            if (physics::rng::unit_from_bits32(r.v[2]) * bound < rate) emit(t, physics::rng::unit_from_bits32(r.v[3]));
-        }
-    };
     std::int64_t j = 0;
     while (j + 1 < sample_count) {
         const double t0 = start_s + static_cast<double>(j) * step_s;
-        if (t0 >= end_s) return c;
+        if (t0 >= end_s) return;
         double bound = v(j) > v(j + 1) ? v(j) : v(j + 1);
         std::int64_t k = j + 1;  // window = segments [j, k)
         while (k + 1 < sample_count && bound * static_cast<double>(k - j) * step_s < window_mass &&
@@ -301,12 +295,96 @@ SKYFABRIC_HD inline std::uint64_t thin_piecewise_linear(const double* values, st
         }
         double t1 = start_s + static_cast<double>(k) * step_s;
         if (t1 > end_s) t1 = end_s;
-        window(t0, t1, bound, j, k);
+        on_window(ThinningWindow{t0, t1, bound, j, k});
         j = k;
     }
     const double t_last = start_s + static_cast<double>(sample_count - 1) * step_s;
-    if (t_last < end_s) window(t_last, end_s, v(sample_count - 1), 0, 0);
+    if (t_last < end_s) on_window(ThinningWindow{t_last, end_s, v(sample_count - 1), 0, 0});
+}
+
+// The candidates of one window; c is the stream's running candidate counter.
+template <class Emit>
+SKYFABRIC_HD inline void thin_window(const ThinningWindow& w, const double* values, std::int64_t stride,
+                                     double scale, double start_s, double step_s, std::uint64_t key,
+                                     std::uint64_t stream, std::uint64_t& c, Emit&& emit) {
+    if (!(w.bound > 0.0)) return;
+    const auto v = [&](std::int64_t j) { return scale * values[j * stride]; };
+    double t = w.t0;
+    for (;;) {
+        const physics::rng::Philox4x32 r = physics::rng::random_block(key, stream, c++);
+        t += -std::log(physics::rng::unit_from_bits53(r.v[0], r.v[1])) / w.bound;
+        if (t >= w.t1) return;
+        double rate = w.bound;
+        if (w.j1 > w.j0) {
+            std::int64_t seg = w.j0 + static_cast<std::int64_t>((t - w.t0) / step_s);
+            if (seg > w.j1 - 1) seg = w.j1 - 1;
+            if (seg < w.j0) seg = w.j0;
+            const double ta = start_s + static_cast<double>(seg) * step_s;
+            const double a = v(seg);
+            rate = a + (v(seg + 1) - a) * ((t - ta) / step_s);
+        }
+        if (physics::rng::unit_from_bits32(r.v[2]) * w.bound < rate) emit(t, physics::rng::unit_from_bits32(r.v[3]));
+    }
+}
+
+// Windows and draws in one pass; returns the candidates used.
+template <class Emit>
+SKYFABRIC_HD inline std::uint64_t thin_piecewise_linear(const double* values, std::int64_t sample_count,
+                                                        std::int64_t stride, double scale, double start_s,
+                                                        double step_s, double end_s, std::uint64_t key,
+                                                        std::uint64_t stream, Emit&& emit,
+                                                        double window_mass = 1.0) {
+    std::uint64_t c = 0;
+    thinning_windows(
+        values, sample_count, stride, scale, start_s, step_s, end_s,
+        [&](const ThinningWindow& w) { thin_window(w, values, stride, scale, start_s, step_s, key, stream, c, emit); },
+        window_mass);
     return c;
+}
+
+// How a dose-driven event is marked with its kind: the four dose-driven kinds share one rate
+// shape Ḋ(t), so their superposition is sampled at total · Ḋ (total = Σ_k n_k/D_k) and each
+// event gets kind k with probability (n_k/D_k)/total (Poisson marking: the same process as four
+// independent streams, a quarter of the work). The mark uniform u picks the kind from the
+// cumulative shares; for an SDC, u rescaled to its share is a fresh uniform that decides
+// detection.
+struct FaultMarks {
+    double total_per_rad = 0.0;           // Σ_k n_k/D_k over sdc, hbm_uecc, chip_crash, host_crash
+    double cumulative_per_rad[4] = {};    // running sums of n_k/D_k in FaultKind order
+    double sdc_detection_probability = 0.0;
+    double link_outage_rate_per_s = 0.0;  // constant, per satellite
+};
+
+// Every event of one satellite in one trial, handed to emit(FaultEvent): the dose-driven stream
+// fault_stream_id(trial, satellite, 0) thinned over that satellite's windows (thinning_windows
+// of its dose-rate column at scale marks.total_per_rad), then the link-outage stream
+// fault_stream_id(trial, satellite, 4) at its constant rate over [start_s, end_s); each in time
+// order. The CPU loop and the GPU kernel both call this, so they draw the same events.
+template <class Emit>
+SKYFABRIC_HD inline void sample_satellite_faults(const double* dose_rate_column, const ThinningWindow* windows,
+                                                 std::int64_t window_count, double start_s, double step_s,
+                                                 double end_s, const FaultMarks& marks, std::uint64_t key,
+                                                 std::uint64_t trial, std::int32_t satellite, Emit&& emit) {
+    const auto sat = static_cast<std::uint32_t>(satellite);
+    std::uint64_t c = 0;
+    const std::uint64_t dose_stream = fault_stream_id(trial, sat, 0);
+    for (std::int64_t w = 0; w < window_count; ++w) {
+        thin_window(windows[w], dose_rate_column, 1, marks.total_per_rad, start_s, step_s, key, dose_stream, c,
+                    [&](double t, double mark) {
+                        const double x = mark * marks.total_per_rad;
+                        int kind = 0;
+                        while (kind < 3 && x >= marks.cumulative_per_rad[kind]) ++kind;
+                        const bool detected =
+                            kind == 0 && x / marks.cumulative_per_rad[0] < marks.sdc_detection_probability;
+                        emit(FaultEvent{t, satellite, static_cast<FaultKind>(kind), detected});
+                    });
+    }
+    if (marks.link_outage_rate_per_s > 0.0 && end_s > start_s) {
+        std::uint64_t c_link = 0;
+        thin_window(ThinningWindow{start_s, end_s, marks.link_outage_rate_per_s, 0, 0}, dose_rate_column, 1, 1.0,
+                    start_s, step_s, key, fault_stream_id(trial, sat, static_cast<std::uint32_t>(FaultKind::link_outage)),
+                    c_link, [&](double t, double) { emit(FaultEvent{t, satellite, FaultKind::link_outage, false}); });
+    }
 }
 
 }  // namespace core

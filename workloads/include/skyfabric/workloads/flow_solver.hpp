@@ -10,11 +10,9 @@
 #include <string>
 #include <vector>
 
-namespace skyfabric::workloads {
+#include <skyfabric/workloads/backend.hpp>
 
-enum class Backend : std::uint8_t { automatic = 0, cpu = 1, cuda = 2 };
-std::string to_string(Backend backend);
-Backend parse_backend(const std::string& name);  // "auto" | "cpu" | "cuda"
+namespace skyfabric::workloads {
 
 // One independent problem: directed links and flows that all start at t = 0.
 struct FlowProblem {
@@ -48,15 +46,7 @@ public:
     DrainResult drain(const FlowProblem& problem) const;
 };
 
-// True when this build contains the CUDA backend.
-bool cuda_backend_compiled();
-// Number of usable CUDA devices (0 without the backend or without a device).
-int cuda_device_count();
-// Why the CUDA backend cannot run here ("" when it can).
-std::string cuda_unavailable_reason();
-
-// automatic → cuda when a device is present, else cpu. Requesting cuda where it cannot
-// run throws std::runtime_error with cuda_unavailable_reason().
+// The solver for resolve_backend(requested) (backend.hpp).
 std::unique_ptr<FlowSolver> make_flow_solver(Backend requested);
 
 }  // namespace skyfabric::workloads

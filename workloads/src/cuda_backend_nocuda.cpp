@@ -3,7 +3,7 @@
 
 #include <stdexcept>
 
-#include "flow_solver_cuda.hpp"
+#include "cuda_backend.hpp"
 
 namespace skyfabric::workloads::detail {
 
@@ -12,9 +12,15 @@ namespace {
 }  // namespace
 
 int cuda_device_count() { return 0; }
-std::string cuda_unavailable_reason() { return "built without the CUDA backend"; }
+std::string cuda_unavailable_reason() {
+    return "skyfabric was built without the CUDA backend (no CUDA toolkit or SKYFABRIC_CUDA=OFF)";
+}
 std::vector<std::vector<double>> cuda_solve_rates_batch(std::span<const FlowProblem>) { refuse(); }
 std::vector<DrainResult> cuda_drain_batch(std::span<const FlowProblem>) { refuse(); }
+std::vector<std::vector<FaultEvent>> cuda_sample_fault_events_batch(const FaultStreams&, std::uint64_t,
+                                                                    std::int32_t) {
+    refuse();
+}
 
 }  // namespace skyfabric::workloads::detail
 

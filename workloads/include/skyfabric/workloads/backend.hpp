@@ -1,0 +1,26 @@
+#pragma once
+// Which processor runs the batched work of the workloads library (flow solves, fault
+// sampling for Monte Carlo trials). Both backends run the same host/device functions
+// with the same rounding (no FMA contraction on either side), so they agree.
+
+#include <cstdint>
+#include <string>
+
+namespace skyfabric::workloads {
+
+enum class Backend : std::uint8_t { automatic = 0, cpu = 1, cuda = 2 };
+std::string to_string(Backend backend);
+Backend parse_backend(const std::string& name);  // "auto" | "cpu" | "cuda"
+
+// True when this build contains the CUDA backend.
+bool cuda_backend_compiled();
+// Number of usable CUDA devices (0 without the backend or without a device).
+int cuda_device_count();
+// Why the CUDA backend cannot run here ("" when it can).
+std::string cuda_unavailable_reason();
+
+// automatic → cuda when a device is present, else cpu; cpu → cpu. Requesting cuda where it
+// cannot run throws std::runtime_error with cuda_unavailable_reason().
+Backend resolve_backend(Backend requested);
+
+}  // namespace skyfabric::workloads

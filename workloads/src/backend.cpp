@@ -1,0 +1,39 @@
+#include <skyfabric/workloads/backend.hpp>
+
+#include <stdexcept>
+
+#include "cuda_backend.hpp"
+
+namespace skyfabric::workloads {
+
+std::string to_string(Backend b) {
+    switch (b) {
+        case Backend::automatic: return "auto";
+        case Backend::cpu: return "cpu";
+        case Backend::cuda: return "cuda";
+    }
+    return "unknown";
+}
+
+Backend parse_backend(const std::string& name) {
+    if (name == "auto") return Backend::automatic;
+    if (name == "cpu") return Backend::cpu;
+    if (name == "cuda") return Backend::cuda;
+    throw std::invalid_argument("unknown backend '" + name + "' (expected auto, cpu or cuda)");
+}
+
+bool cuda_backend_compiled() { return SKYFABRIC_HAVE_CUDA != 0; }
+
+int cuda_device_count() { return detail::cuda_device_count(); }
+
+std::string cuda_unavailable_reason() { return detail::cuda_unavailable_reason(); }
+
+Backend resolve_backend(Backend requested) {
+    if (requested == Backend::cpu) return Backend::cpu;
+    const bool usable = cuda_device_count() > 0;
+    if (requested == Backend::cuda && !usable)
+        throw std::runtime_error("CUDA backend requested but unavailable: " + cuda_unavailable_reason());
+    return usable ? Backend::cuda : Backend::cpu;
+}
+
+}  // namespace skyfabric::workloads
