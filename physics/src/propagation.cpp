@@ -18,12 +18,12 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
 #include <mutex>
 #include <utility>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 namespace skyfabric::physics {
 namespace {
@@ -113,6 +113,119 @@ constexpr double dop_d[4][16] = {
 
 inline double pow_neg_eighth(double x) { return 1.0 / std::sqrt(std::sqrt(std::sqrt(x))); }
 
+// Quintic Hermite of n offsets in one component between two steps: position and velocity from the
+// end points (p, v, a at 0 and 1) with the weights of the output time (h5 h1 h2 h3 h4 for the
+// position, d5 d1 d2 d3 d4 for the velocity). A plain loop over restrict pointers, which the
+// compiler vectorises for the target.
+void hermite_offsets(const double* __restrict p0, const double* __restrict v0, const double* __restrict a0,
+                     const double* __restrict p1, const double* __restrict v1, const double* __restrict a1,
+                     double* __restrict op, double* __restrict ov, std::size_t n, const std::array<double, 10>& w) {
+    const double h5 = w[0], h1 = w[1], h2 = w[2], h3 = w[3], h4 = w[4];
+    const double d5 = w[5], d1 = w[6], d2 = w[7], d3 = w[8], d4 = w[9];
+    for (std::size_t e = 0; e < n; ++e) {
+        const double dp = p1[e] - p0[e];
+        op[e] = p0[e] + ((((h5 * dp + h1 * v0[e]) + h2 * a0[e]) + h3 * a1[e]) + h4 * v1[e]);
+        ov[e] = d5 * dp + d1 * v0[e] + d4 * v1[e] + d2 * a0[e] + d3 * a1[e];
+    }
+}
+
+#if defined(__AVX2__)
+// Four satellites' 6 components (c[i] holds component i of satellites 0–3) stored as 6 contiguous
+// doubles per satellite: a 4×4 transpose of components 0–3 and a 2×4 one of 4–5, 8 stores instead of 24.
+inline void store_six_by_four(double* base, __m256d c0, __m256d c1, __m256d c2, __m256d c3, __m256d c4,
+                              __m256d c5) {
+    const __m256d t0 = _mm256_unpacklo_pd(c0, c1), t1 = _mm256_unpackhi_pd(c0, c1);
+    const __m256d t2 = _mm256_unpacklo_pd(c2, c3), t3 = _mm256_unpackhi_pd(c2, c3);
+    const __m256d u0 = _mm256_unpacklo_pd(c4, c5), u1 = _mm256_unpackhi_pd(c4, c5);
+    _mm256_storeu_pd(base + 0, _mm256_permute2f128_pd(t0, t2, 0x20));
+    _mm_storeu_pd(base + 4, _mm256_castpd256_pd128(u0));
+    _mm256_storeu_pd(base + 6, _mm256_permute2f128_pd(t1, t3, 0x20));
+    _mm_storeu_pd(base + 10, _mm256_castpd256_pd128(u1));
+    _mm256_storeu_pd(base + 12, _mm256_permute2f128_pd(t0, t2, 0x31));
+    _mm_storeu_pd(base + 16, _mm256_extractf128_pd(u0, 1));
+    _mm256_storeu_pd(base + 18, _mm256_permute2f128_pd(t1, t3, 0x31));
+    _mm_storeu_pd(base + 22, _mm256_extractf128_pd(u1, 1));
+}
+#endif
+
+// n satellites' ECI offsets (SoA: dx dy dz dvx dvy dvz) to LVLH rot^T (dr, dv - w x dr) and ECI
+// chief + offset, each written as 6 contiguous doubles (RelativeState / CartesianState). rot holds
+// the LVLH axes' ECI components column by column (r00 r10 r20 r01 …). The compiler does not
+// vectorise the 6-way interleaved stores, so with AVX2 four satellites go at a time by hand; the
+// scalar loop does the rest (the same arithmetic).
+void lvlh_and_eci(const double* __restrict px, const double* __restrict py, const double* __restrict pz,
+                  const double* __restrict ux, const double* __restrict uy, const double* __restrict uz,
+                  double* __restrict lv, double* __restrict ec, std::size_t n, const std::array<double, 9>& rot,
+                  const std::array<double, 3>& w, const std::array<double, 3>& chief_r,
+                  const std::array<double, 3>& chief_v) {
+    const double r00 = rot[0], r10 = rot[1], r20 = rot[2], r01 = rot[3], r11 = rot[4], r21 = rot[5], r02 = rot[6],
+                 r12 = rot[7], r22 = rot[8];
+    const double wx = w[0], wy = w[1], wz = w[2];
+    std::size_t k = 0;
+#if defined(__AVX2__)
+    const auto b = [](double v) { return _mm256_set1_pd(v); };
+    const __m256d R00 = b(r00), R10 = b(r10), R20 = b(r20), R01 = b(r01), R11 = b(r11), R21 = b(r21), R02 = b(r02),
+                  R12 = b(r12), R22 = b(r22), WX = b(wx), WY = b(wy), WZ = b(wz);
+    const __m256d CX = b(chief_r[0]), CY = b(chief_r[1]), CZ = b(chief_r[2]), CVX = b(chief_v[0]),
+                  CVY = b(chief_v[1]), CVZ = b(chief_v[2]);
+    const auto mul = [](__m256d x, __m256d y) { return _mm256_mul_pd(x, y); };
+    const auto add = [](__m256d x, __m256d y) { return _mm256_add_pd(x, y); };
+    const auto sub = [](__m256d x, __m256d y) { return _mm256_sub_pd(x, y); };
+    for (; k + 4 <= n; k += 4) {
+        const __m256d dx = _mm256_loadu_pd(px + k), dy = _mm256_loadu_pd(py + k), dz = _mm256_loadu_pd(pz + k);
+        const __m256d Ux = _mm256_loadu_pd(ux + k), Uy = _mm256_loadu_pd(uy + k), Uz = _mm256_loadu_pd(uz + k);
+        const __m256d vx = sub(Ux, sub(mul(WY, dz), mul(WZ, dy)));
+        const __m256d vy = sub(Uy, sub(mul(WZ, dx), mul(WX, dz)));
+        const __m256d vz = sub(Uz, sub(mul(WX, dy), mul(WY, dx)));
+        store_six_by_four(lv + 6 * k, add(add(mul(R00, dx), mul(R10, dy)), mul(R20, dz)),
+                          add(add(mul(R01, dx), mul(R11, dy)), mul(R21, dz)),
+                          add(add(mul(R02, dx), mul(R12, dy)), mul(R22, dz)),
+                          add(add(mul(R00, vx), mul(R10, vy)), mul(R20, vz)),
+                          add(add(mul(R01, vx), mul(R11, vy)), mul(R21, vz)),
+                          add(add(mul(R02, vx), mul(R12, vy)), mul(R22, vz)));
+        store_six_by_four(ec + 6 * k, add(CX, dx), add(CY, dy), add(CZ, dz), add(CVX, Ux), add(CVY, Uy),
+                          add(CVZ, Uz));
+    }
+#endif
+    for (; k < n; ++k) {
+        const double dx = px[k], dy = py[k], dz = pz[k];
+        const double vx = ux[k] - (wy * dz - wz * dy), vy = uy[k] - (wz * dx - wx * dz), vz = uz[k] - (wx * dy - wy * dx);
+        lv[6 * k + 0] = r00 * dx + r10 * dy + r20 * dz;
+        lv[6 * k + 1] = r01 * dx + r11 * dy + r21 * dz;
+        lv[6 * k + 2] = r02 * dx + r12 * dy + r22 * dz;
+        lv[6 * k + 3] = r00 * vx + r10 * vy + r20 * vz;
+        lv[6 * k + 4] = r01 * vx + r11 * vy + r21 * vz;
+        lv[6 * k + 5] = r02 * vx + r12 * vy + r22 * vz;
+        ec[6 * k + 0] = chief_r[0] + dx;
+        ec[6 * k + 1] = chief_r[1] + dy;
+        ec[6 * k + 2] = chief_r[2] + dz;
+        ec[6 * k + 3] = chief_v[0] + ux[k];
+        ec[6 * k + 4] = chief_v[1] + uy[k];
+        ec[6 * k + 5] = chief_v[2] + uz[k];
+    }
+}
+
+// Two-body + J2 acceleration at chief + offset, minus the chief's acceleration, for n offsets (the
+// same formula as acceleration()). Restrict parameters and -fno-math-errno (sqrt) let the compiler
+// vectorise it for the target.
+void offset_accelerations(const double* __restrict dx, const double* __restrict dy, const double* __restrict dz,
+                          double* __restrict ax, double* __restrict ay, double* __restrict az, std::size_t n,
+                          const std::array<double, 3>& chief_r, const std::array<double, 3>& chief_a, double kj2) {
+    const double rcx = chief_r[0], rcy = chief_r[1], rcz = chief_r[2];
+    const double acx = chief_a[0], acy = chief_a[1], acz = chief_a[2];
+    for (std::size_t e = 0; e < n; ++e) {
+        const double x = rcx + dx[e], yy = rcy + dy[e], z = rcz + dz[e];
+        const double r2 = x * x + yy * yy + z * z;
+        const double r1 = std::sqrt(r2);
+        const double g = -earth_mu_m3_s2 / (r2 * r1);
+        const double kk5 = kj2 / (r2 * r2 * r1);
+        const double z5 = 5.0 * z * z / r2;
+        ax[e] = (g * x + kk5 * x * (1.0 - z5)) - acx;
+        ay[e] = (g * yy + kk5 * yy * (1.0 - z5)) - acy;
+        az[e] = (g * z + kk5 * z * (3.0 - z5)) - acz;
+    }
+}
+
 struct Block {
     std::size_t first = 0;  // global index of the block's first satellite
     std::size_t count = 0;
@@ -174,52 +287,12 @@ struct Block {
             }
             return;
         }
-        // Two-body + J2, vectorisable over the satellites (same formula as acceleration()).
+        // Two-body + J2, vectorised over the satellites.
         const double kj2 = f.j2 ? -1.5 * earth_j2 * earth_mu_m3_s2 * earth_equatorial_radius_m *
                                       earth_equatorial_radius_m
                                 : 0.0;
-        const double rcx = rc.x(), rcy = rc.y(), rcz = rc.z(), acx = ac.x(), acy = ac.y(), acz = ac.z();
-        const double* __restrict dx = s;
-        const double* __restrict dy = s + S;
-        const double* __restrict dz = s + 2 * S;
-        double* __restrict ax = d + 3 * S;
-        double* __restrict ay = d + 4 * S;
-        double* __restrict az = d + 5 * S;
-        std::size_t e = 1;
-#if defined(__SSE2__)
-        // Two satellites at a time (SSE2 is part of x86-64; std::sqrt's errno path keeps GCC from
-        // vectorising the plain loop).
-        const __m128d vrcx = _mm_set1_pd(rcx), vrcy = _mm_set1_pd(rcy), vrcz = _mm_set1_pd(rcz);
-        const __m128d vacx = _mm_set1_pd(acx), vacy = _mm_set1_pd(acy), vacz = _mm_set1_pd(acz);
-        const __m128d vmu = _mm_set1_pd(-earth_mu_m3_s2), vkj2 = _mm_set1_pd(kj2);
-        const __m128d one = _mm_set1_pd(1.0), three = _mm_set1_pd(3.0), five = _mm_set1_pd(5.0);
-        for (; e + 1 < n; e += 2) {
-            const __m128d x = _mm_add_pd(vrcx, _mm_loadu_pd(dx + e));
-            const __m128d yy = _mm_add_pd(vrcy, _mm_loadu_pd(dy + e));
-            const __m128d z = _mm_add_pd(vrcz, _mm_loadu_pd(dz + e));
-            const __m128d r2 = _mm_add_pd(_mm_add_pd(_mm_mul_pd(x, x), _mm_mul_pd(yy, yy)), _mm_mul_pd(z, z));
-            const __m128d r1 = _mm_sqrt_pd(r2);
-            const __m128d g = _mm_div_pd(vmu, _mm_mul_pd(r2, r1));
-            const __m128d kk5 = _mm_div_pd(vkj2, _mm_mul_pd(_mm_mul_pd(r2, r2), r1));
-            const __m128d z5 = _mm_div_pd(_mm_mul_pd(_mm_mul_pd(five, z), z), r2);
-            const __m128d c1 = _mm_mul_pd(kk5, _mm_sub_pd(one, z5));
-            const __m128d c3 = _mm_mul_pd(kk5, _mm_sub_pd(three, z5));
-            _mm_storeu_pd(ax + e, _mm_sub_pd(_mm_add_pd(_mm_mul_pd(g, x), _mm_mul_pd(c1, x)), vacx));
-            _mm_storeu_pd(ay + e, _mm_sub_pd(_mm_add_pd(_mm_mul_pd(g, yy), _mm_mul_pd(c1, yy)), vacy));
-            _mm_storeu_pd(az + e, _mm_sub_pd(_mm_add_pd(_mm_mul_pd(g, z), _mm_mul_pd(c3, z)), vacz));
-        }
-#endif
-        for (; e < n; ++e) {
-            const double x = rcx + dx[e], yy = rcy + dy[e], z = rcz + dz[e];
-            const double r2 = x * x + yy * yy + z * z;
-            const double r1 = std::sqrt(r2);
-            const double g = -earth_mu_m3_s2 / (r2 * r1);
-            const double kk5 = kj2 / (r2 * r2 * r1);
-            const double z5 = 5.0 * z * z / r2;
-            ax[e] = (g * x + kk5 * x * (1.0 - z5)) - acx;
-            ay[e] = (g * yy + kk5 * yy * (1.0 - z5)) - acy;
-            az[e] = (g * z + kk5 * z * (3.0 - z5)) - acz;
-        }
+        offset_accelerations(s + 1, s + S + 1, s + 2 * S + 1, d + 3 * S + 1, d + 4 * S + 1, d + 5 * S + 1, n - 1,
+                             {rc.x(), rc.y(), rc.z()}, {ac.x(), ac.y(), ac.z()}, kj2);
     }
     Eigen::Vector3d pos_of(const double* s, std::size_t e) const {
         return {s[e], s[stride + e], s[2 * stride + e]};
@@ -269,22 +342,22 @@ struct Block {
     void dense_stages(const ForceModel& f, double hs, std::integer_sequence<int, s...>) {
         ((combine<s>(y_old.data(), hs), rhs(f, t_old + dop_c[s] * hs, stage.data(), kk(s))), ...);
     }
+    // Squared scaled 5th- and 3rd-order error estimates per entry (restrict parameters: vectorised).
     template <std::size_t... j>
-    void error_terms(std::index_sequence<j...>) {
-        const double* __restrict kp = k.data();
-        const double* __restrict yy = y.data();
-        const double* __restrict yn = stage.data();
-        double* __restrict o = err_terms.data();
-        double* __restrict o3 = zeros.data() + len;
-        const std::size_t L = len;
-        const double at = atol, rt = rtol;
+    static void error_terms_impl(const double* __restrict kp, std::size_t L, const double* __restrict yy,
+                                 const double* __restrict yn, double* __restrict o5, double* __restrict o3,
+                                 double at, double rt, std::index_sequence<j...>) {
         for (std::size_t i = 0; i < L; ++i) {
             const double sc = at + rt * std::max(std::abs(yy[i]), std::abs(yn[i]));
             const double e5 = (0.0 + ... + (dop_e5[j] * kp[j * L + i])) / sc;
             const double e3 = (0.0 + ... + (dop_e3[j] * kp[j * L + i])) / sc;
-            o[i] = e5 * e5;
+            o5[i] = e5 * e5;
             o3[i] = e3 * e3;
         }
+    }
+    void error_terms() {
+        error_terms_impl(k.data(), len, y.data(), stage.data(), err_terms.data(), zeros.data() + len, atol, rtol,
+                         std::make_index_sequence<13>{});
     }
 
     void advance(const ForceModel& f, double time_s) {
@@ -303,7 +376,7 @@ struct Block {
             // Error (Hairer's DOP853 norm, per entity): for each satellite (and the chief), with e5 and e3 the
             // 5th- and 3rd-order estimates scaled by atol + rtol max(|y|, |y_new|) over its 6 components,
             // h |e5|^2 / sqrt(6 (|e5|^2 + 0.01 |e3|^2)); the largest over the block.
-            error_terms(std::make_index_sequence<13>{});
+            error_terms();
             double err = 0.0;
             {
                 const double* t5 = err_terms.data();
@@ -313,7 +386,7 @@ struct Block {
                     const double s5 = t5[e] + t5[S + e] + t5[2 * S + e] + t5[3 * S + e] + t5[4 * S + e] + t5[5 * S + e];
                     const double s3 = t3[e] + t3[S + e] + t3[2 * S + e] + t3[3 * S + e] + t3[4 * S + e] + t3[5 * S + e];
                     const double d2 = s5 + 0.01 * s3;
-                    const double ee = d2 != 0.0 ? s5 / std::sqrt(6.0 * d2) : 0.0;  // NaN stays NaN
+                    const double ee = (e == 0 ? 1.0 : 1.0) * (d2 != 0.0 ? s5 / std::sqrt(6.0 * d2) : 0.0);
                     err = ee > err || ee != ee ? ee : err;
                 }
             }
@@ -412,43 +485,12 @@ struct Block {
         const double d2 = 0.5 * (2.0 * x - 9.0 * s2 + 12.0 * s3 - 5.0 * s4) * hs;
         const double d3 = 0.5 * (3.0 * s2 - 8.0 * s3 + 5.0 * s4) * hs;
         const double d4 = -12.0 * s2 + 28.0 * s3 - 15.0 * s4;
-        const double* __restrict k0 = k.data();
-        const double* __restrict k12 = k.data() + 12 * len;
         for (std::size_t c = 0; c < 3; ++c) {
-            const double* __restrict p0 = y_old.data() + c * S;
-            const double* __restrict v0 = y_old.data() + (c + 3) * S;
-            const double* __restrict a0 = k0 + (c + 3) * S;
-            const double* __restrict p1 = y.data() + c * S;
-            const double* __restrict v1 = y.data() + (c + 3) * S;
-            const double* __restrict a1 = k12 + (c + 3) * S;
-            double* __restrict op = out.data() + c * S;
-            double* __restrict ov = out.data() + (c + 3) * S;
-            std::size_t e = 1;
-#if defined(__SSE2__)
-            const __m128d vh5 = _mm_set1_pd(h5), vh1 = _mm_set1_pd(h1), vh2 = _mm_set1_pd(h2), vh3 = _mm_set1_pd(h3),
-                          vh4 = _mm_set1_pd(h4), vd5 = _mm_set1_pd(d5), vd1 = _mm_set1_pd(d1), vd2 = _mm_set1_pd(d2),
-                          vd3 = _mm_set1_pd(d3), vd4 = _mm_set1_pd(d4);
-            for (; e + 1 <= count; e += 2) {
-                const __m128d pp0 = _mm_loadu_pd(p0 + e), vv0 = _mm_loadu_pd(v0 + e), aa0 = _mm_loadu_pd(a0 + e);
-                const __m128d pp1 = _mm_loadu_pd(p1 + e), vv1 = _mm_loadu_pd(v1 + e), aa1 = _mm_loadu_pd(a1 + e);
-                const __m128d dp = _mm_sub_pd(pp1, pp0);
-                __m128d rp = _mm_add_pd(_mm_mul_pd(vh5, dp), _mm_mul_pd(vh1, vv0));
-                rp = _mm_add_pd(rp, _mm_mul_pd(vh2, aa0));
-                rp = _mm_add_pd(rp, _mm_mul_pd(vh3, aa1));
-                rp = _mm_add_pd(rp, _mm_mul_pd(vh4, vv1));
-                _mm_storeu_pd(op + e, _mm_add_pd(pp0, rp));
-                __m128d rv = _mm_add_pd(_mm_mul_pd(vd5, dp), _mm_mul_pd(vd1, vv0));
-                rv = _mm_add_pd(rv, _mm_mul_pd(vd4, vv1));
-                rv = _mm_add_pd(rv, _mm_mul_pd(vd2, aa0));
-                rv = _mm_add_pd(rv, _mm_mul_pd(vd3, aa1));
-                _mm_storeu_pd(ov + e, rv);
-            }
-#endif
-            for (; e <= count; ++e) {
-                const double dp = p1[e] - p0[e];
-                op[e] = p0[e] + ((((h5 * dp + h1 * v0[e]) + h2 * a0[e]) + h3 * a1[e]) + h4 * v1[e]);
-                ov[e] = d5 * dp + d1 * v0[e] + d4 * v1[e] + d2 * a0[e] + d3 * a1[e];
-            }
+            // Entity 0 (the chief) is done above; satellites are entries 1 … count.
+            const std::size_t pc = c * S + 1, vc = (c + 3) * S + 1;
+            hermite_offsets(y_old.data() + pc, y_old.data() + vc, k.data() + vc, y.data() + pc, y.data() + vc,
+                            k.data() + 12 * len + vc, out.data() + pc, out.data() + vc, count,
+                            {h5, h1, h2, h3, h4, d5, d1, d2, d3, d4});
         }
     }
 };
@@ -678,30 +720,17 @@ struct FormationPropagator::Impl {
 
     // LVLH (rot^T dr, rot^T (dv - w x dr)) and ECI (chief + offset) of every satellite of b at b.out.
     static void write_snapshot(const Block& b, FormationSnapshot& snap) {
+        static_assert(sizeof(RelativeState) == 6 * sizeof(double) && sizeof(CartesianState) == 6 * sizeof(double));
         const CartesianState chief = chief_of(b);
         const Eigen::Matrix3d rot = lvlh_to_eci_rotation(chief);
         const Eigen::Vector3d w = chief.position_m.cross(chief.velocity_m_s) / chief.position_m.squaredNorm();
         const std::size_t S = b.stride;
-        const double* o = b.out.data();
-        const double r00 = rot(0, 0), r10 = rot(1, 0), r20 = rot(2, 0), r01 = rot(0, 1), r11 = rot(1, 1),
-                     r21 = rot(2, 1), r02 = rot(0, 2), r12 = rot(1, 2), r22 = rot(2, 2);
-        const double wx = w.x(), wy = w.y(), wz = w.z();
-        const double cx = chief.position_m.x(), cy = chief.position_m.y(), cz = chief.position_m.z();
-        const double cvx = chief.velocity_m_s.x(), cvy = chief.velocity_m_s.y(), cvz = chief.velocity_m_s.z();
-        RelativeState* lv = snap.satellites_lvlh.data() + b.first;
-        CartesianState* ec = snap.satellites_eci.data() + b.first;
-        for (std::size_t k = 0; k < b.count; ++k) {
-            const std::size_t e = k + 1;
-            const double dx = o[e], dy = o[S + e], dz = o[2 * S + e];
-            const double vx = o[3 * S + e] - (wy * dz - wz * dy), vy = o[4 * S + e] - (wz * dx - wx * dz),
-                         vz = o[5 * S + e] - (wx * dy - wy * dx);
-            lv[k].position_m = Eigen::Vector3d(r00 * dx + r10 * dy + r20 * dz, r01 * dx + r11 * dy + r21 * dz,
-                                               r02 * dx + r12 * dy + r22 * dz);
-            lv[k].velocity_m_s = Eigen::Vector3d(r00 * vx + r10 * vy + r20 * vz, r01 * vx + r11 * vy + r21 * vz,
-                                                 r02 * vx + r12 * vy + r22 * vz);
-            ec[k].position_m = Eigen::Vector3d(cx + dx, cy + dy, cz + dz);
-            ec[k].velocity_m_s = Eigen::Vector3d(cvx + o[3 * S + e], cvy + o[4 * S + e], cvz + o[5 * S + e]);
-        }
+        const double* o = b.out.data() + 1;  // entity 0 is the chief
+        lvlh_and_eci(o, o + S, o + 2 * S, o + 3 * S, o + 4 * S, o + 5 * S,
+                     snap.satellites_lvlh[b.first].position_m.data(), snap.satellites_eci[b.first].position_m.data(),
+                     b.count, {rot(0, 0), rot(1, 0), rot(2, 0), rot(0, 1), rot(1, 1), rot(2, 1), rot(0, 2), rot(1, 2), rot(2, 2)},
+                     {w.x(), w.y(), w.z()}, {chief.position_m.x(), chief.position_m.y(), chief.position_m.z()},
+                     {chief.velocity_m_s.x(), chief.velocity_m_s.y(), chief.velocity_m_s.z()});
     }
 
     static void lvlh_of_block(const Block& b, std::vector<RelativeState>& out) {

@@ -164,8 +164,8 @@ DynamicsConfig read_dynamics(Section s, std::uint64_t seed) {
     using M = physics::RelativeMotionModel;
     d.model = model == "hcw" ? M::hcw : model == "hcw_ode" ? M::hcw_ode : model == "schweighart_sedwick" ? M::schweighart_sedwick : M::nonlinear;
     d.j2 = s.boolean("j2", true);
-    d.relative_tolerance = s.number("relative_tolerance", 1e-15, 1e-3, 1e-12);
-    d.absolute_tolerance = s.number("absolute_tolerance_m", 1e-15, 1.0, 1e-9, "m");
+    d.relative_tolerance = s.number("relative_tolerance", 1e-15, 1e-3, d.relative_tolerance);
+    d.absolute_tolerance = s.number("absolute_tolerance_m", 1e-15, 1.0, d.absolute_tolerance, "m");
     d.compare_to_nonlinear = s.choice("compare_to", {"none", "nonlinear"}, "none") == "nonlinear";
     if (s.has("drag")) {
         Section drag = s.section("drag");

@@ -50,8 +50,8 @@ struct DynamicsConfig {
     physics::RelativeMotionModel model = physics::RelativeMotionModel::nonlinear;
     bool j2 = true;
     physics::DragSettings drag;
-    double relative_tolerance = 1e-12;
-    double absolute_tolerance = 1e-9;
+    double relative_tolerance = physics::PropagationSettings{}.relative_tolerance;
+    double absolute_tolerance = physics::PropagationSettings{}.absolute_tolerance;
     bool compare_to_nonlinear = false;
 };
 
