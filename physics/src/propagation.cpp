@@ -226,6 +226,21 @@ void offset_accelerations(const double* __restrict dx, const double* __restrict 
     }
 }
 
+// Least-squares normal equations N x = b (8 × 8, symmetric positive definite).
+// GCC 12 warns that an AVX-512 register in Eigen's LDLT may be used uninitialised (a known false
+// positive in _mm512_extractf64x4_pd under -march=native); silenced here only.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+Eigen::Matrix<double, 8, 1> solve_normal_equations(const Eigen::Matrix<double, 8, 8>& n,
+                                                   const Eigen::Matrix<double, 8, 1>& b) {
+    return n.ldlt().solve(b);
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
 struct Block {
     std::size_t first = 0;  // global index of the block's first satellite
     std::size_t count = 0;
@@ -778,7 +793,7 @@ struct FormationPropagator::Impl {
                 }
             });
             for (std::size_t i = 0; i < initial.size(); ++i) {
-                const double drift_m_s = normal[i].ldlt().solve(rhs[i])(1) / span;
+                const double drift_m_s = solve_normal_equations(normal[i], rhs[i])(1) / span;
                 ghost_initial[i].velocity_m_s.y() += drift_m_s / 3.0;
             }
         }

@@ -113,6 +113,21 @@ void write_radiation_events(Hdf5File& file, const simulation::RadiationOutcome& 
     }
 }
 
+// The training job as played against trial 0's faults: what it was doing, interval by interval.
+void write_job_timeline(Hdf5File& file, const simulation::RadiationOutcome& r) {
+    using workloads::JobInterval;
+    if (!r.goodput || r.goodput->timeline.empty()) return;
+    const auto& tl = r.goodput->timeline;
+    write_column(file, "/radiation/job_timeline/start_s", tl, [](const JobInterval& x) { return x.start_s; }, "s");
+    write_column(file, "/radiation/job_timeline/end_s", tl, [](const JobInterval& x) { return x.end_s; }, "s");
+    write_column(file, "/radiation/job_timeline/phase", tl,
+                 [](const JobInterval& x) { return static_cast<int>(x.phase); }, "1");
+    std::string names;
+    for (int p = 0; p <= static_cast<int>(workloads::JobPhase::unfinished); ++p)
+        names += (p ? "," : "") + std::to_string(p) + "=" + workloads::job_phase_name(static_cast<workloads::JobPhase>(p));
+    file.set_attribute("/radiation/job_timeline/phase", "phase_names", names);
+}
+
 }  // namespace
 
 ResultWriter::ResultWriter(std::filesystem::path path) : path_(std::move(path)) {}
@@ -269,7 +284,10 @@ void ResultWriter::end(const simulation::RunSummary& summary) {
         file_->write_array("/station_keeping/delta_v_m_s", dv, {static_cast<hsize_t>(dv.size())}, "m/s");
     }
     if (summary.training) write_training(*file_, *summary.training);
-    if (summary.radiation) write_radiation_events(*file_, *summary.radiation);
+    if (summary.radiation) {
+        write_radiation_events(*file_, *summary.radiation);
+        write_job_timeline(*file_, *summary.radiation);
+    }
     file_->set_attribute("simulated_s", summary.simulated_s);
     if (!summary.complete) file_->set_attribute("stop_reason", summary.stop_reason);
     file_->set_attribute_bool("complete", summary.complete);

@@ -215,7 +215,8 @@ private:
                                       ? out.interruption_mtbf_s
                                       : 1e3 * duration_s;
             }
-            out.goodput = workloads::simulate_training_with_faults(out.events, n, duration_s, steps, recovery);
+            out.goodput = workloads::simulate_training_with_faults(out.events, n, duration_s, steps, recovery,
+                                                                   /*record_timeline=*/true);
             if (r.trials > 1) {
                 out.monte_carlo = workloads::monte_carlo_goodput(dose_series_, r.faults, recovery, steps, duration_s,
                                                                  sc_.seed, r.trials, backend_);

@@ -183,6 +183,11 @@ TEST(Cli, RadiationDoseAndFaultsOverADay) {
         "ev = f['radiation/events/time_s'][:] if 'radiation/events' in f else np.zeros(0); "
         "assert np.all((ev >= 0) & (ev <= t[-1])); "
         "assert 0 < s['goodput'] <= 1 and 'monte_carlo' in s; "
+        "assert s['monte_carlo']['backend'] in ('cpu', 'cuda'); "
+        "g=f['radiation/job_timeline']; a=g['start_s'][:]; b=g['end_s'][:]; ph=g['phase'][:]; "
+        "assert a[0] == 0 and abs(b[-1] - t[-1]) < 1e-9 and np.all(np.abs(a[1:] - b[:-1]) < 1e-6) and np.all(b > a); "
+        "assert 'recovery' in g['phase'].attrs['phase_names'] and set(ph) <= set(range(9)); "
+        "kept = ((ph == 0) | (ph == 1)); assert abs((b - a)[kept].sum() / t[-1] - s['goodput']) < 1e-9, s['goodput']; "
         "print('ok', per_yr, len(ev))\" " + dir.string());
     EXPECT_EQ(check.status, 0) << check.output;
     fs::remove_all(dir);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 #include <limits>
@@ -299,6 +300,62 @@ TEST(Goodput, TimeAccountingAddsUpWithSparesCrashesAndSdc) {
     long processed = 0;
     for (long x : r.events_by_kind) processed += x;
     EXPECT_EQ(processed, static_cast<long>(ev.size()));
+}
+
+TEST(Goodput, TimelineTilesTheRunAndMatchesTheTimeAccounting) {
+    const int sats = 10;
+    sw::FaultModel m;
+    m.chips_per_satellite = 4;
+    m.sdc_detection_probability = 0.5;
+    const double T = 3.0e5;
+    const sw::DoseRateSeries series = sample_series(Wavy{2e-4, 5900.0}, sats, 60.0, T);
+    const auto ev = sw::sample_fault_events(series, m, T, 1);
+    sw::RecoveryConfig c;
+    c.checkpoint_interval_s = 900.0;
+    c.spare_satellites = 2;
+    c.reboot_s = 1800.0;
+    sw::StepDurations steps;
+    steps.nominal_s = 7.0;
+    const sw::GoodputResult r = sw::simulate_training_with_faults(ev, sats, T, steps, c, true);
+    ASSERT_FALSE(r.timeline.empty());
+    EXPECT_EQ(r.timeline.front().start_s, 0.0);
+    EXPECT_DOUBLE_EQ(r.timeline.back().end_s, T);
+    std::array<double, 9> by_phase{};
+    std::array<int, 9> count{};
+    for (std::size_t j = 0; j < r.timeline.size(); ++j) {
+        const auto& x = r.timeline[j];
+        EXPECT_GT(x.end_s, x.start_s);
+        if (j > 0) {
+            EXPECT_NEAR(x.start_s, r.timeline[j - 1].end_s, 1e-9 * T) << "gap before interval " << j;
+        }
+        by_phase[static_cast<std::size_t>(x.phase)] += x.end_s - x.start_s;
+        ++count[static_cast<std::size_t>(x.phase)];
+    }
+    using P = sw::JobPhase;
+    const auto at = [&](P p) { return by_phase[static_cast<std::size_t>(p)]; };
+    const auto n = [&](P p) { return count[static_cast<std::size_t>(p)]; };
+    double rework = 0.0, recovery = 0.0;
+    for (int k = 0; k < sw::fault_kind_count; ++k) {
+        rework += r.rework_s[static_cast<std::size_t>(k)];
+        recovery += r.recovery_s[static_cast<std::size_t>(k)];
+    }
+    const double tol = 1e-6 * T;
+    EXPECT_NEAR(at(P::step) + at(P::step_corrupted), r.useful_s, tol);
+    EXPECT_NEAR(at(P::step_recomputed), r.sdc_recompute_s, tol);
+    EXPECT_NEAR(at(P::checkpoint), r.checkpoint_s, tol);
+    EXPECT_NEAR(at(P::unfinished), r.tail_s, tol);
+    EXPECT_NEAR(at(P::step_rolled_back) + at(P::step_interrupted) + at(P::checkpoint_interrupted), rework, tol);
+    EXPECT_NEAR(at(P::recovery), recovery, tol);
+    EXPECT_EQ(n(P::step) + n(P::step_corrupted), r.steps_completed);
+    EXPECT_EQ(n(P::step_corrupted), r.corrupted_steps);
+    EXPECT_EQ(n(P::step_recomputed), r.recomputed_steps);
+    EXPECT_EQ(n(P::checkpoint), r.checkpoints);
+    EXPECT_GT(n(P::step_rolled_back), 0);
+    EXPECT_GT(n(P::recovery), 0);
+    // Without record_timeline the same play, no timeline.
+    const sw::GoodputResult quiet = sw::simulate_training_with_faults(ev, sats, T, steps, c);
+    EXPECT_TRUE(quiet.timeline.empty());
+    EXPECT_EQ(quiet.useful_s, r.useful_s);
 }
 
 TEST(Goodput, HandmadeEventsHaveTheirDocumentedEffects) {

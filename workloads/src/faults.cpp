@@ -81,6 +81,21 @@ const char* fault_effect_name(FaultEffect e) {
     return "unknown";
 }
 
+const char* job_phase_name(JobPhase p) {
+    switch (p) {
+        case JobPhase::step: return "step";
+        case JobPhase::step_corrupted: return "step_corrupted";
+        case JobPhase::step_recomputed: return "step_recomputed";
+        case JobPhase::step_rolled_back: return "step_rolled_back";
+        case JobPhase::step_interrupted: return "step_interrupted";
+        case JobPhase::checkpoint: return "checkpoint";
+        case JobPhase::checkpoint_interrupted: return "checkpoint_interrupted";
+        case JobPhase::recovery: return "recovery";
+        case JobPhase::unfinished: return "unfinished";
+    }
+    return "unknown";
+}
+
 DeviceCrossSections trillium_v6e() { return DeviceCrossSections{}; }
 
 DeviceCrossSections device_preset(const std::string& name) {
@@ -284,7 +299,7 @@ double first_order_waste_fraction(double tau, double delta, double r, double m) 
 
 GoodputResult simulate_training_with_faults(std::span<const FaultEvent> events, std::int32_t satellite_count,
                                             double duration_s, const StepDurations& steps,
-                                            const RecoveryConfig& config) {
+                                            const RecoveryConfig& config, bool record_timeline) {
     const std::int32_t n_sat = satellite_count;
     const std::int32_t spares = config.spare_satellites;
     if (n_sat <= 0 || spares < 0 || spares >= n_sat)
@@ -316,6 +331,12 @@ GoodputResult simulate_training_with_faults(std::span<const FaultEvent> events, 
     std::int64_t steps_since = 0, corrupt_since = 0;
     std::int64_t steps_committed = 0, corrupt_committed = 0;
     double useful_committed = 0.0;
+
+    // Timeline (record_timeline): steps since the last checkpoint start at kept_from.
+    std::size_t kept_from = 0;
+    const auto log = [&](double a, double b, JobPhase phase) {
+        if (record_timeline && b > a) res.timeline.push_back({a, b, phase});
+    };
 
     const auto check_event = [&](const FaultEvent& e) {
         if (e.satellite < 0 || e.satellite >= n_sat) throw std::invalid_argument("fault event satellite out of range");
@@ -386,10 +407,15 @@ GoodputResult simulate_training_with_faults(std::span<const FaultEvent> events, 
             if (!again) return restart_end;
         }
     };
-    // Interrupt at event i during [t, ...): lose the partial phase and the uncommitted work.
-    const auto interrupt = [&]() {
+    // Interrupt at event i during [t, ...) (a step or a checkpoint: cut): lose the partial phase and
+    // the uncommitted work.
+    const auto interrupt = [&](JobPhase cut) {
         const FaultEvent& e = events[i];
         const std::size_t k = kind_index(e.kind);
+        log(t, e.time_s, cut);
+        for (std::size_t j = kept_from; j < res.timeline.size(); ++j)
+            if (res.timeline[j].phase == JobPhase::step || res.timeline[j].phase == JobPhase::step_corrupted)
+                res.timeline[j].phase = JobPhase::step_rolled_back;
         res.effects[i] = FaultEffect::rollback;
         ++res.rollbacks;
         res.rework_s[k] += (e.time_s - t) + since_ckpt_s;
@@ -399,6 +425,8 @@ GoodputResult simulate_training_with_faults(std::span<const FaultEvent> events, 
         ++i;
         const double resume = recover(e.time_s, e);
         res.recovery_s[k] += std::min(resume, T) - e.time_s;
+        log(e.time_s, std::min(resume, T), JobPhase::recovery);
+        kept_from = res.timeline.size();
         t = resume;
     };
 
@@ -412,7 +440,7 @@ GoodputResult simulate_training_with_faults(std::span<const FaultEvent> events, 
                 check_event(e);
                 ++res.events_by_kind[kind_index(e.kind)];
                 if (is_active[static_cast<std::size_t>(e.satellite)] && fault_interrupts(e.kind)) {
-                    interrupt();
+                    interrupt(JobPhase::checkpoint_interrupted);
                     interrupted = true;
                     break;
                 }
@@ -422,9 +450,12 @@ GoodputResult simulate_training_with_faults(std::span<const FaultEvent> events, 
             if (interrupted) continue;
             if (end > T) {
                 res.tail_s += T - t;
+                log(t, T, JobPhase::unfinished);
                 t = T;
                 break;
             }
+            log(t, end, JobPhase::checkpoint);
+            kept_from = res.timeline.size();
             ++res.checkpoints;
             res.checkpoint_s += delta;
             useful_committed += since_ckpt_s;
@@ -446,7 +477,7 @@ GoodputResult simulate_training_with_faults(std::span<const FaultEvent> events, 
             ++res.events_by_kind[kind_index(e.kind)];
             const bool active = is_active[static_cast<std::size_t>(e.satellite)] != 0;
             if (active && fault_interrupts(e.kind)) {
-                interrupt();
+                interrupt(JobPhase::step_interrupted);
                 interrupted = true;
                 break;
             }
@@ -461,9 +492,11 @@ GoodputResult simulate_training_with_faults(std::span<const FaultEvent> events, 
         if (interrupted) continue;
         if (end > T) {
             res.tail_s += T - t;
+            log(t, T, JobPhase::unfinished);
             t = T;
             break;
         }
+        log(t, end, redo ? JobPhase::step_recomputed : corrupt ? JobPhase::step_corrupted : JobPhase::step);
         t = end;
         if (redo) {
             res.sdc_recompute_s += d;

@@ -164,6 +164,26 @@ enum class FaultEffect : std::uint8_t {
 };
 const char* fault_effect_name(FaultEffect effect);
 
+// What the job was doing over an interval of its timeline (GoodputResult::timeline).
+enum class JobPhase : std::uint8_t {
+    step = 0,                    // a training step, completed and kept
+    step_corrupted = 1,          // completed with an undetected SDC, kept (counted as corrupted)
+    step_recomputed = 2,         // a detected SDC: the step is run again
+    step_rolled_back = 3,        // completed, then lost to a rollback before the next checkpoint
+    step_interrupted = 4,        // cut short by a UECC or crash on an active rank
+    checkpoint = 5,              // checkpoint written
+    checkpoint_interrupted = 6,  // checkpoint cut short by an interrupt
+    recovery = 7,                // waiting for the satellite or a spare, then restart R
+    unfinished = 8,              // step or checkpoint cut by the end of the run
+};
+const char* job_phase_name(JobPhase phase);
+
+struct JobInterval {
+    double start_s = 0.0;
+    double end_s = 0.0;
+    JobPhase phase = JobPhase::step;
+};
+
 struct GoodputResult {
     double elapsed_s = 0.0;
     double useful_s = 0.0;              // compute of completed steps not rolled back
@@ -183,6 +203,8 @@ struct GoodputResult {
     double tail_s = 0.0;                // unfinished step or checkpoint at the end
     std::array<std::int64_t, fault_kind_count> events_by_kind{};  // events in [0, elapsed)
     std::vector<FaultEffect> effects;   // one per input event
+    // With record_timeline: the job's phases in order, tiling [0, elapsed_s).
+    std::vector<JobInterval> timeline;
 };
 
 // Play sorted events (sample_fault_events) against the job over [0, duration_s). Satellites
@@ -204,7 +226,7 @@ struct GoodputResult {
 // where the mean loss is half of one.
 GoodputResult simulate_training_with_faults(std::span<const FaultEvent> events, std::int32_t satellite_count,
                                             double duration_s, const StepDurations& steps,
-                                            const RecoveryConfig& config);
+                                            const RecoveryConfig& config, bool record_timeline = false);
 
 // Analytic goodput for Poisson interrupts of mean interval M (see above; Daly 2006, eq. 11 form).
 double expected_goodput_constant_rate(double work_per_checkpoint_s, double checkpoint_cost_s, double restart_s,
