@@ -269,24 +269,41 @@ TEST(Goodput, AutoIntervalUsesDalyFromTheRateModel) {
     EXPECT_NEAR(mc.goodput.mean, exact, 0.02);
 }
 
-TEST(Goodput, TimeAccountingAddsUpWithSparesCrashesAndSdc) {
-    const int sats = 10;
-    sw::FaultModel m;
-    m.chips_per_satellite = 4;
-    m.link_outage_rate_per_s = 1e-5;
-    m.sdc_detection_probability = 0.5;
-    const sw::DoseRateSeries series = sample_series(Wavy{2e-4, 5900.0}, sats, 60.0, 3.0e5);
-    const auto ev = sw::sample_fault_events(series, m, 3.0e5, 1);
-    sw::RecoveryConfig c;
-    c.checkpoint_interval_s = 900.0;
-    c.spare_satellites = 2;
-    c.reboot_s = 1800.0;
+namespace {
+
+// Ten satellites (two hot spares) for 3.5 days with SDC, UECC, crashes and link outages and steps
+// of varying length: every branch of the recovery play.
+struct AccountingCase {
+    static constexpr int sats = 10;
+    static constexpr double T = 3.0e5;
+    std::vector<sw::FaultEvent> events;
+    sw::RecoveryConfig config;
     sw::StepDurations steps;
-    steps.nominal_s = 7.0;
-    steps.start_s = {0.0, 1000.0, 3000.0};
-    steps.duration_s = {7.0, 9.0, 6.0};
-    steps.period_s = 5900.0;
-    const sw::GoodputResult r = sw::simulate_training_with_faults(ev, sats, 3.0e5, steps, c);
+    AccountingCase() {
+        sw::FaultModel m;
+        m.chips_per_satellite = 4;
+        m.link_outage_rate_per_s = 1e-5;
+        m.sdc_detection_probability = 0.5;
+        events = sw::sample_fault_events(sample_series(Wavy{2e-4, 5900.0}, sats, 60.0, T), m, T, 1);
+        config.checkpoint_interval_s = 900.0;
+        config.spare_satellites = 2;
+        config.reboot_s = 1800.0;
+        steps.nominal_s = 7.0;
+        steps.start_s = {0.0, 1000.0, 3000.0};
+        steps.duration_s = {7.0, 9.0, 6.0};
+        steps.period_s = 5900.0;
+    }
+    sw::GoodputResult play(bool record_timeline = false) const {
+        return sw::simulate_training_with_faults(events, sats, T, steps, config, record_timeline);
+    }
+};
+
+}  // namespace
+
+TEST(Goodput, TimeAccountingAddsUpWithSparesCrashesAndSdc) {
+    const AccountingCase a;
+    const std::vector<sw::FaultEvent>& ev = a.events;
+    const sw::GoodputResult r = a.play();
     double lost = r.sdc_recompute_s + r.checkpoint_s + r.tail_s;
     for (int k = 0; k < sw::fault_kind_count; ++k) lost += r.rework_s[k] + r.recovery_s[k];
     EXPECT_NEAR(r.useful_s + lost, r.elapsed_s, 1e-6 * r.elapsed_s);
@@ -303,20 +320,9 @@ TEST(Goodput, TimeAccountingAddsUpWithSparesCrashesAndSdc) {
 }
 
 TEST(Goodput, TimelineTilesTheRunAndMatchesTheTimeAccounting) {
-    const int sats = 10;
-    sw::FaultModel m;
-    m.chips_per_satellite = 4;
-    m.sdc_detection_probability = 0.5;
-    const double T = 3.0e5;
-    const sw::DoseRateSeries series = sample_series(Wavy{2e-4, 5900.0}, sats, 60.0, T);
-    const auto ev = sw::sample_fault_events(series, m, T, 1);
-    sw::RecoveryConfig c;
-    c.checkpoint_interval_s = 900.0;
-    c.spare_satellites = 2;
-    c.reboot_s = 1800.0;
-    sw::StepDurations steps;
-    steps.nominal_s = 7.0;
-    const sw::GoodputResult r = sw::simulate_training_with_faults(ev, sats, T, steps, c, true);
+    const AccountingCase a;
+    const double T = AccountingCase::T;
+    const sw::GoodputResult r = a.play(true);
     ASSERT_FALSE(r.timeline.empty());
     EXPECT_EQ(r.timeline.front().start_s, 0.0);
     EXPECT_DOUBLE_EQ(r.timeline.back().end_s, T);
@@ -353,7 +359,7 @@ TEST(Goodput, TimelineTilesTheRunAndMatchesTheTimeAccounting) {
     EXPECT_GT(n(P::step_rolled_back), 0);
     EXPECT_GT(n(P::recovery), 0);
     // Without record_timeline the same play, no timeline.
-    const sw::GoodputResult quiet = sw::simulate_training_with_faults(ev, sats, T, steps, c);
+    const sw::GoodputResult quiet = a.play();
     EXPECT_TRUE(quiet.timeline.empty());
     EXPECT_EQ(quiet.useful_s, r.useful_s);
 }
