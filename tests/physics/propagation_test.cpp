@@ -312,30 +312,44 @@ TEST(StationKeeping, HoldsEverySatelliteWithinToleranceUnderDragDispersionAndSpe
 }
 
 TEST(StationKeeping, WithJ2AloneTheReferenceOrbitNeedsOnlyTheOneOffAcquisition) {
-    // The reference orbit is bounded under J2: once a satellite is on it (a few mm/s), no more delta-v is
-    // needed, far below the paper's < 3 m/s per year per km of offset for a trimmed lattice.
+    // The reference is bounded under J2. Each satellite starts on its untrimmed initial orbit and
+    // drifts from the reference (metres per day) until the dead band triggers its one-off
+    // acquisition, a two-impulse transfer of a few mm/s — on whatever day the drift reaches it
+    // (satellite 10: about 1.0 d). After that no more delta-v is needed: over the two days after each
+    // satellite's first correction (+ 3 h for the transfer), far below the paper's < 3 m/s per year
+    // per km of offset for a trimmed lattice.
     const auto all = suncatcher_lattice(1000.0, 100.0, 200.0, n650);
     const std::vector<RelativeState> sats(all.begin(), all.begin() + 21);
     PropagationSettings s;
     s.station_keeping.enabled = true;
     FormationPropagator p(suncatcher_chief(), sats, s);
     FormationSnapshot snap;
-    std::vector<double> after_one_day;
+    const double settle_s = 3 * 3600.0, window_s = 2 * 86400.0, end_s = 4 * 86400.0;
+    const double never = std::numeric_limits<double>::infinity();
+    std::vector<double> first_s(sats.size(), never), settled(sats.size(), -1.0), window_end(sats.size(), -1.0);
     double worst = 0;
-    for (double t = 0; t <= 3 * 86400.0; t += 30.0) {
+    for (double t = 0; t <= end_s; t += 30.0) {
         p.advance_to(t, snap);
-        if (t == 86400.0) after_one_day.assign(p.station_keeping_delta_v_m_s().begin(), p.station_keeping_delta_v_m_s().end());
         for (std::size_t i = 0; i < sats.size(); ++i) {
+            const double dv = p.station_keeping_delta_v_m_s()[i];
+            if (first_s[i] == never && dv > 0.0) first_s[i] = t;
+            if (settled[i] < 0 && t >= first_s[i] + settle_s) settled[i] = dv;
+            if (window_end[i] < 0 && t >= first_s[i] + settle_s + window_s) window_end[i] = dv;
             worst = std::max(worst, (snap.satellites_lvlh[i].position_m - p.station_keeping_reference_lvlh(i).position_m).norm());
         }
     }
     EXPECT_LE(worst, 5.0);
+    int checked = 0;
     for (std::size_t i = 0; i < sats.size(); ++i) {
-        EXPECT_LT(after_one_day[i], 0.05) << i;
+        const double total = p.station_keeping_delta_v_m_s()[i];
+        EXPECT_LT(total, 0.05) << i;  // never more than the acquisition's few mm/s
+        if (first_s[i] == never || window_end[i] < 0) continue;  // no drift to correct, or acquired late
+        ++checked;
         const double offset_km = std::hypot(sats[i].position_m.x(), 0.5 * sats[i].position_m.y()) / 1000.0;
-        // Days 2-3 scaled to a year, per km: below 3 m/s/yr/km.
-        EXPECT_LT((p.station_keeping_delta_v_m_s()[i] - after_one_day[i]) / 2.0 * 365.25, 3.0 * std::max(offset_km, 0.1)) << i;
+        EXPECT_LT((window_end[i] - settled[i]) / (window_s / 86400.0) * 365.25, 3.0 * std::max(offset_km, 0.1))
+            << "satellite " << i << " acquired at t = " << first_s[i] << " s";
     }
+    EXPECT_GE(checked, 10);  // most satellites drift to the dead band within the first day and a half
 }
 
 TEST(StationKeeping, ReferenceOrbitStaysNearTheInitialRelativeOrbitWithoutDrifting) {

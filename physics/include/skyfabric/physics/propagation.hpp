@@ -76,8 +76,8 @@ struct PropagationSettings {
     StationKeepingSettings station_keeping;
     // Defaults: every neighbour distance of the 81-satellite lattice within 1.4e-5 m of SciPy DOP853 at
     // rtol 1e-12 over a day, the chief within 0.3 mm (bench/check_against_scipy.py). Looser, 1e-10 / 1e-7
-    // (3e-5 m, 2.3 mm, 15 % faster), the station-keeping test's satellites needed extra corrections
-    // against their reference orbits (1.1 m/s/yr where < 0.6 is expected at 200 m).
+    // (3e-5 m, 2.3 mm, 15 % faster), two-body energy drifts by 1.1e-10 of itself in a day, more than the
+    // 1e-10 the foundation issue asks of the propagator.
     double relative_tolerance = 1e-11;
     double absolute_tolerance = 1e-8;  // metres (and m/s) in the integrated variables
     double epoch_julian_date = 2461484.5;  // 2027-03-20T00:00Z; Sun direction, Earth rotation
