@@ -1,10 +1,30 @@
 #include "output/vtk_recorder.hpp"
 
+#include <skyfabric/workloads/faults.hpp>
+
 namespace skyfabric::output {
 
+namespace {
+
+std::vector<std::int32_t> as_status(const std::vector<workloads::SatelliteCondition>& conditions) {
+    std::vector<std::int32_t> out;
+    out.reserve(conditions.size());
+    for (auto c : conditions) out.push_back(static_cast<std::int32_t>(c));  // same numbering as viz::SatelliteStatus
+    return out;
+}
+
+}  // namespace
+
 void VtkRecorder::begin(const simulation::RunSetup& setup) {
-    every_ = setup.scenario->output.vtk_every;
-    eci_ = setup.scenario->output.vtk_frame == scenario::VtkFrame::eci;
+    const auto& sc = *setup.scenario;
+    every_ = sc.output.vtk_every;
+    eci_ = sc.output.vtk_frame == scenario::VtkFrame::eci;
+    if (sc.radiation.enabled) {
+        spares_ = sc.radiation.recovery.spare_satellites;
+        reboot_s_ = sc.radiation.recovery.reboot_s;
+    }
+    const auto n = static_cast<std::int32_t>(setup.satellite_count);
+    initial_status_ = as_status(workloads::satellite_conditions({}, {}, n, std::min(spares_, n), reboot_s_, 0.0, 0.0));
     std::filesystem::create_directories(directory_);
     writer_.emplace(directory_, "formation");
 }
@@ -20,10 +40,27 @@ void VtkRecorder::record(const simulation::Sample& sample) {
     viz::SatelliteFrame frame;
     frame.time_s = snap.time_s;
     frame.positions_m = positions_;
+    frame.status = initial_status_;
     frame.delta_v_m_s = sample.delta_v_m_s;
     frame.nearest_neighbour_m = sample.nearest_neighbour_m;
     frame.dose_rad = sample.dose_rad;
     writer_->write_frame(frame, viz::LinkFrameData{sample.topology, {}});
+}
+
+void VtkRecorder::end(const simulation::RunSummary& summary) {
+    if (!writer_ || !summary.radiation) return;
+    const auto& r = *summary.radiation;
+    std::span<const workloads::SpareSwap> swaps;
+    if (r.goodput) swaps = r.goodput->swaps;
+    if (r.events.empty() && swaps.empty()) return;
+    const auto n = static_cast<std::int32_t>(initial_status_.size());
+    for (std::size_t i = 0; i < writer_->frames_written(); ++i) {
+        const double t1 = writer_->frame_time_s(i);
+        const double t0 = i == 0 ? -1.0 : writer_->frame_time_s(i - 1);  // events at t = 0 count in frame 0
+        const auto status =
+            as_status(workloads::satellite_conditions(r.events, swaps, n, std::min(spares_, n), reboot_s_, t0, t1));
+        if (status != initial_status_) writer_->rewrite_status(i, status);
+    }
 }
 
 }  // namespace skyfabric::output

@@ -1,12 +1,16 @@
 #pragma once
 // ParaView frames of a run: every output.vtk_every-th sample as DIR/vtk/formation_NNNNNN.vtp,
-// indexed by DIR/vtk/formation.pvd (valid after every frame, so partial runs open).
+// indexed by DIR/vtk/formation.pvd (valid after every frame, so partial runs open). Satellites'
+// `status` is written as known then (hot spares); radiation faults are drawn on the whole
+// dose-rate history after the run, so end() rewrites the frames whose status they change.
 #include "simulation/simulation.hpp"
 
 #include <skyfabric/viz/pvd_writer.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <vector>
 
 namespace skyfabric::output {
 
@@ -15,14 +19,17 @@ public:
     explicit VtkRecorder(std::filesystem::path directory) : directory_(std::move(directory)) {}
     void begin(const simulation::RunSetup& setup) override;
     void record(const simulation::Sample& sample) override;
-    void end(const simulation::RunSummary&) override {}
+    void end(const simulation::RunSummary& summary) override;
 
 private:
     std::filesystem::path directory_;
     std::optional<viz::PvdSeriesWriter> writer_;
     int every_ = 1;
     bool eci_ = false;
+    std::int32_t spares_ = 0;    // radiation.recovery.spare_satellites when radiation is on
+    double reboot_s_ = 0.0;
     std::vector<Eigen::Vector3d> positions_;
+    std::vector<std::int32_t> initial_status_;  // what record() writes: the first spares
 };
 
 }  // namespace skyfabric::output

@@ -193,6 +193,24 @@ TEST(Cli, RadiationDoseAndFaultsOverADay) {
     fs::remove_all(dir);
 }
 
+TEST(Cli, VtkFramesShowRadiationFaultsRebootsAndSpares) {
+    // A solar particle event a million times the background over the poles, 16 chips per satellite
+    // (crashes every few minutes across the formation) and one hot spare: the frames' status,
+    // filled in after the run, must agree with /radiation/events (tests/cli/check_vtk_fault_status.py).
+    const auto dir = fresh_dir("vtk_faults");
+    const auto r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") +
+                               " --set duration_s=2400 --set 'radiation.solar_particle_events=[{start_s: 0, "
+                               "duration_s: 100000, flux_factor: 1e6}]' --set radiation.chips_per_satellite=16"
+                               " --set radiation.spare_satellites=1 --set radiation.reboot_s=120"
+                               " --set output.vtk_every=1 -o " + dir.string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto check = run_command("/usr/bin/python3 " + source("tests/cli/check_vtk_fault_status.py") + " " +
+                                   dir.string() + " 120");
+    EXPECT_EQ(check.status, 0) << check.output;
+    EXPECT_NE(check.output.find("ok"), std::string::npos) << check.output;
+    fs::remove_all(dir);
+}
+
 TEST(Cli, TraceMatchesTheHdf5StepTimings) {
     const auto dir = fresh_dir("trace");
     const auto trace = dir / "run.trace.json";

@@ -309,6 +309,7 @@ TEST(Goodput, TimeAccountingAddsUpWithSparesCrashesAndSdc) {
     EXPECT_NEAR(r.useful_s + lost, r.elapsed_s, 1e-6 * r.elapsed_s);
     EXPECT_GT(r.rollbacks, 0);
     EXPECT_GT(r.replacements, 0);
+    EXPECT_EQ(static_cast<long>(r.swaps.size()), r.replacements);
     EXPECT_GT(r.recomputed_steps, 0);
     EXPECT_GT(r.checkpoints, 0);
     EXPECT_GT(r.goodput, 0.0);
@@ -317,6 +318,31 @@ TEST(Goodput, TimeAccountingAddsUpWithSparesCrashesAndSdc) {
     long processed = 0;
     for (long x : r.events_by_kind) processed += x;
     EXPECT_EQ(processed, static_cast<long>(ev.size()));
+}
+
+TEST(Goodput, SatelliteConditionsFollowEventsRebootsAndSwaps) {
+    // Four satellites, number 3 a hot spare; an SDC on 0 at 100 s, a chip crash on 1 at 200 s
+    // whose rank moves to the spare; reboots take 600 s.
+    const std::vector<sw::FaultEvent> ev = {{100.0, 0, sw::FaultKind::sdc, true},
+                                            {200.0, 1, sw::FaultKind::chip_crash, false}};
+    const std::vector<sw::SpareSwap> swaps = {{200.0, 1, 3}};
+    using C = sw::SatelliteCondition;
+    const auto at = [&](double t0, double t1) { return sw::satellite_conditions(ev, swaps, 4, 1, 600.0, t0, t1); };
+    EXPECT_EQ(at(0.0, 50.0), (std::vector<C>{C::ok, C::ok, C::ok, C::spare}));
+    EXPECT_EQ(at(50.0, 150.0), (std::vector<C>{C::faulted, C::ok, C::ok, C::spare}));
+    EXPECT_EQ(at(150.0, 300.0), (std::vector<C>{C::ok, C::rebooting, C::ok, C::ok}));
+    EXPECT_EQ(at(300.0, 799.0), (std::vector<C>{C::ok, C::rebooting, C::ok, C::ok}));
+    EXPECT_EQ(at(799.0, 900.0), (std::vector<C>{C::ok, C::spare, C::ok, C::ok}));
+    // The play records the swap it makes.
+    sw::RecoveryConfig c;
+    c.checkpoint_interval_s = 1000.0;
+    c.spare_satellites = 1;
+    c.reboot_s = 600.0;
+    const auto r = sw::simulate_training_with_faults(ev, 4, 2000.0, sw::StepDurations{}, c);
+    ASSERT_EQ(r.swaps.size(), 1u);
+    EXPECT_EQ(r.swaps[0].time_s, 200.0);
+    EXPECT_EQ(r.swaps[0].failed, 1);
+    EXPECT_EQ(r.swaps[0].spare, 3);
 }
 
 TEST(Goodput, TimelineTilesTheRunAndMatchesTheTimeAccounting) {

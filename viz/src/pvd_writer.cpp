@@ -18,10 +18,36 @@
 #include <vtkPointData.h>
 #include <vtkPoints.h>
 #include <vtkPolyData.h>
+#include <vtkXMLPolyDataReader.h>
 #include <vtkXMLPolyDataWriter.h>
 
 namespace skyfabric::viz {
 namespace {
+
+// Writes poly as directory/file through a temporary name and rename(2), so no reader ever sees
+// half a frame.
+void write_vtp_atomically(vtkPolyData* poly, const std::filesystem::path& directory, const std::string& file) {
+    const std::filesystem::path final_path = directory / file;
+    const std::filesystem::path temp_path = directory / ("." + file + ".tmp");
+    vtkNew<vtkXMLPolyDataWriter> writer;
+    writer->SetFileName(temp_path.c_str());
+    writer->SetInputData(poly);
+    writer->SetDataModeToAppended();
+    writer->EncodeAppendedDataOff();
+    writer->SetCompressorTypeToZLib();
+    writer->SetHeaderTypeToUInt64();
+    if (writer->Write() != 1 || writer->GetErrorCode() != 0) {
+        std::error_code ignored;
+        std::filesystem::remove(temp_path, ignored);
+        throw std::runtime_error("skyfabric::viz: cannot write VTK frame " + final_path.string());
+    }
+    std::error_code ec;
+    std::filesystem::rename(temp_path, final_path, ec);
+    if (ec) {
+        throw std::runtime_error("skyfabric::viz: cannot rename " + temp_path.string() + " to " +
+                                 final_path.string() + ": " + ec.message());
+    }
+}
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -218,31 +244,10 @@ void PvdSeriesWriter::write_frame(const SatelliteFrame& frame, const LinkFrameDa
     time_value->SetValue(0, frame.time_s);
     poly->GetFieldData()->AddArray(time_value);
 
-    // Write to a temporary name and rename, so no reader ever sees half a frame.
     std::array<char, 16> index{};
     std::snprintf(index.data(), index.size(), "_%06zu", entries_.size());
     const std::string file = basename_ + index.data() + ".vtp";
-    const std::filesystem::path final_path = directory_ / file;
-    const std::filesystem::path temp_path = directory_ / ("." + file + ".tmp");
-
-    vtkNew<vtkXMLPolyDataWriter> writer;
-    writer->SetFileName(temp_path.c_str());
-    writer->SetInputData(poly);
-    writer->SetDataModeToAppended();
-    writer->EncodeAppendedDataOff();
-    writer->SetCompressorTypeToZLib();
-    writer->SetHeaderTypeToUInt64();
-    if (writer->Write() != 1 || writer->GetErrorCode() != 0) {
-        std::error_code ignored;
-        std::filesystem::remove(temp_path, ignored);
-        throw std::runtime_error("skyfabric::viz: cannot write VTK frame " + final_path.string());
-    }
-    std::error_code ec;
-    std::filesystem::rename(temp_path, final_path, ec);
-    if (ec) {
-        throw std::runtime_error("skyfabric::viz: cannot rename " + temp_path.string() + " to " +
-                                 final_path.string() + ": " + ec.message());
-    }
+    write_vtp_atomically(poly, directory_, file);
 
     entries_.push_back(Entry{frame.time_s, file});
     try {
@@ -251,6 +256,25 @@ void PvdSeriesWriter::write_frame(const SatelliteFrame& frame, const LinkFrameDa
         entries_.pop_back();
         throw;
     }
+}
+
+void PvdSeriesWriter::rewrite_status(std::size_t i, std::span<const std::int32_t> status) {
+    if (i >= entries_.size()) {
+        throw std::invalid_argument("skyfabric::viz: no frame " + std::to_string(i) + " to rewrite (" +
+                                    std::to_string(entries_.size()) + " written)");
+    }
+    const std::filesystem::path path = directory_ / entries_[i].file;
+    vtkNew<vtkXMLPolyDataReader> reader;
+    reader->SetFileName(path.c_str());
+    reader->Update();
+    vtkPolyData* poly = reader->GetOutput();
+    auto* array = poly ? vtkIntArray::SafeDownCast(poly->GetPointData()->GetArray("status")) : nullptr;
+    if (reader->GetErrorCode() != 0 || array == nullptr)
+        throw std::runtime_error("skyfabric::viz: cannot read the status of VTK frame " + path.string());
+    check_length(status, static_cast<std::size_t>(array->GetNumberOfTuples()), "status");
+    if (status.empty()) return;
+    for (std::size_t k = 0; k < status.size(); ++k) array->SetValue(static_cast<vtkIdType>(k), status[k]);
+    write_vtp_atomically(poly, directory_, entries_[i].file);
 }
 
 void PvdSeriesWriter::write_pvd() const {

@@ -379,6 +379,7 @@ GoodputResult simulate_training_with_faults(std::span<const FaultEvent> events, 
                     spare_sats[best] = sat;
                     is_active[s] = 0;
                     is_active[static_cast<std::size_t>(replacement)] = 1;
+                    res.swaps.push_back({begin, sat, replacement});
                     sat = replacement;
                     ++res.replacements;
                     avail = std::max(begin, down_until[static_cast<std::size_t>(replacement)]);
@@ -512,6 +513,35 @@ GoodputResult simulate_training_with_faults(std::span<const FaultEvent> events, 
     res.corrupted_steps = corrupt_committed + corrupt_since;
     res.goodput = res.useful_s / T;
     return res;
+}
+
+std::vector<SatelliteCondition> satellite_conditions(std::span<const FaultEvent> events,
+                                                     std::span<const SpareSwap> swaps, std::int32_t n,
+                                                     std::int32_t spares, double reboot_s, double t0, double t1) {
+    if (n < 0 || spares < 0 || spares > n) throw std::invalid_argument("need satellite_count >= spare_satellites >= 0");
+    std::vector<SatelliteCondition> out(static_cast<std::size_t>(n), SatelliteCondition::ok);
+    std::vector<char> spare(static_cast<std::size_t>(n), 0);
+    for (std::int32_t s = n - spares; s < n; ++s) spare[static_cast<std::size_t>(s)] = 1;
+    for (const SpareSwap& w : swaps) {
+        if (w.time_s > t1) break;
+        if (w.failed < 0 || w.failed >= n || w.spare < 0 || w.spare >= n) throw std::invalid_argument("spare swap satellite out of range");
+        spare[static_cast<std::size_t>(w.failed)] = 1;
+        spare[static_cast<std::size_t>(w.spare)] = 0;
+    }
+    std::vector<char> hit(static_cast<std::size_t>(n), 0), down(static_cast<std::size_t>(n), 0);
+    for (const FaultEvent& e : events) {
+        if (e.time_s > t1) break;
+        if (e.satellite < 0 || e.satellite >= n) throw std::invalid_argument("fault event satellite out of range");
+        const auto s = static_cast<std::size_t>(e.satellite);
+        if (fault_crashes(e.kind) && e.time_s + reboot_s > t1) down[s] = 1;
+        if (e.time_s > t0) hit[s] = 1;
+    }
+    for (std::size_t s = 0; s < out.size(); ++s)
+        out[s] = down[s] ? SatelliteCondition::rebooting
+                 : hit[s] ? SatelliteCondition::faulted
+                 : spare[s] ? SatelliteCondition::spare
+                            : SatelliteCondition::ok;
+    return out;
 }
 
 TrialStatistics trial_statistics(std::span<const double> v) {

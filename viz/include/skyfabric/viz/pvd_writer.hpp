@@ -61,7 +61,13 @@ public:
     // Writes <basename>_NNNNNN.vtp (NNNNNN = frames_written()), then rewrites the .pvd.
     void write_frame(const SatelliteFrame& frame, const LinkFrameData& links);
 
+    // Replaces the point data `status` of frame i (< frames_written()), written earlier, with the
+    // same atomic write: for what is known only after the run (radiation faults are drawn on the
+    // whole dose-rate history). std::invalid_argument for a bad index or length.
+    void rewrite_status(std::size_t i, std::span<const std::int32_t> status);
+
     std::size_t frames_written() const { return entries_.size(); }
+    double frame_time_s(std::size_t i) const { return entries_.at(i).time_s; }
     const std::filesystem::path& directory() const { return directory_; }
     std::filesystem::path pvd_path() const;
 

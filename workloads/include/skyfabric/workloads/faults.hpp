@@ -184,6 +184,13 @@ struct JobInterval {
     JobPhase phase = JobPhase::step;
 };
 
+// A rank moved from a satellite that went down to a hot spare, during the recovery at time_s.
+struct SpareSwap {
+    double time_s = 0.0;
+    std::int32_t failed = 0;  // now held in reserve (once it has rebooted)
+    std::int32_t spare = 0;   // now a rank
+};
+
 struct GoodputResult {
     double elapsed_s = 0.0;
     double useful_s = 0.0;              // compute of completed steps not rolled back
@@ -205,7 +212,21 @@ struct GoodputResult {
     std::vector<FaultEffect> effects;   // one per input event
     // With record_timeline: the job's phases in order, tiling [0, elapsed_s).
     std::vector<JobInterval> timeline;
+    std::vector<SpareSwap> swaps;  // in time order (replacements of them)
 };
+
+// What each satellite was going through at an instant, for pictures of the run (the VTK frames'
+// `status`; same numbering as viz::SatelliteStatus).
+enum class SatelliteCondition : std::int32_t { ok = 0, faulted = 1, rebooting = 2, spare = 3 };
+
+// Each satellite's condition at t1, with (t0, t1] the time since the previous picture: rebooting
+// when a crash (chip or host) hit it within reboot_s before t1; else faulted when any fault event
+// hit it in (t0, t1]; else spare when held in reserve at t1 (the highest spare_satellites
+// numbers at first, then as the play's swaps moved them); else ok. events sorted by time.
+std::vector<SatelliteCondition> satellite_conditions(std::span<const FaultEvent> events,
+                                                     std::span<const SpareSwap> swaps,
+                                                     std::int32_t satellite_count, std::int32_t spare_satellites,
+                                                     double reboot_s, double t0, double t1);
 
 // Play sorted events (sample_fault_events) against the job over [0, duration_s). Satellites
 // 0 … N-S-1 start as ranks, N-S … N-1 as spares (S = spare_satellites). Rules:
