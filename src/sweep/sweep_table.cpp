@@ -111,13 +111,7 @@ void write_string_dataset(hid_t file, const std::string& path, const std::vector
 }
 
 fs::path temporary_beside(const fs::path& path) {
-    // Appended piece by piece: GCC 12's -Wrestrict misfires on "." + std::string&& (a known false positive).
-    std::string name = ".";
-    name += path.filename().string();
-    name += ".";
-    name += std::to_string(getpid());
-    name += ".tmp";
-    return path.parent_path() / name;
+    return path.parent_path() / ("." + path.filename().string() + "." + std::to_string(getpid()) + ".tmp");
 }
 
 void rename_into_place(const fs::path& from, const fs::path& to) {
