@@ -245,23 +245,39 @@ Eigen::Matrix<double, 8, 1> solve_normal_equations(const Eigen::Matrix<double, 8
 #pragma GCC diagnostic pop
 #endif
 
+// Storage aligned to 64 bytes, with every component row a multiple of 8 doubles long: the vector
+// loops then load and store whole cache lines instead of splitting one access in two.
+template <class T>
+struct CacheLineAllocator {
+    using value_type = T;
+    static constexpr std::align_val_t alignment{64};
+    CacheLineAllocator() = default;
+    template <class U>
+    CacheLineAllocator(const CacheLineAllocator<U>&) noexcept {}
+    T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), alignment)); }
+    void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, alignment); }
+    template <class U>
+    bool operator==(const CacheLineAllocator<U>&) const noexcept { return true; }
+};
+using AlignedDoubles = std::vector<double, CacheLineAllocator<double>>;
+
 struct Block {
     std::size_t first = 0;  // global index of the block's first satellite
     std::size_t count = 0;
     std::size_t stride = 0;  // entries per component (count + 1, rounded up to even)
     std::size_t len = 0;     // 6 * stride
     std::vector<double> ballistic;
-    std::vector<double> y, y_old, stage, out;  // out: interpolated state at the last requested time
-    std::vector<double> k;                     // 16 stages of len
+    AlignedDoubles y, y_old, stage, out;  // out: interpolated state at the last requested time
+    AlignedDoubles k;                     // 16 stages of len
     double chief_dense[6][7] = {};             // the chief's continuous extension coefficients
-    std::vector<double> err_terms, zeros;
+    AlignedDoubles err_terms, zeros;
     double t = 0.0, t_old = 0.0, h = 10.0, atol, rtol;
     bool fsal_pending = false;  // k[12] holds f(t, y); k[0..12] still the last accepted step's stages
     bool dense_ready = false;
 
     Block(double abs_tol, double rel_tol, std::size_t satellites) : atol(abs_tol), rtol(rel_tol) {
         count = satellites;
-        stride = (count + 2) & ~std::size_t{1};
+        stride = (count + 1 + 7) & ~std::size_t{7};  // whole cache lines per component
         len = 6 * stride;
         y.assign(len, 0.0);
         y_old = stage = out = err_terms = y;
@@ -271,13 +287,13 @@ struct Block {
     }
 
     double* kk(int s) { return k.data() + static_cast<std::size_t>(s) * len; }
-    Eigen::Vector3d pos(const std::vector<double>& s, std::size_t e) const {
+    Eigen::Vector3d pos(const AlignedDoubles& s, std::size_t e) const {
         return {s[e], s[stride + e], s[2 * stride + e]};
     }
-    Eigen::Vector3d vel(const std::vector<double>& s, std::size_t e) const {
+    Eigen::Vector3d vel(const AlignedDoubles& s, std::size_t e) const {
         return {s[3 * stride + e], s[4 * stride + e], s[5 * stride + e]};
     }
-    void set(std::vector<double>& s, std::size_t e, const Eigen::Vector3d& r, const Eigen::Vector3d& v) const {
+    void set(AlignedDoubles& s, std::size_t e, const Eigen::Vector3d& r, const Eigen::Vector3d& v) const {
         for (std::size_t c = 0; c < 3; ++c) {
             s[c * stride + e] = r[static_cast<Eigen::Index>(c)];
             s[(c + 3) * stride + e] = v[static_cast<Eigen::Index>(c)];
@@ -489,11 +505,6 @@ struct Block {
         const double hs = t - t_old;
         const double x = (time_s - t_old) / hs, x1 = 1.0 - x;
         const std::size_t S = stride;
-        for (std::size_t c = 0; c < 6; ++c) {
-            const double* F = chief_dense[c];
-            const double p = (F[0] + x1 * (F[1] + x * (F[2] + x1 * (F[3] + x * (F[4] + x1 * (F[5] + x * F[6])))))) * x;
-            out[c * S] = y_old[c * S] + p;
-        }
         const double s2 = x * x, s3 = s2 * x, s4 = s3 * x, s5 = s4 * x;
         const double h5 = 10.0 * s3 - 15.0 * s4 + 6.0 * s5;
         const double h1 = (x - 6.0 * s3 + 8.0 * s4 - 3.0 * s5) * hs;
@@ -506,11 +517,16 @@ struct Block {
         const double d3 = 0.5 * (3.0 * s2 - 8.0 * s3 + 5.0 * s4) * hs;
         const double d4 = -12.0 * s2 + 28.0 * s3 - 15.0 * s4;
         for (std::size_t c = 0; c < 3; ++c) {
-            // Entity 0 (the chief) is done above; satellites are entries 1 … count.
-            const std::size_t pc = c * S + 1, vc = (c + 3) * S + 1;
+            // From entity 0, so the loop runs on whole cache lines; the chief's entry is replaced below.
+            const std::size_t pc = c * S, vc = (c + 3) * S;
             hermite_offsets(y_old.data() + pc, y_old.data() + vc, k.data() + vc, y.data() + pc, y.data() + vc,
-                            k.data() + 12 * len + vc, out.data() + pc, out.data() + vc, count,
+                            k.data() + 12 * len + vc, out.data() + pc, out.data() + vc, count + 1,
                             {h5, h1, h2, h3, h4, d5, d1, d2, d3, d4});
+        }
+        for (std::size_t c = 0; c < 6; ++c) {
+            const double* F = chief_dense[c];
+            const double p = (F[0] + x1 * (F[1] + x * (F[2] + x1 * (F[3] + x * (F[4] + x1 * (F[5] + x * F[6])))))) * x;
+            out[c * S] = y_old[c * S] + p;
         }
     }
 };
