@@ -5,7 +5,7 @@
 //
 //   BM_Suncatcher81_Day            81 satellites, one day (8,641 samples).
 //   BM_Suncatcher81_Day_Every/S    the same day sampled every S s (what the 10 s output costs).
-//   BM_Suncatcher81_Day_Rtol/E     the same day at rtol = 1e-E, atol = 1e3 rtol m (looser than default).
+//   BM_Suncatcher81_Day_Rtol/E     the same day at rtol = 1e-E, atol = 1e3 rtol m (default: E = 10).
 //   BM_ScaledLattice_Orbit/R       the same lattice at radius R (N ~ R^2): R = 3580 m -> 1,005,
 //                                  R = 11285 m -> 10,005 satellites; one orbit (5,862 s, 587 samples).
 //                                  One FormationPropagator, threads automatic: blocks of 128 satellites
@@ -109,7 +109,7 @@ void BM_Suncatcher81_Day_Every(benchmark::State& state) {
     report(state, groups.front().size(), samples, sp::seconds_per_day);
 }
 
-// Looser tolerances than the default (rtol 1e-12, atol 1e-9 m): rtol = 10^-range(0), atol = 1000 rtol
+// Looser tolerances than the default (rtol 1e-10, atol 1e-7 m): rtol = 10^-range(0), atol = 1000 rtol
 // (metres of offset).
 void BM_Suncatcher81_Day_Rtol(benchmark::State& state) {
     const Setup s = suncatcher_orbit();
@@ -160,7 +160,7 @@ void BM_ScaledLattice_Orbit_1T(benchmark::State& state) { scaled(state, 1); }
 BENCHMARK(BM_Suncatcher81_Day)->Unit(benchmark::kMillisecond)->MinTime(1.0)->UseRealTime();
 BENCHMARK(BM_Suncatcher81_Day_Every)->Arg(60)->Arg(120)->Arg(600)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Suncatcher81_Day_OutputTwice)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_Suncatcher81_Day_Rtol)->Arg(10)->Arg(8)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Suncatcher81_Day_Rtol)->Arg(9)->Arg(8)->Unit(benchmark::kMillisecond)->UseRealTime();
 // R = 1000 m: 81, 3580 m: 1,005, 11285 m: 10,005 satellites.
 BENCHMARK(BM_ScaledLattice_Orbit)->Arg(1000)->Arg(3580)->Arg(11285)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ScaledLattice_Orbit_1T)->Arg(1000)->Arg(3580)->Arg(11285)->Unit(benchmark::kMillisecond)->UseRealTime();
