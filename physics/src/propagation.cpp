@@ -22,8 +22,8 @@
 #include <immintrin.h>
 #endif
 #include <mutex>
+#include <new>
 #include <utility>
-
 
 namespace skyfabric::physics {
 namespace {
@@ -264,7 +264,7 @@ using AlignedDoubles = std::vector<double, CacheLineAllocator<double>>;
 struct Block {
     std::size_t first = 0;  // global index of the block's first satellite
     std::size_t count = 0;
-    std::size_t stride = 0;  // entries per component (count + 1, rounded up to even)
+    std::size_t stride = 0;  // entries per component: count + 1, rounded up to whole cache lines
     std::size_t len = 0;     // 6 * stride
     std::vector<double> ballistic;
     AlignedDoubles y, y_old, stage, out;  // out: interpolated state at the last requested time

@@ -10,12 +10,14 @@
 //     rate through the dose-rate samples, drawn by thinning (Lewis & Shedler 1979) with
 //     Philox counters keyed by the scenario seed (physics/random.hpp): the draw for candidate
 //     c of stream (trial, satellite) is a pure function, so any backend that walks the
-//     same loop (core::thin_piecewise_linear, host+device) draws the same events.
+//     same loop (core::sample_satellite_faults, host+device: the CPU loop and the CUDA
+//     kernel, one GPU thread per stream) draws the same events.
 //  3. Recovery: simulate_training_with_faults() plays the events against a job that takes
 //     steps, writes a checkpoint every τ of useful compute (cost δ), rolls back and restarts
 //     (R) on HBM UECC and crashes, recomputes steps with detected SDC, counts silent ones,
 //     reboots crashed satellites and swaps in hot spares. Goodput = useful time / elapsed.
-//  4. Monte Carlo over trials: mean and 95 % intervals of goodput and failures per day.
+//  4. Monte Carlo over trials (events drawn in batches, on the GPU when present): mean and
+//     95 % intervals of goodput and failures per day.
 // Pure: no I/O. SI units; doses in rad(Si).
 
 #include <skyfabric/physics/random.hpp>
