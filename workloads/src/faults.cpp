@@ -529,7 +529,12 @@ std::vector<SatelliteCondition> satellite_conditions(std::span<const FaultEvent>
         spare[static_cast<std::size_t>(w.spare)] = 0;
     }
     std::vector<char> hit(static_cast<std::size_t>(n), 0), down(static_cast<std::size_t>(n), 0);
-    for (const FaultEvent& e : events) {
+    // Only events after min(t0, t1 - reboot_s) can matter (sorted by time: a binary search, so a
+    // run's frames cost their own window each, not the whole event list).
+    const double from = std::min(t0, t1 - reboot_s);
+    const auto first = std::upper_bound(events.begin(), events.end(), from,
+                                        [](double t, const FaultEvent& e) { return t < e.time_s; });
+    for (const FaultEvent& e : std::span<const FaultEvent>(first, events.end())) {
         if (e.time_s > t1) break;
         if (e.satellite < 0 || e.satellite >= n) throw std::invalid_argument("fault event satellite out of range");
         const auto s = static_cast<std::size_t>(e.satellite);
