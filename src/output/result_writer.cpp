@@ -95,6 +95,14 @@ void write_training(Hdf5File& file, const workloads::TrainingResult& t) {
     }
 }
 
+// "0=a,1=b,…" for the enum values 0 … count-1, from the library's own names.
+template <class Enum, class Name>
+std::string enum_names(int count, Name name) {
+    std::string names;
+    for (int v = 0; v < count; ++v) names += (v ? "," : "") + std::to_string(v) + "=" + name(static_cast<Enum>(v));
+    return names;
+}
+
 void write_radiation_events(Hdf5File& file, const simulation::RadiationOutcome& r) {
     using workloads::FaultEvent;
     const auto& ev = r.events;
@@ -103,13 +111,15 @@ void write_radiation_events(Hdf5File& file, const simulation::RadiationOutcome& 
     write_column(file, "/radiation/events/satellite", ev, [](const FaultEvent& e) { return e.satellite; }, "1");
     write_column(file, "/radiation/events/kind", ev, [](const FaultEvent& e) { return static_cast<int>(e.kind); }, "1");
     write_column(file, "/radiation/events/detected", ev, [](const FaultEvent& e) { return e.detected ? 1 : 0; }, "1");
-    file.set_attribute("/radiation/events/kind", "kind_names", "0=sdc,1=hbm_uecc,2=chip_crash,3=host_crash,4=link_outage");
+    file.set_attribute("/radiation/events/kind", "kind_names",
+                       enum_names<workloads::FaultKind>(workloads::fault_kind_count, workloads::fault_kind_name));
     if (r.goodput) {
         std::vector<std::int32_t> effects;
         for (auto e : r.goodput->effects) effects.push_back(static_cast<std::int32_t>(e));
         file.write_array("/radiation/events/effect", effects, {static_cast<hsize_t>(effects.size())}, "1");
         file.set_attribute("/radiation/events/effect", "effect_names",
-                           "0=none,1=step_recomputed,2=silent_corruption,3=rollback,4=reboot,5=link_down,6=after_end");
+                           enum_names<workloads::FaultEffect>(static_cast<int>(workloads::FaultEffect::after_end) + 1,
+                                                              workloads::fault_effect_name));
     }
 }
 
@@ -122,10 +132,9 @@ void write_job_timeline(Hdf5File& file, const simulation::RadiationOutcome& r) {
     write_column(file, "/radiation/job_timeline/end_s", tl, [](const JobInterval& x) { return x.end_s; }, "s");
     write_column(file, "/radiation/job_timeline/phase", tl,
                  [](const JobInterval& x) { return static_cast<int>(x.phase); }, "1");
-    std::string names;
-    for (int p = 0; p <= static_cast<int>(workloads::JobPhase::unfinished); ++p)
-        names += (p ? "," : "") + std::to_string(p) + "=" + workloads::job_phase_name(static_cast<workloads::JobPhase>(p));
-    file.set_attribute("/radiation/job_timeline/phase", "phase_names", names);
+    file.set_attribute("/radiation/job_timeline/phase", "phase_names",
+                       enum_names<workloads::JobPhase>(static_cast<int>(workloads::JobPhase::unfinished) + 1,
+                                                       workloads::job_phase_name));
 }
 
 }  // namespace
