@@ -57,7 +57,9 @@ def find_h5(path):
 
 
 def orbital_period_s(f):
-    """From the chief's ECI state (vis-viva), or None."""
+    """The run's orbit (nodal period, root attribute orbit_period_s); older files: vis-viva, or None."""
+    if "orbit_period_s" in f.attrs:
+        return float(f.attrs["orbit_period_s"])
     try:
         r = np.linalg.norm(f["orbit/chief_position_eci_m"][0])
         v = np.linalg.norm(f["orbit/chief_velocity_eci_m_s"][0])

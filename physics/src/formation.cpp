@@ -1,5 +1,6 @@
 #include <skyfabric/physics/formation.hpp>
 
+#include <skyfabric/physics/constants.hpp>
 #include <skyfabric/physics/relative_motion.hpp>
 
 #include <algorithm>
@@ -98,6 +99,71 @@ std::vector<RelativeState> hexagonal_lattice(double radius_m, double pitch_m, do
         }
     }
     return finish(std::move(pts), n, o);
+}
+
+namespace {
+
+// Mean rate of the along-track angle lambda = u + Omega cos i (cos i of the chief held fixed).
+double along_track_rate_rad_s(double a, double i, double cos_i_chief, double j2) {
+    const J2SecularRates r = j2_secular_rates(a, 0.0, i, j2);
+    return r.arg_latitude_rad_s() + r.raan_rad_s * cos_i_chief;
+}
+
+}  // namespace
+
+// HCW state -> relative elements at the chief's mean argument of latitude u (D'Amico 2010, Eq. 2.19,
+// inverted): x = a(da - dex cos u - dey sin u), y = a(dlambda + 2 dex sin u - 2 dey cos u),
+// z = a(dix sin u - diy cos u), vx = an(dex sin u - dey cos u), vy = an(-3/2 da + 2 dex cos u + 2 dey sin u),
+// vz = an(dix cos u + diy sin u).
+FormationInitialState j2_mean_element_formation(const KeplerianElements& chief_mean,
+                                                std::span<const RelativeState> design, double j2) {
+    const double a = chief_mean.semi_major_axis_m;
+    const double e = chief_mean.eccentricity;
+    const double inc = chief_mean.inclination_rad;
+    const double n = mean_motion_rad_s(a, earth_mu_m3_s2);
+    const double u = chief_mean.arg_perigee_rad + mean_anomaly_from_true_rad(chief_mean.true_anomaly_rad, e);
+    const double cu = std::cos(u), su = std::sin(u);
+
+    FormationInitialState out;
+    out.chief_eci = keplerian_to_cartesian(mean_to_osculating(chief_mean, j2), earth_mu_m3_s2);
+
+    // d(lambda rate)/di and /da by central differences of the first-order rates (smooth, exact to ~1e-9).
+    const double ci = std::cos(inc);
+    const double h_i = 1e-6, h_a = 1.0;
+    const double rate_di = (along_track_rate_rad_s(a, inc + h_i, ci, j2) - along_track_rate_rad_s(a, inc - h_i, ci, j2)) / (2 * h_i);
+    const double rate_da = (along_track_rate_rad_s(a + h_a, inc, ci, j2) - along_track_rate_rad_s(a - h_a, inc, ci, j2)) / (2 * h_a);
+
+    out.satellites_lvlh.reserve(design.size());
+    for (const RelativeState& s : design) {
+        const Eigen::Vector3d p = s.position_m / a;
+        const Eigen::Vector3d v = s.velocity_m_s / (a * n);
+        const double da_design = 2.0 * v.y() + 4.0 * p.x();  // 0 for a bounded HCW design (vy = -2 n x)
+        const double c_sum = da_design - p.x();  // dex cos u + dey sin u
+        const double s_diff = v.x();             // dex sin u - dey cos u
+        const double dex = c_sum * cu + s_diff * su;
+        const double dey = c_sum * su - s_diff * cu;
+        const double dlambda = p.y() - 2.0 * v.x();
+        const double dix = p.z() * su + v.z() * cu;
+        const double diy = -p.z() * cu + v.z() * su;
+        // Drift-free semi-major axis: the design's own da (0 for a bounded design) is replaced by the one
+        // that makes d(lambda)/dt equal to the chief's.
+        const double da = -rate_di * dix / rate_da;
+
+        const double ex = e * std::cos(chief_mean.arg_perigee_rad) + dex;
+        const double ey = e * std::sin(chief_mean.arg_perigee_rad) + dey;
+        const double d_raan = diy / std::sin(inc);
+        KeplerianElements m;
+        m.semi_major_axis_m = a + da;
+        m.eccentricity = std::hypot(ex, ey);
+        m.inclination_rad = inc + dix;
+        m.raan_rad = chief_mean.raan_rad + d_raan;
+        m.arg_perigee_rad = m.eccentricity > 0.0 ? std::atan2(ey, ex) : 0.0;
+        const double u_sat = u + dlambda - d_raan * ci;
+        m.true_anomaly_rad = true_anomaly_from_mean_rad(u_sat - m.arg_perigee_rad, m.eccentricity);
+        const CartesianState eci = keplerian_to_cartesian(mean_to_osculating(m, j2), earth_mu_m3_s2);
+        out.satellites_lvlh.push_back(eci_to_lvlh(out.chief_eci, eci));
+    }
+    return out;
 }
 
 }  // namespace skyfabric::physics

@@ -395,6 +395,17 @@ struct Block {
                          std::make_index_sequence<13>{});
     }
 
+    // Hairer's error norm of entity e (0: the chief's copy, weighted) from error_terms(), before the factor h.
+    double entity_error(std::size_t e) const {
+        const double* t5 = err_terms.data();
+        const double* t3 = zeros.data() + len;
+        const std::size_t S = stride;
+        const double s5 = t5[e] + t5[S + e] + t5[2 * S + e] + t5[3 * S + e] + t5[4 * S + e] + t5[5 * S + e];
+        const double s3 = t3[e] + t3[S + e] + t3[2 * S + e] + t3[3 * S + e] + t3[4 * S + e] + t3[5 * S + e];
+        const double d2 = s5 + 0.01 * s3;
+        return (e == 0 ? chief_error_weight : 1.0) * (d2 != 0.0 ? s5 / std::sqrt(6.0 * d2) : 0.0);
+    }
+
     void advance(const ForceModel& f, double time_s) {
         int rejections = 0;
         bool rejected = false;
@@ -414,17 +425,9 @@ struct Block {
             // over the block.
             error_terms();
             double err = 0.0;
-            {
-                const double* t5 = err_terms.data();
-                const double* t3 = zeros.data() + len;
-                const std::size_t S = stride;
-                for (std::size_t e = 0; e <= count; ++e) {
-                    const double s5 = t5[e] + t5[S + e] + t5[2 * S + e] + t5[3 * S + e] + t5[4 * S + e] + t5[5 * S + e];
-                    const double s3 = t3[e] + t3[S + e] + t3[2 * S + e] + t3[3 * S + e] + t3[4 * S + e] + t3[5 * S + e];
-                    const double d2 = s5 + 0.01 * s3;
-                    const double ee = (e == 0 ? chief_error_weight : 1.0) * (d2 != 0.0 ? s5 / std::sqrt(6.0 * d2) : 0.0);
-                    err = ee > err || ee != ee ? ee : err;
-                }
+            for (std::size_t e = 0; e <= count; ++e) {
+                const double ee = entity_error(e);
+                err = ee > err || ee != ee ? ee : err;
             }
             err *= h;
             if (!std::isfinite(err)) {
@@ -447,7 +450,12 @@ struct Block {
                 h *= std::max(0.2, 0.9 * pow_neg_eighth(err));
                 rejected = true;
                 if (++rejections > max_rejections_in_a_row || h < min_step_s) {
-                    fail("step size collapsed to " + std::to_string(h) + " s", first, t);
+                    // Name the satellite whose error forced the step down (entity 0 is the chief's copy).
+                    std::size_t worst = 1;
+                    for (std::size_t e = 1; e <= count; ++e) {
+                        if (!(entity_error(e) <= entity_error(worst))) worst = e;
+                    }
+                    fail("step size collapsed to " + std::to_string(h) + " s", first + worst - 1, t);
                 }
             }
         }

@@ -161,6 +161,9 @@ void ResultWriter::begin(const simulation::RunSetup& setup) {
         return;
     }
 
+    // One orbit as duration_orbits counts it (nodal period of the mean orbit), for plots' time axes.
+    file_->set_attribute("orbit_period_s", scenario::orbit_period_s(sc));
+    file_->set_attribute("relative_orbits", std::string(scenario::to_string(scenario::resolved_relative_orbits(sc))));
     const hsize_t n = setup.satellite_count;
     const hsize_t k = static_cast<hsize_t>(std::min<std::size_t>(static_cast<std::size_t>(sc.metrics.neighbour_count), n > 0 ? n - 1 : 0));
     const int c = compression_level_;

@@ -105,7 +105,15 @@ FormationConfig read_formation(Section s) {
     f.along_track_pitch_m = s.number("along_track_pitch_m", 0.1, 1.0e5, 200.0, "m");
     f.pitch_m = s.number("pitch_m", 0.1, 1.0e5, 150.0, "m");
     f.out_of_plane_amplitude_m = s.number("out_of_plane_amplitude_m", 0.0, 1.0e5, 0.0, "m");
-    f.j2_trim = s.boolean("j2_trim", false);
+    if (s.has("j2_trim")) {
+        s.fail("j2_trim", "was replaced by relative_orbits: schweighart_sedwick (the SS-trimmed ellipse); the default, "
+                          "relative_orbits: auto, already keeps the formation bounded under J2");
+    }
+    const std::string orbits = s.choice("relative_orbits", {"auto", "j2_mean_elements", "hcw", "schweighart_sedwick"}, "auto");
+    f.relative_orbits = orbits == "j2_mean_elements"      ? RelativeOrbits::j2_mean_elements
+                      : orbits == "hcw"                   ? RelativeOrbits::hcw
+                      : orbits == "schweighart_sedwick"   ? RelativeOrbits::schweighart_sedwick
+                                                          : RelativeOrbits::automatic;
     const auto satellites = s.sequence("satellites");
     if (f.layout == FormationLayout::explicit_states) {
         if (satellites.empty()) s.fail("satellites", "layout: explicit needs a non-empty list of satellites");
@@ -600,8 +608,9 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
     const bool orbital = !sc.fabric;
     if (orbital || top.has("orbit")) sc.orbit = read_orbit(top.section("orbit", true));
     else top.allow("orbit");
+    // Before the duration: one orbit (duration_orbits) is the nodal period under the dynamics' J2.
+    sc.dynamics = read_dynamics(top.section("dynamics"), sc.seed);
 
-    const double period_s = physics::orbital_period_s(sc.orbit.semi_major_axis_m, physics::earth_mu_m3_s2);
     if (!orbital && !top.has("orbit") && top.has("duration_orbits")) {
         top.fail("duration_orbits", "needs an orbit; with a synthetic topology give duration_s");
     }
@@ -612,7 +621,7 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
         sc.duration_s = top.number("duration_s", 0.0, 10.0 * physics::seconds_per_julian_year, {}, "s");
         top.allow("duration_orbits");
     } else {
-        sc.duration_s = period_s * top.number("duration_orbits", 0.0, 100000.0, {}, "orbits");
+        sc.duration_s = orbit_period_s(sc) * top.number("duration_orbits", 0.0, 100000.0, {}, "orbits");
         top.allow("duration_s");
         if (sc.duration_s > 10.0 * physics::seconds_per_julian_year) {
             top.fail("duration_orbits", "gives " + format_count(sc.duration_s / physics::seconds_per_julian_year) +
@@ -628,7 +637,6 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
 
     if (orbital || top.has("formation")) sc.formation = read_formation(top.section("formation", true));
     else top.allow("formation");
-    sc.dynamics = read_dynamics(top.section("dynamics"), sc.seed);
     sc.station_keeping = read_station_keeping(top.section("station_keeping"));
     sc.metrics = read_metrics(top.section("metrics"));
     sc.links = read_links(top.section("links"), top.has("links"));
@@ -654,7 +662,7 @@ Scenario load_scenario_file(const std::filesystem::path& file, const std::vector
     return load_scenario_text(text.str(), file.string(), overrides);
 }
 
-physics::CartesianState initial_chief_state(const Scenario& sc) {
+physics::KeplerianElements chief_mean_elements(const Scenario& sc) {
     physics::KeplerianElements e;
     e.semi_major_axis_m = sc.orbit.semi_major_axis_m;
     e.eccentricity = sc.orbit.eccentricity;
@@ -663,31 +671,75 @@ physics::CartesianState initial_chief_state(const Scenario& sc) {
                                  : sc.orbit.raan_rad;
     e.arg_perigee_rad = sc.orbit.arg_perigee_rad;
     e.true_anomaly_rad = sc.orbit.arg_latitude_rad - sc.orbit.arg_perigee_rad;
-    return physics::keplerian_to_cartesian(e, physics::earth_mu_m3_s2);
+    return e;
+}
+
+double dynamics_j2(const Scenario& sc) {
+    return sc.dynamics.model == physics::RelativeMotionModel::nonlinear && sc.dynamics.j2 ? physics::earth_j2 : 0.0;
+}
+
+double orbit_period_s(const Scenario& sc) {
+    return physics::nodal_period_s(sc.orbit.semi_major_axis_m, sc.orbit.eccentricity, sc.orbit.inclination_rad, dynamics_j2(sc));
+}
+
+RelativeOrbits resolved_relative_orbits(const Scenario& sc) {
+    if (sc.formation.relative_orbits != RelativeOrbits::automatic) return sc.formation.relative_orbits;
+    switch (sc.dynamics.model) {
+        case physics::RelativeMotionModel::nonlinear: return RelativeOrbits::j2_mean_elements;
+        case physics::RelativeMotionModel::schweighart_sedwick: return RelativeOrbits::schweighart_sedwick;
+        case physics::RelativeMotionModel::hcw:
+        case physics::RelativeMotionModel::hcw_ode: return RelativeOrbits::hcw;
+    }
+    return RelativeOrbits::hcw;
+}
+
+const char* to_string(RelativeOrbits relative_orbits) {
+    switch (relative_orbits) {
+        case RelativeOrbits::automatic: return "auto";
+        case RelativeOrbits::j2_mean_elements: return "j2_mean_elements";
+        case RelativeOrbits::hcw: return "hcw";
+        case RelativeOrbits::schweighart_sedwick: return "schweighart_sedwick";
+    }
+    return "unknown";
+}
+
+physics::CartesianState initial_chief_state(const Scenario& sc) {
+    return physics::keplerian_to_cartesian(physics::mean_to_osculating(chief_mean_elements(sc), dynamics_j2(sc)),
+                                           physics::earth_mu_m3_s2);
 }
 
 std::vector<physics::RelativeState> initial_formation(const Scenario& sc) {
     const double n = physics::mean_motion_rad_s(sc.orbit.semi_major_axis_m, physics::earth_mu_m3_s2);
+    const RelativeOrbits design = resolved_relative_orbits(sc);
     physics::BoundedOrbitOptions options;
     options.out_of_plane_amplitude_m = sc.formation.out_of_plane_amplitude_m;
-    options.j2_trim = sc.formation.j2_trim;
+    options.j2_trim = design == RelativeOrbits::schweighart_sedwick;
     options.chief_semi_major_axis_m = sc.orbit.semi_major_axis_m;
     options.chief_inclination_rad = sc.orbit.inclination_rad;
+    std::vector<physics::RelativeState> states;
+    std::vector<bool> given;  // explicit states with a velocity are taken as they are
     switch (sc.formation.layout) {
         case FormationLayout::suncatcher_lattice:
-            return physics::suncatcher_lattice(sc.formation.radius_m, sc.formation.radial_pitch_m,
-                                               sc.formation.along_track_pitch_m, n, options);
+            states = physics::suncatcher_lattice(sc.formation.radius_m, sc.formation.radial_pitch_m,
+                                                 sc.formation.along_track_pitch_m, n, options);
+            break;
         case FormationLayout::hexagonal:
-            return physics::hexagonal_lattice(sc.formation.radius_m, sc.formation.pitch_m, n, options);
-        case FormationLayout::explicit_states: {
-            auto states = sc.formation.explicit_states;
+            states = physics::hexagonal_lattice(sc.formation.radius_m, sc.formation.pitch_m, n, options);
+            break;
+        case FormationLayout::explicit_states:
+            states = sc.formation.explicit_states;
             for (auto& s : states) {
-                if (s.velocity_m_s.hasNaN()) s.velocity_m_s = physics::bounded_relative_velocity(s.position_m, n, options);
+                given.push_back(!s.velocity_m_s.hasNaN());
+                if (!given.back()) s.velocity_m_s = physics::bounded_relative_velocity(s.position_m, n, options);
             }
-            return states;
-        }
+            break;
     }
-    return {};
+    if (design != RelativeOrbits::j2_mean_elements) return states;
+    auto bounded = physics::j2_mean_element_formation(chief_mean_elements(sc), states, dynamics_j2(sc)).satellites_lvlh;
+    for (std::size_t i = 0; i < given.size(); ++i) {
+        if (given[i]) bounded[i] = states[i];
+    }
+    return bounded;
 }
 
 std::size_t node_count(const Scenario& sc) {

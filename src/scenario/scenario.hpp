@@ -35,6 +35,10 @@ struct OrbitConfig {
 
 enum class FormationLayout { suncatcher_lattice, hexagonal, explicit_states };
 
+// formation.relative_orbits: j2_mean_elements = physics::j2_mean_element_formation (bounded under J2),
+// hcw = the plain HCW 2:1 ellipse with the Keplerian n, schweighart_sedwick = the SS-trimmed ellipse.
+enum class RelativeOrbits { automatic, j2_mean_elements, hcw, schweighart_sedwick };
+
 struct FormationConfig {
     FormationLayout layout = FormationLayout::suncatcher_lattice;
     double radius_m = 1000.0;
@@ -42,7 +46,8 @@ struct FormationConfig {
     double along_track_pitch_m = 200.0;  // suncatcher_lattice
     double pitch_m = 150.0;              // hexagonal
     double out_of_plane_amplitude_m = 0.0;
-    bool j2_trim = false;
+    // How each relative orbit is made bounded; auto follows dynamics.model (see resolved_relative_orbits).
+    RelativeOrbits relative_orbits = RelativeOrbits::automatic;
     std::vector<physics::RelativeState> explicit_states;  // layout: explicit
 };
 
@@ -136,8 +141,19 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
 std::vector<physics::RelativeState> initial_formation(const Scenario& scenario);
 // Satellites of the formation, or ranks of the synthetic fabric.
 std::size_t node_count(const Scenario& scenario);
-// The chief's initial ECI state.
+// The chief's initial ECI state: the orbit section's elements are mean elements, mapped to osculating
+// when the dynamics include J2 (nonlinear with j2: true).
 physics::CartesianState initial_chief_state(const Scenario& scenario);
+// The chief's mean elements at the epoch (true_anomaly_rad: the mean true anomaly).
+physics::KeplerianElements chief_mean_elements(const Scenario& scenario);
+// J2 coefficient the dynamics apply to the chief (0 for hcw, hcw_ode, schweighart_sedwick or j2: false).
+double dynamics_j2(const Scenario& scenario);
+// One orbit for duration_orbits and plots: the nodal period of the mean orbit under the dynamics' J2.
+double orbit_period_s(const Scenario& scenario);
+// relative_orbits with automatic resolved: nonlinear -> j2_mean_elements, hcw/hcw_ode -> hcw,
+// schweighart_sedwick -> schweighart_sedwick.
+RelativeOrbits resolved_relative_orbits(const Scenario& scenario);
+const char* to_string(RelativeOrbits relative_orbits);
 // The propagation settings the scenario asks for.
 physics::PropagationSettings propagation_settings(const Scenario& scenario);
 

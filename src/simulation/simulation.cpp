@@ -139,9 +139,11 @@ private:
         if (truth_) {
             truth_->advance_to(times_[k], truth_snapshot_);
             sample_.model_error_m.resize(snapshot_.satellites_eci.size());
-            for (std::size_t i = 0; i < snapshot_.satellites_eci.size(); ++i) {
+            // The relative motion's error (LVLH, each model's own chief): the linear models' reference
+            // orbits differ from the nonlinear chief by kilometres a day, which is not their error.
+            for (std::size_t i = 0; i < snapshot_.satellites_lvlh.size(); ++i) {
                 sample_.model_error_m[i] =
-                    (snapshot_.satellites_eci[i].position_m - truth_snapshot_.satellites_eci[i].position_m).norm();
+                    (snapshot_.satellites_lvlh[i].position_m - truth_snapshot_.satellites_lvlh[i].position_m).norm();
             }
         }
         sample_.delta_v_m_s = propagator_->station_keeping_delta_v_m_s();
