@@ -108,6 +108,7 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
             {"dose_mean_rad", r.dose_mean_rad},
             {"dose_max_rad", r.dose_max_rad},
             {"dose_rate_mean_rad_per_yr", r.dose_rate_mean_rad_per_yr},
+            {"annual_dose_rad_per_yr", r.annual_dose_rad_per_yr},
             {"events_by_kind", events_by_kind},
             {"expected_events_by_kind", expected_by_kind},
             {"events_per_day", days > 0 ? json(static_cast<double>(r.events.size()) / days) : json(nullptr)},
@@ -217,9 +218,10 @@ std::string summary_table(const nlohmann::json& j) {
     }
     if (j.contains("radiation")) {
         const auto& r = j["radiation"];
-        row("dose (mean / max)", num(r["dose_mean_rad"], "%.3g") + " / " + num(r["dose_max_rad"], "%.3g rad(Si)") + ", " +
-                                     num(r["dose_rate_mean_rad_per_yr"], "%.0f rad(Si)/yr") + " behind " +
-                                     num(r["shielding_mm_al"], "%.0f mm Al"));
+        row("annual dose (long-term average)", num(r["annual_dose_rad_per_yr"], "%.3g rad(Si)/yr") + " behind " +
+                                                   num(r["shielding_mm_al"], "%.3g mm Al"));
+        row("dose this run (mean / max)", num(r["dose_mean_rad"], "%.3g") + " / " + num(r["dose_max_rad"], "%.3g rad(Si)") +
+                                              " (" + num(r["dose_rate_mean_rad_per_yr"], "%.3g rad(Si)/yr") + " over this run)");
         std::string kinds;
         for (const auto& [name, count] : r["events_by_kind"].items()) {
             if (name == "link_outage" && count.get<std::int64_t>() == 0) continue;

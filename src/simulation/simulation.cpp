@@ -3,6 +3,7 @@
 #include "scenario/yaml_reader.hpp"
 
 #include <skyfabric/links/topology_policy.hpp>
+#include <skyfabric/physics/constants.hpp>
 #include <skyfabric/physics/formation_metrics.hpp>
 #include <skyfabric/physics/neighbours.hpp>
 
@@ -202,6 +203,12 @@ private:
             out.dose_max_rad = std::max(out.dose_max_rad, d);
         }
         if (duration_s > 0.0) out.dose_rate_mean_rad_per_yr = out.dose_mean_rad / duration_s * physics::seconds_per_year_radiation;
+        // A run's own rate depends on which SAA passes it covers (one orbit: 11-350 rad/yr); the annual
+        // figure is the orbit's long-term average instead.
+        out.annual_dose_rad_per_yr = physics::orbit_average_dose_rate_rad_s(*radiation_model_,
+                                                                            sc_.orbit.semi_major_axis_m - physics::earth_equatorial_radius_m,
+                                                                            sc_.orbit.inclination_rad) *
+                                     physics::seconds_per_year_radiation;
         if (summary_.training && !summary_.training->steps.empty() && duration_s > 0.0) {
             workloads::StepDurations steps;
             for (const auto& step : summary_.training->steps) {

@@ -59,7 +59,10 @@ struct RadiationOutcome {
     double interruption_mtbf_s = 0.0;
     double dose_mean_rad = 0.0;                          // over satellites, at the end
     double dose_max_rad = 0.0;
-    double dose_rate_mean_rad_per_yr = 0.0;              // run average over satellites
+    double dose_rate_mean_rad_per_yr = 0.0;              // this run's mean rate over satellites (its SAA passes)
+    // Long-term annual dose at the chief's orbit behind the shielding: averaged over the orbit and over
+    // every ground track (all node longitudes), independent of the run's length (quiet environment).
+    double annual_dose_rad_per_yr = 0.0;
 };
 
 struct RunSummary {

@@ -193,6 +193,30 @@ TEST(Cli, RadiationDoseAndFaultsOverADay) {
     fs::remove_all(dir);
 }
 
+TEST(Cli, AnnualDoseIsTheOrbitsLongTermAverageWhateverTheRunLength) {
+    // Issue 14: a one-orbit run printed its own SAA passes scaled to a year (any single orbit gives
+    // 11-350 rad(Si)/yr). The annual figure must be the orbit's long-term average: within 100-225
+    // rad(Si)/yr at 650 km SSO behind 10 mm Al (Suncatcher: ~150), the same for a half-orbit and a
+    // one-orbit run, and printed beside the run's own dose, labelled as such.
+    std::string annual[2];
+    const char* durations[2] = {"2935", "5871"};
+    for (int k = 0; k < 2; ++k) {
+        const auto dir = fresh_dir(std::string("annual_dose_") + durations[k]);
+        const auto r = run_command(skyfabric() + " run " + source("scenarios/smoke.yaml") + " --set duration_s=" + durations[k] +
+                                   " --set output_step_s=30 --set output.vtk=false -o " + dir.string());
+        ASSERT_EQ(r.status, 0) << r.output;
+        EXPECT_NE(r.output.find("annual dose (long-term average)"), std::string::npos) << r.output;
+        EXPECT_NE(r.output.find("over this run"), std::string::npos) << r.output;
+        const auto check = run_command(
+            "/usr/bin/python3 -c \"import json,sys; s=json.load(open(sys.argv[1]+'/summary.json'))['radiation']; "
+            "a=s['annual_dose_rad_per_yr']; assert 100 <= a <= 225, a; print(repr(a))\" " + dir.string());
+        EXPECT_EQ(check.status, 0) << check.output;
+        annual[k] = check.output;
+        fs::remove_all(dir);
+    }
+    EXPECT_EQ(annual[0], annual[1]);
+}
+
 TEST(Cli, VtkFramesShowRadiationFaultsRebootsAndSpares) {
     // A solar particle event a million times the background over the poles, 16 chips per satellite
     // (crashes every few minutes across the formation) and one hot spare: the frames' status,
