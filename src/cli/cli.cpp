@@ -17,6 +17,9 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstdlib>
+#include <sys/prctl.h>
+#include <unistd.h>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -51,16 +54,24 @@ std::vector<scenario::Override> parse_overrides(const std::vector<std::string>& 
     return out;
 }
 
+// A sweep's point (SKYFABRIC_PARENT_PID set by the sweep) stops, like on Ctrl-C, when the sweep dies.
+void stop_with_parent() {
+    const char* parent = std::getenv("SKYFABRIC_PARENT_PID");
+    if (parent == nullptr) return;
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (std::to_string(static_cast<long>(getppid())) != parent) stop_requested.store(true);  // it died already
+}
+
 int command_run(const RunOptions& o) {
+    stop_with_parent();
     auto overrides = parse_overrides(o.overrides);
     if (!o.topology.empty()) overrides.push_back({"topology", o.topology});
     const auto sc = scenario::load_scenario_file(o.scenario_file, overrides);
     const fs::path dir = o.output_dir.empty() ? fs::path("out") / sc.name : fs::path(o.output_dir);
-    output::refuse_to_overwrite(dir, o.force);
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
     ProgressBar progress(!o.quiet && stderr_is_terminal());
-    const auto j = output::run_to_directory(sc, dir, {&progress}, &stop_requested, o.trace);
+    const auto j = output::run_to_directory(sc, dir, o.force, {&progress}, &stop_requested, o.trace);
     if (!o.quiet) {
         std::cout << output::summary_table(j);
         std::cout << "  output                             " << dir.string() << "/\n";

@@ -1,13 +1,45 @@
 #include "output/hdf5_file.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <numeric>
 
 namespace skyfabric::output {
 
+namespace {
+
+// The OS reason HDF5 recorded for the failure (its file drivers put "errno = 28, error message = 'No space
+// left on device'" on the error stack), or the innermost description.
+herr_t collect_reason(unsigned, const H5E_error2_t* error, void* data) {
+    auto& reason = *static_cast<std::string*>(data);
+    if (error->desc == nullptr) return 0;
+    const std::string desc = error->desc;
+    const auto at = desc.find("error message = '");
+    if (at != std::string::npos) {
+        const auto start = at + 17;
+        reason = desc.substr(start, desc.find('\'', start) - start);
+        return 1;  // found: stop walking
+    }
+    if (reason.empty()) reason = desc;
+    return 0;
+}
+
+}  // namespace
+
+std::string hdf5_error_reason() {
+    std::string reason;
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, collect_reason, &reason);
+    H5Eclear2(H5E_DEFAULT);
+    return reason;
+}
+
 void check(herr_t status, const std::string& what) {
-    if (status < 0) throw OutputError("HDF5: " + what + " failed");
+    if (status < 0) {
+        const std::string reason = hdf5_error_reason();
+        throw OutputError("HDF5: " + what + " failed" + (reason.empty() ? "" : ": " + reason));
+    }
 }
 
 hid_t link_create_properties() {
@@ -75,10 +107,52 @@ void write_scalar_attribute(hid_t object, const std::string& name, hid_t type, c
 
 }  // namespace
 
+namespace {
+
+// Before the library's first use. A file whose close failed (disk full) stays in HDF5's open-file
+// table, and HDF5's own exit handler would close it again and crash (H5F__close_cb): files are closed
+// by their owners here, so that handler is not installed. Errors are reported by us, not printed.
+void prepare_hdf5() {
+    static const bool prepared = [] {
+        H5dont_atexit();
+        H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+        return true;
+    }();
+    (void)prepared;
+}
+
+}  // namespace
+
+bool hdf5_run_file_is_complete(const std::filesystem::path& path) {
+    prepare_hdf5();
+    const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return false;
+    }
+    bool complete = false;
+    if (H5Aexists(f, "complete") > 0) {
+        const hid_t a = H5Aopen(f, "complete", H5P_DEFAULT);
+        const hid_t type = a >= 0 ? H5Aget_type(a) : -1;  // the h5py-style bool enum over int8
+        std::int8_t value = 0;
+        complete = type >= 0 && H5Tget_size(type) == 1 && H5Aread(a, type, &value) >= 0 && value != 0;
+        if (type >= 0) H5Tclose(type);
+        if (a >= 0) H5Aclose(a);
+    }
+    H5Fclose(f);
+    H5Eclear2(H5E_DEFAULT);
+    return complete;
+}
+
 Hdf5File::Hdf5File(const std::filesystem::path& path) : path_(path) {
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // we report errors ourselves
-    file_ = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    if (file_ < 0) throw OutputError("cannot create HDF5 file " + path.string());
+    prepare_hdf5();
+    // Created afresh (EXCL after removing the name): a symlink planted at `path` is replaced, never followed.
+    ::unlink(path.c_str());
+    file_ = H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
+    if (file_ < 0) {
+        const std::string reason = hdf5_error_reason();
+        throw OutputError("cannot create HDF5 file " + path.string() + (reason.empty() ? "" : ": " + reason));
+    }
 }
 
 Hdf5File::~Hdf5File() {

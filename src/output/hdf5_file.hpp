@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <span>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -16,6 +17,12 @@ namespace skyfabric::output {
 struct OutputError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
+
+// The reason HDF5 gave for its last failure (the OS's, when a file driver recorded one); clears it.
+std::string hdf5_error_reason();
+
+// Whether `path` opens as an HDF5 file whose root attribute `complete` is true (a run's result.h5).
+bool hdf5_run_file_is_complete(const std::filesystem::path& path);
 
 enum class ElementType { float64, int64, int32, uint8 };
 

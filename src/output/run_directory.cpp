@@ -1,5 +1,6 @@
 #include "output/run_directory.hpp"
 
+#include "output/output_folder.hpp"
 #include "output/result_writer.hpp"
 #include "output/summary.hpp"
 #include "output/trace_writer.hpp"
@@ -13,6 +14,9 @@ namespace skyfabric::output {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// A complete run in `dir` is kept unless --force (checked with the folder's lock held).
 void refuse_to_overwrite(const fs::path& dir, bool force) {
     const auto summary = dir / "summary.json";
     if (force || !fs::exists(summary)) return;
@@ -22,6 +26,8 @@ void refuse_to_overwrite(const fs::path& dir, bool force) {
         throw scenario::ScenarioError(dir.string() + " already holds a complete run; choose another -o folder or pass --force");
     }
 }
+
+}  // namespace
 
 namespace {
 
@@ -61,50 +67,44 @@ void write_trace(const scenario::Scenario& sc, const simulation::RunSummary& sum
 
 }  // namespace
 
-nlohmann::json run_to_directory(const scenario::Scenario& sc, const fs::path& dir,
+nlohmann::json run_to_directory(const scenario::Scenario& sc, const fs::path& dir, bool force,
                                 std::vector<simulation::Recorder*> extra, const std::atomic<bool>* stop,
                                 const fs::path& trace_path) {
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) throw OutputError("cannot create output folder " + dir.string() + ": " + ec.message());
-
-    // Results go to temporary names and are renamed when the run ends, so a killed
-    // process never leaves a half-written file under the final name.
-    const fs::path h5_partial = dir / "result.h5.partial";
+    const FolderLock lock(dir);  // a second run into dir is refused here (exit 2)
+    refuse_to_overwrite(dir, force);
+    // Every file is written into a fresh staging folder and the whole set replaces dir in one step at
+    // the end (output_folder.hpp): a kill at any instant leaves dir the previous run or this one.
+    StagedFolder staged(dir);
+    const fs::path& out = staged.path();
     std::vector<simulation::Recorder*> recorders;
     std::optional<ResultWriter> writer;
     if (sc.output.hdf5) {
-        writer.emplace(h5_partial);
+        writer.emplace(out / "result.h5");
         recorders.push_back(&*writer);
     }
-    // Frames go to vtk.partial/ and replace vtk/ when the run ends (complete or stopped),
-    // so a killed run never touches an earlier run's frames.
-    const fs::path vtk_partial = dir / "vtk.partial";
     std::optional<VtkRecorder> vtk;
     if (sc.output.vtk && !sc.fabric) {
-        fs::remove_all(vtk_partial);  // frames of an earlier killed run would mix in
-        vtk.emplace(vtk_partial);
+        vtk.emplace(out / "vtk");
         recorders.push_back(&*vtk);
     }
     recorders.insert(recorders.end(), extra.begin(), extra.end());
 
     const auto summary = simulation::run(sc, recorders, stop);
     writer.reset();
-    if (sc.output.hdf5) {
-        fs::rename(h5_partial, dir / "result.h5", ec);
-        if (ec) throw OutputError("cannot rename " + h5_partial.string() + ": " + ec.message());
-    }
-    if (vtk) {
-        vtk.reset();
-        fs::remove_all(dir / "vtk", ec);
-        fs::rename(vtk_partial, dir / "vtk", ec);
-        if (ec) throw OutputError("cannot rename " + vtk_partial.string() + ": " + ec.message());
-    }
-    const fs::path trace = !trace_path.empty() ? trace_path : sc.output.trace ? dir / "trace.json" : fs::path();
+    const bool vtk_written = vtk.has_value();
+    vtk.reset();
+    const bool trace_inside = trace_path.empty() && sc.output.trace;
+    const fs::path trace = trace_inside ? out / "trace.json" : trace_path;
     if (!trace.empty()) write_trace(sc, summary, trace);
     auto j = summary_json(sc, scenario::node_count(sc), summary);
-    if (!trace.empty()) j["trace"] = trace.string();
-    write_json_file(dir / "summary.json", j);
+    if (!trace.empty()) j["trace"] = (trace_inside ? dir / "trace.json" : trace).string();
+    // What this run published beside summary.json (sweep --resume checks them before reusing a point).
+    j["files"] = nlohmann::json::array();
+    if (sc.output.hdf5) j["files"].push_back("result.h5");
+    if (vtk_written) j["files"].push_back("vtk/formation.pvd");
+    if (trace_inside) j["files"].push_back("trace.json");
+    write_json_file(out / "summary.json", j);
+    staged.publish();
     return j;
 }
 

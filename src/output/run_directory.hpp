@@ -1,6 +1,6 @@
 #pragma once
-// One scenario run into one folder: result.h5 (via result.h5.partial + rename),
-// vtk/ frames, summary.json. Shared by `run` and `sweep`.
+// One scenario run into one folder: result.h5, vtk/ frames, summary.json (and trace.json),
+// published together. `sweep` runs each point through `skyfabric run`.
 #include "scenario/scenario.hpp"
 #include "simulation/simulation.hpp"
 
@@ -12,14 +12,14 @@
 
 namespace skyfabric::output {
 
-// Throws ScenarioError when `directory` already holds a complete run and !force.
-void refuse_to_overwrite(const std::filesystem::path& directory, bool force);
-
-// Runs the scenario into `directory` (created if needed). `extra` recorders (a progress
-// bar) see every sample too. Returns summary.json's content; its "complete" says
-// whether the run reached its end. Throws OutputError when files cannot be written.
-// `trace_path` (or output.trace: DIR/trace.json) receives a Chrome trace-event timeline.
-nlohmann::json run_to_directory(const scenario::Scenario& scenario, const std::filesystem::path& directory,
+// Runs the scenario into `directory` (created if needed), owning it for the run (FolderLock:
+// another process's run there is refused with ScenarioError) and refusing to replace a complete
+// run unless `force`. The files are staged beside the folder and replace it as a whole when the
+// run ends, complete or stopped (StagedFolder); on an exception nothing of the run is kept.
+// `extra` recorders (a progress bar) see every sample too. Returns summary.json's content; its
+// "complete" says whether the run reached its end. Throws OutputError when files cannot be
+// written. `trace_path` (or output.trace: DIR/trace.json) receives a Chrome trace-event timeline.
+nlohmann::json run_to_directory(const scenario::Scenario& scenario, const std::filesystem::path& directory, bool force,
                                 std::vector<simulation::Recorder*> extra = {},
                                 const std::atomic<bool>* stop = nullptr,
                                 const std::filesystem::path& trace_path = {});

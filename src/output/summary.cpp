@@ -1,5 +1,7 @@
 #include "output/summary.hpp"
 
+#include "output/output_folder.hpp"
+
 #include "output/hdf5_file.hpp"
 #include "version.hpp"
 
@@ -140,15 +142,7 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
 }
 
 void write_json_file(const std::filesystem::path& path, const nlohmann::json& value) {
-    const auto temporary = path.string() + ".tmp";
-    {
-        std::ofstream out(temporary);
-        out << value.dump(2) << '\n';
-        if (!out) throw OutputError("cannot write " + temporary);
-    }
-    std::error_code ec;
-    std::filesystem::rename(temporary, path, ec);
-    if (ec) throw OutputError("cannot rename " + temporary + " to " + path.string() + ": " + ec.message());
+    write_file_atomically(path, value.dump(2) + "\n");
 }
 
 std::string summary_table(const nlohmann::json& j) {

@@ -1,5 +1,11 @@
 #include "output/trace_writer.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -55,8 +61,17 @@ const char* status_name(workloads::StepStatus s) {
 
 TraceWriter::TraceWriter(std::filesystem::path path, TraceOptions options)
     : path_(std::move(path)), options_(options) {
-    file_ = std::fopen(path_.string().c_str(), "wb");
-    if (!file_) throw std::runtime_error("cannot write trace file '" + path_.string() + "'");
+    // Written under PATH.tmp, created afresh (O_EXCL | O_NOFOLLOW: a symlink planted at either name is
+    // never followed), and renamed over PATH when closed.
+    const std::string temporary = temporary_path();
+    ::unlink(temporary.c_str());
+    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    file_ = fd >= 0 ? ::fdopen(fd, "wb") : nullptr;
+    if (!file_) {
+        const std::string reason = std::strerror(errno);
+        if (fd >= 0) ::close(fd);
+        throw std::runtime_error("cannot write trace file '" + temporary + "': " + reason);
+    }
     static constexpr char head[] = "{\"traceEvents\":[\n";
     std::fwrite(head, 1, sizeof head - 1, file_);
     tail_offset_ = static_cast<long>(sizeof head - 1);
@@ -68,8 +83,11 @@ TraceWriter::~TraceWriter() {
     try {
         close();
     } catch (...) {
+        ::unlink(temporary_path().c_str());
     }
 }
+
+std::string TraceWriter::temporary_path() const { return path_.string() + ".tmp"; }
 
 std::string TraceWriter::tail(bool complete) const {
     nlohmann::json m = metadata_;
@@ -224,7 +242,10 @@ void TraceWriter::close() {
         throw;
     }
     file_ = nullptr;
-    if (std::fclose(f) != 0) throw std::runtime_error("trace file '" + path_.string() + "': close failed");
+    if (std::fclose(f) != 0) throw std::runtime_error("trace file '" + temporary_path() + "': " + std::strerror(errno));
+    if (::rename(temporary_path().c_str(), path_.c_str()) != 0) {
+        throw std::runtime_error("cannot rename '" + temporary_path() + "' to '" + path_.string() + "': " + std::strerror(errno));
+    }
 }
 
 // ------------------------------------------------------------- training timeline

@@ -85,6 +85,7 @@ private:
     std::string tail(bool complete) const;
     void write_block(bool complete);
 
+    std::string temporary_path() const;
     std::filesystem::path path_;
     TraceOptions options_;
     std::FILE* file_ = nullptr;

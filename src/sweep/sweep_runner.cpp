@@ -1,6 +1,7 @@
 #include "sweep/sweep_runner.hpp"
 
 #include "output/hdf5_file.hpp"
+#include "output/output_folder.hpp"
 #include "output/summary.hpp"
 #include "scenario/yaml_reader.hpp"
 #include "sweep/sweep_plan.hpp"
@@ -120,6 +121,23 @@ struct Plan {
 
 fs::path point_dir(const Plan& plan, const Point& p) { return plan.dir / "points" / p.name; }
 
+// The points' environment: ours plus SKYFABRIC_PARENT_PID, which makes `skyfabric run` ask the kernel to
+// stop it when this process dies (cli.cpp: PR_SET_PDEATHSIG), so a killed sweep leaves no point running.
+std::vector<char*> child_environment() {
+    static std::vector<std::string> text = [] {
+        std::vector<std::string> t;
+        for (char** e = environ; *e; ++e) {
+            if (std::strncmp(*e, "SKYFABRIC_PARENT_PID=", 21) != 0) t.push_back(*e);
+        }
+        t.push_back("SKYFABRIC_PARENT_PID=" + std::to_string(static_cast<long>(getpid())));
+        return t;
+    }();
+    std::vector<char*> out;
+    for (auto& s : text) out.push_back(s.data());
+    out.push_back(nullptr);
+    return out;
+}
+
 // A pool of child processes, each `skyfabric run` of one point.
 class Pool {
 public:
@@ -160,10 +178,11 @@ public:
         posix_spawn_file_actions_t actions;
         posix_spawn_file_actions_init(&actions);
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-        posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        ::unlink(log.c_str());  // a planted symlink is removed, never followed (O_EXCL | O_NOFOLLOW below)
+        posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
         posix_spawn_file_actions_adddup2(&actions, 1, 2);
         pid_t pid = -1;
-        const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+        const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), child_environment().data());
         posix_spawn_file_actions_destroy(&actions);
         if (rc != 0) {
             finished_.push_back(make_row(p, "failed", std::string("cannot start ") + argv[0] + ": " + std::strerror(rc),
@@ -326,13 +345,28 @@ nlohmann::json manifest(const Plan& plan, const SweepOptions& o, bool complete, 
             {"ranks", ranks},                {"jobs_per_rank", jobs}};
 }
 
+// The files a complete point's summary.json lists are there, and its result.h5 opens and says complete
+// (a point killed while writing, or overwritten by a stray process, is run again).
+bool published_files_intact(const fs::path& dir, const nlohmann::json& summary) {
+    const auto files = summary.find("files");
+    if (files == summary.end() || !files->is_array()) return false;  // written before files were listed
+    for (const auto& f : *files) {
+        if (!f.is_string()) return false;
+        const fs::path path = dir / f.get<std::string>();
+        std::error_code ec;
+        if (!fs::is_regular_file(fs::symlink_status(path, ec))) return false;
+        if (f.get<std::string>() == "result.h5" && !output::hdf5_run_file_is_complete(path)) return false;
+    }
+    return true;
+}
+
 // Rows of points already complete in their folders (for --resume).
 std::vector<Row> completed_rows(const Plan& plan) {
     std::vector<Row> rows;
     for (const auto& p : plan.points) {
         const fs::path dir = point_dir(plan, p);
         const auto summary = read_json(dir / "summary.json");
-        if (!summary || !summary->value("complete", false)) continue;
+        if (!summary || !summary->value("complete", false) || !published_files_intact(dir, *summary)) continue;
         Row r;
         r.index = p.index;
         r.name = p.name;
@@ -499,7 +533,8 @@ void draw_plot(const Plan& plan, const Gatherer& gather, bool quiet) {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::unlink(log.c_str());
+    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
     posix_spawn_file_actions_adddup2(&actions, 1, 2);
     // Debian's interpreter with its own packages: no PYTHONPATH/PYTHONHOME from a venv.
     std::vector<std::string> env_text;
@@ -599,7 +634,9 @@ int run_sweep(const SweepOptions& o) {
             std::vector<Row> preset;
             std::vector<std::size_t> todo;
             std::string setup_error;
+            std::optional<output::FolderLock> lock;
             try {
+                lock.emplace(plan.dir);
                 todo = prepare_directory(plan, o, preset);
                 output::write_json_file(plan.dir / "sweep.json", manifest(plan, o, false, size, jobs));
             } catch (const std::exception& e) {
@@ -626,6 +663,8 @@ int run_sweep(const SweepOptions& o) {
 
     const int jobs = o.jobs > 0 ? o.jobs : default_jobs();
     plan.jobs = jobs;
+    const output::FolderLock lock(plan.dir);  // another sweep (or run) in this folder is refused (exit 2)
+    refuse_to_overwrite(plan, o);             // again, now that the folder is ours
     std::vector<Row> preset;
     const auto todo = prepare_directory(plan, o, preset);
     output::write_json_file(plan.dir / "sweep.json", manifest(plan, o, false, 1, jobs));

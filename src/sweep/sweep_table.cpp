@@ -1,6 +1,7 @@
 #include "sweep/sweep_table.hpp"
 
 #include "output/hdf5_file.hpp"
+#include "output/output_folder.hpp"
 #include "version.hpp"
 
 #include <algorithm>
@@ -184,20 +185,16 @@ void write_table(const fs::path& dir, const TableInput& in) {
 
     // sweep.csv
     const fs::path csv = dir / "sweep.csv";
-    const fs::path csv_tmp = temporary_beside(csv);
     {
-        std::ofstream out(csv_tmp, std::ios::binary | std::ios::trunc);
-        if (!out) throw output::OutputError("cannot write " + csv_tmp.string());
+        std::ostringstream out;
         for (std::size_t c = 0; c < t.columns.size(); ++c) out << (c ? "," : "") << csv_field(t.columns[c]);
         out << "\n";
         for (const auto& row : t.cells) {
             for (std::size_t c = 0; c < row.size(); ++c) out << (c ? "," : "") << csv_field(row[c]);
             out << "\n";
         }
-        out.flush();
-        if (!out) throw output::OutputError("cannot write " + csv_tmp.string());
+        output::write_file_atomically(csv, out.str());
     }
-    rename_into_place(csv_tmp, csv);
 
     // sweep.h5: one dataset per column under /table, float64 where every cell is a
     // number (empty cells NaN), UTF-8 strings otherwise.

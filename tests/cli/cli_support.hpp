@@ -31,7 +31,7 @@ inline Result run_command(const std::string& command) {
 }
 
 // Starts `command`, waits (up to timeout_s) until the shell test `ready` holds
-// (e.g. "[ -e DIR/vtk.partial/formation_000002.vtp ]"), sends `signal` (INT, TERM,
+// (e.g. staged_exists(DIR, "vtk/formation_000002.vtp")), sends `signal` (INT, TERM,
 // KILL) and returns the command's exit status as the shell reports it.
 inline Result signal_when(const std::string& command, const std::string& ready, const std::string& signal,
                           int timeout_s = 300) {
@@ -39,6 +39,23 @@ inline Result signal_when(const std::string& command, const std::string& ready, 
                                std::to_string(timeout_s * 10) + " ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i+1)); done; " +
                                "kill -s " + signal + " $pid 2>/dev/null; wait $pid";
     return run_command("sh -c '" + script + "'");
+}
+
+// Shell test: a run into `dir` has staged `relative` (it writes into PARENT/.NAME.staging.PID until it
+// publishes the folder as a whole).
+inline std::string staged_exists(const fs::path& dir, const std::string& relative) {
+    return "ls " + dir.parent_path().string() + "/." + dir.filename().string() + ".staging.*/" + relative + " >/dev/null 2>&1";
+}
+
+// Staging or replaced folders left beside `dir` (a killed run's; the next run into dir removes them).
+inline int leftovers_beside(const fs::path& dir) {
+    int n = 0;
+    for (const auto& e : fs::directory_iterator(dir.parent_path())) {
+        const std::string name = e.path().filename().string();
+        const std::string prefix = "." + dir.filename().string() + ".";
+        if (name.rfind(prefix + "staging.", 0) == 0 || name.rfind(prefix + "replaced.", 0) == 0) ++n;
+    }
+    return n;
 }
 
 inline std::string skyfabric() { return SKYFABRIC_EXE; }

@@ -143,7 +143,7 @@ TEST(Cli, InterruptLeavesValidIncompleteOutputs) {
     // (every 6th sample) have been written.
     const auto r = signal_when(skyfabric() + " run -q " + source("scenarios/suncatcher-81.yaml") +
                                    " --set duration_orbits=20 -o " + dir.string(),
-                               "[ -e " + (dir / "vtk.partial" / "formation_000002.vtp").string() + " ]", "INT");
+                               staged_exists(dir, "vtk/formation_000002.vtp"), "INT");
     EXPECT_EQ(r.status, 130) << r.output;
     EXPECT_NE(r.output.find("marked incomplete"), std::string::npos) << r.output;
     ASSERT_TRUE(fs::exists(dir / "result.h5")) << r.output;

@@ -52,9 +52,9 @@ TEST(Hardening, SigkillDuringForcedRunLeavesThePreviousCompleteRunIntact) {
     // Overwrite it with --force, then SIGKILL part way (no handler can run).
     const auto killed = signal_when(skyfabric() + " run -q --force " + long_run_args() + " --set output.vtk=true -o " +
                                         dir.string(),
-                                    "[ -e " + (dir / "vtk.partial" / "formation_000002.vtp").string() + " ]", "KILL");
+                                    staged_exists(dir, "vtk/formation_000002.vtp"), "KILL");
     EXPECT_EQ(killed.status, 128 + 9) << "expected death by SIGKILL: " << killed.output;
-    EXPECT_TRUE(fs::exists(dir / "result.h5.partial")) << "the killed run writes under a temporary name";
+    EXPECT_EQ(leftovers_beside(dir), 1) << "the killed run writes into a staging folder beside the output";
 
     // The complete run is byte for byte what it was, and still reads as complete.
     EXPECT_EQ(read_file(dir / "result.h5"), h5_before);
@@ -71,8 +71,7 @@ TEST(Hardening, SigkillDuringForcedRunLeavesThePreviousCompleteRunIntact) {
     const auto again = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") + " -o " + dir.string());
     EXPECT_EQ(again.status, 2) << again.output;
     ASSERT_EQ(run_command(skyfabric() + " run -q --force " + source("scenarios/smoke.yaml") + " -o " + dir.string()).status, 0);
-    EXPECT_FALSE(fs::exists(dir / "result.h5.partial"));
-    EXPECT_FALSE(fs::exists(dir / "vtk.partial"));
+    EXPECT_EQ(leftovers_beside(dir), 0) << "the next run cleans the killed run's staging folder";
     EXPECT_TRUE(fs::exists(dir / "vtk" / "formation.pvd"));
     fs::remove_all(dir);
 }
@@ -80,7 +79,7 @@ TEST(Hardening, SigkillDuringForcedRunLeavesThePreviousCompleteRunIntact) {
 TEST(Hardening, SigtermDuringRunStopsPromptlyWithValidIncompleteOutputs) {
     const auto dir = fresh_dir("sigterm");
     const auto r = signal_when(skyfabric() + " run -q " + long_run_args() + " --set output.vtk=true -o " + dir.string(),
-                               "[ -e " + (dir / "vtk.partial" / "formation_000002.vtp").string() + " ]", "TERM");
+                               staged_exists(dir, "vtk/formation_000002.vtp"), "TERM");
     EXPECT_EQ(r.status, 130) << r.output;
     EXPECT_NE(r.output.find("marked incomplete"), std::string::npos) << r.output;
     const auto check = run_command(
@@ -92,7 +91,7 @@ TEST(Hardening, SigtermDuringRunStopsPromptlyWithValidIncompleteOutputs) {
     EXPECT_NE(read_file(dir / "summary.json").find("\"complete\": false"), std::string::npos);
     const std::string pvd = read_file(dir / "vtk" / "formation.pvd");
     EXPECT_NE(pvd.find("</VTKFile>"), std::string::npos) << pvd;
-    EXPECT_FALSE(fs::exists(dir / "vtk.partial"));
+    EXPECT_EQ(leftovers_beside(dir), 0);
     // An incomplete run is not protected: running again into the folder needs no --force.
     EXPECT_EQ(run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") + " -o " + dir.string()).status, 0);
     fs::remove_all(dir);
@@ -102,7 +101,7 @@ TEST(Hardening, SigintDuringSweepStopsWithIncompletePointsAndATable) {
     const auto dir = fresh_dir("sweep_int");
     const auto r = signal_when(skyfabric() + " sweep -q " + long_run_args() +
                                    " --vary formation.radius_m=1000,1100 --jobs 1 -o " + (dir / "sweep").string(),
-                               "ls " + (dir / "sweep" / "points").string() + "/*/vtk.partial/formation_000002.vtp >/dev/null 2>&1",
+                               "ls " + (dir / "sweep" / "points").string() + "/.*.staging.*/vtk/formation_000002.vtp >/dev/null 2>&1",
                                "INT");
     EXPECT_EQ(r.status, 130) << r.output;
     EXPECT_TRUE(fs::exists(dir / "sweep" / "sweep.csv")) << r.output;

@@ -128,14 +128,36 @@ TEST(TraceWriter, FileIsValidJsonWhileOpenAndAfterAnEarlyStop) {
     auto w = std::make_unique<so::TraceWriter>(path, o);
     w->thread_name(1, 0, "rank 0");
     for (int i = 0; i < 200; ++i) w->complete(1, 0, "compute", "compute", i, 0.5);
-    // Not closed: what is on disk now must already parse (an interrupted run).
-    const json partial = read_json(path);
+    // Not closed: what is on disk now (under PATH.tmp until the close) must already parse.
+    const json partial = read_json(path.string() + ".tmp");
     EXPECT_EQ(partial["metadata"]["complete"], false);
     EXPECT_GT(partial["traceEvents"].size(), 100u);
     w.reset();
     const json done = read_json(path);
     EXPECT_EQ(done["metadata"]["complete"], true);
     EXPECT_EQ(done["traceEvents"].size(), 201u);
+    EXPECT_FALSE(std::filesystem::exists(path.string() + ".tmp"));
+}
+
+TEST(TraceWriter, NeverWritesThroughASymlinkPlantedAtItsPathOrItsTemporary) {
+    // Issue 15: a symlink planted as trace.json made skyfabric overwrite the file it pointed to.
+    const auto victim = temp_file("victim.txt");
+    const auto path = temp_file("planted.json");
+    for (const std::string& planted : {path.string(), path.string() + ".tmp"}) {
+        { std::ofstream(victim) << "precious"; }
+        std::filesystem::remove(path);
+        std::filesystem::remove(path.string() + ".tmp");
+        std::filesystem::create_symlink(victim, planted);
+        {
+            so::TraceWriter w(path, so::TraceOptions{});
+            w.complete(1, 0, "compute", "compute", 0, 1);
+        }
+        std::ifstream in(victim);
+        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        EXPECT_EQ(text, "precious") << planted;
+        EXPECT_FALSE(std::filesystem::is_symlink(path)) << planted;
+        EXPECT_EQ(read_json(path)["metadata"]["complete"], true) << planted;
+    }
 }
 
 TEST(TraceWriter, MaxEventsBoundHoldsAndIsRecorded) {
