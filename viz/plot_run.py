@@ -4,7 +4,8 @@
     scripts/plot RUN_DIR [--out DIR] [--satellite I] [--neighbours K] [--sorted]
     /usr/bin/python3 viz/plot_run.py RUN_DIR ...
 
-Reads RUN_DIR/result.h5 (or result.h5.partial of a run still going, or a path to an .h5)
+Reads RUN_DIR/result.h5 (or, for a run still going, the result.h5 it stages in
+PARENT/.NAME.staging.PID; or a path to an .h5)
 and writes into RUN_DIR/plots (or --out):
 
   neighbours.png   distances from satellite I (default 0) to its K (default 8) nearest
@@ -24,6 +25,7 @@ Each plot whose data is absent is skipped with a message; the exit status is 0 w
 least one plot was written, 1 when none could be, 2 for bad arguments or a missing file.
 """
 import argparse
+import glob
 import math
 import os
 import sys
@@ -49,11 +51,13 @@ def skip(name, why):
 def find_h5(path):
     if os.path.isfile(path):
         return path
-    for name in ("result.h5", "result.h5.partial"):
-        candidate = os.path.join(path, name)
-        if os.path.isfile(candidate):
-            return candidate
-    return None
+    candidate = os.path.join(path, "result.h5")
+    if os.path.isfile(candidate):
+        return candidate
+    # A run in progress stages its files beside the folder (docs/output-format.md).
+    folder = os.path.normpath(path)
+    staged = glob.glob(os.path.join(os.path.dirname(folder), "." + os.path.basename(folder) + ".staging.*", "result.h5"))
+    return max(staged, key=os.path.getmtime) if staged else None
 
 
 def orbital_period_s(f):
