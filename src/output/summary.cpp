@@ -48,6 +48,13 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
         {"samples_below_alarm", s.separation_alarms},
         {"envelope_max_m", {s.envelope_max_m[0], s.envelope_max_m[1], s.envelope_max_m[2]}},
     };
+    if (!sc.fabric) {
+        constexpr double deg = 180.0 / physics::pi;
+        j["sun"] = {{"beta_angle_min_deg", s.beta_angle_min_rad * deg},
+                    {"beta_angle_max_deg", s.beta_angle_max_rad * deg},
+                    {"shadow_fraction_mean", s.shadow_fraction_mean},
+                    {"samples_in_shadow", s.samples_in_shadow}};
+    }
     if (sc.dynamics.compare_to_nonlinear) j["dynamics"] = {{"model_error_max_m", s.model_error_max_m}};
     const auto& dv = s.station_keeping_delta_v_m_s;
     const double total = std::accumulate(dv.begin(), dv.end(), 0.0);
@@ -179,6 +186,12 @@ std::string summary_table(const nlohmann::json& j) {
     }
     row("envelope |x|,|y|,|z| max", num(f["envelope_max_m"][0], "%.1f") + ", " + num(f["envelope_max_m"][1], "%.1f") + ", " +
                                         num(f["envelope_max_m"][2], "%.1f m"));
+    }
+    if (j.contains("sun")) {
+        const auto& u = j["sun"];
+        row("beta angle (min / max)", num(u["beta_angle_min_deg"], "%.1f") + " / " + num(u["beta_angle_max_deg"], "%.1f deg"));
+        row("time in Earth's shadow", num(nlohmann::json(100.0 * u["shadow_fraction_mean"].get<double>()), "%.3g %%") +
+                                          " of this run");
     }
     if (j.contains("dynamics")) row("error vs nonlinear (max)", num(j["dynamics"]["model_error_max_m"], "%.3g m"));
     if (j.contains("station_keeping") && j["station_keeping"]["enabled"].get<bool>()) {

@@ -5,6 +5,7 @@
 #include <skyfabric/links/topology_policy.hpp>
 #include <skyfabric/physics/constants.hpp>
 #include <skyfabric/physics/formation_metrics.hpp>
+#include <skyfabric/physics/illumination.hpp>
 #include <skyfabric/physics/neighbours.hpp>
 
 #include <algorithm>
@@ -101,6 +102,9 @@ public:
         }
 
         constexpr double inf = std::numeric_limits<double>::infinity();
+        epoch_julian_date_ = physics::julian_date(sc.orbit.epoch);
+        summary_.beta_angle_min_rad = inf;
+        summary_.beta_angle_max_rad = -inf;
         summary_.nearest_neighbour_min_m = summary_.reference_neighbours_min_m = summary_.min_separation_m = inf;
         if (topology_builder_) summary_.link_capacity_min_bps = summary_.bisection_capacity_min_bps = inf;
     }
@@ -148,6 +152,7 @@ private:
             }
         }
         sample_.delta_v_m_s = propagator_->station_keeping_delta_v_m_s();
+        sample_sunlight(times_[k]);
         if (topology_builder_) {
             // Distances are frame-invariant, so LVLH positions serve the link budget.
             for (std::size_t i = 0; i < positions_lvlh_.size(); ++i) positions_lvlh_[i] = snapshot_.satellites_lvlh[i].position_m;
@@ -263,8 +268,24 @@ private:
         summary_.simulated_s = sc_.duration_s;
     }
 
+    void sample_sunlight(double time_s) {
+        const Eigen::Vector3d sun = physics::sun_position_eci_m(epoch_julian_date_ + time_s / physics::seconds_per_day);
+        sample_.sun_direction_eci = sun.normalized();
+        sample_.beta_angle_rad = physics::beta_angle_rad(snapshot_.chief_eci.position_m, snapshot_.chief_eci.velocity_m_s, sun);
+        sample_.shadow_fraction.resize(snapshot_.satellites_eci.size());
+        for (std::size_t i = 0; i < snapshot_.satellites_eci.size(); ++i) {
+            sample_.shadow_fraction[i] = physics::shadow_fraction(snapshot_.satellites_eci[i].position_m, sun);
+        }
+    }
+
     void accumulate(const Sample& s) {
         auto& m = summary_;
+        m.beta_angle_min_rad = std::min(m.beta_angle_min_rad, s.beta_angle_rad);
+        m.beta_angle_max_rad = std::max(m.beta_angle_max_rad, s.beta_angle_rad);
+        double shadow = 0.0;
+        for (double f : s.shadow_fraction) shadow += f;
+        if (shadow > 0.0) ++m.samples_in_shadow;
+        shadow_sum_ += s.shadow_fraction.empty() ? 0.0 : shadow / static_cast<double>(s.shadow_fraction.size());
         for (double d : s.nearest_neighbour_m) {
             m.nearest_neighbour_min_m = std::min(m.nearest_neighbour_min_m, d);
             m.nearest_neighbour_max_m = std::max(m.nearest_neighbour_max_m, d);
@@ -301,6 +322,8 @@ private:
 
     void finish_summary() {
         auto& m = summary_;
+        if (m.samples_written > 0) m.shadow_fraction_mean = shadow_sum_ / static_cast<double>(m.samples_written);
+        if (!std::isfinite(m.beta_angle_min_rad)) m.beta_angle_min_rad = m.beta_angle_max_rad = 0.0;
         if (topology_builder_ && m.samples_written > 0) {
             const double samples = static_cast<double>(m.samples_written);
             m.link_capacity_mean_bps = link_samples_ ? capacity_sum_bps_ / static_cast<double>(link_samples_) : 0.0;
@@ -327,6 +350,8 @@ private:
 
     std::optional<workloads::Fabric> fabric_;
     std::optional<physics::FormationPropagator> propagator_, truth_;
+    double epoch_julian_date_ = 0.0;
+    double shadow_sum_ = 0.0;
     physics::FormationSnapshot snapshot_, truth_snapshot_;
     std::optional<links::TopologyBuilder> topology_builder_;
     links::Topology topology_;

@@ -40,6 +40,10 @@ struct Sample {
     double envelope_m[3] = {0.0, 0.0, 0.0};       // max |x|, |y|, |z| in LVLH
     std::vector<double> model_error_m;            // [N] |r_model - r_nonlinear| when compared, else empty
     std::span<const double> delta_v_m_s;          // [N] cumulative station-keeping delta-v so far
+    // Sunlight (physics/illumination.hpp).
+    Eigen::Vector3d sun_direction_eci = Eigen::Vector3d::UnitX();
+    double beta_angle_rad = 0.0;                  // the chief's orbit plane
+    std::vector<double> shadow_fraction;          // [N] Sun's disk hidden by the Earth: 0 sunlit, 1 umbra
     // Links (null / empty when links are off).
     const links::Topology* topology = nullptr;
     std::span<const links::LinkEvent> link_events;  // events since the previous sample
@@ -81,6 +85,11 @@ struct RunSummary {
     std::size_t separation_alarms = 0;  // samples below the alarm threshold
     double envelope_max_m[3] = {0.0, 0.0, 0.0};
     double model_error_max_m = 0.0;     // when compare_to: nonlinear
+    // Sunlight over the run (every sample).
+    double beta_angle_min_rad = 0.0;
+    double beta_angle_max_rad = 0.0;
+    double shadow_fraction_mean = 0.0;   // over satellites and samples: the run's share of time in shadow
+    std::size_t samples_in_shadow = 0;   // samples with any satellite's shadow fraction > 0
     std::vector<double> station_keeping_delta_v_m_s;  // [N]
     // Links, over all samples (zero when links are off).
     double link_capacity_min_bps = 0.0;

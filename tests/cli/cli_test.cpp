@@ -193,6 +193,33 @@ TEST(Cli, RadiationDoseAndFaultsOverADay) {
     fs::remove_all(dir);
 }
 
+TEST(Cli, SunlightSeriesShowTheDecemberEclipseAndNoneAtTheMarchEquinox) {
+    // Issue 16 (REFERENCES.md turn 2, astropy): the 650 km dawn-dusk orbit has |beta| >= 58.6 deg and
+    // at most 20.2 min of shadow per orbit (19.3 min umbra) around 22 Dec; at the March 2027 epoch
+    // (beta -81.5 deg) none. /sun/* in result.h5 and "sun" in summary.json must say so.
+    const char* epochs[2] = {"2027-12-22T00:00:00Z", "2027-03-20T00:00:00Z"};
+    for (int k = 0; k < 2; ++k) {
+        const auto dir = fresh_dir(std::string("sun_") + std::to_string(k));
+        const auto r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") + " --set duration_s=5871 " +
+                                   "--set output_step_s=5 --set output.vtk=false --set orbit.epoch_utc=" + epochs[k] +
+                                   " -o " + dir.string());
+        ASSERT_EQ(r.status, 0) << r.output;
+        const std::string expect = k == 0 ? "assert abs(shadow - 20.2) < 0.3 and abs(umbra - 19.3) < 0.3, (shadow, umbra); "
+                                            "assert abs(beta + 58.6) < 0.3, beta; assert s['samples_in_shadow'] > 0; "
+                                          : "assert shadow == 0 and s['samples_in_shadow'] == 0; assert abs(beta + 81.5) < 0.3, beta; ";
+        const auto check = run_command(
+            "/usr/bin/python3 -c \"import h5py,json,sys,numpy as np; d=sys.argv[1]; f=h5py.File(d+'/result.h5','r'); "
+            "s=json.load(open(d+'/summary.json'))['sun']; fr=f['sun/shadow_fraction'][:]; t=f['time_s'][:]; "
+            "assert fr.shape == (len(t), int(f.attrs['satellite_count'])) and fr.min() >= 0 and fr.max() <= 1; "
+            "assert f['sun/shadow_fraction'].attrs['units'] == '1'; "
+            "u=f['sun/direction_eci'][:]; assert np.allclose(np.linalg.norm(u, axis=1), 1); "
+            "shadow=(fr[:,0] > 0).sum()*5/60; umbra=(fr[:,0] >= 1).sum()*5/60; beta=np.degrees(f['sun/beta_angle_rad'][0]); "
+            + expect + "print('ok', shadow, umbra, beta)\" " + dir.string());
+        EXPECT_EQ(check.status, 0) << check.output;
+        fs::remove_all(dir);
+    }
+}
+
 TEST(Cli, AnnualDoseIsTheOrbitsLongTermAverageWhateverTheRunLength) {
     // Issue 14: a one-orbit run printed its own SAA passes scaled to a year (any single orbit gives
     // 11-350 rad(Si)/yr). The annual figure must be the orbit's long-term average: within 100-225

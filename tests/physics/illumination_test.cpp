@@ -1,0 +1,111 @@
+#include <skyfabric/physics/illumination.hpp>
+
+#include <skyfabric/physics/constants.hpp>
+#include <skyfabric/physics/orbit.hpp>
+#include <skyfabric/physics/propagation.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+using namespace skyfabric::physics;
+
+namespace {
+constexpr double deg = pi / 180.0;
+}
+
+TEST(SunPosition, MatchesValladoExample5_1) {
+    // Vallado, Fundamentals of Astrodynamics (2013), Example 5-1: 2006-04-02 00:00 UT1 (JD 2453827.5),
+    // r_sun = (0.9771945, 0.1924424, 0.0834308) AU (mean of date).
+    const Eigen::Vector3d expected = Eigen::Vector3d(0.9771945, 0.1924424, 0.0834308) * astronomical_unit_m;
+    const Eigen::Vector3d s = sun_position_eci_m(2453827.5);
+    EXPECT_LT(std::acos(s.normalized().dot(expected.normalized())) / deg, 0.01);
+    EXPECT_NEAR(s.norm() / astronomical_unit_m, expected.norm() / astronomical_unit_m, 2e-4);
+}
+
+TEST(ShadowFraction, UmbraPenumbraAndSunlightAtTheRightPlaces) {
+    const Eigen::Vector3d sun(astronomical_unit_m, 0.0, 0.0);
+    const double r = earth_equatorial_radius_m + 650e3;
+    // Sunward side, and straight behind the Earth.
+    EXPECT_EQ(shadow_fraction(Eigen::Vector3d(r, 0, 0), sun), 0.0);
+    EXPECT_EQ(shadow_fraction(Eigen::Vector3d(-r, 0, 0), sun), 1.0);
+    EXPECT_EQ(shadow_fraction(Eigen::Vector3d(-r, 0, 0), sun, ShadowModel::cylindrical), 1.0);
+    // Across the shadow edge at 650 km the fraction rises monotonically from 0 to 1 over the penumbra,
+    // whose width is about the Sun's apparent diameter (0.53 deg) times the distance behind the limb:
+    // sqrt(r^2 - R^2) ~ 2,950 km -> ~27 km.
+    double previous = 0.0, first_partial = 0.0, last_partial = 0.0;
+    bool seen_partial = false;
+    for (double y = earth_equatorial_radius_m + 40e3; y > earth_equatorial_radius_m - 40e3; y -= 100.0) {
+        const Eigen::Vector3d p(-std::sqrt(r * r - y * y), y, 0.0);
+        const double f = shadow_fraction(p, sun);
+        EXPECT_GE(f, previous - 1e-12);
+        if (f > 0.0 && f < 1.0) {
+            if (!seen_partial) first_partial = y;
+            last_partial = y;
+            seen_partial = true;
+        }
+        previous = f;
+    }
+    EXPECT_EQ(previous, 1.0);
+    ASSERT_TRUE(seen_partial);
+    EXPECT_NEAR(first_partial - last_partial, 27e3, 5e3);
+    // The cylinder's edge lies inside the penumbra.
+    EXPECT_LT(last_partial, earth_equatorial_radius_m);
+    EXPECT_GT(first_partial, earth_equatorial_radius_m);
+}
+
+TEST(Eclipses, DawnDuskOrbitSeasonMatchesTheIndependentAstropyCheck) {
+    // REFERENCES.md (turn 2, astropy Sun, cylindrical shadow): 650 km dawn-dusk SSO, LTAN 06:00, from
+    // 2027-03-20 over a year: beta at the epoch -81.5 deg, |beta| >= 58.6 deg, 89 eclipse days
+    // (about 8 Nov - 4 Feb), 4.0 % of the year in shadow; at most 20.2 min of shadow per orbit, of it
+    // 19.3 min umbra (around 22 Dec): the conical model's penumbra-or-umbra and umbra times, between which
+    // the cylinder falls. The orbit: mean elements, node advancing at the J2 rate (sun-synchronous), u
+    // at dM/dt + dw/dt.
+    const double a = earth_equatorial_radius_m + 650e3;
+    const double inc = sun_synchronous_inclination_rad(a, 0.0);
+    const double jd0 = PropagationSettings{}.epoch_julian_date;
+    const J2SecularRates rates = j2_secular_rates(a, 0.0, inc, earth_j2);
+    const double raan0 = raan_for_ltan_rad(6.0, jd0);
+    const double period = 2 * pi / rates.arg_latitude_rad_s();
+    const int per_orbit = 2000;
+    const double dt = period / per_orbit;
+    auto state = [&](double t) {
+        return keplerian_to_cartesian({a, 0.0, inc, raan0 + rates.raan_rad_s * t, 0.0, rates.arg_latitude_rad_s() * t},
+                                      earth_mu_m3_s2);
+    };
+    const CartesianState s0 = state(0.0);
+    EXPECT_NEAR(beta_angle_rad(s0.position_m, s0.velocity_m_s, sun_position_eci_m(jd0)) / deg, -81.5, 0.3);
+
+    const int orbits = static_cast<int>(365.0 * 86400.0 / period);
+    double min_abs_beta = pi, max_shadow_s = 0.0, shadow_s = 0.0, max_any_shadow_s = 0.0, max_umbra_s = 0.0;
+    std::vector<bool> eclipse_day(366, false);
+    for (int k = 0; k < orbits; ++k) {
+        const double t_orbit = k * period;
+        const Eigen::Vector3d sun = sun_position_eci_m(jd0 + t_orbit / 86400.0);  // fixed over one orbit
+        const CartesianState c = state(t_orbit);
+        min_abs_beta = std::min(min_abs_beta, std::abs(beta_angle_rad(c.position_m, c.velocity_m_s, sun)));
+        double in_shadow = 0.0, any_shadow = 0.0, umbra = 0.0;
+        for (int j = 0; j < per_orbit; ++j) {
+            const Eigen::Vector3d p = state(t_orbit + j * dt).position_m;
+            in_shadow += dt * shadow_fraction(p, sun, ShadowModel::cylindrical);
+            const double f = shadow_fraction(p, sun, ShadowModel::conical);
+            any_shadow += f > 0.0 ? dt : 0.0;
+            umbra += f >= 1.0 ? dt : 0.0;
+        }
+        max_any_shadow_s = std::max(max_any_shadow_s, any_shadow);
+        max_umbra_s = std::max(max_umbra_s, umbra);
+        if (in_shadow > 0.0) eclipse_day[static_cast<std::size_t>(t_orbit / 86400.0)] = true;
+        max_shadow_s = std::max(max_shadow_s, in_shadow);
+        shadow_s += in_shadow;
+    }
+    const auto days = std::count(eclipse_day.begin(), eclipse_day.end(), true);
+    EXPECT_NEAR(min_abs_beta / deg, 58.6, 0.3);
+    EXPECT_NEAR(static_cast<double>(days), 89.0, 3.0);
+    EXPECT_NEAR(max_any_shadow_s / 60.0, 20.2, 0.3);
+    EXPECT_NEAR(max_umbra_s / 60.0, 19.3, 0.3);
+    EXPECT_GT(max_shadow_s, max_umbra_s);
+    EXPECT_LT(max_shadow_s, max_any_shadow_s);
+    EXPECT_NEAR(shadow_s / (orbits * period), 0.040, 0.002);
+}
