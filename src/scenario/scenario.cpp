@@ -316,6 +316,8 @@ RadiationConfig read_radiation(Section s, bool present, const physics::UtcEpoch&
         ev.finish();
         e.solar_particle_events.push_back(spe);
     }
+    // Long-term solar-proton dose (ESP-PSYCHIC 95 %, behind the local geomagnetic cutoff), off by default.
+    e.solar_protons = s.choice("solar_protons", {"off", "esp_psychic_95"}, "off") == "esp_psychic_95";
     const std::string device = s.choice("device", {"trillium_v6e"}, "trillium_v6e");
     r.faults.device = workloads::device_preset(device);
     // 0: the workload's chips per satellite (parallelism.tensor), else 1.

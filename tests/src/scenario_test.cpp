@@ -136,3 +136,12 @@ TEST(ScenarioLoader, SolarActivityPresetsAndIndexOverrides) {
     const std::string e_ap = error_of(minimal + "dynamics:\n  drag: {ap: -3}\n");
     EXPECT_NE(e_ap.find("dynamics.drag.ap"), std::string::npos) << e_ap;
 }
+
+TEST(ScenarioLoader, SolarProtonTermIsOffByDefault) {
+    EXPECT_FALSE(load_scenario_text(minimal + "radiation: {shielding_mm_al: 10}\n", "t.yaml").radiation.environment.solar_protons);
+    EXPECT_TRUE(load_scenario_text(minimal + "radiation: {solar_protons: esp_psychic_95}\n", "t.yaml")
+                    .radiation.environment.solar_protons);
+    const std::string e = error_of(minimal + "radiation:\n  solar_protons: jpl91\n");
+    EXPECT_NE(e.find("radiation.solar_protons"), std::string::npos) << e;
+    EXPECT_NE(e.find("esp_psychic_95"), std::string::npos) << e;
+}
