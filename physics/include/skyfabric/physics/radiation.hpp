@@ -2,7 +2,8 @@
 // Radiation environment along the orbit: trapped protons (South Atlantic Anomaly), galactic
 // cosmic rays behind the geomagnetic cutoff, optional solar particle events, and the total
 // ionising dose rate behind aluminium shielding. Figures: REFERENCES.md "Radiation"
-// (Suncatcher paper §2.3/§4.3, SPENVIS AP8-min/AE8-max shielding table).
+// (Suncatcher paper §2.3/§4.3, AP8/AE8 + SHIELDOSE-2 shielding curves); sources and checks in
+// docs/environment-models.md.
 //
 // Model (all pieces documented at their functions below):
 //   dose_rate = K_trapped · s(d) · f_SAA(lat, lon, year) · a(h)      trapped protons
