@@ -174,8 +174,8 @@ double bessel_i0_scaled(double z) {
 
 // ---------------------------------------------------------------- transceivers, DWDM
 
-TransceiverSpec transceiver_400zr() { return {"400zr", 400e9, -20.0, 34.0}; }
-TransceiverSpec transceiver_800zr() { return {"800zr", 800e9, -17.0, 37.0}; }
+TransceiverSpec transceiver_400zr() { return {"400zr", 400e9, -20.0, 34.0, 0.0}; }
+TransceiverSpec transceiver_800zr() { return {"800zr", 800e9, -17.0, 37.0, 0.0}; }
 
 std::optional<TransceiverSpec> transceiver_preset(std::string_view name) {
     if (name == "400zr") return transceiver_400zr();
@@ -214,7 +214,6 @@ FriisBudget friis_budget(double distance_m, const OpticalTerminalParameters& p) 
     FriisBudget b;
     const double g = aperture_gain(p.aperture_m, p.wavelength_m, p.aperture_efficiency);
     b.gain_db = 10.0 * std::log10(g);
-    b.divergence_rad = 1.22 * p.wavelength_m / p.aperture_m;
     b.received_power_w = p.tx_power_w * g * g * free_space_path_factor(distance_m, p.wavelength_m) *
                          std::pow(10.0, -p.other_losses_db / 10.0);
     b.received_power_dbm = watts_to_dbm(b.received_power_w);
@@ -241,6 +240,15 @@ double truncated_gaussian_far_field_efficiency(double truncation_ratio) {
     const double a2 = truncation_ratio * truncation_ratio;
     const double e = 1.0 - std::exp(-a2);
     return 2.0 / a2 * e * e;
+}
+
+double truncated_gaussian_far_field_half_angle_rad(double aperture_radius_m, double wavelength_m,
+                                                   double truncation_ratio) {
+    const double a2 = truncation_ratio * truncation_ratio;
+    // ⟨s²⟩ of the clipped amplitude e^{−α²s²} over the unit disc; its series below α² = 1e-4.
+    const double mean_s2 = a2 < 1e-4 ? 0.5 - a2 / 12.0
+                                     : (-std::expm1(-a2) - a2 * std::exp(-a2)) / (a2 * -std::expm1(-a2));
+    return wavelength_m / (pi * aperture_radius_m * std::sqrt(mean_s2));
 }
 
 double truncated_gaussian_coupling(double distance_m, double transmit_radius_m, double receive_radius_m,
@@ -283,6 +291,45 @@ double pointing_fade_probability(double beam_half_angle_rad, double jitter_rad, 
     return std::clamp(1.0 - inside, 0.0, 1.0);
 }
 
+double pointing_mean_loss_two_ends(double theta_t, double theta_r, double jitter_rad, double static_error_rad) {
+    return pointing_mean_loss(theta_t, jitter_rad, static_error_rad) *
+           pointing_mean_loss(theta_r, jitter_rad, static_error_rad);
+}
+
+double pointing_fade_probability_two_ends(double theta_t, double theta_r, double jitter_rad, double static_error_rad,
+                                          double threshold_db) {
+    const double c = std::log(std::pow(10.0, threshold_db / 10.0));  // loss exponent at the threshold
+    const double b = std::abs(static_error_rad);
+    const double s = jitter_rad;
+    if (!(s > 0.0)) return 2.0 * b * b / (theta_t * theta_t) + 2.0 * b * b / (theta_r * theta_r) > c ? 1.0 : 0.0;
+    if (b == 0.0) {
+        // U = 2e_T²/θ_T² ~ Exp(rate Λ_T = θ_T²/4σ²), likewise V; P(U + V > c).
+        const double lt = theta_t * theta_t / (4.0 * s * s);
+        const double lr = theta_r * theta_r / (4.0 * s * s);
+        if (std::abs(lt - lr) <= 1e-9 * std::max(lt, lr)) return (1.0 + lt * c) * std::exp(-lt * c);
+        return (lr * std::exp(-lt * c) - lt * std::exp(-lr * c)) / (lr - lt);
+    }
+    // P(U + V <= c) = ∫ pdf_T(x) P(e_R <= θ_R √((c − 2x²/θ_T²)/2)) dx over x < θ_T √(c/2), both Rice.
+    const auto rice_pdf = [&](double x) {
+        const double z = x * b / (s * s);
+        return x / (s * s) * std::exp(-(x - b) * (x - b) / (2.0 * s * s)) * bessel_i0_scaled(z);
+    };
+    // The Rice density is negligible past b + 10σ: integrate no further (θ_T can be huge in the near field).
+    const double reach = b + 10.0 * s;
+    std::vector<double> x, w, y, v;
+    composite_nodes(0.0, std::min(theta_t * std::sqrt(c / 2.0), reach), 12, x, w);
+    double inside = 0.0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        const double rest = c - 2.0 * x[i] * x[i] / (theta_t * theta_t);
+        if (rest <= 0.0) continue;
+        composite_nodes(0.0, std::min(theta_r * std::sqrt(rest / 2.0), reach), 12, y, v);
+        double cdf = 0.0;
+        for (std::size_t j = 0; j < y.size(); ++j) cdf += v[j] * rice_pdf(y[j]);
+        inside += w[i] * rice_pdf(x[i]) * cdf;
+    }
+    return std::clamp(1.0 - inside, 0.0, 1.0);
+}
+
 // ---------------------------------------------------------------- OSNR, modes, latency
 
 double receiver_osnr_db(double received_power_per_channel_dbm, double noise_figure_db, double wavelength_m) {
@@ -306,9 +353,37 @@ double dbm_to_watts(double power_dbm) { return 1e-3 * std::pow(10.0, power_dbm /
 
 // ---------------------------------------------------------------- full budget
 
+namespace {
+constexpr int fade_table_points = 65;
+}  // namespace
+
 LinkBudgetModel::LinkBudgetModel(const OpticalTerminalParameters& p)
     : p_(p), channels_planned_(dwdm_channel_count(p.dwdm)) {
     coupling_table(p_.truncation_ratio, 1.0);  // build the table now, not on the hot path
+    far_half_angle_rad_ =
+        truncated_gaussian_far_field_half_angle_rad(0.5 * p_.aperture_m, p_.wavelength_m, p_.truncation_ratio);
+    // Bias and jitter together need quadrature: tabulate once over x = θ_R²/θ_T² (θ_T >= θ_R always).
+    if (p_.pointing_jitter_rad > 0.0 && p_.pointing_static_error_rad != 0.0) {
+        fade_table_.resize(fade_table_points);
+        for (int i = 0; i < fade_table_points; ++i) {
+            const double x = static_cast<double>(i) / (fade_table_points - 1);
+            const double theta_t = x > 0.0 ? far_half_angle_rad_ / std::sqrt(x) : 1e6 * far_half_angle_rad_;
+            fade_table_[static_cast<std::size_t>(i)] =
+                pointing_fade_probability_two_ends(theta_t, far_half_angle_rad_, p_.pointing_jitter_rad,
+                                                   p_.pointing_static_error_rad, p_.fade_threshold_db);
+        }
+    }
+}
+
+double LinkBudgetModel::fade_probability(double theta_t) const {
+    if (fade_table_.empty())
+        return pointing_fade_probability_two_ends(theta_t, far_half_angle_rad_, p_.pointing_jitter_rad,
+                                                  p_.pointing_static_error_rad, p_.fade_threshold_db);
+    const double x = std::clamp(far_half_angle_rad_ * far_half_angle_rad_ / (theta_t * theta_t), 0.0, 1.0) *
+                     (fade_table_points - 1);
+    const auto i = std::min(static_cast<std::size_t>(x), fade_table_.size() - 2);
+    const double u = x - static_cast<double>(i);
+    return (1.0 - u) * fade_table_[i] + u * fade_table_[i + 1];
 }
 
 LinkBudget LinkBudgetModel::at(double distance_m) const {
@@ -322,12 +397,16 @@ LinkBudget LinkBudgetModel::at(double distance_m) const {
     b.coupling = truncated_gaussian_coupling(d, a, a, p_.wavelength_m, p_.truncation_ratio);
     b.coupling_db = 10.0 * std::log10(b.coupling);
 
-    // The beam's angular half-width as seen from the receiver: w(d)/d (far field λ/πw0).
-    const double half_angle = b.beam_radius_m / d;
-    const double lp = pointing_mean_loss(half_angle, p_.pointing_jitter_rad, p_.pointing_static_error_rad);
+    // The transmit beam's angular half-width seen from the receiver: the waist over the distance in the
+    // near field, the clipped beam's far-field half-angle beyond. The receiver's acceptance is that
+    // far-field pattern (reciprocity), at every distance.
+    const double near = w0 / d;
+    const double half_angle = std::sqrt(near * near + far_half_angle_rad_ * far_half_angle_rad_);
+    b.pointing_half_angle_rad = half_angle;
+    const double lp = pointing_mean_loss_two_ends(half_angle, far_half_angle_rad_, p_.pointing_jitter_rad,
+                                                  p_.pointing_static_error_rad);
     b.pointing_loss_db = 10.0 * std::log10(lp);
-    b.fade_probability = pointing_fade_probability(half_angle, p_.pointing_jitter_rad,
-                                                   p_.pointing_static_error_rad, p_.fade_threshold_db);
+    b.fade_probability = fade_probability(half_angle);
 
     // P_R = P_T · coupling · η_R · L_pointing · L_other (all channels of one spatial channel).
     const double total_w = p_.tx_power_w * b.coupling * p_.aperture_efficiency * lp *
@@ -354,11 +433,17 @@ LinkBudget LinkBudgetModel::at(double distance_m) const {
     const int lit = closing > 0 ? closing : std::max(channels_planned_, 1);
     b.channels_closing = closing;
     b.received_power_w = total_w;
-    b.received_power_per_channel_w = total_w / lit;
+    // OSNR is set at the pre-amplifier by the collected power; a channel above the transceiver's
+    // overload ceiling is attenuated to it after that (variable attenuator / amplifier gain control),
+    // so close links work at the ceiling instead of saturating the receiver.
+    const double collected_dbm = watts_to_dbm(total_w / lit);
+    b.osnr_db = receiver_osnr_db(collected_dbm, p_.amplifier_noise_figure_db, p_.wavelength_m);
+    b.overload_attenuation_db = std::max(0.0, collected_dbm - p_.transceiver.overload_dbm);
+    b.received_power_per_channel_dbm = collected_dbm - b.overload_attenuation_db;
+    b.received_power_per_channel_w =
+        b.overload_attenuation_db > 0.0 ? dbm_to_watts(b.received_power_per_channel_dbm) : total_w / lit;
     b.received_power_per_channel_uw = b.received_power_per_channel_w * 1e6;
-    b.received_power_per_channel_dbm = watts_to_dbm(b.received_power_per_channel_w);
     b.margin_db = b.received_power_per_channel_dbm - p_.transceiver.sensitivity_dbm;
-    b.osnr_db = receiver_osnr_db(b.received_power_per_channel_dbm, p_.amplifier_noise_figure_db, p_.wavelength_m);
 
     b.spatial_modes = spatial_mode_count(p_.aperture_m, p_.aperture_m, p_.wavelength_m, d);
     const int modes = static_cast<int>(std::max(1.0, std::floor(b.spatial_modes)));

@@ -9,44 +9,30 @@
 namespace skyfabric::physics {
 namespace {
 
-// Harris-Priester coefficients, mean solar activity (Montenbruck & Gill 2000, Table 3.8):
-// height km, rho_min, rho_max in g/km^3 (= 1e-12 kg/m^3).
-struct HpRow {
-    double h_km, min, max;
+constexpr double deg_rad = pi / 180.0;
+constexpr double boltzmann_j_k = 1.380649e-23;
+constexpr double atomic_mass_kg = 1.66053906660e-27;
+// Lower boundary of the diffusion profile and the Earth radius MSIS uses for geopotential height.
+constexpr double z120_m = 120e3;
+constexpr double geopotential_radius_m = 6356.766e3;
+constexpr double g120_m_s2 = 9.80665 * (geopotential_radius_m / (geopotential_radius_m + z120_m)) *
+                             (geopotential_radius_m / (geopotential_radius_m + z120_m));
+// NRLMSISE-00 mean temperature gradient at 120 km (PTM(4) = 16.6728 K/km; Picone et al. 2002).
+constexpr double dtdz120_k_m = 16.6728e-3;
+
+// Species at 120 km: NRLMSISE-00 global mean (area-weighted over latitude and local time, doy 79,
+// F10.7 = 150, Ap = 15; bench/atmosphere/nrlmsise00_reference.txt), molar mass, thermal diffusion.
+struct Species {
+    double n120_m3, mass_amu, alpha;
 };
-constexpr std::array<HpRow, 50> hp_table{{
-    {100, 497400.0, 497400.0}, {120, 24900.0, 24900.0}, {130, 8377.0, 8710.0}, {140, 3899.0, 4059.0},
-    {150, 2122.0, 2215.0},     {160, 1263.0, 1344.0},   {170, 800.8, 875.8},    {180, 528.3, 601.0},
-    {190, 361.7, 429.7},       {200, 255.7, 316.2},     {210, 183.9, 239.6},    {220, 134.1, 185.3},
-    {230, 99.49, 145.5},       {240, 74.88, 115.7},     {250, 57.09, 93.08},    {260, 44.03, 75.55},
-    {270, 34.30, 61.82},       {280, 26.97, 50.95},     {290, 21.39, 42.26},    {300, 17.08, 35.26},
-    {320, 10.99, 25.11},       {340, 7.214, 18.19},     {360, 4.824, 13.37},    {380, 3.274, 9.955},
-    {400, 2.249, 7.492},       {420, 1.558, 5.684},     {440, 1.091, 4.355},    {460, 0.7701, 3.362},
-    {480, 0.5474, 2.612},      {500, 0.3916, 2.042},    {520, 0.2819, 1.605},   {540, 0.2042, 1.267},
-    {560, 0.1488, 1.005},      {580, 0.1092, 0.7997},   {600, 0.08070, 0.6390}, {620, 0.06012, 0.5123},
-    {640, 0.04519, 0.4121},    {660, 0.03430, 0.3325},  {680, 0.02632, 0.2691}, {700, 0.02043, 0.2185},
-    {720, 0.01607, 0.1779},    {740, 0.01281, 0.1452},  {760, 0.01036, 0.1190}, {780, 0.008496, 0.09776},
-    {800, 0.007069, 0.08059},  {840, 0.004680, 0.05741}, {880, 0.003200, 0.04210}, {920, 0.002210, 0.03130},
-    {960, 0.001560, 0.02360},  {1000, 0.001150, 0.01810},
+constexpr std::array<Species, 6> species{{
+    {3.556e17, 28.0134, 0.0},   // N2
+    {4.371e16, 31.9988, 0.0},   // O2
+    {9.526e16, 15.9994, 0.0},   // O
+    {1.626e15, 39.948, 0.0},    // Ar
+    {3.486e13, 4.002602, -0.38},  // He
+    {3.208e12, 1.00794, -0.25},   // H
 }};
-
-constexpr double bulge_lag_rad = 30.0 * pi / 180.0;
-// cos^n(psi/2) exponent n = 6 (polar orbits), applied as ((1 + cos psi)/2)^3.
-
-// ln(rho_i+1 / rho_i) per table interval, so interpolation is one exp per profile.
-struct HpLogs {
-    std::array<double, hp_table.size() - 1> min{}, max{};
-    HpLogs() {
-        for (std::size_t i = 0; i + 1 < hp_table.size(); ++i) {
-            min[i] = std::log(hp_table[i + 1].min / hp_table[i].min);
-            max[i] = std::log(hp_table[i + 1].max / hp_table[i].max);
-        }
-    }
-};
-const HpLogs& hp_logs() {
-    static const HpLogs logs;
-    return logs;
-}
 
 std::uint64_t splitmix64(std::uint64_t x) {
     x += 0x9E3779B97F4A7C15ULL;
@@ -60,36 +46,49 @@ double to_unit(std::uint64_t bits) { return (static_cast<double>(bits >> 11) + 1
 
 }  // namespace
 
-double atmospheric_density_kg_m3(const Eigen::Vector3d& r, const Eigen::Vector3d& sun, SolarActivity activity) {
+double exospheric_temperature_k(const SolarActivity& s, double lat, double decl, double hour_angle) {
+    constexpr double r = 0.3, m = 2.2;
+    const double tc = 379.0 + 3.24 * s.f107_81day_mean_sfu + 1.3 * (s.f107_daily_sfu - s.f107_81day_mean_sfu);
+    const double eta = 0.5 * std::abs(lat - decl);
+    const double theta = 0.5 * std::abs(lat + decl);
+    double tau = hour_angle - 37.0 * deg_rad + 6.0 * deg_rad * std::sin(hour_angle + 43.0 * deg_rad);
+    tau = std::remainder(tau, 2.0 * pi);  // (-pi, pi]: cos(tau/2) >= 0
+    const double c = std::cos(0.5 * tau);
+    const double sin_m = std::pow(std::sin(theta), m);
+    const double cos_m = std::pow(std::cos(eta), m);
+    const double tl = tc * (1.0 + r * sin_m + r * (cos_m - sin_m) * c * c * c);
+    return tl + s.ap + 100.0 * (1.0 - std::exp(-0.08 * s.ap));
+}
+
+double thermosphere_density_kg_m3(double h_m, double t_inf, double f107_81day_mean_sfu) {
+    // T_120 tracks the solar flux (NRLMSISE-00 global means); kept well under T_inf.
+    const double t120 = std::min(std::clamp(369.0 + 0.3125 * (f107_81day_mean_sfu - 150.0), 250.0, 500.0),
+                                 t_inf - 50.0);
+    const double z = std::max(h_m, z120_m);
+    const double xi = (z - z120_m) * (geopotential_radius_m + z120_m) / (geopotential_radius_m + z);
+    const double s = dtdz120_k_m / (t_inf - t120);
+    const double t = t_inf - (t_inf - t120) * std::exp(-s * xi);
+    const double log_t_ratio = std::log(t120 / t);
+    // n_i = n_i,120 (T_120/T)^(1 + alpha + gamma) exp(-s gamma xi), gamma = m g_120 / (s k T_inf).
+    const double gamma_per_amu = atomic_mass_kg * g120_m_s2 / (s * boltzmann_j_k * t_inf);
+    double rho = 0.0;
+    for (const Species& sp : species) {
+        const double gamma = sp.mass_amu * gamma_per_amu;
+        rho += sp.n120_m3 * sp.mass_amu * std::exp((1.0 + sp.alpha + gamma) * log_t_ratio - s * gamma * xi);
+    }
+    return rho * atomic_mass_kg;
+}
+
+double atmospheric_density_kg_m3(const Eigen::Vector3d& r, const Eigen::Vector3d& sun, const SolarActivity& activity) {
     // Height above the ellipsoid, first order in flattening: R(phi) = a (1 - f sin^2 phi).
     const double rn = r.norm();
     const double sin_lat = r.z() / rn;
-    const double h_km = (rn - earth_equatorial_radius_m * (1.0 - earth_flattening * sin_lat * sin_lat)) / 1000.0;
-    if (h_km >= hp_table.back().h_km) return 0.0;
-    const double hq = std::max(h_km, hp_table.front().h_km);
-    // Interval [h_i, h_i+1) holding hq (the last one for hq = 1000 km).
-    const auto above = std::upper_bound(hp_table.begin(), hp_table.end() - 1, hq,
-                                        [](double h, const HpRow& row) { return h < row.h_km; });
-    const std::size_t i = static_cast<std::size_t>(above - hp_table.begin()) - 1;
-    const HpRow& lo = hp_table[i];
-    const HpRow& hi = hp_table[i + 1];
-    // Exponential interpolation: rho(h) = rho_i exp((h_i - h)/H), H = (h_i - h_i+1)/ln(rho_i+1/rho_i).
-    const double u = (hq - lo.h_km) / (hi.h_km - lo.h_km);
-    const double rho_min = lo.min * std::exp(u * hp_logs().min[i]) * 1e-12;
-    const double rho_max = lo.max * std::exp(u * hp_logs().max[i]) * 1e-12;
-    switch (activity) {
-        case SolarActivity::low: return rho_min;
-        case SolarActivity::high: return rho_max;
-        case SolarActivity::moderate: break;
-    }
-    // Bulge apex: Sun rotated +30 deg about the pole; cos^n(psi/2) = ((1 + cos psi)/2)^(n/2).
-    const double cl = std::cos(bulge_lag_rad);
-    const double sl = std::sin(bulge_lag_rad);
-    const Eigen::Vector3d apex(cl * sun.x() - sl * sun.y(), sl * sun.x() + cl * sun.y(), sun.z());
-    const double cos_psi = r.dot(apex) / rn;
-    const double half = std::max(0.0, 0.5 * (1.0 + cos_psi));
-    const double bulge = half * half * half;
-    return rho_min + (rho_max - rho_min) * bulge;
+    const double h_m = rn - earth_equatorial_radius_m * (1.0 - earth_flattening * sin_lat * sin_lat);
+    // Hour angle of the point from the Sun, about the pole: 0 at local noon, > 0 in the afternoon.
+    const double hour_angle = std::atan2(sun.x() * r.y() - sun.y() * r.x(), sun.x() * r.x() + sun.y() * r.y());
+    const double t_inf = exospheric_temperature_k(activity, std::asin(sin_lat), std::asin(std::clamp(sun.z(), -1.0, 1.0)),
+                                                  hour_angle);
+    return thermosphere_density_kg_m3(h_m, t_inf, activity.f107_81day_mean_sfu);
 }
 
 Eigen::Vector3d drag_acceleration_m_s2(const Eigen::Vector3d& r, const Eigen::Vector3d& v, double rho, double b) {

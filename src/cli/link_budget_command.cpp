@@ -78,21 +78,28 @@ int run(const Options& o_in) {
                 p.aperture_m, p.tx_power_w, o.wavelength_nm, p.aperture_efficiency, p.other_losses_db,
                 p.transceiver.name.c_str(), p.transceiver.rate_bps / 1e9, p.transceiver.sensitivity_dbm,
                 links::dwdm_channel_count(p.dwdm), o.grid_ghz, p.spatial_channels_built);
-    std::printf("Far field (Friis, paper Eq. 1): gain %.2f dB each end, divergence %.2f urad; full-capacity reach %.1f km\n\n",
-                friis_gain.gain_db, friis_gain.divergence_rad * 1e6, model.full_capacity_reach_m() / 1e3);
-    std::printf("%12s %10s %9s %12s %12s %10s %10s %8s %9s %10s %8s %14s\n", "distance_m", "beam_r_m", "coupl_dB",
-                "P_rx_uW", "Friis_uW", "P_ch_dBm", "P_ch_uW", "margin", "channels", "modes", "spatial", "capacity_Tbps");
+    std::printf("Far field (Friis, paper Eq. 1): gain %.2f dB each end; full-capacity reach %.1f km\n",
+                friis_gain.gain_db, model.full_capacity_reach_m() / 1e3);
+    std::printf("Pointing (both ends): clipped-beam far-field 1/e^2 half-angle %.2f urad, jitter %.3g urad rms/axis, "
+                "bias %.3g urad; receiver overload %.1f dBm per channel\n\n",
+                model.far_field_half_angle_rad() * 1e6, o.pointing_jitter_urad, o.pointing_error_urad,
+                p.transceiver.overload_dbm);
+    std::printf("%12s %10s %9s %12s %12s %10s %10s %8s %9s %10s %8s %14s %9s %9s\n", "distance_m", "beam_r_m", "coupl_dB",
+                "P_rx_uW", "Friis_uW", "P_ch_dBm", "P_ch_uW", "margin", "channels", "modes", "spatial", "capacity_Tbps",
+                "point_dB", "atten_dB");
     for (double d : distances) {
         const auto b = model.at(d);
         const auto f = links::friis_budget(d, p);
-        std::printf("%12.1f %10.4g %9.2f %12.4g %12.4g %10.2f %10.4g %8.2f %5d/%-3d %10.3g %8d %14.3f\n", d,
+        std::printf("%12.1f %10.4g %9.2f %12.4g %12.4g %10.2f %10.4g %8.2f %5d/%-3d %10.3g %8d %14.3f %9.3f %9.2f\n", d,
                     b.beam_radius_m, b.coupling_db, b.received_power_w * 1e6, f.received_power_w * 1e6,
                     b.received_power_per_channel_dbm, b.received_power_per_channel_uw, b.margin_db, b.channels_closing,
-                    b.channels_planned, b.spatial_modes, b.spatial_channels, b.capacity_bps / 1e12);
+                    b.channels_planned, b.spatial_modes, b.spatial_channels, b.capacity_bps / 1e12, b.pointing_loss_db,
+                    b.overload_attenuation_db);
     }
     std::printf("\nP_rx: total received power of one spatial channel (near/far-field Fresnel model); Friis: paper Eq. 1, "
-                "which ignores near-field saturation.\nP_ch: per lit DWDM channel (the amplifier output is shared by the "
-                "lit channels); capacity is per direction.\n");
+                "which ignores near-field saturation.\nP_ch: per lit DWDM channel into the transceiver (the amplifier output is "
+                "shared by the lit channels; above the overload ceiling a channel is attenuated to it, atten_dB); "
+                "capacity is per direction.\npoint_dB: mean pointing loss, both ends (included in P_rx).\n");
     return 0;
 }
 

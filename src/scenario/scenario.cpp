@@ -179,9 +179,17 @@ DynamicsConfig read_dynamics(Section s, std::uint64_t seed) {
         Section drag = s.section("drag");
         d.drag.enabled = drag.boolean("enabled", true);
         const std::string activity = drag.choice("solar_activity", {"low", "moderate", "high"}, "moderate");
-        d.drag.solar_activity = activity == "low" ? physics::SolarActivity::low
-                              : activity == "high" ? physics::SolarActivity::high
-                                                   : physics::SolarActivity::moderate;
+        physics::SolarActivity& a = d.drag.solar_activity;
+        a = activity == "low" ? physics::SolarActivity::low
+          : activity == "high" ? physics::SolarActivity::high
+                               : physics::SolarActivity::moderate;
+        // Explicit indices override the preset's (F10.7 observed range ~60-400 sfu; Ap 0-400). A daily
+        // flux alone stands for a steady Sun: the 81-day mean then defaults to it.
+        const bool daily_given = drag.has("f107_sfu");
+        a.f107_daily_sfu = drag.number("f107_sfu", 50.0, 400.0, a.f107_daily_sfu, "sfu");
+        a.f107_81day_mean_sfu = drag.number("f107_81day_sfu", 50.0, 400.0,
+                                            daily_given ? a.f107_daily_sfu : a.f107_81day_mean_sfu, "sfu");
+        a.ap = drag.number("ap", 0.0, 400.0, a.ap);
         d.drag.ballistic_coefficient_kg_m2 = drag.number("ballistic_coefficient_kg_m2", 1.0, 10000.0, 60.0, "kg/m^2");
         d.drag.dispersion = drag.number("dispersion", 0.0, 0.5, 0.05);
         drag.finish();
@@ -316,6 +324,8 @@ RadiationConfig read_radiation(Section s, bool present, const physics::UtcEpoch&
         ev.finish();
         e.solar_particle_events.push_back(spe);
     }
+    // Long-term solar-proton dose (ESP-PSYCHIC 95 %, behind the local geomagnetic cutoff), off by default.
+    e.solar_protons = s.choice("solar_protons", {"off", "esp_psychic_95"}, "off") == "esp_psychic_95";
     const std::string device = s.choice("device", {"trillium_v6e"}, "trillium_v6e");
     r.faults.device = workloads::device_preset(device);
     // 0: the workload's chips per satellite (parallelism.tensor), else 1.

@@ -8,15 +8,14 @@ using namespace skyfabric::links;
 
 namespace {
 double db(double ratio) { return 10.0 * std::log10(ratio); }
+constexpr double pi_for_test() { return 3.14159265358979323846; }
 }  // namespace
 
-// Paper Eq. 1: 5 W, 10 cm, 80 %, 1.55 µm, L = −3 dB → 1.6 µW at 5000 km, G = 105.1 dB,
-// divergence 18.9 µrad.
+// Paper Eq. 1: 5 W, 10 cm, 80 %, 1.55 µm, L = −3 dB → 1.6 µW at 5000 km, G = 105.1 dB.
 TEST(FriisBudget, ReproducesPaperEquationOne) {
     const OpticalTerminalParameters p;  // defaults are the paper's values
     const FriisBudget f = friis_budget(5000e3, p);
     EXPECT_NEAR(f.gain_db, 105.1, 0.1);
-    EXPECT_NEAR(f.divergence_rad * 1e6, 18.9, 0.1);
     // η = 0.8 exactly gives G = 105.17 dB and 1.648 µW: "≈ 1.6 µW" to the paper's two digits.
     EXPECT_NEAR(f.received_power_w * 1e6, 1.6, 0.05);
     // The paper's 1.6 µW is its arithmetic with the gain rounded to 105.1 dB; redoing that
@@ -148,6 +147,100 @@ TEST(Pointing, MeanLossFormula) {
             wsum += w;
         }
     EXPECT_NEAR(pointing_mean_loss(theta, sigma, b), sum / wsum, 1e-6);
+}
+
+TEST(Pointing, ClippedBeamFarFieldHalfAngle) {
+    const double lambda = 1.55e-6, a = 0.05;
+    // Hand arithmetic, α = 1.12: α² = 1.2544, e^{−α²} = 0.28523, ⟨s²⟩ = (1 − 0.28523·2.2544)/(1.2544·0.71477)
+    // = 0.39814, θ = λ/(π a √⟨s²⟩) = 15.64 µrad; the unclipped waist a/α gives λα/(πa) = 11.05 µrad.
+    const double theta = truncated_gaussian_far_field_half_angle_rad(a, lambda, 1.12);
+    EXPECT_NEAR(theta * 1e6, 15.64, 0.01);
+    EXPECT_NEAR(lambda * 1.12 / (pi_for_test() * a) * 1e6, 11.05, 0.01);
+    // Limits: unclipped Gaussian λ/(π w0), and the uniformly lit aperture (Airy core ≈ 1 − x²/4,
+    // x = k a θ: the Gaussian with the same curvature has θ = √2 λ/(π a)).
+    EXPECT_NEAR(truncated_gaussian_far_field_half_angle_rad(a, lambda, 6.0), lambda * 6.0 / (pi_for_test() * a), 1e-9);
+    EXPECT_NEAR(truncated_gaussian_far_field_half_angle_rad(a, lambda, 1e-4),
+                std::sqrt(2.0) * lambda / (pi_for_test() * a), 1e-12);
+    // Against the diffraction integral itself: I(θ) = |∫0^1 e^{−α²s²} J0(k a θ s) s ds|² at 0.5 µrad,
+    // −ln(I/I0) = 2θ_e²/θ² to second order (the fourth-order term is ~1e-4 of it there).
+    const auto amplitude = [&](double th) {
+        const int n = 4000;
+        double sum = 0.0;
+        for (int i = 0; i < n; ++i) {
+            const double s = (i + 0.5) / n;
+            sum += std::exp(-1.2544 * s * s) * std::cyl_bessel_j(0.0, 2.0 * pi_for_test() / lambda * a * th * s) * s / n;
+        }
+        return sum;
+    };
+    const double e = 0.5e-6;
+    const double ratio = amplitude(e) / amplitude(0.0);
+    EXPECT_NEAR(-std::log(ratio * ratio), 2.0 * e * e / (theta * theta), 5e-4 * 2.0 * e * e / (theta * theta));
+}
+
+TEST(Pointing, BothEndsLoseAndTheLossUsesTheClippedBeam) {
+    // 5000 km (far field), 2 µrad rms jitter per axis at each end, no bias. Per end θ²/(θ² + 4σ²) with
+    // θ = 15.64 µrad: 244.6/260.6 = −0.275 dB; both ends −0.55 dB. The old one-end model with the
+    // unclipped θ = 11.05 µrad gave 122.1/138.1 = −0.535 dB.
+    OpticalTerminalParameters p;
+    p.pointing_jitter_rad = 2e-6;
+    const LinkBudgetModel m(p);
+    const LinkBudget b = m.at(5000e3);
+    const double th = m.far_field_half_angle_rad();
+    EXPECT_NEAR(b.pointing_half_angle_rad, th, 1e-3 * th);  // w0/d = 9 nrad is negligible here
+    const double one_end = 10.0 * std::log10(th * th / (th * th + 16e-12));
+    EXPECT_NEAR(one_end, -0.275, 0.005);
+    EXPECT_NEAR(b.pointing_loss_db, 2.0 * one_end, 1e-3);
+    // Received power carries it: the same link without jitter is |pointing_loss_db| stronger.
+    EXPECT_NEAR(10.0 * std::log10(budget_at(5000e3).received_power_w / b.received_power_w), -b.pointing_loss_db, 1e-9);
+    // In the near field the transmit beam is wider than its angular error: only the receiver's end counts.
+    const LinkBudget close = m.at(200.0);
+    EXPECT_NEAR(close.pointing_loss_db, one_end, 0.01);
+}
+
+TEST(Pointing, TwoEndFadeProbability) {
+    const double th = 15e-6, s = 3e-6, thr = 3.0;
+    const double c = std::log(std::pow(10.0, thr / 10.0));
+    // Equal half-angles, no bias: U + V ~ Gamma(2, 4σ²/θ²): P = (1 + Λc) e^{−Λc}, Λ = θ²/4σ².
+    const double lam = th * th / (4 * s * s);
+    EXPECT_NEAR(pointing_fade_probability_two_ends(th, th, s, 0.0, thr), (1 + lam * c) * std::exp(-lam * c), 1e-12);
+    // The quadrature path (tiny bias) agrees with the closed form.
+    EXPECT_NEAR(pointing_fade_probability_two_ends(th, th, s, 1e-12, thr), (1 + lam * c) * std::exp(-lam * c), 1e-4);
+    // A transmit beam far wider than its error leaves the receiving end alone: the one-end Rice tail.
+    EXPECT_NEAR(pointing_fade_probability_two_ends(1e3 * th, th, s, 2e-6, thr), pointing_fade_probability(th, s, 2e-6, thr),
+                1e-4);
+    EXPECT_NEAR(pointing_fade_probability_two_ends(1e3 * th, th, s, 0.0, thr), pointing_fade_probability(th, s, 0.0, thr),
+                1e-6);
+    // Two ends fade more often than one.
+    EXPECT_GT(pointing_fade_probability_two_ends(th, th, s, 2e-6, thr), pointing_fade_probability(th, s, 2e-6, thr));
+    // The model's table (bias and jitter) matches the direct evaluation.
+    OpticalTerminalParameters p;
+    p.pointing_jitter_rad = s;
+    p.pointing_static_error_rad = 2e-6;
+    const LinkBudgetModel m(p);
+    for (double d : {300.0, 3e3, 3e4, 1e6}) {
+        const LinkBudget b = m.at(d);
+        EXPECT_NEAR(b.fade_probability,
+                    pointing_fade_probability_two_ends(b.pointing_half_angle_rad, m.far_field_half_angle_rad(), s, 2e-6,
+                                                       p.fade_threshold_db),
+                    2e-3)
+            << d;
+    }
+}
+
+TEST(LinkBudget, ChannelsAboveTheOverloadCeilingAreAttenuatedToIt) {
+    // 100 m, paper defaults: 5 W = 36.99 dBm over 24 channels (−13.80 dB), coupling ≈ −0.4 dB,
+    // η = 0.8 (−0.97 dB), L = −3 dB → ≈ +18.8 dBm collected per channel; 400ZR takes at most 0 dBm.
+    const LinkBudget b = budget_at(100.0);
+    EXPECT_NEAR(b.received_power_per_channel_dbm + b.overload_attenuation_db, 18.8, 0.15);
+    EXPECT_DOUBLE_EQ(b.received_power_per_channel_dbm, 0.0);
+    EXPECT_NEAR(b.margin_db, 20.0, 1e-9);  // 0 dBm − (−20 dBm)
+    EXPECT_EQ(b.channels_closing, 24);
+    // OSNR comes from the collected power (before the attenuator): 18.8 + 58 − 5.
+    EXPECT_NEAR(b.osnr_db, 18.8 + 58.0 - 5.0, 0.3);
+    // A long link below the ceiling is untouched.
+    const LinkBudget far = budget_at(300e3);
+    EXPECT_EQ(far.overload_attenuation_db, 0.0);
+    EXPECT_LT(far.received_power_per_channel_dbm, 0.0);
 }
 
 TEST(Osnr, PreAmplifiedReceiverRule) {

@@ -107,22 +107,124 @@ TEST(Geodetic, EarthRotatesUnderAnInertialPoint) {
     EXPECT_NEAR(std::remainder(l1 - l0, 2.0 * sp::pi), 0.0, 1e-6);
 }
 
-TEST(Shielding, InterpolationHitsTablePointsAndIsLogLinear) {
+TEST(Shielding, InterpolationHitsTablePointsAndIsLogLog) {
     const sp::ShieldingTable t;
-    ASSERT_EQ(t.thickness_mm_al.size(), 5u);
-    const double expected[] = {2140.0, 960.0, 280.0, 128.0, 112.0};  // REFERENCES.md SPENVIS
-    const double mm[] = {2.0, 3.0, 5.0, 8.0, 10.0};
-    for (int i = 0; i < 5; ++i) EXPECT_DOUBLE_EQ(sp::shielded_dose_rad_per_yr(t, mm[i]), expected[i]);
-    // Midway in thickness = geometric mean of the neighbours.
-    EXPECT_NEAR(sp::shielded_dose_rad_per_yr(t, 9.0), std::sqrt(128.0 * 112.0), 1e-9);
-    EXPECT_NEAR(sp::shielded_dose_rad_per_yr(t, 4.0), std::sqrt(960.0 * 280.0), 1e-9);
-    // Extension beyond the ends follows the end segment.
-    EXPECT_NEAR(sp::shielded_dose_rad_per_yr(t, 12.0), 112.0 * (112.0 / 128.0), 1e-9);
-    EXPECT_NEAR(sp::shielded_dose_rad_per_yr(t, 1.0), 2140.0 * (2140.0 / 960.0), 1e-9);
+    ASSERT_EQ(t.thickness_mm_al.size(), 7u);
+    for (std::size_t i = 0; i < t.thickness_mm_al.size(); ++i)
+        EXPECT_DOUBLE_EQ(sp::shielded_dose_rad_per_yr(t, t.thickness_mm_al[i]), t.dose_rad_per_yr[i]);
+    // At the geometric mean of two table thicknesses: the geometric mean of their doses.
+    EXPECT_NEAR(sp::shielded_dose_rad_per_yr(t, std::sqrt(10.0 * 50.0)), std::sqrt(97.0 * 34.0), 1e-9);
+    EXPECT_NEAR(sp::shielded_dose_rad_per_yr(t, std::sqrt(2.0 * 3.0)), std::sqrt(1854.6 * 831.9), 1e-9);
+    // Beyond the ends the end segment's power law continues: 100 mm = 34 (34/97)^(ln 2 / ln 5).
+    EXPECT_NEAR(sp::shielded_dose_rad_per_yr(t, 100.0), 34.0 * std::pow(34.0 / 97.0, std::log(2.0) / std::log(5.0)), 1e-9);
+    EXPECT_NEAR(sp::shielded_dose_rad_per_yr(t, 0.5), 3950.0 * std::pow(3950.0 / 1854.6, 1.0), 1e-9);
     sp::ShieldingTable bad;
     bad.thickness_mm_al = {2.0, 1.0};
     bad.dose_rad_per_yr = {10.0, 5.0};
     EXPECT_THROW(sp::shielded_dose_rad_per_yr(bad, 1.5), std::invalid_argument);
+    bad.thickness_mm_al = {0.0, 1.0};
+    EXPECT_THROW(sp::shielded_dose_rad_per_yr(bad, 0.5), std::invalid_argument);
+}
+
+TEST(Shielding, DoseFollowsTheShieldose2TrendWithinOnePointSixFrom1To100Mm) {
+    // Dose relative to 10 mm Al, AP8-MIN/AE8 + SHIELDOSE-2, solid sphere, Si:
+    //  * this orbit (REFERENCES.md): 1 mm 3950/97, 50 mm 34/97;
+    //  * the SPENVIS 4.6 SHIELDOSE-2 curve at 550 km, 95° (pfandzelter/leo-edge-failure-models,
+    //    compute-failure/results/95.txt, 5-year totals: 10 mm 560.28 rad) at thicknesses that are not
+    //    table points: 1.5 mm 16999, 2.5 mm 7080.4, 4 mm 2441.0, 6 mm 939.55, 7 mm 734.71, 9 mm 591.08,
+    //    12 mm 523.13, 14 mm 485.91, 16 mm 457.47, 18 mm 429.48, 20 mm 405.33;
+    //  * 100 mm: no published point in our sources; the 10-50 mm SHIELDOSE-2 power law (d^-0.651)
+    //    continued, 34 * 2^-0.651 / 97 = 0.2232.
+    struct Point {
+        double mm, ratio;
+    };
+    const Point ref[] = {{1.0, 3950.0 / 97.0},     {1.5, 16999.0 / 560.28}, {2.5, 7080.4 / 560.28},
+                         {4.0, 2441.0 / 560.28},   {6.0, 939.55 / 560.28},  {7.0, 734.71 / 560.28},
+                         {9.0, 591.08 / 560.28},   {12.0, 523.13 / 560.28}, {14.0, 485.91 / 560.28},
+                         {16.0, 457.47 / 560.28},  {18.0, 429.48 / 560.28}, {20.0, 405.33 / 560.28},
+                         {50.0, 34.0 / 97.0},      {100.0, 0.2232}};
+    for (const Point& r : ref) {
+        sp::EnvironmentParameters p;
+        p.shielding_mm_al = r.mm;
+        const double s = sp::make_radiation_model(p).shielding_factor;
+        EXPECT_LT(s / r.ratio, 1.6) << r.mm << " mm";
+        EXPECT_GT(s / r.ratio, 1.0 / 1.6) << r.mm << " mm";
+    }
+}
+
+TEST(SolarProtons, StoppingPowerMatchesThePapersConversionAt67MeV) {
+    // REFERENCES.md: 1 rad(Si) ≈ 7.9e6 protons/cm² at 67 MeV, i.e. S_Si = 1/(7.9e6 · 1.602e-8 rad per
+    // MeV/g) = 7.90 MeV cm²/g.
+    const double s = sp::proton_stopping_power_mev_cm2_g(67.0, 14.0 / 28.0855, 173.0);
+    EXPECT_NEAR(s, 1.0 / (7.9e6 * 1.602176634e-8), 0.03 * 7.9);
+    // Rigidity -> energy: 1 GV is 433 MeV for a proton (sqrt(1 + 0.938²) - 0.938 GeV).
+    EXPECT_NEAR(sp::proton_energy_at_rigidity_mev(1.0), 433.0, 1.0);
+    // Earth's shadow at 650 km: sin θ = 6378/7028, (1 + cos θ)/2 = 0.710.
+    EXPECT_NEAR(sp::earth_shadow_transmission(sp::earth_equatorial_radius_m + 650e3), 0.710, 0.001);
+}
+
+TEST(SolarProtons, GeomagneticTransmissionOfAPolarLeoMatchesSpenvis) {
+    // SPENVIS 4.6.13 ESP-PSYCHIC run for a circular 825 km, 98.8° orbit (tdloveless/me-radfx,
+    // HW/HW_02_Solutions/P3A-Solar-particle-fluences.html): fluence at the spacecraft over fluence at
+    // 1 AU ("exposure factor") 0.221 at 32 MeV, 0.222 at 50 MeV, 0.229 at 100 MeV, 0.248 at 200 MeV.
+    // Ours: fraction of the orbit (all node longitudes) with the proton above the Störmer vertical
+    // cutoff, times the Earth-shadow transmission. (At 10 MeV ours is 0.12 against SPENVIS's 0.218: the
+    // vertical cutoff ignores oblique arrivals; such protons stop in the first 0.6 mm of Al.)
+    const sp::EnvironmentParameters p;
+    const Eigen::Vector3d axis = sp::dipole_axis_ecef(p);
+    const double radius = sp::earth_equatorial_radius_m + 825e3, inc = 98.8 * deg;
+    const struct {
+        double mev, spenvis;
+    } ref[] = {{32.0, 0.221}, {50.0, 0.222}, {100.0, 0.229}, {200.0, 0.248}};
+    for (const auto& r : ref) {
+        double sum = 0.0;
+        int n = 0;
+        for (int k = 0; k < 90; ++k) {
+            const double node = 2.0 * sp::pi * (k + 0.5) / 90;
+            for (int j = 0; j < 180; ++j, ++n) {
+                const double u = 2.0 * sp::pi * (j + 0.5) / 180;
+                const Eigen::Vector3d pos = radius * Eigen::Vector3d(std::cos(node) * std::cos(u) - std::sin(node) * std::cos(inc) * std::sin(u),
+                                                                     std::sin(node) * std::cos(u) + std::cos(node) * std::cos(inc) * std::sin(u),
+                                                                     std::sin(inc) * std::sin(u));
+                const double pc = sp::geomagnetic_coordinates(pos, axis, p.stormer_constant_gv).cutoff_rigidity_gv;
+                if (sp::proton_energy_at_rigidity_mev(pc) < r.mev) sum += sp::earth_shadow_transmission(radius);
+            }
+        }
+        const double transmission = sum / n;
+        EXPECT_GT(transmission / r.spenvis, 1.0 / 1.5) << r.mev << " MeV";
+        EXPECT_LT(transmission / r.spenvis, 1.5) << r.mev << " MeV";
+    }
+}
+
+TEST(SolarProtons, OptionalLongTermTermAddsDoseInThePolarCapsOnly) {
+    // Behind more aluminium, less dose; above every proton's energy, none.
+    EXPECT_GT(sp::solar_proton_dose_rad_per_yr(2.0, 0.0), 3.0 * sp::solar_proton_dose_rad_per_yr(10.0, 0.0));
+    EXPECT_GT(sp::solar_proton_dose_rad_per_yr(10.0, 0.0), 3.0 * sp::solar_proton_dose_rad_per_yr(50.0, 0.0));
+    EXPECT_EQ(sp::solar_proton_dose_rad_per_yr(10.0, 3e4), 0.0);
+    // Cutting at 100 MeV keeps only the hard tail: F(>100 MeV)/7 = 3.4e8 protons/cm²/yr at ≥ ~5 MeV cm²/g.
+    const double hard = sp::solar_proton_dose_rad_per_yr(1.0, 100.0);
+    EXPECT_GT(hard, 2.363e9 / 7.0 * 4.0 * 1.602e-8);
+    EXPECT_LT(hard, 2.363e9 / 7.0 * 8.0 * 1.602e-8);
+
+    sp::EnvironmentParameters p;
+    const sp::RadiationModel off = sp::make_radiation_model(p);
+    p.solar_protons = true;
+    const sp::RadiationModel on = sp::make_radiation_model(p);
+    const double theta = sp::greenwich_sidereal_angle_rad(p.epoch_julian_date_days, 0.0);
+    const auto at = [&](const sp::RadiationModel& m, const sp::Geodetic& g) {
+        return sp::radiation_at(ecef_to_eci(sp::geodetic_to_ecef(g), theta), 0.0, m);
+    };
+    const sp::Geodetic eq{0.0, 100.0 * deg, 650e3};
+    const sp::Geodetic pole{80.0 * deg, -80.0 * deg, 650e3};
+    EXPECT_EQ(at(off, pole).spe_dose_rate_rad_s, 0.0);
+    EXPECT_GT(at(on, pole).spe_dose_rate_rad_s, 0.5 * sp::solar_proton_dose_rad_per_yr(10.0, 0.0) / sp::seconds_per_year_radiation);
+    EXPECT_LT(at(on, eq).spe_dose_rate_rad_s, 1e-6 * at(on, pole).spe_dose_rate_rad_s);  // 14 GV cutoff
+    // The orbit average adds the solar term on top of the calibrated 150 rad(Si)/yr.
+    const double base = sp::orbit_average_dose_rate_rad_s(off, 650e3, -1.0) * sp::seconds_per_year_radiation;
+    const double with = sp::orbit_average_dose_rate_rad_s(on, 650e3, -1.0) * sp::seconds_per_year_radiation;
+    EXPECT_NEAR(base, 150.0, 1e-6);
+    EXPECT_GT(with - base, 10.0);
+    EXPECT_LT(with - base, 0.4 * sp::solar_proton_dose_rad_per_yr(10.0, 0.0));
 }
 
 TEST(Geomagnetic, StormerCutoffOfTheDipole) {
@@ -229,11 +331,11 @@ TEST(Radiation, ShieldingAndAltitudeScaleTheTrappedDose) {
     const sp::RadiationModel ref = sp::make_radiation_model(p);
     p.shielding_mm_al = 2.0;
     const sp::RadiationModel thin = sp::make_radiation_model(p);
-    EXPECT_NEAR(thin.shielding_factor, 2140.0 / 112.0, 1e-12);
+    EXPECT_NEAR(thin.shielding_factor, 1854.6 / 97.0, 1e-12);
     EXPECT_DOUBLE_EQ(thin.trapped_peak_dose_rate_rad_s, ref.trapped_peak_dose_rate_rad_s);
     const double thin_avg = sp::orbit_average_dose_rate_rad_s(thin, 650e3, -1.0) * sp::seconds_per_year_radiation;
     EXPECT_GT(thin_avg, 15.0 * 150.0);  // trapped part × 19, GCR (a few rad/yr) unchanged
-    EXPECT_LT(thin_avg, 2140.0 / 112.0 * 150.0);
+    EXPECT_LT(thin_avg, 1854.6 / 97.0 * 150.0);
     // REFERENCES.md: 650 km expects 2–3× the 550 km dose.
     const double ratio = sp::orbit_average_dose_rate_rad_s(ref, 650e3, -1.0) /
                          sp::orbit_average_dose_rate_rad_s(ref, 550e3, -1.0);

@@ -123,3 +123,32 @@ TEST(ScenarioLoader, DragNeedsNonlinearModel) {
     const std::string e = error_of(minimal + "dynamics:\n  model: hcw\n  drag: {solar_activity: high}\n");
     EXPECT_NE(e.find("dynamics.drag"), std::string::npos) << e;
 }
+
+TEST(ScenarioLoader, SolarActivityPresetsAndIndexOverrides) {
+    const auto high = load_scenario_text(minimal + "dynamics:\n  drag: {solar_activity: high}\n", "t.yaml");
+    EXPECT_EQ(high.dynamics.drag.solar_activity.f107_daily_sfu, 250.0);
+    EXPECT_EQ(high.dynamics.drag.solar_activity.f107_81day_mean_sfu, 250.0);
+    EXPECT_EQ(high.dynamics.drag.solar_activity.ap, 25.0);
+    // A daily flux alone sets the 81-day mean too; Ap keeps the preset's value.
+    const auto custom = load_scenario_text(minimal + "dynamics:\n  drag: {solar_activity: low, f107_sfu: 180}\n", "t.yaml");
+    EXPECT_EQ(custom.dynamics.drag.solar_activity.f107_daily_sfu, 180.0);
+    EXPECT_EQ(custom.dynamics.drag.solar_activity.f107_81day_mean_sfu, 180.0);
+    EXPECT_EQ(custom.dynamics.drag.solar_activity.ap, 4.0);
+    const auto both = load_scenario_text(minimal + "dynamics:\n  drag: {f107_sfu: 180, f107_81day_sfu: 120, ap: 50}\n", "t.yaml");
+    EXPECT_EQ(both.dynamics.drag.solar_activity.f107_81day_mean_sfu, 120.0);
+    EXPECT_EQ(both.dynamics.drag.solar_activity.ap, 50.0);
+    const std::string e = error_of(minimal + "dynamics:\n  drag:\n    f107_sfu: 900\n");
+    EXPECT_NE(e.find("test.yaml:10:15"), std::string::npos) << e;
+    EXPECT_NE(e.find("dynamics.drag.f107_sfu"), std::string::npos) << e;
+    const std::string e_ap = error_of(minimal + "dynamics:\n  drag: {ap: -3}\n");
+    EXPECT_NE(e_ap.find("dynamics.drag.ap"), std::string::npos) << e_ap;
+}
+
+TEST(ScenarioLoader, SolarProtonTermIsOffByDefault) {
+    EXPECT_FALSE(load_scenario_text(minimal + "radiation: {shielding_mm_al: 10}\n", "t.yaml").radiation.environment.solar_protons);
+    EXPECT_TRUE(load_scenario_text(minimal + "radiation: {solar_protons: esp_psychic_95}\n", "t.yaml")
+                    .radiation.environment.solar_protons);
+    const std::string e = error_of(minimal + "radiation:\n  solar_protons: jpl91\n");
+    EXPECT_NE(e.find("radiation.solar_protons"), std::string::npos) << e;
+    EXPECT_NE(e.find("esp_psychic_95"), std::string::npos) << e;
+}

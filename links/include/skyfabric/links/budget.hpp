@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace skyfabric::links {
 
@@ -33,12 +34,17 @@ struct TransceiverSpec {
     double rate_bps = 400e9;
     double sensitivity_dbm = -20.0;   // paper: −20 dBm per channel needed
     double required_osnr_db = 34.0;   // 400ZR at −20 dBm input (REFERENCES: ≥ 34 dB)
+    // Receive-overload ceiling per channel: 400ZR's receive range ends at 0 dBm (REFERENCES:
+    // −12…0 dBm at OSNR ≥ 26 dB, −20…0 dBm at OSNR ≥ 34 dB). Stronger channels are attenuated
+    // to it (LinkBudget::overload_attenuation_db).
+    double overload_dbm = 0.0;
 };
 
 // 400ZR: DP-16QAM ~60 GBd on a 75/100 GHz grid; −20..0 dBm at OSNR ≥ 34 dB (OIF 400ZR).
 TransceiverSpec transceiver_400zr();
 // 800ZR: DP-16QAM ~118 GBd (needs ≥ 150 GHz grid). Assumed figures, not a datasheet:
-// the 400ZR point scaled by the doubled symbol rate (+3 dB) — −17 dBm, OSNR ≥ 37 dB.
+// the 400ZR point scaled by the doubled symbol rate (+3 dB) — −17 dBm, OSNR ≥ 37 dB; the same
+// 0 dBm overload ceiling as 400ZR.
 TransceiverSpec transceiver_800zr();
 // "400zr" or "800zr" (case-sensitive, lower case); nullopt for anything else.
 std::optional<TransceiverSpec> transceiver_preset(std::string_view name);
@@ -65,8 +71,11 @@ struct OpticalTerminalParameters {
     double aperture_efficiency = 0.8;    // paper η; Friis uses it at both ends, the Fresnel model at the receiver
     double truncation_ratio = 1.12;      // α = a / w0 of the clipped transmit Gaussian (Klein & Degnan optimum)
     double other_losses_db = 3.0;        // paper L = −3 dB (optics, pointing margin lumped)
-    double pointing_static_error_rad = 0.0;  // bias; paper lumps pointing into L, so 0 by default
-    double pointing_jitter_rad = 0.0;        // rms per axis
+    // Pointing of each terminal (both ends alike): the transmitter's error steers the beam off the
+    // receiver, the receiver's error tilts the arriving wave off its fibre (same pattern, by
+    // reciprocity). The paper lumps pointing into L, so 0 by default.
+    double pointing_static_error_rad = 0.0;  // bias, each end
+    double pointing_jitter_rad = 0.0;        // rms per axis, each end
     double fade_threshold_db = 3.0;      // a fade is instantaneous pointing loss deeper than this
     double amplifier_noise_figure_db = 5.0;  // receive pre-amplifier
     double required_margin_db = 3.0;     // a channel counts only with this much power margin
@@ -83,9 +92,10 @@ double aperture_gain(double aperture_m, double wavelength_m, double efficiency);
 // (λ / 4πd)², as a ratio (< 1).
 double free_space_path_factor(double distance_m, double wavelength_m);
 
+// (The paper's "divergence ≈ 18.9 µrad" is 1.22 λ/D, the Airy first-null half-angle of a uniformly lit
+// aperture; no part of this model uses it. Pointing uses the clipped Gaussian's far-field half-angle.)
 struct FriisBudget {
     double gain_db = 0.0;             // each end
-    double divergence_rad = 0.0;      // 1.22 λ/D, Airy first-null half-angle (paper's 18.9 µrad)
     double received_power_w = 0.0;    // total, all channels
     double received_power_dbm = 0.0;
 };
@@ -104,6 +114,14 @@ double gaussian_capture_fraction(double receive_radius_m, double beam_radius_m);
 // Klein & Degnan far-field efficiency of a Gaussian clipped at α = a/w0 (no obscuration):
 // g(α) = (2/α²)(1 − e^{−α²})²; 0.8145 at α = 1.12.
 double truncated_gaussian_far_field_efficiency(double truncation_ratio);
+// 1/e² half-angle θ of the Gaussian exp(−2e²/θ²) that has the same on-axis curvature as the far-field
+// intensity of that clipped beam (exact to second order in the pointing error e, the regime of
+// µrad pointing): the pattern is |∫0^1 e^{−α²s²} J0(k a θ s) s ds|², so
+//   θ = λ / (π a √⟨s²⟩),  ⟨s²⟩ = [1 − e^{−α²}(1 + α²)] / [α² (1 − e^{−α²})].
+// Limits: α → ∞ (unclipped) λ/(π w0); α → 0 (uniform, Airy) √2 λ/(π a). D = 10 cm, 1550 nm,
+// α = 1.12: 15.6 µrad, where the unclipped beam's λ/(π w0) is 11.1 µrad (a 2× deeper loss in dB).
+double truncated_gaussian_far_field_half_angle_rad(double aperture_radius_m, double wavelength_m,
+                                                   double truncation_ratio);
 
 // Fraction of the (untruncated) transmit beam power that lands inside a receive aperture
 // of radius a_R at distance z, for a Gaussian of waist a_T/α clipped at radius a_T.
@@ -130,6 +148,15 @@ double pointing_mean_loss(double beam_half_angle_rad, double jitter_rad, double 
 // P(instantaneous loss deeper than threshold_db) = P(|e| > r_f), r_f² = θ² ln(10^{thr/10}) / 2.
 double pointing_fade_probability(double beam_half_angle_rad, double jitter_rad, double static_error_rad,
                                  double threshold_db);
+// Both ends mispointed independently (same jitter and bias at each): loss exp(−2e_T²/θ_T² − 2e_R²/θ_R²).
+// Mean: the product of the two one-end means. Fade: P(2e_T²/θ_T² + 2e_R²/θ_R² > ln 10^{thr/10});
+// without bias a sum of two exponentials, closed form (Λ_i = θ_i²/4σ²):
+//   (Λ_R e^{−Λ_T c} − Λ_T e^{−Λ_R c}) / (Λ_R − Λ_T)   [(1 + Λc) e^{−Λc} when equal];
+// with bias by quadrature over the transmit error (Rice), the receive side a Rice CDF.
+double pointing_mean_loss_two_ends(double transmit_half_angle_rad, double receive_half_angle_rad, double jitter_rad,
+                                   double static_error_rad);
+double pointing_fade_probability_two_ends(double transmit_half_angle_rad, double receive_half_angle_rad,
+                                          double jitter_rad, double static_error_rad, double threshold_db);
 
 // ---------------------------------------------------------------- OSNR, modes, latency
 
@@ -154,12 +181,14 @@ struct LinkBudget {
     double rayleigh_range_m = 0.0;
     double coupling = 0.0;               // fraction of transmit power in the receive aperture
     double coupling_db = 0.0;
-    double pointing_loss_db = 0.0;       // mean, ≤ 0
+    double pointing_half_angle_rad = 0.0;  // transmit beam seen from the receiver: √((w0/d)² + θ_ff²)
+    double pointing_loss_db = 0.0;       // mean, both ends, ≤ 0
     double fade_probability = 0.0;
     double received_power_w = 0.0;       // all lit channels, one spatial channel
     double received_power_per_channel_w = 0.0;
     double received_power_per_channel_uw = 0.0;
-    double received_power_per_channel_dbm = 0.0;
+    double received_power_per_channel_dbm = 0.0;  // into the transceiver: capped at its overload ceiling
+    double overload_attenuation_db = 0.0;  // ≥ 0: taken out so a channel stays at the ceiling
     double margin_db = 0.0;              // per-channel power − sensitivity (for the lit channels)
     double osnr_db = 0.0;
     int channels_planned = 0;            // DWDM slots × transceivers
@@ -179,9 +208,17 @@ public:
     double full_capacity_reach_m() const;
     const OpticalTerminalParameters& parameters() const { return p_; }
 
+    // Far-field 1/e² half-angle of the clipped transmit beam, also the receive acceptance half-angle.
+    double far_field_half_angle_rad() const { return far_half_angle_rad_; }
+
 private:
+    double fade_probability(double transmit_half_angle_rad) const;
+
     OpticalTerminalParameters p_;
     int channels_planned_ = 0;
+    double far_half_angle_rad_ = 0.0;
+    // Fade probability with bias and jitter, tabulated in x = θ_R²/θ_T² ∈ [0, 1] (θ_T ≥ θ_R).
+    std::vector<double> fade_table_;
 };
 
 // One-liner for the CLI: LinkBudgetModel(p).at(distance_m).

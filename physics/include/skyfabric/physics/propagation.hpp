@@ -50,9 +50,19 @@ struct PropagationError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-// Harris-Priester density (atmosphere.hpp): moderate = the model with its diurnal bulge; low / high =
-// its night-side minimum / bulge-apex maximum profile everywhere (a proxy for the solar cycle).
-enum class SolarActivity { low, moderate, high };
+// Solar and geomagnetic activity driving the thermospheric density (atmosphere.hpp): the 10.7 cm
+// solar radio flux (sfu = 1e-22 W m^-2 Hz^-1), daily and 81-day centred mean, and the daily Ap index.
+// Presets (docs/environment-models.md): low 70/70/4, moderate 150/150/15, high 250/250/25, the values at
+// which REFERENCES.md quotes NRLMSISE-00 densities at 650 km.
+struct SolarActivity {
+    double f107_daily_sfu = 150.0;
+    double f107_81day_mean_sfu = 150.0;
+    double ap = 15.0;
+    static const SolarActivity low, moderate, high;
+};
+inline constexpr SolarActivity SolarActivity::low{70.0, 70.0, 4.0};
+inline constexpr SolarActivity SolarActivity::moderate{150.0, 150.0, 15.0};
+inline constexpr SolarActivity SolarActivity::high{250.0, 250.0, 25.0};
 
 struct DragSettings {
     bool enabled = false;

@@ -2,12 +2,14 @@
 // Radiation environment along the orbit: trapped protons (South Atlantic Anomaly), galactic
 // cosmic rays behind the geomagnetic cutoff, optional solar particle events, and the total
 // ionising dose rate behind aluminium shielding. Figures: REFERENCES.md "Radiation"
-// (Suncatcher paper §2.3/§4.3, SPENVIS AP8-min/AE8-max shielding table).
+// (Suncatcher paper §2.3/§4.3, AP8/AE8 + SHIELDOSE-2 shielding curves); sources and checks in
+// docs/environment-models.md.
 //
 // Model (all pieces documented at their functions below):
 //   dose_rate = K_trapped · s(d) · f_SAA(lat, lon, year) · a(h)      trapped protons
 //             + D_gcr · g(P_c)                                        cosmic-ray background
 //             + Σ_active SPE (F − 1) · D_gcr · s(d) · q(P_c)           solar particle events
+//             + D_sp(d, E_c(P_c)) · shadow(r)                        solar protons, long-term mean (optional)
 // with s(d) the shielding table relative to the reference thickness, a(h) an exponential
 // altitude scaling, P_c the Störmer vertical cutoff rigidity of a tilted dipole. K_trapped is
 // not a constant typed in here: make_radiation_model() computes it so that the average of the
@@ -29,19 +31,43 @@ inline constexpr double seconds_per_year_radiation = 365.25 * 86400.0;  // "per 
 // IGRF reference radius for L-shells and cutoff rigidities.
 inline constexpr double geomagnetic_reference_radius_m = 6371.2e3;
 
-// Annual dose behind a spherical Al shield, rad(Si)/yr, versus thickness (mm Al). Default:
-// SPENVIS AP8-min/AE8-max, 550 km, 95° (REFERENCES.md). Only ratios are used (the level comes
-// from the calibration), so a table for another altitude with the same shape works as well.
+// Annual trapped-particle dose at the centre of a solid Al sphere, rad(Si)/yr, versus thickness
+// (mm Al), AP8-MIN/AE8 + SHIELDOSE-2 (docs/environment-models.md "Shielding"):
+//  * 1, 10, 50 mm: 3950, 97, 34 — this orbit (650 km SSO; REFERENCES.md);
+//  * 2, 3, 5, 8 mm: the SPENVIS 4.6 SHIELDOSE-2 curve for 550 km, 95° (the old table, REFERENCES.md
+//    "2 mm 2140 … 10 mm 112") as ratios to its 10 mm value, times 97: 19.12, 8.576, 2.500, 1.1432.
+// Only ratios are used (the level comes from the calibration).
 struct ShieldingTable {
-    std::vector<double> thickness_mm_al{2.0, 3.0, 5.0, 8.0, 10.0};
-    std::vector<double> dose_rad_per_yr{2140.0, 960.0, 280.0, 128.0, 112.0};
+    std::vector<double> thickness_mm_al{1.0, 2.0, 3.0, 5.0, 8.0, 10.0, 50.0};
+    std::vector<double> dose_rad_per_yr{3950.0, 1854.6, 831.9, 242.5, 110.9, 97.0, 34.0};
 };
 
-// Log-linear interpolation: ln D linear in thickness between table points (locally
-// exponential attenuation); outside the table the end segment is extended. Returns the table
-// value exactly at a table point. Throws std::invalid_argument for < 2 points, unsorted
-// thickness or non-positive doses.
+// Log-log interpolation: D a power of thickness between table points (behind a few mm the
+// trapped-proton dose falls as a power of depth, the integral spectrum of the protons whose range
+// exceeds it); outside the table the end segment's power law is extended (100 mm: 34 · 2^-0.651
+// = 21.6). Returns the table value exactly at a table point. Throws std::invalid_argument for
+// < 2 points, unsorted or non-positive thickness, or non-positive doses.
 double shielded_dose_rad_per_yr(const ShieldingTable& table, double thickness_mm_al);
+
+// --- Solar protons (long-term mean), the optional term D_sp above.
+// Spectrum: ESP-PSYCHIC total fluence at 1 AU, 95 % confidence, for a 7-year prediction period with
+// 3 years at solar maximum (SPENVIS 4.6.13, as published in tdloveless/me-radfx
+// HW/HW_02_Solutions/P3A-Solar-particle-fluences.html), divided by 7: a mission-average year.
+// Dose at the centre of a solid Al sphere of thickness t (the SHIELDOSE-2 geometry) in the
+// continuous-slowing-down, straight-ahead approximation: D = ∫_{R(E) > t} φ(E) S_Si(E_r) dE with
+// R_Al(E_r) = R_Al(E) − t, φ = −dF/dE, stopping powers from the Bethe formula (PDG; I_Al = 166 eV,
+// I_Si = 173 eV). Geomagnetic shielding: protons below the kinetic energy of the local Störmer cutoff
+// rigidity do not arrive; the Earth blocks (1 − cos θ_E)/2 of arrival directions (sin θ_E = R_E/r).
+// Bethe stopping power, MeV cm²/g, of a proton of kinetic energy E (no shell or density correction:
+// within a few % of NIST PSTAR from ~5 MeV to ~1 GeV).
+double proton_stopping_power_mev_cm2_g(double energy_mev, double z_over_a, double mean_excitation_ev);
+// Kinetic energy (MeV) of a proton of rigidity P (GV): √(P² + m²) − m, m = 0.938272 GeV.
+double proton_energy_at_rigidity_mev(double rigidity_gv);
+// Fraction of isotropic arrival directions not blocked by the Earth at geocentric radius r.
+double earth_shadow_transmission(double radius_m);
+// Mean annual solar-proton dose (rad(Si)/yr) behind thickness_mm_al, at 1 AU, from protons above
+// min_energy_mev (0: all).
+double solar_proton_dose_rad_per_yr(double thickness_mm_al, double min_energy_mev);
 
 // A solar particle event: between start_s and start_s + duration_s (time since the scenario
 // epoch) the polar-cap particle flux is flux_factor times the quiet cosmic-ray flux.
@@ -98,6 +124,11 @@ struct EnvironmentParameters {
     std::vector<SolarParticleEvent> solar_particle_events;
     double spe_rigidity_scale_gv = 1.0;
 
+    // --- Solar protons as a long-term mean dose rate (solar_proton_dose_rad_per_yr above, behind the
+    // local cutoff and Earth shadow). Off by default: the calibration target already stands for the
+    // whole environment; on, it adds ≈ 61 rad(Si)/yr behind 10 mm Al on the 650 km SSO (orbit average).
+    bool solar_protons = false;
+
     // --- Shielding of this satellite and the calibration point.
     double shielding_mm_al = 10.0;
     ShieldingTable shielding_table;
@@ -120,6 +151,9 @@ struct RadiationModel {
     double reference_orbit_mean_trapped_shape = 0.0;  // <f_SAA · a(h)> over the reference orbit
     double reference_orbit_mean_gcr_shape = 0.0;      // <g(P_c)> over the reference orbit
     Eigen::Vector3d dipole_axis_ecef = Eigen::Vector3d::UnitZ();
+    // Solar protons (params.solar_protons): ln of the annual dose at 1 AU from protons above E, on a
+    // uniform grid in ln E, behind this satellite's and behind the reference shielding.
+    std::vector<double> solar_proton_ln_dose, solar_proton_ln_dose_reference;
 };
 
 struct RadiationSample {
@@ -181,9 +215,14 @@ RadiationModel make_radiation_model(const EnvironmentParameters& params);
 // Environment and dose rate at an ECI position, time_s after the epoch (quiet + SPEs).
 RadiationSample radiation_at(const Eigen::Vector3d& position_eci_m, double time_s, const RadiationModel& model);
 
-// Orbit-averaged dose rate (rad/s, no SPEs) of a circular orbit behind this model's shielding:
-// K s(d) <f a> + D_gcr <g>. With the reference orbit it returns target / year (the check on
-// the calibration); other orbits give the model's prediction there.
+// Long-term solar-proton dose rate (rad/s) at an Earth-fixed position behind this model's shielding;
+// 0 unless params.solar_protons.
+double solar_proton_dose_rate_rad_s(const RadiationModel& model, const Eigen::Vector3d& position_ecef_m);
+
+// Orbit-averaged dose rate (rad/s, no SPE windows) of a circular orbit behind this model's shielding:
+// K s(d) <f a> + D_gcr <g> (+ the long-term solar-proton term when enabled). With the reference orbit
+// and solar protons off it returns target / year (the check on the calibration); other orbits give
+// the model's prediction there.
 double orbit_average_dose_rate_rad_s(const RadiationModel& model, double altitude_m, double inclination_rad);
 
 }  // namespace skyfabric::physics
