@@ -446,8 +446,10 @@ LinkBudget LinkBudgetModel::at(double distance_m) const {
     b.margin_db = b.received_power_per_channel_dbm - p_.transceiver.sensitivity_dbm;
 
     b.spatial_modes = spatial_mode_count(p_.aperture_m, p_.aperture_m, p_.wavelength_m, d);
-    const int modes = static_cast<int>(std::max(1.0, std::floor(b.spatial_modes)));
-    b.spatial_channels = closing > 0 ? std::min(std::max(p_.spatial_channels_built, 1), modes) : 0;
+    // N grows as 1/d^2 (2.6e9 at 1 mm): clamp in floating point before narrowing, or it overflows int.
+    const double usable_modes = std::max(1.0, std::floor(b.spatial_modes));
+    const int built = std::max(p_.spatial_channels_built, 1);
+    b.spatial_channels = closing > 0 ? static_cast<int>(std::min(static_cast<double>(built), usable_modes)) : 0;
     b.capacity_bps = static_cast<double>(b.spatial_channels) * closing * p_.transceiver.rate_bps;
     b.latency_s = light_time_s(distance_m);
     return b;

@@ -258,3 +258,18 @@ TEST(Transceivers, Presets) {
     EXPECT_DOUBLE_EQ(transceiver_preset("800zr")->rate_bps, 800e9);
     EXPECT_FALSE(transceiver_preset("100g").has_value());
 }
+
+TEST(LinkBudgetModel, CapacityStaysPositiveDownToMillimetres) {
+    // Issue 15, finding 7: below ~0.11 m the spatial mode count N = A_T A_R/(λd)² passed 2^31 and
+    // overflowed int (link-budget --distances 0.001 printed spatial -2147483648 and -2.06e22 bit/s).
+    OpticalTerminalParameters p;
+    p.spatial_channels_built = 4;
+    const LinkBudgetModel model(p);
+    const double far = model.at(100.0).capacity_bps;
+    for (const double d : {0.0, 1e-6, 1e-3, 0.05, 0.11, 0.2, 1.0}) {
+        const LinkBudget b = model.at(d);
+        EXPECT_GT(b.spatial_modes, 1e6) << d;
+        EXPECT_EQ(b.spatial_channels, 4) << d;
+        EXPECT_EQ(b.capacity_bps, far) << d;  // saturated near field: all channels, all spatial channels
+    }
+}
