@@ -12,7 +12,9 @@
 
 namespace skyfabric::physics {
 
-// Implementation notes.
+// Implementation notes. Sources (physics/src/): propagation.cpp (set-up, the four models), force_model.hpp
+// (two-body + J2 + drag), dop853.hpp (the integrator), block_storage.hpp (memory layout), snapshot_simd.hpp
+// (LVLH/ECI output), worker_pool.hpp (threads), station_keeping.cpp (reference orbits, controller).
 // - hcw: closed-form STM; chief on its two-body orbit (Kepler, f and g). n from the chief's a.
 // - hcw_ode: the HCW equations for all satellites, Boost.Odeint dopri5 dense output.
 // - schweighart_sedwick: SS closed form (cross-track differential-inclination forcing left out); chief on
