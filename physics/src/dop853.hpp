@@ -95,6 +95,10 @@ struct Block : BlockLayout {
     AlignedDoubles k;                     // 16 stages of len
     double chief_dense[6][7] = {};             // the chief's continuous extension coefficients
     AlignedDoubles err_terms, zeros;
+    // With drag: |a_drag,e - a_drag,chief| at each of the 13 stages (row s, entity e at [s * stride + e]),
+    // and its integral since t = 0 by the step's own quadrature weights (m/s); drag_delta_v_old at t_old.
+    AlignedDoubles drag_rate;
+    std::vector<double> drag_delta_v, drag_delta_v_old;
     double t = 0.0, t_old = 0.0, h = 10.0, atol, rtol;
     bool fsal_pending = false;  // k[12] holds f(t, y); k[0..12] still the last accepted step's stages
     bool dense_ready = false;
@@ -106,18 +110,37 @@ struct Block : BlockLayout {
         zeros.assign(2 * len, 0.0);
         k.assign(16 * len, 0.0);
         ballistic.assign(count + 1, 0.0);
+        drag_rate.assign(13 * stride, 0.0);
+        drag_delta_v.assign(count + 1, 0.0);
+        drag_delta_v_old = drag_delta_v;
     }
 
     double* kk(int s) { return k.data() + static_cast<std::size_t>(s) * len; }
 
-    // f = dy/dt (force_model.hpp).
-    void rhs(const ForceModel& f, double time, const double* __restrict s, double* __restrict d) const {
-        block_derivative(f, *this, ballistic, time, s, d);
+    // f = dy/dt of s into stage `row` of k (force_model.hpp), with drag also row `row` of drag_rate.
+    void rhs(const ForceModel& f, double time, const double* __restrict s, int row) {
+        block_derivative(f, *this, ballistic, time, s, kk(row),
+                         f.drag ? drag_rate.data() + static_cast<std::size_t>(row) * stride : nullptr);
+    }
+
+    // A restart at time_s inside the last step (after an impulse) integrates [time_s, t] again: keep only
+    // [t_old, time_s] of that step's drag integral, from the quadratic in time through the integrand at both
+    // ends and the step's integral.
+    void rewind_drag_difference(double time_s) {
+        const double hs = t - t_old, x = (time_s - t_old) / hs;
+        for (std::size_t e = 1; e <= count; ++e) {
+            const double q0 = drag_rate[e], q1 = drag_rate[12 * stride + e];
+            const double mean = (drag_delta_v[e] - drag_delta_v_old[e]) / hs;
+            const double a = 6.0 * (mean - q0) - 2.0 * (q1 - q0), b = (q1 - q0) - a;
+            drag_delta_v[e] = drag_delta_v_old[e] + hs * x * (q0 + x * (a / 2.0 + x * b / 3.0));
+        }
+        drag_delta_v_old = drag_delta_v;
     }
 
     void restart(const ForceModel& f, double time_s) {
+        if (f.drag && fsal_pending && t_old <= time_s && time_s < t) rewind_drag_difference(time_s);
         t = t_old = time_s;
-        rhs(f, t, y.data(), kk(0));
+        rhs(f, t, y.data(), 0);
         fsal_pending = false;
         dense_ready = false;
     }
@@ -140,11 +163,11 @@ struct Block : BlockLayout {
     }
     template <int... s>
     void stages(const ForceModel& f, std::integer_sequence<int, s...>) {
-        ((combine<s>(y.data(), h), rhs(f, t + dop_c[s] * h, stage.data(), kk(s))), ...);
+        ((combine<s>(y.data(), h), rhs(f, t + dop_c[s] * h, stage.data(), s)), ...);
     }
     template <int... s>
     void dense_stages(const ForceModel& f, double hs, std::integer_sequence<int, s...>) {
-        ((combine<s>(y_old.data(), hs), rhs(f, t_old + dop_c[s] * hs, stage.data(), kk(s))), ...);
+        ((combine<s>(y_old.data(), hs), rhs(f, t_old + dop_c[s] * hs, stage.data(), s)), ...);
     }
     // Squared scaled 5th- and 3rd-order error estimates per entry (restrict parameters: vectorised).
     template <std::size_t... j>
@@ -170,13 +193,15 @@ struct Block : BlockLayout {
         while (t < time_s) {
             if (fsal_pending) {
                 std::copy(kk(12), kk(12) + len, kk(0));
+                std::copy(drag_rate.begin() + 12 * static_cast<std::ptrdiff_t>(stride),
+                          drag_rate.begin() + 13 * static_cast<std::ptrdiff_t>(stride), drag_rate.begin());
                 fsal_pending = false;
                 dense_ready = false;
             }
             h = std::min(h, max_step_s);
             stages(f, std::integer_sequence<int, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11>{});
             combine_impl<-1>(y.data(), h, stage.data(), std::make_index_sequence<12>{});
-            rhs(f, t + h, stage.data(), kk(12));
+            rhs(f, t + h, stage.data(), 12);
             // Error (Hairer's DOP853 norm, per entity): for each satellite (and the chief), with e5 and e3 the
             // 5th- and 3rd-order estimates scaled by atol + rtol max(|y|, |y_new|) over its 6 components,
             // h |e5|^2 / sqrt(6 (|e5|^2 + 0.01 |e3|^2)), the chief's times chief_error_weight; the largest
@@ -203,6 +228,7 @@ struct Block : BlockLayout {
             if (err <= 1.0) {
                 double factor = err == 0.0 ? 10.0 : std::min(10.0, 0.9 * pow_neg_eighth(err));
                 if (rejected) factor = std::min(1.0, factor);
+                if (f.drag) accumulate_drag_difference(h);
                 y_old.swap(y);
                 y.swap(stage);
                 t_old = t;
@@ -221,6 +247,16 @@ struct Block : BlockLayout {
             }
         }
         interpolate(f, time_s);
+    }
+
+    // drag_delta_v += the step's integral of |a_drag,e - a_drag,chief|, by DOP853's 8th-order weights.
+    void accumulate_drag_difference(double step) {
+        drag_delta_v_old = drag_delta_v;
+        for (std::size_t e = 1; e <= count; ++e) {
+            double sum = 0.0;
+            for (std::size_t j = 0; j < 12; ++j) sum += dop_b[j] * drag_rate[j * stride + e];
+            drag_delta_v[e] += step * sum;
+        }
     }
 
     // The chief (6 components) between steps: DOP853's 7th-order continuous extension, whose three extra

@@ -125,7 +125,13 @@ void FormationPropagator::Impl::advance(double t, FormationSnapshot& snap) {
                 for (std::size_t i = 0; i < blocks.size(); ++i) work(i);
             }
             snap.chief_eci = chief_of(blocks.front());
-            for (const Block& b : blocks) detail::write_snapshot(b, snap);
+            for (const Block& b : blocks) {
+                detail::write_snapshot(b, snap);
+                if (force.drag) {
+                    std::copy(b.drag_delta_v.begin() + 1, b.drag_delta_v.end(),
+                              differential_drag_delta_v.begin() + static_cast<std::ptrdiff_t>(b.first));
+                }
+            }
             return;
         }
     }
@@ -141,8 +147,9 @@ FormationPropagator::FormationPropagator(const CartesianState& chief_eci, std::s
     m.chief0 = chief_eci;
     m.initial.assign(satellites_lvlh.begin(), satellites_lvlh.end());
     m.delta_v.assign(m.initial.size(), 0.0);
-    m.arrival_time.assign(m.initial.size(), -1.0);
-    m.along_fit.assign(m.initial.size(), {});
+    m.acquisition_delta_v.assign(m.initial.size(), 0.0);
+    m.control.assign(m.initial.size(), {});
+    m.differential_drag_delta_v.assign(m.initial.size(), 0.0);
 
     const KeplerianElements el = cartesian_to_keplerian(chief_eci, earth_mu_m3_s2);
     m.r0 = chief_eci.position_m.norm();
@@ -198,6 +205,7 @@ void FormationPropagator::advance_to(double time_s, FormationSnapshot& snapshot)
     if (m.started && time_s < m.last_time) {
         fail("advance_to called with a time earlier than the previous one", 0, time_s);
     }
+    if (!m.started) m.steady_since_s = time_s;
     m.started = true;
     m.last_time = time_s;
     m.advance(time_s, snapshot);
@@ -206,6 +214,16 @@ void FormationPropagator::advance_to(double time_s, FormationSnapshot& snapshot)
 std::size_t FormationPropagator::satellite_count() const { return impl_->initial.size(); }
 
 std::span<const double> FormationPropagator::station_keeping_delta_v_m_s() const { return impl_->delta_v; }
+
+std::span<const double> FormationPropagator::station_keeping_acquisition_delta_v_m_s() const {
+    return impl_->acquisition_delta_v;
+}
+
+double FormationPropagator::station_keeping_steady_since_s() const { return impl_->steady_since_s; }
+
+std::span<const double> FormationPropagator::differential_drag_delta_v_m_s() const {
+    return impl_->differential_drag_delta_v;
+}
 
 RelativeState FormationPropagator::station_keeping_reference_lvlh(std::size_t satellite) const {
     return impl_->reference_now.at(satellite);

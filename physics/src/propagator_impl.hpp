@@ -65,6 +65,8 @@ struct FormationPropagator::Impl {
     std::vector<detail::Block> blocks;
     std::unique_ptr<detail::WorkerPool> pool;  // started at the first parallel call, joined with the propagator
     std::unique_ptr<detail::DenseDopri5> dense;
+    // Nonlinear model with drag: integral of |a_drag,i - a_drag,chief| per satellite since t = 0 (m/s).
+    std::vector<double> differential_drag_delta_v;
     detail::State rel;
 
     // Station keeping (nonlinear model). Each satellite is held to a reference satellite ("ghost")
@@ -72,31 +74,27 @@ struct FormationPropagator::Impl {
     std::vector<detail::Block> ghosts;                // same partition as blocks
     std::vector<RelativeState> ghost_initial;  // LVLH initial states of the reference orbits
     std::vector<RelativeState> reference_now;  // reference LVLH states at the last advance_to time
-    std::vector<double> delta_v;
-    std::vector<double> arrival_time;  // < 0: no transfer under way
-    // Least-squares parabola e_y = a + b s + c s^2 (s = time since the last manoeuvre / orbit period)
-    // through the along-track error: its curvature is the differential drag.
-    struct AlongTrackFit {
-        double since_s = 0.0;
-        bool after_reversal = false;  // an along-track impulse started this arc
-        std::array<double, 5> s_pow{};  // sum s^k, k = 0..4
-        std::array<double, 3> e_pow{};  // sum e s^k, k = 0..2
-        void reset(double t) { *this = {}; since_s = t; }
-        void add(double s, double e) {
-            double p = 1.0;
-            for (int k = 0; k < 5; ++k, p *= s) {
-                s_pow[k] += p;
-                if (k < 3) e_pow[k] += e * p;
-            }
-        }
-        Eigen::Vector3d solve() const {
-            Eigen::Matrix3d m;
-            for (int r = 0; r < 3; ++r)
-                for (int c = 0; c < 3; ++c) m(r, c) = s_pow[r + c];
-            return m.ldlt().solve(Eigen::Vector3d(e_pow[0], e_pow[1], e_pow[2]));
-        }
+    std::vector<double> delta_v;              // cumulative, per satellite
+    std::vector<double> acquisition_delta_v;  // the part spent at the first control call
+    double steady_since_s = 0.0;              // time of the first control call
+    // One satellite's controller (station_keeping.cpp).
+    struct SatelliteControl {
+        enum class Mode { acquire, observe, burn_planned, transfer };
+        Mode mode = Mode::acquire;
+        // Since the last impulse (window_start_s): least-squares sums of the secular drift rate v against
+        // time tau; theta = the radial oscillation's phase at the last call.
+        double window_start_s = 0.0;
+        int samples = 0;
+        double sum_t = 0.0, sum_tt = 0.0, sum_v = 0.0, sum_tv = 0.0;
+        double theta = 0.0;
+        double previous_z = 0.0;  // e_z at the last call
+        double second_burn_time_s = 0.0, second_burn_m_s = 0.0;  // the eccentricity pair's second half (> 0: due)
+        double accel_m_s2 = 0.0;  // secular along-track acceleration of the error, filtered over orbits
+        bool have_accel = false;
+        double arrival_time_s = 0.0;  // Mode::transfer
+        void observe_from(double t);
     };
-    std::vector<AlongTrackFit> along_fit;
+    std::vector<SatelliteControl> control;
     double reference_n = 0.0, reference_c = 1.0, transfer_time_s = 0.0;
 
     // Mean rate of the chief's argument of latitude, from a least-squares line through u(t) over one
@@ -141,11 +139,7 @@ struct FormationPropagator::Impl {
         pool->run(count, std::function<void(std::size_t)>(std::ref(work)));
     }
 
-    // Dead-band control with two-impulse HCW targeting on the error e = rho - rho_ref (LVLH), whose
-    // dynamics about the nearby reference are HCW to O(|e|/r, J2 |e|). When |e| > 0.8 tolerance (margin for
-    // the motion between calls), the first impulse sets de/dt = -Phi_rv(tau)^-1 Phi_rr(tau) e so that e
-    // reaches 0 after tau = a quarter orbit; at the first call after that the second impulse puts what is
-    // left of e on a drift-free HCW ellipse.
+    // The controller (station_keeping.cpp; docs/station-keeping.md).
     void station_keep(detail::Block& b, detail::Block& g, double t);
 
     void advance(double t, FormationSnapshot& snap);

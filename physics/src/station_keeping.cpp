@@ -17,7 +17,7 @@
 namespace skyfabric::physics {
 namespace {
 
-// Least-squares normal equations N x = b (8 × 8, symmetric positive definite).
+// Least-squares normal equations N x = b (symmetric positive definite).
 // GCC 12 warns that an AVX-512 register in Eigen's LDLT may be used uninitialised (a known false
 // positive in _mm512_extractf64x4_pd under -march=native); silenced here only.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -31,6 +31,15 @@ Eigen::Matrix<double, 8, 1> solve_normal_equations(const Eigen::Matrix<double, 8
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
+
+// Along-track impulse (m/s) that sets the drift rate so that the secular along-track error y_m (m), now
+// drifting at v (m/s) with acceleration a (m/s^2), heads back to 0: v+ = -y_m / (2 T) - (1/2) a T (the
+// drift's mean over the coming orbit T is then -y_m / (2 T)); impulse (v - v+) / 3 (HCW: dv changes the
+// drift rate by -3 dv).
+double make_up_delta_v_m_s(double mean_y_m, double drift_m_s, double accel_m_s2, double period_s) {
+    const double target_m_s = -mean_y_m / (2.0 * period_s) - 0.5 * accel_m_s2 * period_s;
+    return (drift_m_s - target_m_s) / 3.0;
+}
 
 }  // namespace
 
@@ -97,6 +106,34 @@ void FormationPropagator::Impl::calibrate_reference_orbits() {
     ghosts = make_blocks(ghost_initial, false);
 }
 
+void FormationPropagator::Impl::SatelliteControl::observe_from(double t) {
+    mode = Mode::observe;
+    window_start_s = t;
+    samples = 0;
+    sum_t = sum_tt = sum_v = sum_tv = 0.0;
+}
+
+// Control law (docs/station-keeping.md). The error e = rho - rho_ref (LVLH) of a satellite about its nearby
+// reference obeys HCW to O(|e|/r, J2 |e|), forced by the differential drag f (along-track, f_y). Its
+// secular part follows from the state at any instant (HCW invariants): along-track position
+// y_m = e_y - 2 e_x' / n and drift rate v = -3 (e_y' + 2 n e_x), with dv/dt = -3 f_y; the radial oscillation
+// about the mean e_x = 2 (e_y' + 2 n e_x) / n is A cos(theta), A sin(theta) = -e_x' / n. An along-track
+// impulse dv changes v by -3 dv and adds -(2 dv / n) cos(n (t - t_burn)) to the radial oscillation.
+//  - Acquisition, at the first call: the satellite sits at its reference position (the reference starts
+//    there), so one impulse takes the reference's velocity (else a two-impulse transfer).
+//  - Drag make-up, about once per orbit: the secular acceleration dv/dt, a least-squares slope of v over
+//    the orbit since the last impulse (filtered over orbits), predicts the drift; one along-track impulse
+//    sets v so that y_m comes back towards 0, v+ = -y_m / (2 T) - (1/2) (dv/dt) T. In the steady state it
+//    gives back what the differential drag took in the orbit, integral |f_y| dt: the physical minimum. It
+//    is fired when the radial oscillation is at the extreme that the impulse reduces (theta = 0 for dv > 0,
+//    pi for dv < 0), so the same delta-v also damps the eccentricity that once-per-orbit density
+//    variations pump up (the tangential-burn scheme of D'Amico's relative-orbit-element control).
+//  - Eccentricity and cross-track, when they grow anyway: a radial oscillation past 0.1 tolerance gets an
+//    extra along-track pair (+q with the make-up impulse, -q half an orbit later: no net drift); a
+//    cross-track oscillation past 0.3 tolerance one cross-track impulse where e_z crosses 0.
+//  - Safety: |e| > 0.8 tolerance (margin for the motion between calls) starts a two-impulse HCW transfer:
+//    de/dt = -Phi_rv(tau)^-1 Phi_rr(tau) e, so that e reaches 0 after tau = a quarter orbit, and at the first
+//    call after that an impulse that leaves what is left of e on a drift-free HCW ellipse.
 void FormationPropagator::Impl::station_keep(Block& b, Block& g, double t) {
     g.advance(force, t);
     lvlh_of_block(g, reference_now);
@@ -105,64 +142,114 @@ void FormationPropagator::Impl::station_keep(Block& b, Block& g, double t) {
     const Eigen::Vector3d w = chief.position_m.cross(chief.velocity_m_s) / chief.position_m.squaredNorm();
     const Eigen::Matrix<double, 6, 6> phi = hcw_state_transition(reference_n, transfer_time_s);
     const Eigen::Matrix3d gain = phi.block<3, 3>(0, 3).inverse() * phi.block<3, 3>(0, 0);
+    const double tol = settings.station_keeping.tolerance_m;
+    const double n_ref = reference_n;
+    const double period = 2.0 * pi / n_ref;
+    using Mode = SatelliteControl::Mode;
     bool changed = false;
     for (std::size_t k = 0; k < b.count; ++k) {
         const std::size_t i = b.first + k;
+        SatelliteControl& c = control[i];
         const Eigen::Vector3d dr = b.pos(b.out, k + 1);
         Eigen::Vector3d dv = b.vel(b.out, k + 1);
         const Eigen::Vector3d e = rot.transpose() * dr - reference_now[i].position_m;
         const Eigen::Vector3d e_dot = rot.transpose() * (dv - w.cross(dr)) - reference_now[i].velocity_m_s;
         Eigen::Vector3d impulse = Eigen::Vector3d::Zero();
-        const double tol = settings.station_keeping.tolerance_m;
-        if (arrival_time[i] >= 0.0) {
-            if (t < arrival_time[i]) continue;
+        auto apply = [&](const Eigen::Vector3d& lvlh) {
+            if (lvlh == Eigen::Vector3d::Zero()) return;
+            dv += rot * lvlh;
+            b.set(b.out, k + 1, dr, dv);
+            delta_v[i] += lvlh.norm();
+            changed = true;
+        };
+        if (c.mode == Mode::acquire) {
+            if (e.norm() <= 1e-6 * tol) {
+                impulse = -e_dot;
+                c.observe_from(t);
+            } else {
+                impulse = -gain * e - e_dot;
+                c.mode = Mode::transfer;
+                c.arrival_time_s = t + transfer_time_s;
+            }
+            acquisition_delta_v[i] += impulse.norm();
+        } else if (c.mode == Mode::transfer) {
+            if (t < c.arrival_time_s) continue;
             // Leave the residual error on a bounded HCW ellipse (e_y' = -2n e_x, e_x' = n e_y / 2)
             // rather than at rest, where a radial residual would drift -3 pi e_x per orbit.
-            const Eigen::Vector3d bounded(0.5 * reference_n * e.y(), -2.0 * reference_n * e.x(), 0.0);
+            const Eigen::Vector3d bounded(0.5 * n_ref * e.y(), -2.0 * n_ref * e.x(), 0.0);
             impulse = bounded - e_dot;
-            arrival_time[i] = -1.0;
-            along_fit[i].reset(t);
+            c.observe_from(t);
+        } else if (e.norm() > 0.8 * tol) {
+            impulse = -gain * e - e_dot;
+            c.mode = Mode::transfer;
+            c.arrival_time_s = t + transfer_time_s;
         } else {
-            AlongTrackFit& fit = along_fit[i];
-            const double period = 2.0 * pi / reference_n;
-            const double since = (t - fit.since_s) / period;
-            fit.add(since, e.y());
-            if (e.norm() <= 0.8 * tol) continue;
-            // Right after a reversal the error still moves outwards a little (HCW: an along-track
-            // impulse first moves the satellite the old way by ~0.5 dvy/n and radially by up to 4 dvy/n):
-            // let it, unless it nears the tolerance itself.
-            if (fit.after_reversal && since < 0.5 && e.norm() <= 0.9 * tol) continue;
-            // Drag make-up: a differential drag f makes e_y a parabola, e_y'' = -g. When the error is
-            // along-track and the parabola is known (fitted over >= 1 orbit), one along-track impulse
-            // sets the drift rate v so that the apex lies at the far side of the dead band,
-            // v = sign(g) sqrt(2|g| max(0, Y - sign(g) e_y)), Y = 0.6 tolerance (HCW: velocity change dvy
-            // changes the drift rate by -3 dvy). Otherwise: the two-impulse transfer back to e = 0.
-            bool reversed = false;
-            if (since >= 1.0 && fit.s_pow[0] >= 10.0 && std::abs(e.y()) >= 0.8 * e.norm()) {
-                const Eigen::Vector3d abc = fit.solve();
-                const double curvature = -2.0 * abc(2) / (period * period);
-                const double rate_now = (abc(1) + 2.0 * abc(2) * since) / period;
-                const double sg = curvature >= 0.0 ? 1.0 : -1.0;
-                // At the near edge already (apex overshot): stop the outward drift there.
-                const double room = std::max(0.0, 0.6 * tol - sg * e.y());
-                // Only for a clearly parabolic arc (drag); a straight drift goes back by transfer.
-                if (std::abs(abc(2)) * since * since >= 0.25 * tol) {
-                    const double rate_new = sg * std::sqrt(2.0 * std::abs(curvature) * room);
-                    impulse.y() = -(rate_new - rate_now) / 3.0;
-                    fit.reset(t);
-                    fit.after_reversal = true;
-                    reversed = true;
-                }
+            // Cross-track: the co-rotating atmosphere's drag has a once-per-orbit cross-track part that pumps
+            // the error's cross-track oscillation (amplitude A_z = |(e_z, e_z' / n)|) at resonance. Past
+            // 0.3 tolerance, one impulse where e_z crosses 0 cancels it: dv = n A_z, the least for that.
+            const double previous_z = c.previous_z;
+            c.previous_z = e.z();
+            const double amplitude_z = std::hypot(e.z(), e_dot.z() / n_ref);
+            if (amplitude_z > 0.3 * tol && previous_z * e.z() <= 0.0 && std::abs(e.z()) < 0.3 * amplitude_z) {
+                impulse.z() = -e_dot.z();
             }
-            if (!reversed) {
-                impulse = -gain * e - e_dot;
-                arrival_time[i] = t + transfer_time_s;
+            const double invariant = e_dot.y() + 2.0 * n_ref * e.x();
+            const double drift = -3.0 * invariant;
+            const double mean_y = e.y() - 2.0 * e_dot.x() / n_ref;
+            const double theta = std::atan2(-e_dot.x() / n_ref, e.x() - 2.0 * invariant / n_ref);
+            const double tau = t - c.window_start_s;
+            c.sum_t += tau;
+            c.sum_tt += tau * tau;
+            c.sum_v += drift;
+            c.sum_tv += tau * drift;
+            ++c.samples;
+            const double previous_theta = c.theta;
+            c.theta = theta;
+            if (c.second_burn_time_s > 0.0 && t >= c.second_burn_time_s) {
+                impulse.y() = c.second_burn_m_s;
+                c.second_burn_time_s = 0.0;
+                c.observe_from(t);
+                apply(impulse);
+                continue;
+            }
+            if (tau < period || c.samples < 8 || c.second_burn_time_s > 0.0) {
+                apply(impulse);
+                continue;
+            }
+            if (c.mode == Mode::observe) {
+                const double m = c.samples;
+                const double accel = (m * c.sum_tv - c.sum_t * c.sum_v) / (m * c.sum_tt - c.sum_t * c.sum_t);
+                // Filtered over orbits: the slope over one orbit also holds what once-per-orbit density
+                // variations do to the drift.
+                c.accel_m_s2 = c.have_accel ? c.accel_m_s2 + 0.5 * (accel - c.accel_m_s2) : accel;
+                c.have_accel = true;
+                c.mode = Mode::burn_planned;
+            }
+            const double burn = make_up_delta_v_m_s(mean_y, drift, c.accel_m_s2, period);
+            // Fire when theta passes the target phase (or at the latest two orbits after the last impulse).
+            const double target = burn >= 0.0 ? 0.0 : pi;
+            const double before = std::remainder(previous_theta - target, 2.0 * pi);
+            const double now = std::remainder(theta - target, 2.0 * pi);
+            const bool crossed = before < 0.0 && now >= 0.0 && now - before < pi;
+            if (!crossed && tau < 2.0 * period) {
+                apply(impulse);
+                continue;
+            }
+            impulse.y() = burn;
+            c.observe_from(t);
+            // When the radial oscillation (A = |(e_x - 2 (e_y' + 2 n e_x) / n, e_x' / n)|) passes 0.1
+            // tolerance, split off a pair +q now, -q half an orbit later: no net drift, and together with
+            // the make-up impulse they remove A (each impulse dv at the right phase takes 2 |dv| / n off it).
+            const double amplitude_x = std::hypot(e.x() - 2.0 * invariant / n_ref, e_dot.x() / n_ref);
+            const double q = 0.25 * n_ref * amplitude_x - 0.5 * std::abs(burn);
+            if (amplitude_x > 0.1 * tol && q > 0.0) {
+                const double s = burn >= 0.0 ? 1.0 : -1.0;
+                impulse.y() += s * q;
+                c.second_burn_m_s = -s * q;
+                c.second_burn_time_s = t + 0.5 * period;
             }
         }
-        dv += rot * impulse;
-        b.set(b.out, k + 1, dr, dv);
-        delta_v[i] += impulse.norm();
-        changed = true;
+        apply(impulse);
     }
     if (changed) {
         b.y = b.out;
