@@ -78,7 +78,11 @@ struct RunSummary {
     std::size_t separation_alarms = 0;  // samples below the alarm threshold
     double envelope_max_m[3] = {0.0, 0.0, 0.0};
     double model_error_max_m = 0.0;     // when compare_to: nonlinear
-    std::vector<double> station_keeping_delta_v_m_s;  // [N]
+    std::vector<double> station_keeping_delta_v_m_s;              // [N] cumulative
+    std::vector<double> station_keeping_acquisition_delta_v_m_s;  // [N] one-off, at the first control call
+    double station_keeping_steady_since_s = 0.0;                  // steady holding counted from here
+    double station_keeping_deviation_max_m = 0.0;                 // max |r - r_reference| over samples
+    std::vector<double> differential_drag_delta_v_m_s;            // [N] integral |a_drag,i - a_drag,chief| dt
     // Links, over all samples (zero when links are off).
     double link_capacity_min_bps = 0.0;
     double link_capacity_mean_bps = 0.0;  // mean over every link-sample
