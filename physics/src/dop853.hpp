@@ -193,8 +193,10 @@ struct Block : BlockLayout {
         while (t < time_s) {
             if (fsal_pending) {
                 std::copy(kk(12), kk(12) + len, kk(0));
-                std::copy(drag_rate.begin() + 12 * static_cast<std::ptrdiff_t>(stride),
-                          drag_rate.begin() + 13 * static_cast<std::ptrdiff_t>(stride), drag_rate.begin());
+                if (f.drag) {
+                    std::copy(drag_rate.begin() + 12 * static_cast<std::ptrdiff_t>(stride),
+                              drag_rate.begin() + 13 * static_cast<std::ptrdiff_t>(stride), drag_rate.begin());
+                }
                 fsal_pending = false;
                 dense_ready = false;
             }
