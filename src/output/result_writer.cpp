@@ -301,6 +301,12 @@ void ResultWriter::end(const simulation::RunSummary& summary) {
         series_->flush_all();
         const auto& dv = summary.station_keeping_delta_v_m_s;
         file_->write_array("/station_keeping/delta_v_m_s", dv, {static_cast<hsize_t>(dv.size())}, "m/s");
+        const auto& acquisition = summary.station_keeping_acquisition_delta_v_m_s;
+        file_->write_array("/station_keeping/acquisition_delta_v_m_s", acquisition,
+                           {static_cast<hsize_t>(acquisition.size())}, "m/s");
+        const auto& drag = summary.differential_drag_delta_v_m_s;
+        file_->write_array("/station_keeping/differential_drag_delta_v_m_s", drag, {static_cast<hsize_t>(drag.size())},
+                           "m/s");
     }
     if (summary.training) write_training(*file_, *summary.training);
     if (summary.radiation) {

@@ -56,15 +56,41 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
                     {"samples_in_shadow", s.samples_in_shadow}};
     }
     if (sc.dynamics.compare_to_nonlinear) j["dynamics"] = {{"model_error_max_m", s.model_error_max_m}};
+    // Per-year figures are steady rates: the one-off acquisition is reported apart, and a rate is given only
+    // for a window of at least a day (the drag and its differential vary over the orbit and the day).
     const auto& dv = s.station_keeping_delta_v_m_s;
+    const auto& acquisition = s.station_keeping_acquisition_delta_v_m_s;
+    const auto& drag = s.differential_drag_delta_v_m_s;
+    const double satellites = static_cast<double>(dv.size());
     const double total = std::accumulate(dv.begin(), dv.end(), 0.0);
-    const double years = s.simulated_s / physics::seconds_per_julian_year;
-    if (!sc.fabric) j["station_keeping"] = {
-        {"enabled", sc.station_keeping.enabled},
-        {"delta_v_total_m_s", total},
-        {"delta_v_max_m_s", dv.empty() ? 0.0 : *std::max_element(dv.begin(), dv.end())},
-        {"delta_v_per_satellite_per_year_m_s", years > 0 && !dv.empty() ? json(total / static_cast<double>(dv.size()) / years) : json(nullptr)},
-    };
+    const double acquisition_total = std::accumulate(acquisition.begin(), acquisition.end(), 0.0);
+    const double drag_total = std::accumulate(drag.begin(), drag.end(), 0.0);
+    const double window_s = s.simulated_s - s.station_keeping_steady_since_s;
+    const bool rate_ok = window_s >= physics::seconds_per_day && !dv.empty();
+    const double window_years = window_s / physics::seconds_per_julian_year;
+    const bool drag_on = sc.dynamics.drag.enabled && sc.dynamics.model == physics::RelativeMotionModel::nonlinear;
+    if (!sc.fabric) {
+        json k = {
+            {"enabled", sc.station_keeping.enabled},
+            {"delta_v_total_m_s", total},
+            {"delta_v_max_m_s", dv.empty() ? 0.0 : *std::max_element(dv.begin(), dv.end())},
+        };
+        if (sc.station_keeping.enabled) {
+            k["acquisition_delta_v_total_m_s"] = acquisition_total;
+            k["acquisition_delta_v_per_satellite_m_s"] = dv.empty() ? json(nullptr) : json(acquisition_total / satellites);
+            k["steady_delta_v_total_m_s"] = total - acquisition_total;
+            k["steady_window_s"] = window_s;
+            k["deviation_max_m"] = s.station_keeping_deviation_max_m;
+        }
+        k["delta_v_per_satellite_per_year_m_s"] =
+            rate_ok ? json((total - acquisition_total) / satellites / window_years) : json(nullptr);
+        if (drag_on) {
+            k["differential_drag_delta_v_total_m_s"] = drag_total;
+            k["differential_drag_minimum_per_satellite_per_year_m_s"] =
+                rate_ok ? json(drag_total / satellites / window_years) : json(nullptr);
+        }
+        j["station_keeping"] = k;
+    }
     if (sc.links.enabled && !sc.fabric) {
         j["links"] = {
             {"topology", std::string(links::to_string(sc.links.topology.policy))},
@@ -197,7 +223,25 @@ std::string summary_table(const nlohmann::json& j) {
     if (j.contains("station_keeping") && j["station_keeping"]["enabled"].get<bool>()) {
         const auto& k = j["station_keeping"];
         row("station-keeping delta-v (total)", num(k["delta_v_total_m_s"], "%.4g m/s"));
-        row("  per satellite per year", num(k["delta_v_per_satellite_per_year_m_s"], "%.4g m/s"));
+        const auto field = [&](const char* key) { return k.contains(key) ? k[key] : nlohmann::json(nullptr); };
+        row("  acquisition (one-off, per sat.)", num(field("acquisition_delta_v_per_satellite_m_s"), "%.4g m/s"));
+        const std::string window =
+            num(nlohmann::json(k.value("steady_window_s", 0.0) / physics::seconds_per_day), "%.3g d");
+        row("  steady, per satellite per year",
+            k["delta_v_per_satellite_per_year_m_s"].is_null()
+                ? "n/a (window " + window + " < 1 d)"
+                : num(k["delta_v_per_satellite_per_year_m_s"], "%.4g m/s") + " (over " + window + ", excl. acquisition)");
+        if (k.contains("differential_drag_minimum_per_satellite_per_year_m_s")) {
+            row("  differential-drag minimum", k["differential_drag_minimum_per_satellite_per_year_m_s"].is_null()
+                                                   ? std::string("n/a")
+                                                   : num(k["differential_drag_minimum_per_satellite_per_year_m_s"],
+                                                         "%.4g m/s per satellite per year"));
+        }
+        row("  max deviation from reference", num(field("deviation_max_m"), "%.3g m"));
+    } else if (j.contains("station_keeping") && j["station_keeping"].contains("differential_drag_minimum_per_satellite_per_year_m_s") &&
+               !j["station_keeping"]["differential_drag_minimum_per_satellite_per_year_m_s"].is_null()) {
+        row("differential-drag minimum delta-v", num(j["station_keeping"]["differential_drag_minimum_per_satellite_per_year_m_s"],
+                                                     "%.4g m/s per satellite per year"));
     }
     if (j.contains("links")) {
         const auto& l = j["links"];

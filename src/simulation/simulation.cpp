@@ -153,6 +153,13 @@ private:
         }
         sample_.delta_v_m_s = propagator_->station_keeping_delta_v_m_s();
         sample_sunlight(times_[k]);
+        if (sc_.station_keeping.enabled && sc_.dynamics.model == physics::RelativeMotionModel::nonlinear) {
+            for (std::size_t i = 0; i < snapshot_.satellites_lvlh.size(); ++i) {
+                const double deviation_m = (snapshot_.satellites_lvlh[i].position_m -
+                                            propagator_->station_keeping_reference_lvlh(i).position_m).norm();
+                summary_.station_keeping_deviation_max_m = std::max(summary_.station_keeping_deviation_max_m, deviation_m);
+            }
+        }
         if (topology_builder_) {
             // Distances are frame-invariant, so LVLH positions serve the link budget.
             for (std::size_t i = 0; i < positions_lvlh_.size(); ++i) positions_lvlh_[i] = snapshot_.satellites_lvlh[i].position_m;
@@ -335,6 +342,11 @@ private:
         if (propagator_) {
             const auto dv = propagator_->station_keeping_delta_v_m_s();
             m.station_keeping_delta_v_m_s.assign(dv.begin(), dv.end());
+            const auto acquisition = propagator_->station_keeping_acquisition_delta_v_m_s();
+            m.station_keeping_acquisition_delta_v_m_s.assign(acquisition.begin(), acquisition.end());
+            m.station_keeping_steady_since_s = propagator_->station_keeping_steady_since_s();
+            const auto drag = propagator_->differential_drag_delta_v_m_s();
+            m.differential_drag_delta_v_m_s.assign(drag.begin(), drag.end());
         }
         m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
     }

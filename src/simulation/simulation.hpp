@@ -90,7 +90,11 @@ struct RunSummary {
     double beta_angle_max_rad = 0.0;
     double shadow_fraction_mean = 0.0;   // over satellites and samples: the run's share of time in shadow
     std::size_t samples_in_shadow = 0;   // samples with any satellite's shadow fraction > 0
-    std::vector<double> station_keeping_delta_v_m_s;  // [N]
+    std::vector<double> station_keeping_delta_v_m_s;              // [N] cumulative
+    std::vector<double> station_keeping_acquisition_delta_v_m_s;  // [N] one-off, at the first control call
+    double station_keeping_steady_since_s = 0.0;                  // steady holding counted from here
+    double station_keeping_deviation_max_m = 0.0;                 // max |r - r_reference| over samples
+    std::vector<double> differential_drag_delta_v_m_s;            // [N] integral |a_drag,i - a_drag,chief| dt
     // Links, over all samples (zero when links are off).
     double link_capacity_min_bps = 0.0;
     double link_capacity_mean_bps = 0.0;  // mean over every link-sample

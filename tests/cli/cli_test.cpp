@@ -75,6 +75,55 @@ print('ok', n)
     fs::remove_all(dir);
 }
 
+TEST(Cli, StationKeepingReportsAcquisitionApartAndASteadyRateBesideTheDifferentialDragMinimum) {
+    // Two days of the smoke lattice with moderate drag and a 10 % B spread: the per-year rate is the steady
+    // delta-v (total minus the one-off acquisition) over the steady window, beside the differential-drag
+    // minimum over the same window; a run shorter than a day gives no rate.
+    const auto dir = fresh_dir("station_keeping");
+    const std::string sets = " --set station_keeping.enabled=true --set dynamics.drag.enabled=true"
+                             " --set dynamics.drag.dispersion=0.1 --set links.enabled=false --set workload.enabled=false"
+                             " --set radiation.enabled=false --set output.vtk=false --set output_step_s=30";
+    const auto r = run_command(skyfabric() + " run " + source("scenarios/smoke.yaml") + " -o " + (dir / "two_days").string() +
+                               sets + " --set duration_s=172800");
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("excl. acquisition"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("differential-drag minimum"), std::string::npos) << r.output;
+    const auto short_run = run_command(skyfabric() + " run " + source("scenarios/smoke.yaml") + " -o " +
+                                       (dir / "short").string() + sets);
+    ASSERT_EQ(short_run.status, 0) << short_run.output;
+    EXPECT_NE(short_run.output.find("n/a (window"), std::string::npos) << short_run.output;
+    const std::string script = R"(
+import h5py, json, sys
+year = 365.25 * 86400
+j = json.load(open(sys.argv[1] + '/two_days/summary.json'))['station_keeping']
+f = h5py.File(sys.argv[1] + '/two_days/result.h5', 'r')
+n = int(f.attrs['satellite_count'])
+for name in ['delta_v_m_s', 'acquisition_delta_v_m_s', 'differential_drag_delta_v_m_s']:
+    d = f['station_keeping/' + name]
+    assert d.shape == (n,) and d.attrs['units'] == 'm/s', name
+total, acquisition = f['station_keeping/delta_v_m_s'][:].sum(), f['station_keeping/acquisition_delta_v_m_s'][:].sum()
+assert abs(j['acquisition_delta_v_total_m_s'] - acquisition) <= 1e-12 * total, (j, acquisition)
+assert 0 < acquisition < total, (acquisition, total)
+assert j['steady_window_s'] == 172800, j
+rate = j['delta_v_per_satellite_per_year_m_s']
+assert abs(rate - (total - acquisition) / n / (172800 / year)) <= 1e-9 * rate, (rate, total, acquisition)
+minimum = j['differential_drag_minimum_per_satellite_per_year_m_s']
+assert abs(minimum - f['station_keeping/differential_drag_delta_v_m_s'][:].sum() / n / (172800 / year)) <= 1e-9 * minimum
+assert 0 < rate <= 3 * minimum, (rate, minimum)
+assert j['deviation_max_m'] <= 5.0, j
+s = json.load(open(sys.argv[1] + '/short/summary.json'))['station_keeping']
+assert s['delta_v_per_satellite_per_year_m_s'] is None and s['differential_drag_minimum_per_satellite_per_year_m_s'] is None, s
+assert s['acquisition_delta_v_total_m_s'] > 0, s
+print('ok')
+)";
+    const auto script_path = dir / "check.py";
+    std::ofstream(script_path) << script;
+    const auto check = run_command("/usr/bin/python3 " + script_path.string() + " " + dir.string());
+    EXPECT_EQ(check.status, 0) << check.output;
+    EXPECT_NE(check.output.find("ok"), std::string::npos) << check.output;
+    fs::remove_all(dir);
+}
+
 TEST(Cli, RefusesToOverwriteCompleteRunWithoutForce) {
     const auto dir = fresh_dir("force");
     ASSERT_EQ(run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") + " -o " + dir.string()).status, 0);

@@ -1,8 +1,10 @@
 #include <skyfabric/physics/propagation.hpp>
 
+#include <skyfabric/physics/atmosphere.hpp>
 #include <skyfabric/physics/constants.hpp>
 #include <skyfabric/physics/formation.hpp>
 #include <skyfabric/physics/formation_metrics.hpp>
+#include <skyfabric/physics/orbit.hpp>
 #include <skyfabric/physics/relative_motion.hpp>
 
 #include <boost/numeric/odeint.hpp>
@@ -11,6 +13,8 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <numeric>
+#include <cstdio>
 
 using namespace skyfabric::physics;
 
@@ -311,45 +315,110 @@ TEST(StationKeeping, HoldsEverySatelliteWithinToleranceUnderDragDispersionAndSpe
     EXPECT_GT(free_worst, 5.0);
 }
 
+TEST(StationKeeping, SteadyDeltaVIsWithinThreeTimesTheDifferentialDragMinimum) {
+    // Moderate drag, 10 % ballistic-coefficient spread, the whole 81-satellite lattice, nonlinear J2 + drag
+    // for 30 days (long enough for the resonant cross-track and eccentricity pumping to need control). The
+    // least delta-v that holds a satellite against differential drag is the integral of
+    // |a_drag,i - a_drag,chief| dt (the chief flies the nominal B), computed here from the propagated ECI
+    // states with the density model (trapezoid over the 30 s samples). After the first day (acquisition and
+    // the controller's first estimates) the station-keeping delta-v must stay within 3x of it (measured:
+    // 1.02x), and every satellite within the 5 m tolerance all along (measured: 2.5 m).
+    const auto sats = suncatcher_lattice(1000.0, 100.0, 200.0, n650);
+    PropagationSettings s;
+    s.drag.enabled = true;
+    s.drag.solar_activity = SolarActivity::moderate;
+    s.drag.dispersion = 0.1;
+    s.station_keeping.enabled = true;
+    s.station_keeping.tolerance_m = 5.0;
+    FormationPropagator p(suncatcher_chief(), sats, s);
+    std::vector<double> ballistic(sats.size());
+    for (std::size_t i = 0; i < sats.size(); ++i) ballistic[i] = satellite_ballistic_coefficient_kg_m2(s.drag, i);
+    auto drag_differences = [&](const FormationSnapshot& snap, std::vector<double>& out) {
+        const Eigen::Vector3d sun = sun_direction_eci(s.epoch_julian_date + snap.time_s / seconds_per_day);
+        auto drag = [&](const CartesianState& x, double b) {
+            return drag_acceleration_m_s2(x.position_m, x.velocity_m_s,
+                                          atmospheric_density_kg_m3(x.position_m, sun, s.drag.solar_activity), b);
+        };
+        const Eigen::Vector3d chief = drag(snap.chief_eci, s.drag.ballistic_coefficient_kg_m2);
+        for (std::size_t i = 0; i < sats.size(); ++i) out[i] = (drag(snap.satellites_eci[i], ballistic[i]) - chief).norm();
+    };
+    const double step_s = 30.0, warm_up_s = 86400.0, end_s = 30 * 86400.0;
+    FormationSnapshot snap;
+    std::vector<double> before(sats.size()), now(sats.size()), minimum(sats.size(), 0.0), minimum_all(sats.size(), 0.0);
+    double worst = 0.0, delta_v_at_warm_up = 0.0;
+    p.advance_to(0.0, snap);
+    drag_differences(snap, before);
+    const double acquisition = std::accumulate(p.station_keeping_delta_v_m_s().begin(), p.station_keeping_delta_v_m_s().end(), 0.0);
+    for (double t = step_s; t <= end_s; t += step_s) {
+        p.advance_to(t, snap);
+        drag_differences(snap, now);
+        for (std::size_t i = 0; i < sats.size(); ++i) {
+            const double piece = 0.5 * (before[i] + now[i]) * step_s;
+            minimum_all[i] += piece;
+            if (t > warm_up_s) minimum[i] += piece;
+            worst = std::max(worst, (snap.satellites_lvlh[i].position_m - p.station_keeping_reference_lvlh(i).position_m).norm());
+        }
+        std::swap(before, now);
+        if (t == warm_up_s) {
+            const auto dv = p.station_keeping_delta_v_m_s();
+            delta_v_at_warm_up = std::accumulate(dv.begin(), dv.end(), 0.0);
+        }
+    }
+    const auto dv = p.station_keeping_delta_v_m_s();
+    const double steady = std::accumulate(dv.begin(), dv.end(), 0.0) - delta_v_at_warm_up;
+    const double least = std::accumulate(minimum.begin(), minimum.end(), 0.0);
+    const double years = (end_s - warm_up_s) / seconds_per_julian_year;
+    std::printf("steady %.4f m/s per satellite-year, differential-drag minimum %.4f, worst deviation %.3f m\n",
+                steady / years / sats.size(), least / years / sats.size(), worst);
+    EXPECT_LE(worst, 5.0);
+    EXPECT_GT(steady, 0.0);
+    EXPECT_LE(steady, 3.0 * least);
+    // The minimum at 650 km, moderate activity, B = 60 kg/m^2 +- 10 %: ~0.1-1 m/s per satellite-year.
+    EXPECT_GT(least / years / sats.size(), 0.05);
+    // The acquisition is the first call's impulse alone, and reported as such.
+    const auto acquired = p.station_keeping_acquisition_delta_v_m_s();
+    EXPECT_NEAR(std::accumulate(acquired.begin(), acquired.end(), 0.0), acquisition, 1e-15);
+    EXPECT_GT(acquisition, 0.0);
+    EXPECT_EQ(p.station_keeping_steady_since_s(), 0.0);
+    // The propagator's own integral of the same quantity (by the integrator's quadrature) agrees.
+    const auto reported = p.differential_drag_delta_v_m_s();
+    for (std::size_t i = 0; i < sats.size(); ++i) EXPECT_NEAR(reported[i], minimum_all[i], 0.002 * minimum_all[i] + 1e-9) << i;
+}
+
 TEST(StationKeeping, WithJ2AloneTheReferenceOrbitNeedsOnlyTheOneOffAcquisition) {
-    // The reference is bounded under J2. Each satellite starts on its untrimmed initial orbit and
-    // drifts from the reference (metres per day) until the dead band triggers its one-off
-    // acquisition, a two-impulse transfer of a few mm/s — on whatever day the drift reaches it
-    // (satellite 10: about 1.0 d). After that no more delta-v is needed: over the two days after each
-    // satellite's first correction (+ 3 h for the transfer), far below the paper's < 3 m/s per year
-    // per km of offset for a trimmed lattice.
+    // The reference is the satellite's initial relative orbit with its along-track velocity trimmed to be
+    // bounded under J2. At the first call each satellite takes the reference's velocity: the acquisition,
+    // the trim itself (HCW: a drift D per orbit needs D / (3 T); ~0.1-0.3 mm/s for these inner satellites).
+    // With J2 alone the satellite then flies its reference: over four days it stays within centimetres and
+    // needs (almost) no more delta-v, < 0.01 m/s per year, far below the paper's < 3 m/s per year per km of
+    // offset for a trimmed lattice.
     const auto all = suncatcher_lattice(1000.0, 100.0, 200.0, n650);
     const std::vector<RelativeState> sats(all.begin(), all.begin() + 21);
     PropagationSettings s;
     s.station_keeping.enabled = true;
     FormationPropagator p(suncatcher_chief(), sats, s);
     FormationSnapshot snap;
-    const double settle_s = 3 * 3600.0, window_s = 2 * 86400.0, end_s = 4 * 86400.0;
-    const double never = std::numeric_limits<double>::infinity();
-    std::vector<double> first_s(sats.size(), never), settled(sats.size(), -1.0), window_end(sats.size(), -1.0);
+    p.advance_to(0.0, snap);
+    const std::vector<double> acquisition(p.station_keeping_delta_v_m_s().begin(), p.station_keeping_delta_v_m_s().end());
     double worst = 0;
-    for (double t = 0; t <= end_s; t += 30.0) {
+    const double end_s = 4 * 86400.0;
+    for (double t = 30.0; t <= end_s; t += 30.0) {
         p.advance_to(t, snap);
         for (std::size_t i = 0; i < sats.size(); ++i) {
-            const double dv = p.station_keeping_delta_v_m_s()[i];
-            if (first_s[i] == never && dv > 0.0) first_s[i] = t;
-            if (settled[i] < 0 && t >= first_s[i] + settle_s) settled[i] = dv;
-            if (window_end[i] < 0 && t >= first_s[i] + settle_s + window_s) window_end[i] = dv;
             worst = std::max(worst, (snap.satellites_lvlh[i].position_m - p.station_keeping_reference_lvlh(i).position_m).norm());
         }
     }
-    EXPECT_LE(worst, 5.0);
-    int checked = 0;
+    EXPECT_LE(worst, 0.1);
     for (std::size_t i = 0; i < sats.size(); ++i) {
-        const double total = p.station_keeping_delta_v_m_s()[i];
-        EXPECT_LT(total, 0.05) << i;  // never more than the acquisition's few mm/s
-        if (first_s[i] == never || window_end[i] < 0) continue;  // no drift to correct, or acquired late
-        ++checked;
-        const double offset_km = std::hypot(sats[i].position_m.x(), 0.5 * sats[i].position_m.y()) / 1000.0;
-        EXPECT_LT((window_end[i] - settled[i]) / (window_s / 86400.0) * 365.25, 3.0 * std::max(offset_km, 0.1))
-            << "satellite " << i << " acquired at t = " << first_s[i] << " s";
+        EXPECT_NEAR(p.station_keeping_acquisition_delta_v_m_s()[i], acquisition[i], 1e-15) << i;
+        EXPECT_LT(acquisition[i], 2e-3) << i;
+        // Untrimmed velocities drift under J2 in proportion to the radial offset.
+        if (std::abs(sats[i].position_m.x()) >= 100.0) {
+            EXPECT_GT(acquisition[i], 1e-5) << i;
+        }
+        const double steady_per_year = (p.station_keeping_delta_v_m_s()[i] - acquisition[i]) / (end_s / seconds_per_julian_year);
+        EXPECT_LT(steady_per_year, 0.01) << i;
     }
-    EXPECT_GE(checked, 10);  // most satellites drift to the dead band within the first day and a half
 }
 
 TEST(StationKeeping, ReferenceOrbitStaysNearTheInitialRelativeOrbitWithoutDrifting) {

@@ -12,7 +12,9 @@
 
 namespace skyfabric::physics {
 
-// Implementation notes.
+// Implementation notes. Sources (physics/src/): propagation.cpp (set-up, the four models), force_model.hpp
+// (two-body + J2 + drag), dop853.hpp (the integrator), block_storage.hpp (memory layout), snapshot_simd.hpp
+// (LVLH/ECI output), worker_pool.hpp (threads), station_keeping.cpp (reference orbits, controller).
 // - hcw: closed-form STM; chief on its two-body orbit (Kepler, f and g). n from the chief's a.
 // - hcw_ode: the HCW equations for all satellites, Boost.Odeint dopri5 dense output.
 // - schweighart_sedwick: SS closed form (cross-track differential-inclination forcing left out); chief on
@@ -31,13 +33,16 @@ namespace skyfabric::physics {
 //   calls that have integration steps to take; results do not depend on the thread count. snapshot.chief_eci
 //   is block 0's chief; each satellite's LVLH/ECI state uses its own block's chief (copies differ by
 //   micrometres).
-// - Station keeping (nonlinear only): see station_keeping_reference_lvlh(). Dead band at 0.8 tolerance,
-//   checked at every advance_to call. A clearly parabolic along-track arc (differential drag, fitted over
-//   >= 1 orbit) gets one along-track impulse that sends the satellite to the far side of the band; any
-//   other excursion a two-impulse HCW transfer over a quarter orbit. Measured (81-satellite lattice,
-//   650 km, 10 s checks, 5 m tolerance): worst deviation 4.5 m; ~8 mm/s one-off acquisition per satellite,
-//   then ~0 with J2 alone and ~1 m/s per year with moderate drag and 5 % B dispersion. A holding
-//   controller, not a minimum-fuel one.
+// - Station keeping (nonlinear only): see station_keeping_reference_lvlh() and docs/station-keeping.md.
+//   At the first advance_to call each satellite takes its reference orbit's velocity (the one-off
+//   acquisition); then, about once per orbit, one along-track impulse gives back the drift that the
+//   differential drag took (secular drift from the HCW invariants of the error, its rate of change fitted
+//   over the orbit), fired at the phase where it also damps the error's radial oscillation; cross-track
+//   and leftover radial oscillations get their own impulses past a threshold, and an error beyond 0.8
+//   tolerance a two-impulse HCW transfer over a quarter orbit. Checked at every advance_to call (call at
+//   least every few minutes).
+//   Measured (81-satellite lattice, 650 km, moderate drag, 10 % B dispersion, 30 s calls, 5 m tolerance,
+//   30 days): 0.126 m/s per satellite-year, 1.02x the differential-drag minimum; worst deviation 2.5 m.
 enum class RelativeMotionModel {
     hcw,                  // Hill-Clohessy-Wiltshire closed-form state transition matrix
     hcw_ode,              // the same linear equations integrated by Boost.Odeint
@@ -75,8 +80,8 @@ struct DragSettings {
 struct StationKeepingSettings {
     bool enabled = false;
     double tolerance_m = 5.0;  // allowed distance from the reference relative orbit
-    // Corrections are checked at advance_to calls: call at least every few minutes, or the satellites
-    // can leave the dead band between checks.
+    // Corrections are made at advance_to calls: call at least every few minutes, or the controller
+    // misses the phases it fires at and the satellites can leave the tolerance between calls.
 };
 
 struct PropagationSettings {
@@ -117,6 +122,14 @@ public:
     std::size_t satellite_count() const;
     // Cumulative station-keeping delta-v per satellite so far (m/s).
     std::span<const double> station_keeping_delta_v_m_s() const;
+    // The part of it spent at the first advance_to call to put each satellite on its reference orbit
+    // (one-off acquisition); the rest is the steady holding cost, spent since
+    // station_keeping_steady_since_s() (the first advance_to time).
+    std::span<const double> station_keeping_acquisition_delta_v_m_s() const;
+    double station_keeping_steady_since_s() const;
+    // Nonlinear model with drag: integral over [0, last advance_to time] of |a_drag,i - a_drag,chief| per
+    // satellite (m/s), the least delta-v that cancels the differential drag; zeros otherwise.
+    std::span<const double> differential_drag_delta_v_m_s() const;
     // Where station keeping holds satellite i, LVLH, at the last advance_to time: its initial relative
     // orbit made bounded under the full force model (along-track velocity trimmed numerically at
     // construction, then integrated beside it with the nominal ballistic coefficient).
