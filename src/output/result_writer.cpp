@@ -10,6 +10,7 @@ struct ResultWriter::Series {
     std::optional<Hdf5Series> nearest_neighbour, reference_neighbours, min_separation, min_separation_pair, envelope;
     std::optional<Hdf5Series> model_error;
     std::optional<Hdf5Series> sun_direction, beta_angle, shadow_fraction;
+    std::optional<Hdf5Series> solar_power, load_power, state_of_charge, temperature, compute_fraction;
     std::optional<Hdf5Series> link_offsets, link_source, link_target, link_distance, link_capacity, link_power, link_margin;
     std::optional<Hdf5Series> link_count, link_components, link_bisection, link_capacity_mean;
     std::optional<Hdf5Series> event_time, event_source, event_target, event_kind;
@@ -20,7 +21,8 @@ struct ResultWriter::Series {
     void flush_all() {
         for (auto* s : {&time_s, &chief_position, &chief_velocity, &position_lvlh, &velocity_lvlh, &position_eci,
                         &velocity_eci, &nearest_neighbour, &reference_neighbours, &min_separation,
-                        &min_separation_pair, &envelope, &model_error, &sun_direction, &beta_angle, &shadow_fraction, &link_offsets, &link_source, &link_target, &link_distance,
+                        &min_separation_pair, &envelope, &model_error, &sun_direction, &beta_angle, &shadow_fraction,
+                        &solar_power, &load_power, &state_of_charge, &temperature, &compute_fraction, &link_offsets, &link_source, &link_target, &link_distance,
                         &link_capacity, &link_power, &link_margin, &link_count, &link_components, &link_bisection,
                         &link_capacity_mean, &event_time, &event_source, &event_target, &event_kind, &radiation_flux, &dose_rate, &dose}) {
             if (*s) (*s)->flush();
@@ -187,6 +189,13 @@ void ResultWriter::begin(const simulation::RunSetup& setup) {
     s.sun_direction.emplace(*file_, "/sun/direction_eci", std::vector<hsize_t>{3}, ElementType::float64, "1", c);
     s.beta_angle.emplace(*file_, "/sun/beta_angle_rad", std::vector<hsize_t>{}, ElementType::float64, "rad", c);
     s.shadow_fraction.emplace(*file_, "/sun/shadow_fraction", std::vector<hsize_t>{n}, ElementType::float64, "1", c);
+    if (sc.power.enabled) {
+        s.solar_power.emplace(*file_, "/power/solar_w", std::vector<hsize_t>{n}, ElementType::float64, "W", c);
+        s.load_power.emplace(*file_, "/power/load_w", std::vector<hsize_t>{n}, ElementType::float64, "W", c);
+        s.state_of_charge.emplace(*file_, "/power/state_of_charge", std::vector<hsize_t>{n}, ElementType::float64, "1", c);
+        s.temperature.emplace(*file_, "/power/temperature_k", std::vector<hsize_t>{n}, ElementType::float64, "K", c);
+        s.compute_fraction.emplace(*file_, "/power/compute_fraction", std::vector<hsize_t>{}, ElementType::float64, "1", c);
+    }
     if (sc.dynamics.compare_to_nonlinear) {
         s.model_error.emplace(*file_, "/dynamics/model_error_m", std::vector<hsize_t>{n}, ElementType::float64, "m", c);
     }
@@ -256,6 +265,13 @@ void ResultWriter::record(const simulation::Sample& sample) {
     s.sun_direction->append(sample.sun_direction_eci.data());
     s.beta_angle->append(&sample.beta_angle_rad);
     s.shadow_fraction->append(sample.shadow_fraction.data());
+    if (s.solar_power) {
+        s.solar_power->append(sample.solar_w.data());
+        s.load_power->append(sample.load_w.data());
+        s.state_of_charge->append(sample.state_of_charge.data());
+        s.temperature->append(sample.temperature_k.data());
+        s.compute_fraction->append(&sample.compute_fraction);
+    }
     if (s.radiation_flux) {
         s.radiation_flux->append(&sample.flux_relative_mean);
         s.dose_rate->append(sample.dose_rate_rad_s.data());

@@ -55,6 +55,21 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
                     {"shadow_fraction_mean", s.shadow_fraction_mean},
                     {"samples_in_shadow", s.samples_in_shadow}};
     }
+    if (sc.power.enabled) {
+        const char* policy = sc.workload.power_policy == physics::PowerPolicy::ignore  ? "ignore"
+                           : sc.workload.power_policy == physics::PowerPolicy::pause ? "pause"
+                                                                                      : "throttle";
+        j["power"] = {{"policy", policy},
+                      {"state_of_charge_min", s.power_state_of_charge_min},
+                      {"temperature_max_k", s.power_temperature_max_k},
+                      {"energy_generated_kwh_per_satellite", s.power_generated_kwh},
+                      {"energy_used_kwh_per_satellite", s.power_used_kwh},
+                      {"energy_shunted_kwh_per_satellite", s.power_shunted_kwh},
+                      {"compute_lost_s", s.power_compute_lost_s},
+                      {"compute_lost_fraction", s.simulated_s > 0 ? s.power_compute_lost_s / s.simulated_s : 0.0},
+                      {"samples_limited", s.power_samples_limited},
+                      {"brownouts", s.power_brownouts}};
+    }
     if (sc.dynamics.compare_to_nonlinear) j["dynamics"] = {{"model_error_max_m", s.model_error_max_m}};
     // Per-year figures are steady rates: the one-off acquisition is reported apart, and a rate is given only
     // for a window of at least a day (the drag and its differential vary over the orbit and the day).
@@ -218,6 +233,15 @@ std::string summary_table(const nlohmann::json& j) {
         row("beta angle (min / max)", num(u["beta_angle_min_deg"], "%.1f") + " / " + num(u["beta_angle_max_deg"], "%.1f deg"));
         row("time in Earth's shadow", num(nlohmann::json(100.0 * u["shadow_fraction_mean"].get<double>()), "%.3g %%") +
                                           " of this run");
+    }
+    if (j.contains("power")) {
+        const auto& p = j["power"];
+        row("battery state of charge (min)", num(p["state_of_charge_min"], "%.3f"));
+        row("energy per satellite (array / used)", num(p["energy_generated_kwh_per_satellite"], "%.3g") + " / " +
+                                                       num(p["energy_used_kwh_per_satellite"], "%.3g kWh"));
+        row("compute lost to power", num(nlohmann::json(100.0 * p["compute_lost_fraction"].get<double>()), "%.3g %%") +
+                                         " of the run (" + p["policy"].get<std::string>() + ")");
+        row("thermal node (max)", num(nlohmann::json(p["temperature_max_k"].get<double>() - 273.15), "%.1f C"));
     }
     if (j.contains("dynamics")) row("error vs nonlinear (max)", num(j["dynamics"]["model_error_max_m"], "%.3g m"));
     if (j.contains("station_keeping") && j["station_keeping"]["enabled"].get<bool>()) {

@@ -295,8 +295,51 @@ WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed) {
     o.flow.per_message_overhead_s = 1e-6 * s.number("per_message_overhead_us", 0.0, 1e7, 0.0, "us");
     o.seed = seed;
     w.backend = workloads::parse_backend(s.choice("backend", {"auto", "cpu", "cuda"}, "auto"));
+    const std::string policy = s.choice("power_policy", {"ignore", "throttle", "pause"}, "throttle");
+    w.power_policy = policy == "ignore" ? physics::PowerPolicy::ignore
+                   : policy == "pause"  ? physics::PowerPolicy::pause
+                                        : physics::PowerPolicy::throttle;
     s.finish();
     return w;
+}
+
+PowerConfig read_power(Section s, bool present, int chips_per_satellite) {
+    PowerConfig c;
+    c.enabled = s.boolean("enabled", present);
+    s.choice("preset", {"suncatcher_class"}, "suncatcher_class");
+    auto& p = c.parameters;
+    auto& a = p.array;
+    a.area_m2 = s.number("array_area_m2", 0.0, 1e4, a.area_m2, "m^2");
+    a.efficiency = s.number("array_efficiency", 0.0, 1.0, a.efficiency);
+    a.degradation_per_year = s.number("array_degradation_per_year", 0.0, 0.5, a.degradation_per_year);
+    a.years_in_orbit = s.number("array_years_in_orbit", 0.0, 50.0, a.years_in_orbit, "years");
+    a.attitude = s.choice("array_attitude", {"sun_pointing", "orbit_normal"}, "sun_pointing") == "orbit_normal"
+                     ? physics::ArrayAttitude::orbit_normal
+                     : physics::ArrayAttitude::sun_pointing;
+    auto& b = p.battery;
+    b.capacity_wh = s.number("battery_capacity_wh", 0.0, 1e7, b.capacity_wh, "Wh");
+    b.charge_efficiency = s.number("battery_charge_efficiency", 0.01, 1.0, b.charge_efficiency);
+    b.discharge_efficiency = s.number("battery_discharge_efficiency", 0.01, 1.0, b.discharge_efficiency);
+    b.min_state_of_charge = s.number("battery_min_state_of_charge", 0.0, 1.0, b.min_state_of_charge);
+    b.initial_state_of_charge = s.number("battery_initial_state_of_charge", 0.0, 1.0, b.initial_state_of_charge);
+    auto& l = p.loads;
+    l.accelerators = chips_per_satellite;
+    l.accelerator_w = s.number("accelerator_w", 0.0, 1e5, l.accelerator_w, "W");
+    l.host_w = s.number("host_w", 0.0, 1e5, l.host_w, "W");
+    l.terminal_w = s.number("terminal_w", 0.0, 1e4, l.terminal_w, "W");
+    l.housekeeping_w = s.number("housekeeping_w", 0.0, 1e5, l.housekeeping_w, "W");
+    auto& r = p.radiator;
+    r.area_m2 = s.number("radiator_area_m2", 1e-3, 1e4, r.area_m2, "m^2");
+    r.emissivity = s.number("radiator_emissivity", 0.01, 1.0, r.emissivity);
+    r.sink_temperature_k = s.number("sink_temperature_k", 0.0, 400.0, r.sink_temperature_k, "K");
+    r.heat_capacity_j_k = s.number("heat_capacity_j_per_k", 1.0, 1e9, r.heat_capacity_j_k, "J/K");
+    r.max_temperature_k = s.number("max_temperature_k", 200.0, 500.0, r.max_temperature_k, "K");
+    r.initial_temperature_k = s.number("initial_temperature_k", 100.0, 500.0, r.initial_temperature_k, "K");
+    if (r.initial_temperature_k > r.max_temperature_k) {
+        s.fail("initial_temperature_k", "must not exceed max_temperature_k (" + format_count(r.max_temperature_k) + " K)");
+    }
+    s.finish();
+    return c;
 }
 
 RadiationConfig read_radiation(Section s, bool present, const physics::UtcEpoch& epoch) {
@@ -652,6 +695,8 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
     sc.links = read_links(top.section("links"), top.has("links"));
     sc.workload = read_workload(top.section("workload"), top.has("workload"), sc.seed);
     sc.radiation = read_radiation(top.section("radiation"), top.has("radiation"), sc.orbit.epoch);
+    sc.power = read_power(top.section("power"), top.has("power"), sc.workload.job.tensor_parallel);
+    if (sc.power.enabled && sc.fabric) top.fail("power", "needs an orbit; a synthetic topology has no Sun");
     sc.output = read_output(top.section("output"));
     top.allow("sweep");
     top.finish();

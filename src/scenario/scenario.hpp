@@ -2,6 +2,7 @@
 // A scenario as plain, validated config structs, SI units inside. Nothing YAML-shaped
 // leaks out of src/scenario: the model libraries receive their own parameter structs.
 #include <skyfabric/physics/formation.hpp>
+#include <skyfabric/physics/power.hpp>
 #include <skyfabric/physics/propagation.hpp>
 #include <skyfabric/physics/time.hpp>
 #include <skyfabric/links/topology_policy.hpp>
@@ -92,6 +93,14 @@ struct WorkloadConfig {
     workloads::TrainingJob job;       // data_parallel 0 in the file = every satellite
     workloads::TrainingOptions options;
     workloads::Backend backend = workloads::Backend::automatic;
+    physics::PowerPolicy power_policy = physics::PowerPolicy::throttle;  // with a power section
+};
+
+// power: present = enabled. Each satellite's array, battery, loads and radiator (physics/power.hpp);
+// the workload's compute follows workload.power_policy.
+struct PowerConfig {
+    bool enabled = false;
+    physics::PowerParameters parameters = physics::suncatcher_class_power();
 };
 
 struct RadiationConfig {
@@ -115,6 +124,7 @@ struct Scenario {
     LinksConfig links;
     WorkloadConfig workload;
     RadiationConfig radiation;
+    PowerConfig power;
     // A synthetic fabric (ring, switch, torus, ...) instead of an orbit: the workload runs on
     // its fixed topology and orbit, formation and links are not simulated.
     std::optional<workloads::FabricSpec> fabric;

@@ -6,10 +6,12 @@
 #include <skyfabric/physics/constants.hpp>
 #include <skyfabric/physics/formation_metrics.hpp>
 #include <skyfabric/physics/illumination.hpp>
+#include <skyfabric/physics/power.hpp>
 #include <skyfabric/physics/neighbours.hpp>
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -105,6 +107,8 @@ public:
         epoch_julian_date_ = physics::julian_date(sc.orbit.epoch);
         summary_.beta_angle_min_rad = inf;
         summary_.beta_angle_max_rad = -inf;
+        summary_.power_state_of_charge_min = inf;
+        summary_.power_temperature_max_k = -inf;
         summary_.nearest_neighbour_min_m = summary_.reference_neighbours_min_m = summary_.min_separation_m = inf;
         if (topology_builder_) summary_.link_capacity_min_bps = summary_.bisection_capacity_min_bps = inf;
     }
@@ -165,9 +169,12 @@ private:
             for (std::size_t i = 0; i < positions_lvlh_.size(); ++i) positions_lvlh_[i] = snapshot_.satellites_lvlh[i].position_m;
             link_events_.clear();
             topology_ = topology_builder_->update(times_[k], positions_lvlh_, link_events_);
+            if (sc_.power.enabled) sample_power(k);
             sample_.topology = &topology_;
             sample_.link_events = link_events_;
             sample_.link_metrics = links::summarize(topology_, positions_lvlh_);
+        } else if (sc_.power.enabled) {
+            sample_power(k);
         }
         if (radiation_model_) sample_radiation(k);
         accumulate(sample_);
@@ -252,6 +259,11 @@ private:
         options.start_s = 0.0;
         options.end_s = sc_.duration_s;
         workloads::TopologySource source = [this](links::Topology& next) {
+            if (!pending_topologies_.empty()) {  // produced while the power limit was looked ahead
+                next = std::move(pending_topologies_.front());
+                pending_topologies_.pop_front();
+                return true;
+            }
             if (!advance()) {
                 if (!summary_.stop_reason.empty()) throw StopRequested{};
                 return false;
@@ -259,6 +271,9 @@ private:
             next = topology_;
             return true;
         };
+        if (sc_.power.enabled) {
+            options.compute_done_s = [this](double start_s, double work_s) { return compute_done_s(start_s, work_s); };
+        }
         summary_.training = workloads::simulate_training(sc_.workload.job, sc_.workload.accelerator, source, options);
     }
 
@@ -273,6 +288,85 @@ private:
         const links::Topology series[] = {fabric_->topology};
         summary_.training = workloads::simulate_training(sc_.workload.job, sc_.workload.accelerator, series, options);
         summary_.simulated_s = sc_.duration_s;
+    }
+
+    // Each satellite's array, battery and radiator over [t_k, t_k+1) (physics/power.hpp): the training
+    // (when there is one) asks for full compute; the policy allows what the battery and the heat permit,
+    // and the ring runs at its slowest satellite's share. A satellite that browns out loses its links.
+    void sample_power(std::size_t k) {
+        const auto& p = sc_.power.parameters;
+        const std::size_t n = sample_.shadow_fraction.size();
+        if (power_state_.empty()) {
+            power_state_.assign(n, physics::initial_power_state(p));
+            compute_fraction_.assign(times_.size(), 1.0);
+        }
+        const double dt = k + 1 < times_.size() ? times_[k + 1] - times_[k] : 0.0;
+        const double t = times_[k];
+        const double au = physics::sun_position_eci_m(epoch_julian_date_ + t / physics::seconds_per_day).norm() /
+                          physics::astronomical_unit_m;
+        std::vector<int> degree = topology_builder_ ? links::links_per_satellite(topology_) : std::vector<int>(n, 0);
+        degree.resize(n, 0);
+        const double requested = sc_.workload.enabled ? 1.0 : 0.0;
+        auto& s = sample_;
+        s.solar_w.resize(n);
+        s.load_w.resize(n);
+        s.state_of_charge.resize(n);
+        s.temperature_k.resize(n);
+        double fraction = 1.0;
+        std::vector<bool> browned(n, false);
+        for (std::size_t i = 0; i < n; ++i) {
+            s.solar_w[i] = physics::solar_power_w(p.array, au, s.shadow_fraction[i], std::sin(s.beta_angle_rad),
+                                                  t / physics::seconds_per_julian_year);
+            const physics::PowerStep step = dt > 0.0 ? physics::advance_power(p, power_state_[i], s.solar_w[i], degree[i], requested,
+                                                                              sc_.workload.power_policy, dt)
+                                                     : physics::PowerStep{requested, physics::load_power_w(p.loads, requested, degree[i])};
+            s.load_w[i] = step.load_w;
+            s.state_of_charge[i] = p.battery.capacity_wh > 0.0 ? power_state_[i].battery_wh / p.battery.capacity_wh : 0.0;
+            s.temperature_k[i] = power_state_[i].temperature_k;
+            if (requested > 0.0) fraction = std::min(fraction, step.utilisation);
+            browned[i] = step.browned_out;
+            power_generated_j_ += s.solar_w[i] * dt;
+            power_used_j_ += step.load_w * dt;
+            power_shunted_j_ += step.shunted_w * dt;
+            summary_.power_state_of_charge_min = std::min(summary_.power_state_of_charge_min, s.state_of_charge[i]);
+            summary_.power_temperature_max_k = std::max(summary_.power_temperature_max_k, s.temperature_k[i]);
+            if (step.browned_out) ++summary_.power_brownouts;
+        }
+        s.compute_fraction = fraction;
+        compute_fraction_[k] = fraction;
+        if (fraction < 1.0 && requested > 0.0) {
+            ++summary_.power_samples_limited;
+            summary_.power_compute_lost_s += (1.0 - fraction) * dt;
+        }
+        if (std::find(browned.begin(), browned.end(), true) != browned.end()) {
+            std::erase_if(topology_.links, [&](const links::Link& l) {
+                return browned[static_cast<std::size_t>(l.source)] || browned[static_cast<std::size_t>(l.target)];
+            });
+        }
+    }
+
+    // When `work_s` of full-speed compute started at start_s is done, at the power-allowed share of each
+    // sample interval; samples not yet simulated are (their topologies kept for the training's clock).
+    double compute_done_s(double start_s, double work_s) {
+        std::size_t k = static_cast<std::size_t>(std::upper_bound(times_.begin(), times_.end(), start_s) - times_.begin());
+        k = k > 0 ? k - 1 : 0;
+        double t = start_s, left = work_s;
+        while (true) {
+            while (k >= next_) {
+                if (!advance()) {
+                    if (!summary_.stop_reason.empty()) throw StopRequested{};
+                    return t + left;  // past the end of the run: nothing limits it
+                }
+                pending_topologies_.push_back(topology_);
+            }
+            const double end = k + 1 < times_.size() ? times_[k + 1] : std::numeric_limits<double>::infinity();
+            const double rate = compute_fraction_[k];
+            if (rate > 0.0 && t + left / rate <= end) return t + left / rate;
+            if (!std::isfinite(end)) return end;
+            left -= rate * (end - t);
+            t = end;
+            ++k;
+        }
     }
 
     void sample_sunlight(double time_s) {
@@ -330,6 +424,13 @@ private:
     void finish_summary() {
         auto& m = summary_;
         if (m.samples_written > 0) m.shadow_fraction_mean = shadow_sum_ / static_cast<double>(m.samples_written);
+        if (!std::isfinite(m.power_state_of_charge_min)) m.power_state_of_charge_min = m.power_temperature_max_k = 0.0;
+        if (!power_state_.empty()) {
+            const double n = static_cast<double>(power_state_.size());
+            m.power_generated_kwh = power_generated_j_ / n / 3.6e6;
+            m.power_used_kwh = power_used_j_ / n / 3.6e6;
+            m.power_shunted_kwh = power_shunted_j_ / n / 3.6e6;
+        }
         if (!std::isfinite(m.beta_angle_min_rad)) m.beta_angle_min_rad = m.beta_angle_max_rad = 0.0;
         if (topology_builder_ && m.samples_written > 0) {
             const double samples = static_cast<double>(m.samples_written);
@@ -364,6 +465,10 @@ private:
     std::optional<physics::FormationPropagator> propagator_, truth_;
     double epoch_julian_date_ = 0.0;
     double shadow_sum_ = 0.0;
+    std::vector<physics::PowerState> power_state_;     // [N]
+    std::vector<double> compute_fraction_;             // per sample: compute share allowed until the next
+    std::deque<links::Topology> pending_topologies_;   // simulated ahead for compute_done_s, not yet pulled
+    double power_generated_j_ = 0.0, power_used_j_ = 0.0, power_shunted_j_ = 0.0;
     physics::FormationSnapshot snapshot_, truth_snapshot_;
     std::optional<links::TopologyBuilder> topology_builder_;
     links::Topology topology_;

@@ -44,6 +44,12 @@ struct Sample {
     Eigen::Vector3d sun_direction_eci = Eigen::Vector3d::UnitX();
     double beta_angle_rad = 0.0;                  // the chief's orbit plane
     std::vector<double> shadow_fraction;          // [N] Sun's disk hidden by the Earth: 0 sunlit, 1 umbra
+    // Power (empty when the scenario has no power section).
+    std::vector<double> solar_w;                  // [N] array output
+    std::vector<double> load_w;                   // [N] consumed until the next sample
+    std::vector<double> state_of_charge;          // [N] battery, 0..1
+    std::vector<double> temperature_k;            // [N] lumped thermal node
+    double compute_fraction = 1.0;                // share of full compute the ring may use until the next sample
     // Links (null / empty when links are off).
     const links::Topology* topology = nullptr;
     std::span<const links::LinkEvent> link_events;  // events since the previous sample
@@ -90,6 +96,15 @@ struct RunSummary {
     double beta_angle_max_rad = 0.0;
     double shadow_fraction_mean = 0.0;   // over satellites and samples: the run's share of time in shadow
     std::size_t samples_in_shadow = 0;   // samples with any satellite's shadow fraction > 0
+    // Power (when the scenario has a power section).
+    double power_state_of_charge_min = 0.0;
+    double power_temperature_max_k = 0.0;
+    double power_generated_kwh = 0.0;    // per satellite, mean
+    double power_used_kwh = 0.0;
+    double power_shunted_kwh = 0.0;      // array output neither used nor storable
+    double power_compute_lost_s = 0.0;   // run time x (1 - allowed compute share), summed over intervals
+    std::size_t power_samples_limited = 0;
+    std::size_t power_brownouts = 0;     // satellite-intervals without power for the base loads
     std::vector<double> station_keeping_delta_v_m_s;              // [N] cumulative
     std::vector<double> station_keeping_acquisition_delta_v_m_s;  // [N] one-off, at the first control call
     double station_keeping_steady_since_s = 0.0;                  // steady holding counted from here

@@ -271,6 +271,40 @@ TEST(Cli, SunlightSeriesShowTheDecemberEclipseAndNoneAtTheMarchEquinox) {
     }
 }
 
+TEST(Cli, PowerCyclesTheBatteryThroughShadowsAndThrottlesTrainingByTheDeficit) {
+    // Issue 16: a day on 2027-12-21 (eclipse season, ~20 min of shadow per orbit): the battery cycles
+    // every orbit and, with the preset, never limits compute; an undersized battery (200 Wh) throttles it,
+    // and the training does exactly the share of the steps that the power left it.
+    auto run = [&](const std::string& name, const std::string& extra) {
+        const auto dir = fresh_dir(name);
+        const auto r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") +
+                                   " --set duration_s=86400 --set output_step_s=30 --set output.vtk=false "
+                                   "--set radiation.enabled=false --set power.enabled=true " + extra + " -o " + dir.string());
+        EXPECT_EQ(r.status, 0) << r.output;
+        return dir;
+    };
+    const auto december = " --set orbit.epoch_utc=2027-12-21T00:00:00Z";
+    const auto full = run("power_full", december);
+    const auto small = run("power_small", std::string(december) + " --set power.battery_capacity_wh=200");
+    const auto march = run("power_march", "--set power.battery_capacity_wh=200");
+    const auto check = run_command(
+        "/usr/bin/python3 -c \"import h5py,json,sys,numpy as np; a,b,c=sys.argv[1:4]; "
+        "j=lambda d: json.load(open(d+'/summary.json')); "
+        "f=h5py.File(a+'/result.h5','r'); soc=f['power/state_of_charge'][:,0]; sh=f['sun/shadow_fraction'][:,0]; "
+        "assert f['power/state_of_charge'].attrs['units'] == '1' and f['power/solar_w'].attrs['units'] == 'W'; "
+        "passes=int(((sh[1:] > 0) & (sh[:-1] == 0)).sum()); assert 14 <= passes <= 16, passes; "
+        "drops=int(((np.diff(soc) < 0)[1:] & (np.diff(soc) >= 0)[:-1]).sum()); assert abs(drops - passes) <= 1, (drops, passes); "
+        "assert np.all(f['power/solar_w'][:,0][sh >= 1] == 0); "
+        "pa=j(a)['power']; assert pa['compute_lost_s'] == 0 and 0.7 <= pa['state_of_charge_min'] < 0.95, pa; "
+        "pb=j(b)['power']; lost=pb['compute_lost_fraction']; assert 0.05 < lost < 0.5, pb; "
+        "g=h5py.File(b+'/result.h5','r'); cf=g['power/compute_fraction'][:]; assert cf.min() < 1 and np.all((cf >= 0) & (cf <= 1)); "
+        "ratio=j(b)['workload']['steps'] / j(a)['workload']['steps']; assert abs(ratio - (1 - lost)) < 0.01, (ratio, lost); "
+        "assert j(c)['power']['compute_lost_s'] == 0 and j(c)['sun']['samples_in_shadow'] == 0; "
+        "print('ok', passes, lost, ratio)\" " + full.string() + " " + small.string() + " " + march.string());
+    EXPECT_EQ(check.status, 0) << check.output;
+    for (const auto& d : {full, small, march}) fs::remove_all(d);
+}
+
 TEST(Cli, AnnualDoseIsTheOrbitsLongTermAverageWhateverTheRunLength) {
     // Issue 14: a one-orbit run printed its own SAA passes scaled to a year (any single orbit gives
     // 11-350 rad(Si)/yr). The annual figure must be the orbit's long-term average: within 100-225

@@ -84,11 +84,14 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
                 }
             }
         }
+        // Under a power limit compute finishes later than at full speed (the same arithmetic as before without).
+        const bool limited = static_cast<bool>(options.compute_done_s);
+        const double compute_end = limited ? options.compute_done_s(t, compute) : t + compute;
+        if (compute_end > end) break;
         StepRecord rec;
         rec.step = step;
         rec.start_s = t;
-        rec.compute_s = compute;
-        const double compute_end = t + compute;
+        rec.compute_s = limited ? compute_end - t : compute;
         const bool every = job.sync == SyncMode::every_step;
         rec.synchronised = every || (step + 1) % job.local_steps == 0;
         double comm_end = t;
@@ -115,9 +118,11 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
             if (every) {
                 // Bucket b is ready once the backward pass has produced its gradients.
                 const double forward = compute * (1.0 - job.backward_fraction);
-                for (std::int32_t b = 0; b < buckets && !failed; ++b)
+                for (std::int32_t b = 0; b < buckets && !failed; ++b) {
+                    const double backward = compute * job.backward_fraction * (b + 1) / buckets;
                     do_collective(bucket_schedule,
-                                  t + forward + compute * job.backward_fraction * (b + 1) / buckets, 0);
+                                  limited ? options.compute_done_s(t, forward + backward) : t + forward + backward, 0);
+                }
             } else {
                 do_collective(outer_schedule, compute_end, 1);  // outer sync after the local step
             }

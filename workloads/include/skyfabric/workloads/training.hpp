@@ -6,6 +6,7 @@
 // In SyncMode::local_steps (DiLoCo-style) only every H-th step all-reduces, after compute.
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -32,6 +33,9 @@ struct TrainingOptions {
     // Run explicit schedules (every ring step listed: O(p²) transfers) instead of the
     // compact ones (O(p)); the results are the same. For tests.
     bool explicit_schedules = false;
+    // Compute slowed by a power limit: when `work_s` seconds of full-speed compute started at start_s are
+    // done (empty: start_s + work_s). Non-decreasing in both; +inf if it never finishes.
+    std::function<double(double start_s, double work_s)> compute_done_s;
 };
 
 enum class StepStatus : std::uint8_t {
