@@ -2,6 +2,7 @@
 
 #include "cli/collective_command.hpp"
 #include "cli/link_budget_command.hpp"
+#include "cli/season_command.hpp"
 #include "cli/progress.hpp"
 #include "cli/sweep_command.hpp"
 #include "output/run_directory.hpp"
@@ -140,6 +141,8 @@ int main(int argc, char** argv) {
     const auto collective = add_collective_command(app, collective_cmd);
     CLI::App* sweep_cmd = nullptr;
     const auto sweep = add_sweep_command(app, sweep_cmd);
+    CLI::App* season_cmd = nullptr;
+    const auto season = add_season_command(app, season_cmd);
 
     try {
         app.parse(argc, argv);
@@ -161,6 +164,7 @@ int main(int argc, char** argv) {
         if (link_budget_cmd->parsed()) return link_budget();
         if (collective_cmd->parsed()) return collective();
         if (sweep_cmd->parsed()) return sweep();
+        if (season_cmd->parsed()) return season();
     } catch (const scenario::ScenarioError& e) {
         std::fprintf(stderr, "skyfabric: error: %s\n", e.what());
         return exit_bad_input;

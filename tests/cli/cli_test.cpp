@@ -305,6 +305,34 @@ TEST(Cli, PowerCyclesTheBatteryThroughShadowsAndThrottlesTrainingByTheDeficit) {
     for (const auto& d : {full, small, march}) fs::remove_all(d);
 }
 
+TEST(Cli, SeasonReproducesTheEclipseSeasonAndShowsWhereAnUndersizedBatteryLimitsCompute) {
+    // Issue 16: `season` scans a year, one orbit a day. For the default orbit (REFERENCES.md, astropy):
+    // 89 eclipse days from about 8 Nov to 4 Feb, at most 20.2 min of shadow per orbit around 22 Dec,
+    // |beta| >= 58.6 deg. With a 600 Wh battery compute falls below full only in the eclipse season.
+    const auto dir = fresh_dir("season");
+    const auto csv = (dir / "season.csv").string();
+    const auto r = run_command(skyfabric() + " season " + source("scenarios/suncatcher-81.yaml") + " --year 2027 --csv " + csv);
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("days with an eclipse"), std::string::npos) << r.output;
+    const auto small = (dir / "small.csv").string();
+    ASSERT_EQ(run_command(skyfabric() + " season " + source("scenarios/suncatcher-81.yaml") +
+                          " --set power.battery_capacity_wh=600 --csv " + small).status, 0);
+    const auto check = run_command(
+        "/usr/bin/python3 -c \"import csv,sys; rows=list(csv.DictReader(open(sys.argv[1]))); small=list(csv.DictReader(open(sys.argv[2]))); "
+        "assert len(rows) == 365; ecl=[r for r in rows if float(r['shadow_min']) > 0]; assert abs(len(ecl) - 89) <= 3, len(ecl); "
+        "worst=max(rows, key=lambda r: float(r['shadow_min'])); assert abs(float(worst['shadow_min']) - 20.2) < 0.5, worst; "
+        "assert worst['date'][5:7] == '12', worst['date']; assert min(abs(float(r['beta_deg'])) for r in rows) > 58.3; "
+        "assert all(float(r['sustainable_compute']) == 1 for r in rows); "
+        "lim=[r for r in small if float(r['sustainable_compute']) < 1]; assert lim and all(float(r['shadow_min']) > 0 for r in lim); "
+        "assert min(float(r['sustainable_compute']) for r in lim) > 0; print('ok', len(ecl), worst['date'], len(lim))\" " + csv + " " + small);
+    EXPECT_EQ(check.status, 0) << check.output;
+    const auto png = dir / "season.png";
+    const auto plot = run_command(source("scripts/plot") + " --season " + csv + " --out " + png.string() + " 2>&1");
+    EXPECT_EQ(plot.status, 0) << plot.output;
+    EXPECT_GT(fs::exists(png) ? fs::file_size(png) : 0u, 20000u);
+    fs::remove_all(dir);
+}
+
 TEST(Cli, AnnualDoseIsTheOrbitsLongTermAverageWhateverTheRunLength) {
     // Issue 14: a one-orbit run printed its own SAA passes scaled to a year (any single orbit gives
     // 11-350 rad(Si)/yr). The annual figure must be the orbit's long-term average: within 100-225
