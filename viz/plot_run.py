@@ -20,6 +20,8 @@ and writes into RUN_DIR/plots (or --out):
   step_time.png    /workload/steps (compound dataset or group with compute_s,
                    communication_s, exposed_communication_s): per-step breakdown.
   goodput.png      every goodput series under /radiation.
+  power.png        with a power section: shadow fraction, array output and load, battery state of
+                   charge (min / mean over satellites) and the compute share the power allowed.
 
 Each plot whose data is absent is skipped with a message; the exit status is 0 when at
 least one plot was written, 1 when none could be, 2 for bad arguments or a missing file.
@@ -93,8 +95,9 @@ class TimeAxis:
         return "time [min]"
 
     def ticks(self, ax):
+        # Whole or quarter orbits, at most about a dozen ticks whatever the run length.
         if self.period_s:
-            ax.xaxis.set_major_locator(matplotlib.ticker.MultipleLocator(0.25))
+            ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(nbins=12, steps=[1, 2, 2.5, 5, 10]))
 
 
 def save(fig, out_dir, name):
@@ -320,6 +323,37 @@ def plot_goodput(f, out_dir, tx):
     return save(fig, out_dir, name)
 
 
+def plot_power(f, out_dir, tx):
+    name = "power.png"
+    if "power/state_of_charge" not in f or "time_s" not in f:
+        return skip(name, "no /power series (the scenario has no power section)")
+    x = tx(f["time_s"][...])
+    soc = f["power/state_of_charge"][...]
+    fig, axes = plt.subplots(3, 1, figsize=(9, 8), sharex=True)
+    if "sun/shadow_fraction" in f:
+        axes[0].fill_between(x, f["sun/shadow_fraction"][...].mean(axis=1), color="0.6", step="post",
+                             label="Earth's shadow (mean over satellites)")
+        axes[0].set_ylabel("shadow fraction")
+        axes[0].set_ylim(-0.05, 1.05)
+        axes[0].legend(fontsize=8, loc="upper right")
+    axes[1].plot(x, f["power/solar_w"][...].mean(axis=1), color="C2", label="array output")
+    axes[1].plot(x, f["power/load_w"][...].mean(axis=1), color="C3", label="load")
+    axes[1].set_ylabel("power per satellite [W]")
+    axes[1].legend(fontsize=8, loc="upper right")
+    axes[2].plot(x, soc.min(axis=1), color="C0", label="battery state of charge (min)")
+    axes[2].plot(x, soc.mean(axis=1), color="C0", linestyle=":", label="battery state of charge (mean)")
+    axes[2].plot(x, f["power/compute_fraction"][...], color="k", linewidth=0.8, label="compute allowed")
+    axes[2].set_ylabel("share")
+    axes[2].set_ylim(-0.05, 1.05)
+    axes[2].legend(fontsize=8, loc="lower right")
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    axes[-1].set_xlabel(tx.label)
+    tx.ticks(axes[-1])
+    axes[0].set_title(title_of(f) + ": power", fontsize=10)
+    return save(fig, out_dir, name)
+
+
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("run", help="run directory (with result.h5) or an .h5 file")
@@ -343,7 +377,8 @@ def main(argv):
                    lambda: plot_formation(f, out_dir, tx),
                    lambda: plot_links(f, out_dir, tx),
                    lambda: plot_steps(f, out_dir),
-                   lambda: plot_goodput(f, out_dir, tx)):
+                   lambda: plot_goodput(f, out_dir, tx),
+                   lambda: plot_power(f, out_dir, tx)):
             try:
                 path = fn()
             except (KeyError, ValueError, TypeError, IndexError) as e:

@@ -109,3 +109,32 @@ TEST(Eclipses, DawnDuskOrbitSeasonMatchesTheIndependentAstropyCheck) {
     EXPECT_LT(max_shadow_s, max_any_shadow_s);
     EXPECT_NEAR(shadow_s / (orbits * period), 0.040, 0.002);
 }
+
+TEST(ShadowFraction, OrbitShareInTheCylinderMatchesTheTextbookFormulaAndVanishesAboveTheCriticalBeta) {
+    // Circular orbit of radius r with the Sun at beta above its plane, cylindrical shadow: the share of
+    // the orbit in shadow is (1/pi) acos(sqrt(r^2 - R^2) / (r cos beta)) for |beta| < asin(R/r), none
+    // above (derived: shadowed while behind the Earth at a distance from the shadow axis below R; at beta = 0
+    // it is asin(R/r)/pi, 36.2 % of the orbit at 650 km).
+    const double R = earth_shadow_radius_m, r = earth_equatorial_radius_m + 650e3;
+    const Eigen::Vector3d sun(astronomical_unit_m, 0.0, 0.0);
+    const double critical = std::asin(R / r);
+    EXPECT_NEAR(critical / deg, 65.17, 0.01);
+    for (const double beta_deg : {0.0, 30.0, 60.0, 64.0, 66.0, 80.0}) {
+        const double b = beta_deg * deg;
+        const Eigen::Vector3d e1(std::cos(b), 0.0, -std::sin(b)), e2(0.0, 1.0, 0.0);  // plane with normal (sin b, 0, cos b)
+        const int samples = 200000;
+        double in_shadow = 0.0;
+        for (int k = 0; k < samples; ++k) {
+            const double u = 2 * pi * (k + 0.5) / samples;
+            in_shadow += shadow_fraction(r * (std::cos(u) * e1 + std::sin(u) * e2), sun, ShadowModel::cylindrical);
+        }
+        const double expected = b < critical ? std::acos(std::sqrt(r * r - R * R) / (r * std::cos(b))) / pi : 0.0;
+        EXPECT_NEAR(in_shadow / samples, expected, 2e-5) << beta_deg;
+        if (beta_deg == 0.0) {
+            EXPECT_NEAR(expected, 0.3621, 1e-4);
+        }
+        if (beta_deg > 65.2) {
+            EXPECT_EQ(in_shadow, 0.0) << beta_deg;
+        }
+    }
+}
