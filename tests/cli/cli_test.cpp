@@ -274,7 +274,8 @@ TEST(Cli, SunlightSeriesShowTheDecemberEclipseAndNoneAtTheMarchEquinox) {
 TEST(Cli, PowerCyclesTheBatteryThroughShadowsAndThrottlesTrainingByTheDeficit) {
     // Issue 16: a day on 2027-12-21 (eclipse season, ~20 min of shadow per orbit): the battery cycles
     // every orbit and, with the preset, never limits compute; an undersized battery (200 Wh) throttles it,
-    // and the training does exactly the share of the steps that the power left it.
+    // and the training does exactly the share of the steps that the power left it; a flat battery browns
+    // satellites out and drops their links.
     auto run = [&](const std::string& name, const std::string& extra) {
         const auto dir = fresh_dir(name);
         const auto r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") +
@@ -302,7 +303,16 @@ TEST(Cli, PowerCyclesTheBatteryThroughShadowsAndThrottlesTrainingByTheDeficit) {
         "assert j(c)['power']['compute_lost_s'] == 0 and j(c)['sun']['samples_in_shadow'] == 0; "
         "print('ok', passes, lost, ratio)\" " + full.string() + " " + small.string() + " " + march.string());
     EXPECT_EQ(check.status, 0) << check.output;
-    for (const auto& d : {full, small, march}) fs::remove_all(d);
+    // A battery too small even for the base loads, policy ignore: in the shadow the satellites brown out
+    // and their terminals, unpowered, carry no links.
+    const auto flat = run("power_flat", std::string(december) + " --set power.battery_capacity_wh=50 --set workload.power_policy=ignore");
+    const auto brown = run_command(
+        "/usr/bin/python3 -c \"import h5py,json,sys; d=sys.argv[1]; p=json.load(open(d+'/summary.json'))['power']; "
+        "f=h5py.File(d+'/result.h5','r'); lc=f['links/link_count'][:]; sh=f['sun/shadow_fraction'][:,0]; "
+        "assert p['brownouts'] > 0, p; assert lc[sh >= 1].min() == 0 and lc[sh == 0].min() > 0, (lc[sh >= 1].min(), lc[sh == 0].min()); "
+        "print('ok', p['brownouts'])\" " + flat.string());
+    EXPECT_EQ(brown.status, 0) << brown.output;
+    for (const auto& d : {full, small, march, flat}) fs::remove_all(d);
 }
 
 TEST(Cli, SeasonReproducesTheEclipseSeasonAndShowsWhereAnUndersizedBatteryLimitsCompute) {
