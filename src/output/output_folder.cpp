@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -24,10 +25,16 @@ namespace {
 
 std::string os_reason() { return std::strerror(errno); }
 
-// PARENT/.NAME<suffix> for a folder PARENT/NAME (a trailing slash in -o DIR/ is ignored).
+// The folder as an absolute path without a trailing slash or dot segments.
+fs::path normal_folder(const fs::path& folder) {
+    fs::path f = fs::absolute(folder).lexically_normal();
+    if (f.filename().empty() && f.has_parent_path() && f != f.root_path()) f = f.parent_path();
+    return f;
+}
+
+// PARENT/.NAME<suffix> for a folder PARENT/NAME.
 fs::path beside(const fs::path& folder, const std::string& suffix) {
-    fs::path f = folder.lexically_normal();
-    if (f.filename().empty()) f = f.parent_path();
+    const fs::path f = normal_folder(folder);
     return f.parent_path() / ("." + f.filename().string() + suffix);
 }
 
@@ -62,7 +69,9 @@ bool is_run_output(const std::string& name) {
 }
 
 FolderLock::FolderLock(const fs::path& folder) {
-    const fs::path lock = beside(folder, ".lock");
+    const fs::path f = normal_folder(folder);
+    if (f == f.root_path()) throw scenario::ScenarioError("the filesystem root cannot be an output folder; give a folder of its own");
+    const fs::path lock = beside(f, ".lock");
     std::error_code ec;
     if (!lock.parent_path().empty()) fs::create_directories(lock.parent_path(), ec);
     fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -94,11 +103,19 @@ FolderLock::~FolderLock() {
 
 fs::path staging_folder_of(const fs::path& folder, long pid) { return beside(folder, ".staging." + std::to_string(pid)); }
 
-StagedFolder::StagedFolder(const fs::path& folder) : folder_(folder.lexically_normal()) {
-    if (folder_.filename().empty()) folder_ = folder_.parent_path();
+void refuse_unreplaceable_folder(const fs::path& folder) {
+    const fs::path f = normal_folder(folder);
+    const fs::path cwd = fs::current_path().lexically_normal();
+    if (f == f.root_path() || std::mismatch(f.begin(), f.end(), cwd.begin(), cwd.end()).first == f.end()) {
+        throw scenario::ScenarioError("output folder " + folder.string() + " is the current directory or contains it; a run " +
+                                      "replaces its folder as a whole, so give it one of its own (e.g. -o out/NAME)");
+    }
+}
+
+StagedFolder::StagedFolder(const fs::path& folder) : folder_(normal_folder(folder)) {
+    refuse_unreplaceable_folder(folder_);
     std::error_code ec;
-    fs::path parent = folder_.parent_path();
-    if (parent.empty()) parent = ".";
+    const fs::path parent = folder_.parent_path();
     fs::create_directories(parent, ec);
     if (ec) throw OutputError("cannot create output folder " + parent.string() + ": " + ec.message());
     // Leftovers of runs killed before, during or after their swap (only the lock holder makes these):

@@ -20,6 +20,10 @@ namespace skyfabric::output {
 // from a previous run into a new one.
 bool is_run_output(const std::string& entry_name);
 
+// Throws ScenarioError when `folder` cannot be replaced as a whole: the filesystem root, or the current
+// directory or one of its ancestors (the shell would be left in the deleted previous run).
+void refuse_unreplaceable_folder(const std::filesystem::path& folder);
+
 class FolderLock {
 public:
     // Throws FolderBusy naming the holder when another process owns `folder`; OutputError (with

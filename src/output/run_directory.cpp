@@ -27,10 +27,6 @@ void refuse_to_overwrite(const fs::path& dir, bool force) {
     }
 }
 
-}  // namespace
-
-namespace {
-
 // The training timeline, with fault events on a track per satellite.
 void write_trace(const scenario::Scenario& sc, const simulation::RunSummary& summary, const fs::path& path) {
     TraceOptions options;
@@ -70,6 +66,7 @@ void write_trace(const scenario::Scenario& sc, const simulation::RunSummary& sum
 nlohmann::json run_to_directory(const scenario::Scenario& sc, const fs::path& dir, bool force,
                                 std::vector<simulation::Recorder*> extra, const std::atomic<bool>* stop,
                                 const fs::path& trace_path) {
+    refuse_unreplaceable_folder(dir);
     const FolderLock lock(dir);  // a second run into dir is refused here (exit 2)
     refuse_to_overwrite(dir, force);
     // Every file is written into a fresh staging folder and the whole set replaces dir in one step at

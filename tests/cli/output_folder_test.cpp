@@ -166,3 +166,19 @@ TEST(OutputFolder, AKilledSweepTakesItsPointsWithItAndResumeRerunsThem) {
     EXPECT_EQ(readable, 2);
     fs::remove_all(dir);
 }
+
+TEST(OutputFolder, TheCurrentDirectoryOrAnAncestorIsRefusedAsAnOutputFolder) {
+    // A run replaces its folder as a whole; -o . would leave the shell in the deleted previous run.
+    const auto dir = fresh_dir("cwd_out");
+    for (const char* out : {".", "..", "./", "/"}) {
+        const auto r = run_command("cd " + dir.string() + " && " + skyfabric() + " run -q " + source("scenarios/smoke.yaml") +
+                                   " -o " + out + " 2>&1");
+        EXPECT_EQ(r.status, 2) << out << ": " << r.output;
+        EXPECT_NE(r.output.find("is the current directory or contains it"), std::string::npos) << r.output;
+    }
+    EXPECT_TRUE(fs::is_empty(dir));
+    EXPECT_FALSE(fs::exists("/..lock"));  // nothing written for the refused root
+    EXPECT_EQ(run_command("cd " + dir.string() + " && " + skyfabric() + " run -q " + source("scenarios/smoke.yaml") + " -o sub/").status, 0);
+    EXPECT_TRUE(fs::exists(dir / "sub" / "result.h5"));
+    fs::remove_all(dir);
+}
