@@ -108,12 +108,25 @@ std::string plot_script() {
     return fs::exists(script) ? script.string() : std::string();
 }
 
+// FNV-1a, 64 bit, as hex: a stable fingerprint of a point's full scenario text.
+std::string fingerprint(const std::string& text) {
+    std::uint64_t h = 1469598103934665603ull;
+    for (const unsigned char c : text) {
+        h ^= c;
+        h *= 1099511628211ull;
+    }
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+    return hex;
+}
+
 // What every rank knows about the sweep (all compute the same plan).
 struct Plan {
     std::string scenario_file;
     std::vector<std::string> base_overrides;
     SweepSpec spec;
     std::vector<Point> points;
+    std::vector<std::string> fingerprints;  // per point: its scenario after every override (resume compares)
     fs::path dir;
     fs::path exe;
     int jobs = 1;
@@ -156,7 +169,8 @@ public:
         fs::create_directories(dir, ec);
         fs::remove(dir / "summary.json", ec);
         fs::remove(dir / "row.json", ec);
-        nlohmann::json description = {{"index", p.index}, {"name", p.name}, {"values", p.values}};
+        nlohmann::json description = {{"index", p.index}, {"name", p.name}, {"values", p.values},
+                                      {"scenario_fingerprint", plan_.fingerprints.at(index)}};
         for (const auto& o : p.overrides) description["set"].push_back(o.path + "=" + o.value);
         try {
             output::write_json_file(dir / "point.json", description);
@@ -316,6 +330,28 @@ Plan make_plan(const SweepOptions& o) {
     for (const auto& v : o.vary) cli_axes.push_back(parse_vary_argument(v));
     plan.spec = merge(read_sweep_block(text.str(), o.scenario_file), cli_axes, o.zip);
     plan.points = expand(plan.spec, base_formation(base));
+    // Every point is loaded now, so a value a point cannot take is refused before anything runs (exit 2),
+    // and each point's full scenario text fingerprints it for --resume.
+    std::string refused;
+    std::size_t refused_count = 0;
+    for (const auto& p : plan.points) {
+        std::string point_text;
+        if (p.error.empty()) {
+            auto overrides = base_overrides;
+            overrides.insert(overrides.end(), p.overrides.begin(), p.overrides.end());
+            try {
+                point_text = scenario::load_scenario_file(o.scenario_file, overrides).yaml_text;
+            } catch (const scenario::ScenarioError& e) {
+                if (++refused_count <= 5) refused += "\n  point " + p.name + ": " + e.what();
+            }
+        }
+        plan.fingerprints.push_back(fingerprint(point_text));
+    }
+    if (refused_count > 0) {
+        throw scenario::ScenarioError(std::to_string(refused_count) + " of " + std::to_string(plan.points.size()) +
+                                      " sweep points are not valid scenarios" + refused +
+                                      (refused_count > 5 ? "\n  ..." : ""));
+    }
     plan.dir = o.output_dir.empty() ? fs::path("out") / (base.name + "-sweep") : fs::path(o.output_dir);
 
     std::error_code ec;
@@ -367,6 +403,9 @@ std::vector<Row> completed_rows(const Plan& plan) {
         const fs::path dir = point_dir(plan, p);
         const auto summary = read_json(dir / "summary.json");
         if (!summary || !summary->value("complete", false) || !published_files_intact(dir, *summary)) continue;
+        // Run with other settings (the scenario file or an override changed since): run it again.
+        const auto point = read_json(dir / "point.json");
+        if (!point || point->value("scenario_fingerprint", std::string()) != plan.fingerprints.at(p.index)) continue;
         Row r;
         r.index = p.index;
         r.name = p.name;

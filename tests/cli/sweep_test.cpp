@@ -86,6 +86,11 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
     return records;
 }
 
+std::string read_text(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
 Csv read_csv(const fs::path& path) {
     std::ifstream in(path);
     std::stringstream s;
@@ -176,21 +181,42 @@ TEST(Sweep, MpirunGivesTheSameTableAsALocalRun) {
 #endif
 }
 
-TEST(Sweep, APointWithAnInvalidValueFailsAlone) {
+TEST(Sweep, InvalidPointsAreRefusedBeforeAnyPointRuns) {
+    // Issue 18: a value a point cannot take used to fail that point after the others had run; every
+    // point's scenario is now loaded first and the sweep refused (exit 2) naming the point and the key.
     const auto dir = fresh_dir("invalid");
     const auto scenario = write_scenario(dir, tiny_scenario);
     const auto r = run_command(skyfabric() + " sweep " + scenario.string() +
-                               " --vary formation.radius_m=200,-5,300 --no-plot -j 2 -o " + (dir / "sweep").string());
-    EXPECT_EQ(r.status, 1) << r.output;  // some point failed
-    const auto csv = read_csv(dir / "sweep" / "sweep.csv");
-    ASSERT_EQ(csv.rows.size(), 3u) << r.output;
-    EXPECT_EQ(csv.rows[0].at("status"), "ok");
-    EXPECT_EQ(csv.rows[1].at("status"), "failed");
-    EXPECT_NE(csv.rows[1].at("error").find("formation.radius_m"), std::string::npos) << csv.rows[1].at("error");
-    EXPECT_NE(csv.rows[1].at("error").find("out of range"), std::string::npos) << csv.rows[1].at("error");
-    EXPECT_EQ(csv.rows[2].at("status"), "ok");
-    EXPECT_EQ(csv.rows[1].at("formation.min_separation_m"), "");
-    EXPECT_NE(csv.rows[2].at("formation.min_separation_m"), "");
+                               " --vary formation.radius_m=200,-5,300 --no-plot -j 2 -o " + (dir / "sweep").string() + " 2>&1");
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("1 of 3 sweep points are not valid"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("formation.radius_m"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("out of range"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(dir / "sweep" / "points")) << "nothing ran";
+}
+
+TEST(Sweep, ResumeRerunsPointsWhoseSettingsChanged) {
+    // Issue 18: --resume after changing a --set kept the old points' rows (4-orbit results reported as
+    // the 1-orbit sweep). A point is reused only when its full scenario is what the sweep now asks for.
+    const auto dir = fresh_dir("resume_changed");
+    const auto scenario = write_scenario(dir, tiny_scenario);
+    const std::string command = skyfabric() + " sweep " + scenario.string() +
+                                " --vary formation.radius_m=200,300 --no-plot -q -j 2 -o " + (dir / "sweep").string();
+    ASSERT_EQ(run_command(command).status, 0);
+    const auto first = read_csv(dir / "sweep" / "sweep.csv");
+    ASSERT_EQ(first.rows.size(), 2u);
+    const auto r = run_command(command + " --resume --set duration_s=50");
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto second = read_csv(dir / "sweep" / "sweep.csv");
+    ASSERT_EQ(second.rows.size(), 2u);
+    for (const auto& row : second.rows) {
+        const std::string summary = read_text(dir / "sweep" / "points" / row.at("name") / "summary.json");
+        EXPECT_NE(summary.find("\"duration_s\": 50.0"), std::string::npos) << summary;
+    }
+    // Unchanged, a resume reuses them.
+    const auto kept = fs::last_write_time(dir / "sweep" / "points" / second.rows[0].at("name") / "summary.json");
+    ASSERT_EQ(run_command(command + " --resume --set duration_s=50").status, 0);
+    EXPECT_EQ(fs::last_write_time(dir / "sweep" / "points" / second.rows[0].at("name") / "summary.json"), kept);
 }
 
 TEST(Sweep, ResumeRunsOnlyPointsWithoutACompleteResult) {
