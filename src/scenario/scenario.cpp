@@ -68,6 +68,10 @@ physics::UtcEpoch parse_epoch(Section& section, const std::string& key, const st
 
 OrbitConfig read_orbit(Section s) {
     OrbitConfig o;
+    s.refuse_empty("altitude_km", "a number in [150, 50000] km");
+    s.refuse_empty("semi_major_axis_km", "a number in [6528, 56378] km");
+    s.refuse_empty("ltan_h", "a number in [0, 24] h");
+    s.refuse_empty("raan_deg", "a number in [0, 360] deg");
     const bool has_altitude = s.has("altitude_km");
     const bool has_sma = s.has("semi_major_axis_km");
     if (has_altitude == has_sma) {
@@ -749,6 +753,8 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
     // Before the duration: one orbit (duration_orbits) is the nodal period under the dynamics' J2.
     sc.dynamics = read_dynamics(top.section("dynamics"), sc.seed);
 
+    top.refuse_empty("duration_s", "a number of seconds");
+    top.refuse_empty("duration_orbits", "a number of orbits");
     if (!orbital && !top.has("orbit") && top.has("duration_orbits")) {
         top.fail("duration_orbits", "needs an orbit; with a synthetic topology give duration_s");
     }

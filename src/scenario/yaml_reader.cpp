@@ -19,8 +19,8 @@ namespace skyfabric::scenario {
 
 std::string location(const YAML::Node& node, const std::string& key_path, const SourceInfo& source) {
     for (const auto& p : source.overridden_paths) {
-        // An override of this key or of one of its parents.
-        if (key_path == p || key_path.rfind(p + ".", 0) == 0) return "--set " + p + ": ";
+        // An override of this key, of one of its parents, or of the list holding it (p[3]).
+        if (key_path == p || key_path.rfind(p + ".", 0) == 0 || key_path.rfind(p + "[", 0) == 0) return "--set " + p + ": ";
     }
     std::ostringstream out;
     out << source.file_name;

@@ -33,6 +33,9 @@ public:
     // Present with a value. A key given with no value (`mfu:`) is an error, reported by the
     // typed readers and by finish(): it never silently means the default.
     bool has(const std::string& key) const;
+    // Fails when key is present with no value (null), saying what was expected; for keys that
+    // has() decides between (alternatives) before a typed reader sees them.
+    void refuse_empty(const std::string& key, const std::string& expected) const;
     bool is_scalar(const std::string& key) const { return has(key) && value(key).IsScalar(); }
     // Marks key as valid here without reading it (it was read another way).
     void allow(const std::string& key) { read_.insert(key); }
@@ -64,8 +67,6 @@ public:
 private:
     YAML::Node value(const std::string& key) const;
     std::string key_path(const std::string& key) const;
-    // Fails when key is present with no value (null), saying what was expected.
-    void refuse_empty(const std::string& key, const std::string& expected) const;
 
     YAML::Node node_;
     std::string path_;
