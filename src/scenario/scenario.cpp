@@ -35,6 +35,8 @@ constexpr double min_perigee_altitude_m = 100e3;
 // The highest apogee a scenario's chief orbit can have (altitude 50,000 km, e = 0.5): a
 // satellite flying further out has left the formation.
 constexpr double max_apogee_radius_m = 1.5 * (physics::earth_equatorial_radius_m + 50000e3);
+// Memory for the dose-rate history of a run with radiation.
+constexpr double max_dose_series_bytes = 8e9;
 constexpr std::size_t max_scenario_bytes = 32u << 20;
 constexpr std::size_t max_edge_list_bytes = 512u << 20;
 
@@ -614,6 +616,15 @@ double check_satellite_orbits(Section& top, const Scenario& sc, const std::vecto
 // what would not fit in memory is refused here, naming the key to change.
 void check_radiation(Section& top, const Scenario& sc, std::size_t satellites, double max_apogee_altitude_m) {
     Section radiation = top.section("radiation");
+    // The dose-rate history is kept in memory for the fault draw (and copied satellite-major
+    // there), whatever the outputs: 16 bytes per output step and satellite.
+    const double series_bytes = 16.0 * (std::floor(sc.duration_s / sc.output_step_s) + 1.0) * static_cast<double>(satellites);
+    if (series_bytes > max_dose_series_bytes) {
+        top.fail("output_step_s", "with radiation the dose-rate history takes about " + format_count(series_bytes / 1e9) +
+                                      " GB of memory (16 bytes per output step and satellite); at most " +
+                                      format_count(max_dose_series_bytes / 1e9) +
+                                      " GB are allowed: raise output_step_s or shorten the run");
+    }
     const auto& env = sc.radiation.environment;
     std::optional<physics::RadiationModel> model;
     try {

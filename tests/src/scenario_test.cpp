@@ -238,6 +238,10 @@ TEST(ScenarioLoader, RadiationFarFromTheReferenceOrbitIsRefusedBeforeItFillsMemo
     const std::string trials = error_of("name: t\nduration_s: 31557600\noutput_step_s: 600\norbit: { altitude_km: 1200 }\n"
                                         "formation: { radius_m: 1000 }\nradiation: { trials: 100000 }\n");
     EXPECT_NE(trials.find("key 'radiation.trials'"), std::string::npos) << trials;
+    // The dose-rate history is held in memory whatever the outputs (output.hdf5: false has no volume limit).
+    const std::string series = error_of("name: t\nduration_s: 315576000\noutput_step_s: 63.2\norbit: { altitude_km: 650 }\n"
+                                        "formation: { radius_m: 5000 }\noutput: { hdf5: false }\nradiation: {}\n");
+    EXPECT_NE(series.find("key 'output_step_s': with radiation the dose-rate history takes about"), std::string::npos) << series;
     // The reference orbit itself, a year of the 81-satellite lattice with many trials, passes.
     EXPECT_NO_THROW(load_scenario_text("name: t\nduration_s: 31557600\noutput_step_s: 600\norbit: { altitude_km: 650 }\n"
                                        "formation: { radius_m: 1000 }\nradiation: { trials: 4096 }\n", "t.yaml"));
