@@ -205,6 +205,14 @@ TEST(ScenarioLoader, DoseBelowTheCosmicRayBackgroundIsRefusedAtLoad) {
     EXPECT_NO_THROW(load_scenario_text(minimal + "radiation: { dose_at_650km_rad_per_yr: 5 }\n", "t.yaml"));
 }
 
+TEST(ScenarioLoader, FreeCheckpointsWithAnAutoIntervalAreRefusedAtLoad) {
+    // Failed with exit 1 after the whole simulation ("auto checkpoint interval needs checkpoint_cost_s > 0").
+    const std::string e = error_of(minimal + "radiation: { checkpoint_cost_s: 0 }\n");
+    EXPECT_NE(e.find("test.yaml:8:33: key 'radiation.checkpoint_cost_s': must be > 0 with checkpoint_interval: auto"),
+              std::string::npos) << e;
+    EXPECT_NO_THROW(load_scenario_text(minimal + "radiation: { checkpoint_cost_s: 0, checkpoint_interval: 3600 }\n", "t.yaml"));
+}
+
 TEST(ScenarioLoader, OrbitsThatReenterOrEscapeAreRefused) {
     // Perigee a(1 - e) below R_E + 100 km: ran to exit 0 without a word.
     const std::string perigee = error_of("name: t\nduration_s: 100\norbit: { altitude_km: 650, eccentricity: 0.2 }\nformation: {}\n");
