@@ -35,6 +35,10 @@ constexpr double min_perigee_altitude_m = 100e3;
 // The highest apogee a scenario's chief orbit can have (altitude 50,000 km, e = 0.5): a
 // satellite flying further out has left the formation.
 constexpr double max_apogee_radius_m = 1.5 * (physics::earth_equatorial_radius_m + 50000e3);
+// Training steps a run may simulate: each keeps a step record and its collectives (about
+// 150 bytes) and costs a flow simulation; a model of a few parameters took ~1e10 steps in
+// ten minutes of simulated time (std::bad_alloc).
+constexpr double max_training_steps = 1e7;
 // Memory for the dose-rate history of a run with radiation.
 constexpr double max_dose_series_bytes = 8e9;
 constexpr std::size_t max_scenario_bytes = 32u << 20;
@@ -699,6 +703,20 @@ void check_across_sections(Section& top, Scenario& sc) {
         if (sc.workload.job.data_parallel < 2) {
             Section parallelism = workload.section("parallelism");
             parallelism.fail("data", "needs at least 2 data-parallel ranks");
+        }
+    }
+    if (sc.workload.enabled) {
+        // Every step computes for at least the job's compute time: an upper bound on the steps.
+        const double compute_s = workloads::compute_time_per_step_s(sc.workload.job, sc.workload.accelerator);
+        const double steps = compute_s > 0.0 ? sc.duration_s / compute_s : std::numeric_limits<double>::infinity();
+        if (!(steps <= max_training_steps)) {
+            const std::string what = "the training job computes " + format_count(compute_s) + " s per step, so the run could take up to " +
+                                     format_count(steps) + " steps; at most " + format_count(max_training_steps) + " are simulated";
+            Section workload = top.section("workload");
+            if (compute_s < 1e-3) {
+                workload.fail("model_parameters", what + ": raise model_parameters or tokens_per_step, or shorten the run");
+            }
+            top.fail(top.has("duration_s") ? "duration_s" : "duration_orbits", what + ": shorten the run");
         }
     }
     if (sc.radiation.enabled) {

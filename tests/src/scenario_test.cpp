@@ -205,6 +205,15 @@ TEST(ScenarioLoader, DoseBelowTheCosmicRayBackgroundIsRefusedAtLoad) {
     EXPECT_NO_THROW(load_scenario_text(minimal + "radiation: { dose_at_650km_rad_per_yr: 5 }\n", "t.yaml"));
 }
 
+TEST(ScenarioLoader, TrainingRunsOfAbsurdlyManyStepsAreRefusedAtLoad) {
+    // A one-parameter model computes for 1.6e-8 s a step: 600 s grew to std::bad_alloc.
+    const std::string base = "name: t\nduration_s: 600\norbit: { altitude_km: 650 }\nformation: { radius_m: 200 }\nlinks: {}\n";
+    const std::string tiny = error_of(base + "workload: { model_parameters: 1 }\n");
+    EXPECT_NE(tiny.find("test.yaml:6:31: key 'workload.model_parameters': the training job computes"), std::string::npos) << tiny;
+    EXPECT_NE(tiny.find("at most 1e+07 are simulated"), std::string::npos) << tiny;
+    EXPECT_NO_THROW(load_scenario_text(base + "workload: { model_parameters: 1.0e9 }\n", "t.yaml"));
+}
+
 TEST(ScenarioLoader, FreeCheckpointsWithAnAutoIntervalAreRefusedAtLoad) {
     // Failed with exit 1 after the whole simulation ("auto checkpoint interval needs checkpoint_cost_s > 0").
     const std::string e = error_of(minimal + "radiation: { checkpoint_cost_s: 0 }\n");
