@@ -187,6 +187,21 @@ struct Block : BlockLayout {
                          std::make_index_sequence<13>{});
     }
 
+    // A satellite below 100 km has re-entered: say so, rather than integrate on until the step
+    // size collapses in the atmosphere or at the Earth's centre.
+    void check_reentry() const {
+        constexpr double reentry_radius_m = earth_equatorial_radius_m + 100e3;
+        const Eigen::Vector3d chief = pos(y, 0);
+        for (std::size_t e = 0; e <= count; ++e) {
+            const Eigen::Vector3d r = e == 0 ? chief : Eigen::Vector3d(chief + pos(y, e));
+            if (r.squaredNorm() < reentry_radius_m * reentry_radius_m) {
+                fail("re-entry: altitude " + std::to_string((r.norm() - earth_equatorial_radius_m) / 1e3) +
+                         " km, below 100 km (the orbit decayed into the atmosphere or meets the ground)",
+                     e == 0 ? first : first + e - 1, t);
+            }
+        }
+    }
+
     void advance(const ForceModel& f, double time_s) {
         int rejections = 0;
         bool rejected = false;
@@ -240,6 +255,7 @@ struct Block : BlockLayout {
                 dense_ready = false;
                 rejections = 0;
                 rejected = false;
+                check_reentry();
             } else {
                 h *= std::max(0.2, 0.9 * pow_neg_eighth(err));
                 rejected = true;

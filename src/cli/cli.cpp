@@ -10,6 +10,7 @@
 #include "scenario/scenario.hpp"
 #include "scenario/yaml_reader.hpp"
 #include "simulation/simulation.hpp"
+#include "sweep/sweep_plan.hpp"
 #include "version.hpp"
 
 #include <skyfabric/workloads/flow_solver.hpp>
@@ -84,6 +85,8 @@ int command_run(const RunOptions& o) {
 }
 int command_validate(const std::string& file, const std::vector<std::string>& overrides) {
     const auto sc = scenario::load_scenario_file(file, parse_overrides(overrides));
+    // The sweep block is read only by `sweep`; validate checks it too.
+    (void)sweep::read_sweep_block(scenario::read_scenario_file(file), file);
     const auto satellites = scenario::node_count(sc);
     std::cout << file << ": ok — '" << sc.name << "', " << satellites << " satellites, "
               << scenario::to_string(sc.dynamics.model) << " dynamics, " << sc.duration_s << " s in steps of "

@@ -3,6 +3,7 @@
 #include "scenario/yaml_reader.hpp"
 
 #include <skyfabric/physics/constants.hpp>
+#include <skyfabric/physics/frames.hpp>
 #include <skyfabric/physics/orbit.hpp>
 
 #include <cmath>
@@ -26,6 +27,22 @@ constexpr double max_output_bytes = 200e9;
 // about 7,000 km in radius): refused rather than integrated into nonsense.
 constexpr double max_explicit_offset_m = 1.0e7;
 constexpr double max_explicit_velocity_m_s = 1.0e4;
+// Input files are read whole: a scenario of 200,000 explicit satellites is about 16 MB, an
+// edge list of max_fabric_links lines about 300 MB.
+// Orbits (the chief's and every satellite's) must stay above this altitude: below it a
+// satellite re-enters within hours (the propagator stops there too).
+constexpr double min_perigee_altitude_m = 100e3;
+// The highest apogee a scenario's chief orbit can have (altitude 50,000 km, e = 0.5): a
+// satellite flying further out has left the formation.
+constexpr double max_apogee_radius_m = 1.5 * (physics::earth_equatorial_radius_m + 50000e3);
+// Training steps a run may simulate: each keeps a step record and its collectives (about
+// 150 bytes) and costs a flow simulation; a model of a few parameters took ~1e10 steps in
+// ten minutes of simulated time (std::bad_alloc).
+constexpr double max_training_steps = 1e7;
+// Memory for the dose-rate history of a run with radiation.
+constexpr double max_dose_series_bytes = 8e9;
+constexpr std::size_t max_scenario_bytes = 32u << 20;
+constexpr std::size_t max_edge_list_bytes = 512u << 20;
 
 std::string format_count(double x) {
     std::ostringstream out;
@@ -57,6 +74,10 @@ physics::UtcEpoch parse_epoch(Section& section, const std::string& key, const st
 
 OrbitConfig read_orbit(Section s) {
     OrbitConfig o;
+    s.refuse_empty("altitude_km", "a number in [150, 50000] km");
+    s.refuse_empty("semi_major_axis_km", "a number in [6528, 56378] km");
+    s.refuse_empty("ltan_h", "a number in [0, 24] h");
+    s.refuse_empty("raan_deg", "a number in [0, 360] deg");
     const bool has_altitude = s.has("altitude_km");
     const bool has_sma = s.has("semi_major_axis_km");
     if (has_altitude == has_sma) {
@@ -71,6 +92,13 @@ OrbitConfig read_orbit(Section s) {
         s.allow("altitude_km");
     }
     o.eccentricity = s.number("eccentricity", 0.0, 0.5, 0.0);
+    const double perigee_altitude_m = o.semi_major_axis_m * (1.0 - o.eccentricity) - physics::earth_equatorial_radius_m;
+    if (perigee_altitude_m < min_perigee_altitude_m) {
+        const double max_e = 1.0 - (physics::earth_equatorial_radius_m + min_perigee_altitude_m) / o.semi_major_axis_m;
+        s.fail("eccentricity", "the perigee is " + format_count(perigee_altitude_m / 1e3) +
+                                   " km above the equator, below 100 km: the orbit re-enters (or meets the ground); "
+                                   "at this semi-major axis the eccentricity must be at most " + format_count(std::max(0.0, max_e)));
+    }
     o.sun_synchronous = s.boolean("sun_synchronous", false);
     if (o.sun_synchronous && s.has("inclination_deg")) {
         s.fail("inclination_deg", "sun_synchronous: true sets the inclination; remove inclination_deg or set sun_synchronous: false");
@@ -382,6 +410,11 @@ RadiationConfig read_radiation(Section s, bool present, const physics::UtcEpoch&
         c.checkpoint_interval_s = s.number("checkpoint_interval", 1.0, 1e8, 0.0, "s (or auto)");
     }
     c.checkpoint_cost_s = s.number("checkpoint_cost_s", 0.0, 1e6, c.checkpoint_cost_s, "s");
+    // Daly's interval sqrt(2 delta M) needs a cost; the run failed only after the simulation.
+    if (c.checkpoint_interval_s <= 0.0 && c.checkpoint_cost_s <= 0.0) {
+        s.fail("checkpoint_cost_s", "must be > 0 with checkpoint_interval: auto (Daly's interval needs a cost); "
+                                    "for free checkpoints give checkpoint_interval in seconds");
+    }
     c.restart_s = s.number("restart_s", 0.0, 1e6, c.restart_s, "s");
     c.reboot_s = s.number("reboot_s", 0.0, 1e7, c.reboot_s, "s");
     c.spare_satellites = static_cast<std::int32_t>(s.integer("spare_satellites", 0, max_satellites, 0));
@@ -437,11 +470,11 @@ std::optional<workloads::FabricSpec> read_fabric(Section& top, const std::string
         if (spec.kind == workloads::FabricKind::edge_list) {
             std::filesystem::path path = spec.file_path;
             if (path.is_relative()) path = std::filesystem::path(source_name).parent_path() / path;
-            std::ifstream in(path, std::ios::binary);
-            if (!in) top.fail("topology", "cannot open the edge-list file " + path.string());
-            std::ostringstream text;
-            text << in.rdbuf();
-            spec.csv_text = text.str();
+            try {
+                spec.csv_text = read_input_file(path, max_edge_list_bytes, "edge-list file");
+            } catch (const ScenarioError& e) {
+                top.fail("topology", e.what());
+            }
             spec.csv_name = path.string();
             const auto edges = workloads::parse_edge_list_csv(spec.csv_text, spec.csv_name);
             if (edges.node_count > max_satellites || static_cast<std::int64_t>(edges.links.size()) > max_fabric_links) {
@@ -523,6 +556,8 @@ Override parse_override(const std::string& argument) {
 namespace {
 
 void apply_override(YAML::Node root, const Override& o) {
+    check_utf8(o.value, "--set " + o.path);
+    check_document(o.value, "--set " + o.path);
     YAML::Node value;
     try {
         value = YAML::Load(o.value);
@@ -580,10 +615,131 @@ void check_name(Section& top, const std::string& name) {
     }
 }
 
+// Where a satellite's initial state is refused: its explicit entry, else the lattice's radius.
+[[noreturn]] void fail_satellite(Section& top, const Scenario& sc, std::size_t i, const std::string& message) {
+    Section formation = top.section("formation");
+    if (sc.formation.layout == FormationLayout::explicit_states) {
+        const auto items = formation.sequence("satellites");
+        Section sat = formation.item(items.at(i), formation.path() + ".satellites[" + std::to_string(i) + "]");
+        sat.fail(sat.has("velocity_m_s") ? "velocity_m_s" : "position_m", message);
+    }
+    formation.fail("radius_m", "satellite " + std::to_string(i) + ": " + message);
+}
+
+// Every satellite's own orbit must be bound, stay above 100 km and within the largest orbit a
+// scenario may give: an escaping or re-entering satellite is not a formation, and its dose (hence
+// its fault events) would grow without bound. Returns the highest apogee altitude, m.
+double check_satellite_orbits(Section& top, const Scenario& sc, const std::vector<physics::RelativeState>& states) {
+    const physics::CartesianState chief = initial_chief_state(sc);
+    if (!chief.position_m.allFinite() || !chief.velocity_m_s.allFinite()) {
+        Section orbit = top.section("orbit");
+        orbit.fail(orbit.has("inclination_deg") ? "inclination_deg" : "eccentricity",
+                   "the chief's initial state is not finite: the first-order mean-to-osculating map (Brouwer-Lyddane) "
+                   "is singular at exactly 0 or 180 deg with e = 0 and at the critical inclination 63.43 deg; "
+                   "move the inclination a little off it (or set dynamics.j2: false)");
+    }
+    const double mu = physics::earth_mu_m3_s2;
+    const double min_radius_m = physics::earth_equatorial_radius_m + min_perigee_altitude_m;
+    double max_apogee_m = 0.0;
+    for (std::size_t i = 0; i < states.size(); ++i) {
+        const physics::CartesianState x = physics::lvlh_to_eci(chief, states[i]);
+        if (!x.position_m.allFinite() || !x.velocity_m_s.allFinite()) {
+            top.section("formation").fail("relative_orbits",
+                                          "satellite " + std::to_string(i) + "'s initial state is not finite: this relative-orbit "
+                                          "set-up is singular for this chief orbit (inclination exactly 0 or 180 deg, or the critical 63.43 deg); "
+                                          "try relative_orbits: hcw or an inclination off 0 and 180 deg");
+        }
+        const double r = x.position_m.norm();
+        const double energy = 0.5 * x.velocity_m_s.squaredNorm() - mu / r;
+        if (!(energy < 0.0)) {
+            fail_satellite(top, sc, i, "this satellite escapes Earth's gravity (" + format_count(x.velocity_m_s.norm()) +
+                                           " m/s at " + format_count(r / 1e3) + " km from the centre): it is no formation");
+        }
+        const double a = -mu / (2.0 * energy);
+        const double h = x.position_m.cross(x.velocity_m_s).norm();
+        const double e = std::sqrt(std::max(0.0, 1.0 - h * h / (mu * a)));
+        if (a * (1.0 - e) < min_radius_m) {
+            fail_satellite(top, sc, i, "this satellite's orbit has its perigee " +
+                                           format_count((a * (1.0 - e) - physics::earth_equatorial_radius_m) / 1e3) +
+                                           " km above the equator, below 100 km: it re-enters");
+        }
+        if (a * (1.0 + e) > max_apogee_radius_m) {
+            fail_satellite(top, sc, i, "this satellite's orbit reaches " + format_count(a * (1.0 + e) / 1e3) +
+                                           " km from the centre; it leaves the formation");
+        }
+        max_apogee_m = std::max(max_apogee_m, a * (1.0 + e) - physics::earth_equatorial_radius_m);
+    }
+    return max_apogee_m;
+}
+
+// The radiation model is calibrated before the run, and the fault events it implies are
+// estimated from the orbit-average dose rate at the highest apogee (the trapped-proton term
+// grows exponentially with altitude: a(h) = exp((h - 650 km) / 109 km), 2e17 at 5,000 km):
+// what would not fit in memory is refused here, naming the key to change.
+void check_radiation(Section& top, const Scenario& sc, std::size_t satellites, double max_apogee_altitude_m) {
+    Section radiation = top.section("radiation");
+    // The dose-rate history is kept in memory for the fault draw (and copied satellite-major
+    // there), whatever the outputs: 16 bytes per output step and satellite.
+    const double series_bytes = 16.0 * (std::floor(sc.duration_s / sc.output_step_s) + 1.0) * static_cast<double>(satellites);
+    if (series_bytes > max_dose_series_bytes) {
+        top.fail("output_step_s", "with radiation the dose-rate history takes about " + format_count(series_bytes / 1e9) +
+                                      " GB of memory (16 bytes per output step and satellite); at most " +
+                                      format_count(max_dose_series_bytes / 1e9) +
+                                      " GB are allowed: raise output_step_s or shorten the run");
+    }
+    const auto& env = sc.radiation.environment;
+    std::optional<physics::RadiationModel> model;
+    try {
+        model.emplace(physics::make_radiation_model(env));
+    } catch (const std::invalid_argument&) {
+        const double year = physics::decimal_year(env.epoch_julian_date_days, 0.0);
+        const auto ref = physics::orbit_average_shapes(env, env.reference_orbit_altitude_m, env.reference_orbit_inclination_rad, year,
+                                                       env.calibration_samples_along_orbit, env.calibration_node_longitudes);
+        radiation.fail("dose_at_650km_rad_per_yr",
+                       "must exceed the cosmic-ray background's share of the reference orbit's dose, " +
+                           format_count(env.gcr_polar_dose_rate_rad_per_yr * ref.gcr_shape) +
+                           " rad(Si)/yr (the rest is the trapped protons the model is calibrated to)");
+    }
+    double rate_rad_s = physics::orbit_average_dose_rate_rad_s(*model, max_apogee_altitude_m, sc.orbit.inclination_rad);
+    for (const auto& spe : env.solar_particle_events) {
+        const double overlap = std::max(0.0, std::min(sc.duration_s, spe.start_s + spe.duration_s) - std::max(0.0, spe.start_s));
+        if (sc.duration_s > 0.0) {
+            rate_rad_s += (spe.flux_factor - 1.0) * model->gcr_polar_dose_rate_rad_s * model->shielding_factor * overlap / sc.duration_s;
+        }
+    }
+    double per_satellite_s = 0.0;
+    for (const double x : workloads::fault_rates_per_s(rate_rad_s, sc.radiation.faults)) per_satellite_s += x;
+    const double per_trial = per_satellite_s * static_cast<double>(satellites) * sc.duration_s;
+    const double batch = std::min<double>(sc.radiation.trials, workloads::monte_carlo_batch_trials);
+    if (std::isfinite(per_trial) && per_trial * batch <= workloads::max_fault_events_in_memory) return;
+    const std::string estimate = "about " + format_count(per_trial) + " fault events per trial (" +
+                                 format_count(rate_rad_s * physics::seconds_per_year_radiation) + " rad(Si)/yr at " +
+                                 std::to_string(std::lround(max_apogee_altitude_m / 1e3)) + " km, " + std::to_string(satellites) +
+                                 " satellites, " + format_count(sc.duration_s / physics::seconds_per_day) + " days)";
+    const std::string limit = "; at most " + format_count(workloads::max_fault_events_in_memory) + " are held at once";
+    if (std::isfinite(per_trial) && per_trial <= workloads::max_fault_events_in_memory) {
+        radiation.fail("trials", estimate + " x " + format_count(batch) + " trials drawn together" + limit +
+                                     ": lower radiation.trials to at most " +
+                                     format_count(std::floor(workloads::max_fault_events_in_memory / std::max(1.0, per_trial))));
+    }
+    // The dose rate itself is out of bounds far from the reference orbit; else the run is too long.
+    if (!(rate_rad_s * physics::seconds_per_year_radiation <= 1e3 * env.target_dose_rad_per_yr)) {
+        Section orbit = top.section("orbit");
+        orbit.fail(orbit.has("semi_major_axis_km") ? "semi_major_axis_km" : "altitude_km",
+                   "with radiation, " + estimate + limit +
+                       ": the trapped-proton model scales exponentially from 650 km and is meant for low Earth orbit; "
+                       "lower the orbit or set radiation.enabled: false");
+    }
+    top.fail(top.has("duration_s") ? "duration_s" : "duration_orbits",
+             "with radiation, " + estimate + limit + ": shorten the run or set radiation.enabled: false");
+}
+
 // Constraints between sections, checked once every section has been read.
 void check_across_sections(Section& top, Scenario& sc) {
-    // Ranks of the fabric, or satellites of the formation.
-    const std::size_t satellites = node_count(sc);
+    // Ranks of the fabric, or satellites of the formation (set up once here).
+    std::vector<physics::RelativeState> states;
+    if (!sc.fabric) states = initial_formation(sc);
+    const std::size_t satellites = sc.fabric ? node_count(sc) : states.size();
     if (satellites > static_cast<std::size_t>(max_satellites)) {
         top.fail("formation", "the formation has " + std::to_string(satellites) + " satellites; at most " +
                                   std::to_string(max_satellites) + " are supported");
@@ -602,6 +758,20 @@ void check_across_sections(Section& top, Scenario& sc) {
             parallelism.fail("data", "needs at least 2 data-parallel ranks");
         }
     }
+    if (sc.workload.enabled) {
+        // Every step computes for at least the job's compute time: an upper bound on the steps.
+        const double compute_s = workloads::compute_time_per_step_s(sc.workload.job, sc.workload.accelerator);
+        const double steps = compute_s > 0.0 ? sc.duration_s / compute_s : std::numeric_limits<double>::infinity();
+        if (!(steps <= max_training_steps)) {
+            const std::string what = "the training job computes " + format_count(compute_s) + " s per step, so the run could take up to " +
+                                     format_count(steps) + " steps; at most " + format_count(max_training_steps) + " are simulated";
+            Section workload = top.section("workload");
+            if (compute_s < 1e-3) {
+                workload.fail("model_parameters", what + ": raise model_parameters or tokens_per_step, or shorten the run");
+            }
+            top.fail(top.has("duration_s") ? "duration_s" : "duration_orbits", what + ": shorten the run");
+        }
+    }
     if (sc.radiation.enabled) {
         Section radiation = top.section("radiation");
         if (sc.fabric) radiation.fail("enabled", "radiation needs an orbit; a synthetic topology has none");
@@ -611,6 +781,11 @@ void check_across_sections(Section& top, Scenario& sc) {
         auto& chips = sc.radiation.faults.chips_per_satellite;
         if (chips == 0) chips = sc.workload.enabled ? sc.workload.job.tensor_parallel : 1;
     }
+    double max_apogee_altitude_m = 0.0;
+    if (!sc.fabric && satellites <= static_cast<std::size_t>(max_satellites)) {
+        max_apogee_altitude_m = check_satellite_orbits(top, sc, states);
+    }
+    if (sc.radiation.enabled) check_radiation(top, sc, satellites, max_apogee_altitude_m);
     if (static_cast<std::size_t>(sc.metrics.reference_satellite) >= satellites) {
         Section metrics = top.section("metrics");
         metrics.fail("reference_satellite", "must be below the satellite count " + std::to_string(satellites));
@@ -623,6 +798,7 @@ void check_across_sections(Section& top, Scenario& sc) {
 Scenario load_scenario_text(const std::string& yaml_text, const std::string& source_name,
                             const std::vector<Override>& overrides) {
     SourceInfo source{source_name, {}};
+    check_document(yaml_text, source_name);
     YAML::Node root;
     try {
         root = YAML::Load(yaml_text);
@@ -664,6 +840,8 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
     // Before the duration: one orbit (duration_orbits) is the nodal period under the dynamics' J2.
     sc.dynamics = read_dynamics(top.section("dynamics"), sc.seed);
 
+    top.refuse_empty("duration_s", "a number of seconds");
+    top.refuse_empty("duration_orbits", "a number of orbits");
     if (!orbital && !top.has("orbit") && top.has("duration_orbits")) {
         top.fail("duration_orbits", "needs an orbit; with a synthetic topology give duration_s");
     }
@@ -709,12 +887,12 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
 
 namespace skyfabric::scenario {
 
+std::string read_scenario_file(const std::filesystem::path& file) {
+    return read_input_file(file, max_scenario_bytes, "scenario file");
+}
+
 Scenario load_scenario_file(const std::filesystem::path& file, const std::vector<Override>& overrides) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw ScenarioError(file.string() + ": cannot open the scenario file");
-    std::ostringstream text;
-    text << in.rdbuf();
-    return load_scenario_text(text.str(), file.string(), overrides);
+    return load_scenario_text(read_scenario_file(file), file.string(), overrides);
 }
 
 physics::KeplerianElements chief_mean_elements(const Scenario& sc) {

@@ -142,6 +142,9 @@ struct Override {
 // Parses "key.path=value"; throws ScenarioError on a malformed argument.
 Override parse_override(const std::string& argument);
 
+// The text of a scenario file: refuses what is not a regular file and files over 32 MiB
+// (ScenarioError naming the path).
+std::string read_scenario_file(const std::filesystem::path& file);
 // Reads, applies overrides, validates. Throws ScenarioError with file:line:column.
 Scenario load_scenario_file(const std::filesystem::path& file, const std::vector<Override>& overrides = {});
 Scenario load_scenario_text(const std::string& yaml_text, const std::string& source_name,

@@ -1,15 +1,26 @@
 #include "scenario/yaml_reader.hpp"
 
+#include <yaml-cpp/eventhandler.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <map>
 #include <sstream>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace skyfabric::scenario {
 
 std::string location(const YAML::Node& node, const std::string& key_path, const SourceInfo& source) {
     for (const auto& p : source.overridden_paths) {
-        // An override of this key or of one of its parents.
-        if (key_path == p || key_path.rfind(p + ".", 0) == 0) return "--set " + p + ": ";
+        // An override of this key, of one of its parents, or of the list holding it (p[3]).
+        if (key_path == p || key_path.rfind(p + ".", 0) == 0 || key_path.rfind(p + "[", 0) == 0) return "--set " + p + ": ";
     }
     std::ostringstream out;
     out << source.file_name;
@@ -79,6 +90,19 @@ YAML::Node Section::value(const std::string& key) const {
     return node_[key];
 }
 
+void Section::refuse_empty(const std::string& key, const std::string& expected) const {
+    if (!node_.IsMap()) return;
+    const YAML::Node v = node_[key];
+    if (!v.IsDefined() || !v.IsNull()) return;
+    // The key's own position: an empty value's mark is wherever the parser stopped.
+    for (const auto& entry : node_) {
+        if (entry.first.IsScalar() && entry.first.Scalar() == key) {
+            fail_at(entry.first, key_path(key), "has no value; expected " + expected + " (leave the key out for the default)");
+        }
+    }
+    fail(key, "has no value; expected " + expected + " (leave the key out for the default)");
+}
+
 void Section::fail(const std::string& key, const std::string& message) const {
     const YAML::Node v = value(key);
     fail_at(v.IsDefined() ? v : node_, key_path(key), message);
@@ -106,7 +130,10 @@ std::string format_number(double x) {
 double Section::number(const std::string& key, double min, double max, std::optional<double> fallback,
                        const char* unit) {
     read_.insert(key);
+    const std::string range = "[" + format_number(min) + ", " + format_number(max) + "]" +
+                              (*unit ? std::string(" ") + unit : "");
     if (!has(key)) {
+        refuse_empty(key, "a number in " + range);
         if (fallback) return *fallback;
         fail(key, std::string("required number") + (*unit ? std::string(" in ") + unit : "") + " is missing");
     }
@@ -123,8 +150,6 @@ double Section::number(const std::string& key, double min, double max, std::opti
         }
         ok = ok && used == s.size() && std::isfinite(x);
     }
-    const std::string range = "[" + format_number(min) + ", " + format_number(max) + "]" +
-                              (*unit ? std::string(" ") + unit : "");
     if (!ok) fail(key, "expected a finite number in " + range + ", got " + describe(v));
     if (x < min || x > max) fail(key, "value " + v.Scalar() + " is out of range " + range);
     return x;
@@ -133,7 +158,9 @@ double Section::number(const std::string& key, double min, double max, std::opti
 std::int64_t Section::integer(const std::string& key, std::int64_t min, std::int64_t max,
                               std::optional<std::int64_t> fallback) {
     read_.insert(key);
+    const std::string range = "[" + std::to_string(min) + ", " + std::to_string(max) + "]";
     if (!has(key)) {
+        refuse_empty(key, "an integer in " + range);
         if (fallback) return *fallback;
         fail(key, "required integer is missing");
     }
@@ -150,7 +177,6 @@ std::int64_t Section::integer(const std::string& key, std::int64_t min, std::int
         }
         ok = ok && used == s.size();
     }
-    const std::string range = "[" + std::to_string(min) + ", " + std::to_string(max) + "]";
     if (!ok) fail(key, "expected an integer in " + range + ", got " + describe(v));
     if (x < min || x > max) fail(key, "value " + v.Scalar() + " is out of range " + range);
     return x;
@@ -159,6 +185,7 @@ std::int64_t Section::integer(const std::string& key, std::int64_t min, std::int
 bool Section::boolean(const std::string& key, std::optional<bool> fallback) {
     read_.insert(key);
     if (!has(key)) {
+        refuse_empty(key, "true or false");
         if (fallback) return *fallback;
         fail(key, "required true/false is missing");
     }
@@ -174,6 +201,7 @@ bool Section::boolean(const std::string& key, std::optional<bool> fallback) {
 std::string Section::text(const std::string& key, std::optional<std::string> fallback) {
     read_.insert(key);
     if (!has(key)) {
+        refuse_empty(key, "text");
         if (fallback) return *fallback;
         fail(key, "required text is missing");
     }
@@ -184,10 +212,11 @@ std::string Section::text(const std::string& key, std::optional<std::string> fal
 
 std::string Section::choice(const std::string& key, const std::vector<std::string>& choices,
                             std::optional<std::string> fallback) {
-    const std::string s = text(key, fallback);
-    if (std::find(choices.begin(), choices.end(), s) != choices.end()) return s;
     std::string list;
     for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
+    refuse_empty(key, "one of " + list);
+    const std::string s = text(key, fallback);
+    if (std::find(choices.begin(), choices.end(), s) != choices.end()) return s;
     const std::string near = nearest_key(s, choices);
     fail(key, "expected one of " + list + ", got '" + s + "'" + (near.empty() ? "" : " (did you mean '" + near + "'?)"));
 }
@@ -195,6 +224,7 @@ std::string Section::choice(const std::string& key, const std::vector<std::strin
 Section Section::section(const std::string& key, bool required) {
     read_.insert(key);
     if (!has(key)) {
+        refuse_empty(key, "a mapping of keys to values (write {} for all defaults)");
         if (required) fail(key, "required section is missing");
         return Section(YAML::Node(YAML::NodeType::Undefined), key_path(key), source_);
     }
@@ -203,7 +233,10 @@ Section Section::section(const std::string& key, bool required) {
 
 std::vector<YAML::Node> Section::sequence(const std::string& key) {
     read_.insert(key);
-    if (!has(key)) return {};
+    if (!has(key)) {
+        refuse_empty(key, "a list");
+        return {};
+    }
     const YAML::Node v = value(key);
     if (!v.IsSequence()) fail(key, "expected a list, got " + describe(v));
     return {v.begin(), v.end()};
@@ -240,7 +273,11 @@ void Section::finish() {
     for (const auto& entry : node_) {
         // A key that is itself a list or mapping (`? [a, b]`) is no valid key either.
         const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : describe(entry.first);
-        if (read_.count(key)) continue;
+        if (read_.count(key)) {
+            // Keys read another way (allow(), has()) are checked for a value here.
+            if (entry.second.IsNull()) fail_at(entry.first, key_path(key), "has no value (leave the key out for the default)");
+            continue;
+        }
         const std::string near = nearest_key(key, valid);
         std::string valid_list;
         for (const auto& v : valid) valid_list += (valid_list.empty() ? "" : ", ") + v;
@@ -248,6 +285,187 @@ void Section::finish() {
                 "unknown key" + (near.empty() ? "" : " (did you mean '" + near + "'?)") + "; valid keys here: " +
                     valid_list);
     }
+}
+
+namespace {
+
+std::string at(const std::string& source_name, const YAML::Mark& mark) {
+    return source_name + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1) + ": ";
+}
+
+// Walks the parser's events (no nodes are built): keys per mapping, items per list, nodes.
+class StructureCheck : public YAML::EventHandler {
+public:
+    StructureCheck(const std::string& source_name, const DocumentLimits& limits) : source_(source_name), limits_(limits) {}
+
+    void OnDocumentStart(const YAML::Mark&) override {}
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { leaf(mark, nullptr); }
+    void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { leaf(mark, nullptr); }
+    void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t, const std::string& value) override {
+        leaf(mark, &value);
+    }
+    void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+        open(mark, false);
+    }
+    void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+        open(mark, true);
+    }
+    void OnSequenceEnd() override { close(); }
+    void OnMapEnd() override { close(); }
+
+private:
+    struct Frame {
+        bool map = false;
+        bool expecting_key = true;
+        std::string path;
+        std::string key;  // the current value's key (maps)
+        std::size_t items = 0;
+        std::map<std::string, YAML::Mark> keys;
+    };
+
+    std::string child_path() const {
+        if (stack_.empty()) return "";
+        const Frame& f = stack_.back();
+        if (f.map) return f.path.empty() ? f.key : f.path + "." + f.key;
+        return f.path + "[" + std::to_string(f.items - 1) + "]";
+    }
+
+    // A node starts: count it, and check it as a key or a list item of its parent.
+    void begin(const YAML::Mark& mark, const std::string* scalar) {
+        if (++nodes_ > limits_.max_nodes) {
+            throw ScenarioError(at(source_, mark) + "the scenario has more than " + std::to_string(limits_.max_nodes) +
+                                " values; it cannot describe a run that fits (at most " +
+                                std::to_string(limits_.max_sequence_items) + " explicit satellites)");
+        }
+        if (stack_.empty()) return;
+        Frame& f = stack_.back();
+        if (!f.map) {
+            if (++f.items > limits_.max_sequence_items) {
+                throw ScenarioError(at(source_, mark) + "key '" + f.path + "': a list of more than " +
+                                    std::to_string(limits_.max_sequence_items) + " items; at most " +
+                                    std::to_string(limits_.max_sequence_items) + " are supported");
+            }
+            return;
+        }
+        if (!f.expecting_key) return;
+        f.key = scalar ? *scalar : "?";
+        if (!scalar) return;  // a list or mapping as a key: the loader reports it as an unknown key
+        const auto [it, inserted] = f.keys.emplace(*scalar, mark);
+        if (!inserted) {
+            const std::string path = f.path.empty() ? *scalar : f.path + "." + *scalar;
+            throw ScenarioError(at(source_, mark) + "key '" + path + "' is given twice (first at line " +
+                                std::to_string(it->second.line + 1) + ", column " + std::to_string(it->second.column + 1) +
+                                "); keys in a mapping must be unique");
+        }
+    }
+    // A node ended: the parent's next node is a value after a key, a key after a value.
+    void end() {
+        if (!stack_.empty() && stack_.back().map) stack_.back().expecting_key = !stack_.back().expecting_key;
+    }
+    void leaf(const YAML::Mark& mark, const std::string* scalar) {
+        begin(mark, scalar);
+        end();
+    }
+    void open(const YAML::Mark& mark, bool map) {
+        begin(mark, nullptr);
+        Frame f;
+        f.map = map;
+        f.path = child_path();
+        stack_.push_back(std::move(f));
+    }
+    void close() {
+        stack_.pop_back();
+        end();
+    }
+
+    const std::string& source_;
+    const DocumentLimits& limits_;
+    std::size_t nodes_ = 0;
+    std::vector<Frame> stack_;
+};
+
+}  // namespace
+
+void check_utf8(const std::string& text, const std::string& what) {
+    std::size_t line = 1, column = 1;
+    const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+    const std::size_t n = text.size();
+    for (std::size_t i = 0; i < n;) {
+        const unsigned char c = p[i];
+        std::size_t len = 0;
+        std::uint32_t cp = 0;
+        if (c < 0x80) len = 1, cp = c;
+        else if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F;
+        else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F;
+        else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07;
+        bool ok = len > 0 && i + len <= n;
+        for (std::size_t k = 1; ok && k < len; ++k) {
+            ok = (p[i + k] & 0xC0) == 0x80;
+            cp = (cp << 6) | (p[i + k] & 0x3F);
+        }
+        // Overlong forms, surrogates and code points past U+10FFFF are not UTF-8 either.
+        static constexpr std::uint32_t smallest[] = {0, 0, 0x80, 0x800, 0x10000};
+        ok = ok && cp >= smallest[len] && !(cp >= 0xD800 && cp <= 0xDFFF) && cp <= 0x10FFFF;
+        if (!ok) {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "0x%02X", c);
+            throw ScenarioError(what + ":" + std::to_string(line) + ":" + std::to_string(column) + ": byte " + hex +
+                                " is not UTF-8 (YAML text must be UTF-8; was the file saved as Latin-1?)");
+        }
+        if (c == '\n') ++line, column = 1;
+        else ++column;
+        i += len;
+    }
+}
+
+void check_document(const std::string& yaml_text, const std::string& source_name, const DocumentLimits& limits) {
+    // UTF-16/32 files (with a byte-order mark) are converted by yaml-cpp itself.
+    const bool utf16_or_32 = yaml_text.size() >= 2 && ((yaml_text[0] == '\xFE' && yaml_text[1] == '\xFF') ||
+                                                      (yaml_text[0] == '\xFF' && yaml_text[1] == '\xFE') ||
+                                                      yaml_text[0] == '\0');
+    if (!utf16_or_32) check_utf8(yaml_text, source_name);
+    std::istringstream in(yaml_text);
+    StructureCheck check(source_name, limits);
+    try {
+        YAML::Parser parser(in);
+        parser.HandleNextDocument(check);
+    } catch (const YAML::Exception&) {
+        // Syntax errors: YAML::Load reports them with their position.
+    }
+}
+
+std::string read_input_file(const std::filesystem::path& path, std::size_t max_bytes, const std::string& what) {
+    const auto reason = [&](const std::string& why) { return ScenarioError(path.string() + ": " + why); };
+    // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) throw reason("cannot open the " + what + ": " + std::strerror(errno));
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) throw reason("cannot read the " + what + ": " + std::strerror(errno));
+    if (S_ISDIR(st.st_mode)) throw reason("the " + what + " is a folder, not a file");
+    if (!S_ISREG(st.st_mode)) throw reason("the " + what + " is not a regular file (a device, FIFO or socket cannot be read as input)");
+    if (static_cast<std::uint64_t>(st.st_size) > max_bytes) {
+        throw reason("the " + what + " is " + std::to_string(st.st_size) + " bytes; at most " + std::to_string(max_bytes) +
+                     " are read");
+    }
+    std::string text;
+    char buffer[65536];
+    for (;;) {
+        const ssize_t got = ::read(fd, buffer, sizeof buffer);
+        if (got < 0) {
+            if (errno == EINTR || errno == EAGAIN) continue;
+            throw reason("cannot read the " + what + ": " + std::strerror(errno));
+        }
+        if (got == 0) break;
+        text.append(buffer, static_cast<std::size_t>(got));
+        // A file growing while read is capped too.
+        if (text.size() > max_bytes) throw reason("the " + what + " is over " + std::to_string(max_bytes) + " bytes; at most that is read");
+    }
+    return text;
 }
 
 }  // namespace skyfabric::scenario

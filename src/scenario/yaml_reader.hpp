@@ -4,6 +4,8 @@
 // every key a section does not read is reported (with the nearest valid key).
 #include <yaml-cpp/yaml.h>
 
+#include <cstddef>
+#include <filesystem>
 #include <limits>
 #include <optional>
 #include <set>
@@ -28,7 +30,12 @@ class Section {
 public:
     Section(YAML::Node node, std::string path, const SourceInfo* source);
 
+    // Present with a value. A key given with no value (`mfu:`) is an error, reported by the
+    // typed readers and by finish(): it never silently means the default.
     bool has(const std::string& key) const;
+    // Fails when key is present with no value (null), saying what was expected; for keys that
+    // has() decides between (alternatives) before a typed reader sees them.
+    void refuse_empty(const std::string& key, const std::string& expected) const;
     bool is_scalar(const std::string& key) const { return has(key) && value(key).IsScalar(); }
     // Marks key as valid here without reading it (it was read another way).
     void allow(const std::string& key) { read_.insert(key); }
@@ -69,6 +76,27 @@ private:
 
 // "file:line:col: " for a node (1-based), or "--set key: " for an overridden value.
 std::string location(const YAML::Node& node, const std::string& key_path, const SourceInfo& source);
+
+// Limits on what a scenario text may hold, checked before yaml-cpp builds its nodes (a node
+// costs it hundreds of bytes): a file of a million explicit satellites is refused in a
+// fraction of a second instead of after gigabytes.
+struct DocumentLimits {
+    std::size_t max_nodes = 3000000;            // about 200,000 explicit satellites with velocities
+    std::size_t max_sequence_items = 200000;    // the satellite limit
+};
+
+// Checks the text before it is loaded: valid UTF-8 (YAML text is Unicode; a Latin-1 byte would
+// otherwise fail only when the outputs are written), unique keys in every mapping (YAML requires
+// it; yaml-cpp keeps the first silently) and the limits above. Throws ScenarioError naming
+// file:line:column. A syntax error is left for YAML::Load to report.
+void check_document(const std::string& yaml_text, const std::string& source_name, const DocumentLimits& limits = {});
+
+// Throws ScenarioError("`what`: ...") unless text is valid UTF-8; `what` is the location prefix.
+void check_utf8(const std::string& text, const std::string& what);
+
+// Reads a whole input file, refusing what is not a regular file (a FIFO would block, /dev/zero
+// never ends) and files over max_bytes, before reading them. Throws ScenarioError naming the path.
+std::string read_input_file(const std::filesystem::path& path, std::size_t max_bytes, const std::string& what);
 
 // Nearest of `candidates` to `word` by edit distance, or empty if none is close.
 std::string nearest_key(const std::string& word, const std::vector<std::string>& candidates);

@@ -212,8 +212,21 @@ private:
         const double duration_s = summary_.simulated_s;
         const auto n = static_cast<std::int32_t>(dose_.size());
         if (dose_series_.sample_count > 0 && duration_s > 0.0) {
-            out.events = workloads::sample_fault_events(dose_series_, r.faults, duration_s, sc_.seed, 0);
             out.expected_events = workloads::expected_fault_counts(dose_series_, r.faults, duration_s);
+            // The loader refused what its orbit-average estimate would not fit; this run's own dose
+            // history (SAA passes: a few times the average) is checked again, with a margin, against
+            // what the estimate cannot see (a satellite that left the formation) before drawing.
+            double expected = 0.0;
+            for (const double x : out.expected_events) expected += x;
+            const double batch = std::min(r.trials, workloads::monte_carlo_batch_trials);
+            if (!(expected * batch <= 4.0 * workloads::max_fault_events_in_memory)) {
+                summary_.stop_reason = "radiation: the dose history gives " + std::to_string(expected) +
+                                       " expected fault events per trial, more than can be held; faults not drawn";
+                summary_.complete = false;
+                summary_.radiation = std::move(out);
+                return;
+            }
+            out.events = workloads::sample_fault_events(dose_series_, r.faults, duration_s, sc_.seed, 0);
             out.interruption_mtbf_s =
                 workloads::interruption_mtbf_s(dose_series_, r.faults, n - r.recovery.spare_satellites, duration_s);
         }

@@ -109,7 +109,13 @@ SweepSpec read_sweep_block(const std::string& yaml_text, const std::string& sour
     sweep.allow("vary");
     for (const auto& entry : vary) {
         Axis axis;
-        axis.key = entry.first.as<std::string>();
+        // A list or mapping as the key (`[a, b]: [1, 2]`) is no key path.
+        if (!entry.first.IsScalar()) {
+            vary_section.fail_at(entry.first, "sweep.vary",
+                                 "expected a key path (e.g. formation.radius_m) before each list of values, got " +
+                                     std::string(entry.first.IsSequence() ? "a list" : "a mapping"));
+        }
+        axis.key = entry.first.Scalar();
         const std::string path = "sweep.vary." + axis.key;
         try {
             check_key(axis.key, "sweep.vary");

@@ -323,12 +323,9 @@ Plan make_plan(const SweepOptions& o) {
     for (const auto& a : o.overrides) base_overrides.push_back(scenario::parse_override(a));
     const auto base = scenario::load_scenario_file(o.scenario_file, base_overrides);
 
-    std::ifstream in(o.scenario_file, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
     std::vector<Axis> cli_axes;
     for (const auto& v : o.vary) cli_axes.push_back(parse_vary_argument(v));
-    plan.spec = merge(read_sweep_block(text.str(), o.scenario_file), cli_axes, o.zip);
+    plan.spec = merge(read_sweep_block(scenario::read_scenario_file(o.scenario_file), o.scenario_file), cli_axes, o.zip);
     plan.points = expand(plan.spec, base_formation(base));
     // Every point is loaded now, so a value a point cannot take is refused before anything runs (exit 2),
     // and each point's full scenario text fingerprints it for --resume.

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -122,30 +123,34 @@ TEST(Hardening, SigintDuringSweepStopsWithIncompletePointsAndATable) {
 }
 
 TEST(Hardening, NumericalFailureStopsTheRunNamingSatelliteAndTime) {
-    // Satellite 1 starts 7,000 km below the chief: through the Earth's centre. The
-    // integrator's step collapses (or the state goes non-finite): the run must stop with
-    // exit 1, name the satellite and the time, and leave readable incomplete outputs.
+    // A 150 km orbit under strong drag decays within the hour. The run must stop with exit 1,
+    // say that the satellite re-entered (it used to say only "step size collapsed"), name the
+    // satellite and the time, and leave readable incomplete outputs. (A satellite started through
+    // the Earth's centre is refused at load now: OrbitsThatReenterOrEscapeAreRefused.)
     const auto dir = fresh_dir("numerical");
-    const auto file = write_file(dir / "plunge.yaml", R"(name: plunge
-duration_s: 3000
-output_step_s: 10
-orbit: { altitude_km: 650, sun_synchronous: true, ltan_h: 6.0 }
+    const auto file = write_file(dir / "decay.yaml", R"(name: decay
+duration_s: 7200
+output_step_s: 60
+orbit: { altitude_km: 150, sun_synchronous: true, ltan_h: 6.0 }
 formation:
   layout: explicit
   satellites:
     - { position_m: [0, 0, 0] }
-    - { position_m: [-7028137, 0, 0], velocity_m_s: [0, 0, 0] }
+    - { position_m: [0, 200, 0] }
+dynamics: { model: nonlinear, drag: { solar_activity: high, ballistic_coefficient_kg_m2: 1, dispersion: 0 } }
 )");
     const auto r = run_command(skyfabric() + " run -q " + file.string() + " -o " + (dir / "out").string());
     EXPECT_EQ(r.status, 1) << r.output;
     EXPECT_NE(r.output.find("numerical failure"), std::string::npos) << r.output;
-    EXPECT_NE(r.output.find("satellite 1"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("re-entry: altitude 99."), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("below 100 km"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("(satellite "), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("t = "), std::string::npos) << r.output;
     const std::string summary = read_file(dir / "out" / "summary.json");
     EXPECT_NE(summary.find("\"complete\": false"), std::string::npos) << summary;
     const auto check = run_command(
         "/usr/bin/python3 -c \"import h5py,sys,numpy as np; f=h5py.File(sys.argv[1],'r'); "
-        "assert f.attrs['complete'] == False; assert 'satellite 1' in f.attrs['stop_reason']; "
+        "assert f.attrs['complete'] == False; assert 're-entry' in f.attrs['stop_reason']; "
         "assert np.all(np.isfinite(f['formation/position_lvlh_m'][:])); print('ok')\" " +
         (dir / "out" / "result.h5").string());
     EXPECT_EQ(check.status, 0) << check.output;
@@ -250,4 +255,149 @@ TEST(Hardening, CudaBackendWithoutAGpuFailsAtStartNotAfterThePhysics) {
     const auto ok = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") +
                                 " --set workload.backend=auto -o " + (dir / "auto").string());
     EXPECT_EQ(ok.status, 0) << ok.output;
+}
+
+// ---- Issue 15: memory bounded by what the scenario says; input that fails late ----
+
+TEST(Hardening, InputsThatAreNotRegularFilesAreRefusedNotReadForEver) {
+    // /dev/zero and /dev/urandom were read until memory ran out; a FIFO hung.
+    const auto dir = fresh_dir("inputs");
+    ASSERT_EQ(::mkfifo((dir / "fifo.yaml").c_str(), 0600), 0);
+    const std::vector<std::string> commands = {
+        " validate /dev/zero", " run -q /dev/urandom", " validate " + (dir / "fifo.yaml").string(),
+        " run -q " + source("scenarios/smoke.yaml") + " --topology file:/dev/zero",
+        " run -q " + source("scenarios/smoke.yaml") + " --topology file:" + (dir / "fifo.yaml").string(),
+        " collective --topology file:/dev/urandom",
+    };
+    for (const auto& c : commands) {
+        const auto start = std::chrono::steady_clock::now();
+        const std::string out = c.rfind(" run", 0) == 0 ? " -o " + (dir / "out").string() : "";
+        const auto r = run_command("timeout -s KILL 20 " + skyfabric() + c + out);
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        EXPECT_EQ(r.status, 2) << c << ": " << r.output;
+        EXPECT_NE(r.output.find("is not a regular file"), std::string::npos) << c << ": " << r.output;
+        EXPECT_LT(seconds, 10.0) << c;
+    }
+    EXPECT_FALSE(fs::exists(dir / "out" / "result.h5"));
+    fs::remove_all(dir);
+}
+
+TEST(Hardening, HighOrbitWithRadiationIsRefusedUpFrontNotAfterGigabytes) {
+    // At >= 5,000 km (documented up to 50,000 km) `radiation: {}` grew to std::bad_alloc in
+    // sample_fault_events: the trapped-proton scaling is exponential in altitude.
+    const auto dir = fresh_dir("high_orbit");
+    const auto file = write_file(dir / "high.yaml",
+                                 "name: high\nduration_s: 600\noutput_step_s: 30\norbit: { altitude_km: 5000 }\n"
+                                 "formation: { radius_m: 200 }\nradiation: {}\n");
+    for (const std::string command : {"validate", "run -q"}) {
+        const auto start = std::chrono::steady_clock::now();
+        const std::string out = command == "validate" ? "" : " -o " + (dir / "out").string();
+        const auto r = run_command("ulimit -v 4000000; timeout -s KILL 30 " + skyfabric() + " " + command + " " +
+                                   file.string() + out);
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        EXPECT_EQ(r.status, 2) << r.output;
+        EXPECT_NE(r.output.find("high.yaml:4:23: key 'orbit.altitude_km': with radiation, about"), std::string::npos) << r.output;
+        EXPECT_LT(seconds, 10.0);
+    }
+    // Without radiation the orbit itself is fine.
+    const auto plain = run_command(skyfabric() + " validate " + file.string() + " --set radiation.enabled=false");
+    EXPECT_EQ(plain.status, 0) << plain.output;
+    fs::remove_all(dir);
+}
+
+TEST(Hardening, InputThatFailedLateIsRefusedByValidateAndRun) {
+    const auto dir = fresh_dir("late");
+    struct Case {
+        std::string file_text, expect;
+    };
+    const std::string base = "duration_s: 600\noutput_step_s: 60\norbit: { altitude_km: 650 }\nformation: { radius_m: 200 }\n";
+    const std::vector<Case> cases = {
+        // Latin-1 name: the run went through and only summary.json failed.
+        {"name: caf\xe9\n" + base, "case.yaml:1:10: byte 0xE9 is not UTF-8"},
+        {"name: dup\nname: other\n" + base, "case.yaml:2:1: key 'name' is given twice"},
+        {"name: empty\n" + base + "radiation:\n  trials:\n", "case.yaml:7:3: key 'radiation.trials': has no value"},
+        {"name: dose\n" + base + "radiation: { dose_at_650km_rad_per_yr: 0 }\n", "key 'radiation.dose_at_650km_rad_per_yr'"},
+        {"name: ecc\nduration_s: 600\norbit: { altitude_km: 650, eccentricity: 0.3 }\nformation: {}\n",
+         "key 'orbit.eccentricity': the perigee is"},
+        // A sweep block's list or mapping as a key exited 1 with a yaml-cpp message and no file.
+        {"name: sweep\n" + base + "sweep:\n  vary: { [a, b]: [1, 2] }\n", "case.yaml:7:11: key 'sweep.vary': expected a key path"},
+        {"name: sweep\n" + base + "sweep:\n  vary: { {a: 1}: [1, 2] }\n", "key 'sweep.vary': expected a key path"},
+    };
+    for (const auto& c : cases) {
+        const auto file = write_file(dir / "case.yaml", c.file_text);
+        // `run` ignores a sweep block; `sweep` reads it, and validate checks it too.
+        const bool sweep = c.file_text.find("sweep:") != std::string::npos;
+        for (const std::string command : {"validate", "run -q", "sweep --quiet"}) {
+            if ((command == "run -q" && sweep) || (command == "sweep --quiet" && !sweep)) continue;
+            fs::remove_all(dir / "out");
+            const std::string out = command == "validate" ? "" : " -o " + (dir / "out").string();
+            const auto r = run_command("cd " + dir.string() + " && " + skyfabric() + " " + command + " case.yaml" + out);
+            EXPECT_EQ(r.status, 2) << command << " " << c.file_text << r.output;
+            EXPECT_EQ(r.output.rfind("skyfabric: error: case.yaml:", 0), 0u) << command << " " << r.output;
+            EXPECT_NE(r.output.find(c.expect), std::string::npos)
+                << command << " " << c.file_text << "\n-> " << r.output;
+            EXPECT_FALSE(fs::exists(dir / "out" / "result.h5")) << c.file_text;
+        }
+    }
+    fs::remove_all(dir);
+}
+
+TEST(Hardening, SetRefusalsNameTheKeyThatWasSet) {
+    // Every documented key, set to values of the wrong type: the refusal must be located at that
+    // --set and name that key (or a key under it), never a neighbour's key or the file.
+    const auto dir = fresh_dir("set_keys");
+    const auto base = write_file(dir / "base.yaml", R"(name: base
+duration_s: 600
+output_step_s: 60
+orbit: {altitude_km: 650, sun_synchronous: true, ltan_h: 6}
+formation: {radius_m: 200}
+dynamics: {model: nonlinear, drag: {enabled: true}}
+links: {topology: nearest_k, dwdm: {channels: 24}}
+workload: {model_parameters: 1.0e9, parallelism: {data: 4}}
+radiation: {trials: 2, saa: {latitude_deg: -26}}
+metrics: {neighbour_count: 4}
+output: {hdf5: true}
+)");
+    // The keys of docs/scenario-reference.md's tables, with their section.
+    std::vector<std::string> keys;
+    std::ifstream reference(source("docs/scenario-reference.md"));
+    std::string section;
+    bool in_table = false;
+    for (std::string line; std::getline(reference, line);) {
+        if (line.rfind("## ", 0) == 0) {
+            in_table = line == "## Top level" || line.rfind("## `", 0) == 0;
+            section = line.rfind("## `", 0) == 0 ? line.substr(4, line.find('`', 4) - 4) : "";
+            continue;
+        }
+        if (!in_table || line.rfind("| `", 0) != 0) continue;
+        const std::string key = line.substr(3, line.find('`', 3) - 3);
+        if (key.find_first_of("[ ") != std::string::npos) continue;
+        keys.push_back(section.empty() || key.rfind(section + ".", 0) == 0 ? key : section + "." + key);
+    }
+    ASSERT_GT(keys.size(), 80u);
+    std::string script;
+    for (const auto& k : keys) {
+        for (const std::string v : {"'[1, 2]'", "'{a: 1}'", "abc", ""}) {
+            script += "printf '%s=\\t' '" + k + "'; " + skyfabric() + " validate " + base.string() + " --set " + k + "=" +
+                      v + " 2>&1 >/dev/null | head -n 1; echo \" $?\"; ";
+        }
+    }
+    write_file(dir / "fuzz.sh", script);
+    const auto r = run_command("sh " + (dir / "fuzz.sh").string());
+    std::istringstream lines(r.output);
+    int checked = 0;
+    for (std::string line; std::getline(lines, line);) {
+        const auto tab = line.find('\t');
+        if (tab == std::string::npos || line.find("skyfabric: error:") == std::string::npos) continue;
+        const std::string key = line.substr(0, line.find('='));
+        const std::string message = line.substr(tab + 1);
+        ++checked;
+        EXPECT_EQ(message.rfind("skyfabric: error: --set " + key, 0), 0u) << line;
+        const auto named = message.find("key '");
+        if (named == std::string::npos) continue;
+        const std::string name = message.substr(named + 5, message.find('\'', named + 5) - named - 5);
+        EXPECT_TRUE(name == key || name.rfind(key + ".", 0) == 0 || name.rfind(key + "[", 0) == 0) << line;
+    }
+    EXPECT_GT(checked, 200) << r.output.substr(0, 2000);
+    fs::remove_all(dir);
 }

@@ -7,7 +7,14 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <string>
+#include <vector>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 using skyfabric::scenario::load_scenario_file;
 using skyfabric::scenario::load_scenario_text;
@@ -151,4 +158,186 @@ TEST(ScenarioLoader, SolarProtonTermIsOffByDefault) {
     const std::string e = error_of(minimal + "radiation:\n  solar_protons: jpl91\n");
     EXPECT_NE(e.find("radiation.solar_protons"), std::string::npos) << e;
     EXPECT_NE(e.find("esp_psychic_95"), std::string::npos) << e;
+// ---- Issue 15: input that was accepted but meant something else, or failed late ----
+
+TEST(ScenarioLoader, DuplicateKeysAreRefusedWithTheSecondOnesLocation) {
+    // yaml-cpp keeps the first of two equal keys silently; YAML requires unique keys.
+    const std::string top = error_of(minimal + "duration_s: 200\n");
+    EXPECT_NE(top.find("test.yaml:8:1: key 'duration_s' is given twice (first at line 2, column 1)"), std::string::npos) << top;
+    const std::string nested = error_of(R"(name: t
+duration_s: 100
+orbit: { altitude_km: 650, altitude_km: 700 }
+formation: {}
+)");
+    EXPECT_NE(nested.find("test.yaml:3:28: key 'orbit.altitude_km' is given twice"), std::string::npos) << nested;
+    // Inside a list item, and in a --set value.
+    const std::string item = error_of(R"(name: t
+duration_s: 100
+orbit: { altitude_km: 650 }
+formation:
+  layout: explicit
+  satellites:
+    - { position_m: [0, 0, 0] }
+    - { position_m: [0, 100, 0], position_m: [0, 200, 0] }
+)");
+    EXPECT_NE(item.find("test.yaml:8:34: key 'formation.satellites[1].position_m' is given twice"), std::string::npos) << item;
+    const std::string set = error_of(minimal, {{"dynamics", "{model: hcw, model: nonlinear}"}});
+    EXPECT_NE(set.find("--set dynamics:1:14: key 'model' is given twice"), std::string::npos) << set;
+}
+
+TEST(ScenarioLoader, EmptyValuesAreRefusedNotTakenAsTheDefault) {
+    struct Case {
+        std::string text, expect;
+    };
+    const std::vector<Case> cases = {
+        {minimal + "workload:\n  mfu:\n", "test.yaml:9:3: key 'workload.mfu': has no value; expected a number in [0.0001, 1]"},
+        {minimal + "output:\n  vtk:\n", "test.yaml:9:3: key 'output.vtk': has no value; expected true or false"},
+        {minimal + "seed:\n", "test.yaml:8:1: key 'seed': has no value; expected an integer"},
+        {minimal + "links:\n  topology: ~\n", "test.yaml:9:3: key 'links.topology': has no value; expected one of nearest_k"},
+        // A section with nothing after it would have been silently off (radiation) or default.
+        {minimal + "radiation:\n", "test.yaml:8:1: key 'radiation': has no value; expected a mapping of keys to values (write {} for all defaults)"},
+        // Keys read another way (alternatives, pass-through) too.
+        {minimal + "  ltan_h:\n", "key 'formation.ltan_h'"},  // unknown in formation: still refused
+        {"name: t\nduration_s: 100\norbit:\n  altitude_km: 650\n  ltan_h:\nformation: {}\n", "test.yaml:5:3: key 'orbit.ltan_h': has no value"},
+        {"name: t\nduration_s: 100\nduration_orbits:\norbit: {altitude_km: 650}\nformation: {}\n", "test.yaml:3:1: key 'duration_orbits': has no value"},
+        {"name: t\nduration_s: 100\norbit: {altitude_km: 650}\nformation:\n  satellites:\n", "test.yaml:5:3: key 'formation.satellites': has no value; expected a list"},
+    };
+    for (const auto& c : cases) {
+        const std::string e = error_of(c.text);
+        EXPECT_NE(e.find(c.expect), std::string::npos) << c.text << "\n-> " << e;
+    }
+    // Through --set as well.
+    const std::string set = error_of(minimal, {{"workload.mfu", ""}});
+    EXPECT_NE(set.find("--set workload.mfu: key 'workload.mfu': has no value"), std::string::npos) << set;
+}
+
+TEST(ScenarioLoader, TextThatIsNotUtf8IsRefusedAtLoad) {
+    // A Latin-1 é (0xE9) in the name failed only when summary.json was written, after the run.
+    const std::string latin1 = "name: caf\xe9\nduration_s: 100\norbit: {altitude_km: 650}\nformation: {}\n";
+    const std::string e = error_of(latin1);
+    EXPECT_NE(e.find("test.yaml:1:10: byte 0xE9 is not UTF-8"), std::string::npos) << e;
+    const std::string set = error_of(minimal, {{"name", "caf\xe9"}});
+    EXPECT_NE(set.find("--set name:1:4: byte 0xE9 is not UTF-8"), std::string::npos) << set;
+    // UTF-8 itself is fine, in names and comments; overlong forms and surrogates are not UTF-8.
+    EXPECT_NO_THROW(load_scenario_text("# caf\xc3\xa9\nname: caf\xc3\xa9\nduration_s: 100\norbit: {altitude_km: 650}\nformation: {}\n", "u.yaml"));
+    EXPECT_NE(error_of("name: a\xc0\xae\n").find("byte 0xC0 is not UTF-8"), std::string::npos);
+    EXPECT_NE(error_of("name: a\xed\xa0\x80\n").find("byte 0xED is not UTF-8"), std::string::npos);
+}
+
+TEST(ScenarioLoader, DoseBelowTheCosmicRayBackgroundIsRefusedAtLoad) {
+    // 0 was inside the documented range but failed the calibration at run time (exit 1).
+    const std::string e = error_of(minimal + "radiation: { dose_at_650km_rad_per_yr: 0 }\n");
+    EXPECT_NE(e.find("test.yaml:8:40: key 'radiation.dose_at_650km_rad_per_yr': must exceed the cosmic-ray background"),
+              std::string::npos) << e;
+    EXPECT_NO_THROW(load_scenario_text(minimal + "radiation: { dose_at_650km_rad_per_yr: 5 }\n", "t.yaml"));
+}
+
+TEST(ScenarioLoader, TrainingRunsOfAbsurdlyManyStepsAreRefusedAtLoad) {
+    // A one-parameter model computes for 1.6e-8 s a step: 600 s grew to std::bad_alloc.
+    const std::string base = "name: t\nduration_s: 600\norbit: { altitude_km: 650 }\nformation: { radius_m: 200 }\nlinks: {}\n";
+    const std::string tiny = error_of(base + "workload: { model_parameters: 1 }\n");
+    EXPECT_NE(tiny.find("test.yaml:6:31: key 'workload.model_parameters': the training job computes"), std::string::npos) << tiny;
+    EXPECT_NE(tiny.find("at most 1e+07 are simulated"), std::string::npos) << tiny;
+    EXPECT_NO_THROW(load_scenario_text(base + "workload: { model_parameters: 1.0e9 }\n", "t.yaml"));
+}
+
+TEST(ScenarioLoader, FreeCheckpointsWithAnAutoIntervalAreRefusedAtLoad) {
+    // Failed with exit 1 after the whole simulation ("auto checkpoint interval needs checkpoint_cost_s > 0").
+    const std::string e = error_of(minimal + "radiation: { checkpoint_cost_s: 0 }\n");
+    EXPECT_NE(e.find("test.yaml:8:33: key 'radiation.checkpoint_cost_s': must be > 0 with checkpoint_interval: auto"),
+              std::string::npos) << e;
+    EXPECT_NO_THROW(load_scenario_text(minimal + "radiation: { checkpoint_cost_s: 0, checkpoint_interval: 3600 }\n", "t.yaml"));
+}
+
+TEST(ScenarioLoader, OrbitsThatReenterOrEscapeAreRefused) {
+    // Perigee a(1 - e) below R_E + 100 km: ran to exit 0 without a word.
+    const std::string perigee = error_of("name: t\nduration_s: 100\norbit: { altitude_km: 650, eccentricity: 0.2 }\nformation: {}\n");
+    EXPECT_NE(perigee.find("test.yaml:3:42: key 'orbit.eccentricity': the perigee is -756 km above the equator, below 100 km"),
+              std::string::npos) << perigee;
+    EXPECT_NE(perigee.find("must be at most 0.0783"), std::string::npos) << perigee;
+    EXPECT_NO_THROW(load_scenario_text("name: t\nduration_s: 100\norbit: { altitude_km: 650, eccentricity: 0.07 }\nformation: {}\n", "t.yaml"));
+    // An explicit satellite through the Earth's centre, and one fast enough to escape.
+    const std::string explicit_base = "name: t\nduration_s: 100\norbit: { altitude_km: 650 }\nformation:\n  layout: explicit\n  satellites:\n    - { position_m: [0, 0, 0] }\n";
+    const std::string plunge = error_of(explicit_base + "    - { position_m: [-7028137, 0, 0], velocity_m_s: [0, 0, 0] }\n");
+    EXPECT_NE(plunge.find("test.yaml:8:53: key 'formation.satellites[1].velocity_m_s'"), std::string::npos) << plunge;
+    EXPECT_NE(plunge.find("below 100 km: it re-enters"), std::string::npos) << plunge;
+    const std::string escape = error_of(explicit_base + "    - { position_m: [0, 100, 0], velocity_m_s: [0, 9000, 0] }\n");
+    EXPECT_NE(escape.find("key 'formation.satellites[1].velocity_m_s': this satellite escapes Earth's gravity"), std::string::npos)
+        << escape;
+    // Exactly equatorial circular orbits: the mean-to-osculating map is singular there (NaN states).
+    const std::string equatorial = error_of("name: t\nduration_s: 100\norbit: { altitude_km: 650, inclination_deg: 0 }\nformation: {}\n");
+    EXPECT_NE(equatorial.find("key 'orbit.inclination_deg': the chief's initial state is not finite"), std::string::npos)
+        << equatorial;
+}
+
+TEST(ScenarioLoader, RadiationFarFromTheReferenceOrbitIsRefusedBeforeItFillsMemory) {
+    // At 5,000 km the trapped-proton scaling exp((h - 650 km) / 109 km) gives ~1e19 rad/yr: the
+    // fault sampler grew to std::bad_alloc. The event estimate refuses it at load, naming the key.
+    const std::string high = error_of("name: t\nduration_s: 600\norbit: { altitude_km: 5000 }\nformation: { radius_m: 200 }\nradiation: {}\n");
+    EXPECT_NE(high.find("test.yaml:3:23: key 'orbit.altitude_km': with radiation, about "), std::string::npos) << high;
+    EXPECT_NE(high.find("fault events per trial"), std::string::npos) << high;
+    const std::string sma = error_of("name: t\nduration_s: 600\norbit: { semi_major_axis_km: 56378 }\nformation: { radius_m: 200 }\nradiation: {}\n");
+    EXPECT_NE(sma.find("key 'orbit.semi_major_axis_km': with radiation"), std::string::npos) << sma;
+    // Many trials of a plausible rate: the batch of trials is what does not fit.
+    const std::string trials = error_of("name: t\nduration_s: 31557600\noutput_step_s: 600\norbit: { altitude_km: 1200 }\n"
+                                        "formation: { radius_m: 1000 }\nradiation: { trials: 100000 }\n");
+    EXPECT_NE(trials.find("key 'radiation.trials'"), std::string::npos) << trials;
+    // The dose-rate history is held in memory whatever the outputs (output.hdf5: false has no volume limit).
+    const std::string series = error_of("name: t\nduration_s: 315576000\noutput_step_s: 63.2\norbit: { altitude_km: 650 }\n"
+                                        "formation: { radius_m: 5000 }\noutput: { hdf5: false }\nradiation: {}\n");
+    EXPECT_NE(series.find("key 'output_step_s': with radiation the dose-rate history takes about"), std::string::npos) << series;
+    // The reference orbit itself, a year of the 81-satellite lattice with many trials, passes.
+    EXPECT_NO_THROW(load_scenario_text("name: t\nduration_s: 31557600\noutput_step_s: 600\norbit: { altitude_km: 650 }\n"
+                                       "formation: { radius_m: 1000 }\nradiation: { trials: 4096 }\n", "t.yaml"));
+}
+
+TEST(ScenarioLoader, InputFilesAreReadWithASizeCapAndMustBeRegular) {
+    using skyfabric::scenario::read_scenario_file;
+    // /dev/zero was read until memory ran out; a FIFO blocked for ever.
+    const auto refused = [](const std::string& path) {
+        try {
+            (void)read_scenario_file(path);
+        } catch (const ScenarioError& e) {
+            return std::string(e.what());
+        }
+        return std::string("(no error)");
+    };
+    EXPECT_NE(refused("/dev/zero").find("/dev/zero: the scenario file is not a regular file"), std::string::npos);
+    const std::string fifo = testing::TempDir() + "scenario_fifo_" + std::to_string(::getpid());
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    EXPECT_NE(refused(fifo).find("is not a regular file"), std::string::npos);
+    ::unlink(fifo.c_str());
+    EXPECT_NE(refused("/no/such/file.yaml").find("cannot open the scenario file: No such file"), std::string::npos);
+    // Over the cap: refused from its size, before reading.
+    const std::string big = testing::TempDir() + "scenario_big_" + std::to_string(::getpid()) + ".yaml";
+    {
+        std::ofstream out(big);
+        out.seekp((33 << 20) - 1);
+        out.put('\n');
+    }
+    EXPECT_NE(refused(big).find("bytes; at most 33554432 are read"), std::string::npos) << refused(big);
+    std::remove(big.c_str());
+    // An edge list given as a device is refused as the topology.
+    const std::string edges = error_of("name: t\nduration_s: 10\ntopology: file:/dev/zero\n");
+    EXPECT_NE(edges.find("key 'topology': /dev/zero: the edge-list file is not a regular file"), std::string::npos) << edges;
+}
+
+TEST(ScenarioLoader, HugeListsAreRefusedBeforeTheTreeIsBuilt) {
+    // A million explicit satellites took 12 s and 3 GB before the satellite limit refused them.
+    std::string text = "name: t\nduration_s: 10\norbit: { altitude_km: 650 }\nformation:\n  layout: explicit\n  satellites:\n";
+    text.reserve(text.size() + 250000 * 22);
+    for (int i = 0; i < 250000; ++i) text += "    - position_m: [" + std::to_string(i) + ", 0, 0]\n";
+    const auto start = std::chrono::steady_clock::now();
+    const std::string e = error_of(text);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_NE(e.find("test.yaml:200007:7: key 'formation.satellites': a list of more than 200000 items"), std::string::npos) << e;
+    EXPECT_LT(seconds, 15.0);
+    skyfabric::scenario::DocumentLimits small;
+    small.max_nodes = 10;
+    try {
+        skyfabric::scenario::check_document(minimal, "m.yaml", small);
+        ADD_FAILURE() << "no error";
+    } catch (const ScenarioError& err) {
+        EXPECT_NE(std::string(err.what()).find("more than 10 values"), std::string::npos) << err.what();
+    }
 }

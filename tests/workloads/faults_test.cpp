@@ -451,9 +451,48 @@ TEST(MonteCarlo, TrialStatisticsOfAKnownSample) {
     const sw::TrialStatistics s = sw::trial_statistics(v);
     EXPECT_DOUBLE_EQ(s.mean, 3.0);
     EXPECT_NEAR(s.stddev, std::sqrt(2.5), 1e-12);
-    EXPECT_NEAR(s.mean_ci95_high - s.mean, 1.959963984540054 * std::sqrt(2.5 / 5), 1e-12);
     EXPECT_NEAR(s.p2_5, 1.1, 1e-12);
     EXPECT_NEAR(s.p97_5, 4.9, 1e-12);
+    // Bootstrap interval of the mean: about mean ± 1.96 σ/√n (≈ ±1.24 less the bootstrap's
+    // √((n-1)/n) shrink), reproducible from run to run.
+    EXPECT_LT(s.mean_ci95_low, s.mean);
+    EXPECT_GT(s.mean_ci95_high, s.mean);
+    EXPECT_NEAR(s.mean_ci95_high - s.mean, 1.959963984540054 * std::sqrt(2.0 / 5), 0.25);
+    const sw::TrialStatistics again = sw::trial_statistics(v);
+    EXPECT_EQ(again.mean_ci95_low, s.mean_ci95_low);
+    EXPECT_EQ(again.mean_ci95_high, s.mean_ci95_high);
+}
+
+// Issue 15: rare events (most trials 0 or 1 events, one trial many) gave mean ± 1.96 σ/√n
+// = [-0.16, 4.58] events/day. The interval must respect the support: never below 0.
+TEST(MonteCarlo, IntervalOfRareNonNegativeValuesStaysNonNegative) {
+    std::vector<double> v(20, 0.0);
+    v[3] = 1.0;
+    v[11] = 1.0;
+    v[17] = 45.0;  // mean 2.35, σ ≈ 10: the normal interval reaches -2.3
+    const sw::TrialStatistics s = sw::trial_statistics(v);
+    EXPECT_GE(s.mean_ci95_low, 0.0);
+    EXPECT_LE(s.mean_ci95_low, s.mean);
+    EXPECT_GE(s.mean_ci95_high, s.mean);
+    EXPECT_LE(s.mean_ci95_high, 45.0);
+    // Goodput-like values near 1 stay at or below 1.
+    const std::vector<double> g = {1.0, 1.0, 1.0, 0.2, 1.0};
+    EXPECT_LE(sw::trial_statistics(g).mean_ci95_high, 1.0);
+}
+
+TEST(MonteCarlo, PoissonRateIntervalIsGarwoodsExactInterval) {
+    // Published values (Garwood 1936; e.g. Ulm 1990 table): 0 events -> [0, 3.689], 1 -> [0.0253, 5.572],
+    // 10 -> [4.795, 18.39] for the mean count.
+    auto [lo0, hi0] = sw::poisson_rate_ci95(0.0, 1, 1.0);
+    EXPECT_EQ(lo0, 0.0);
+    EXPECT_NEAR(hi0, 3.689, 1e-3);
+    auto [lo1, hi1] = sw::poisson_rate_ci95(1.0, 1, 1.0);
+    EXPECT_NEAR(lo1, 0.0253, 1e-4);
+    EXPECT_NEAR(hi1, 5.572, 1e-3);
+    // 10 events over 5 trials of 2 days: the count interval divided by the 10 trial-days.
+    auto [lo10, hi10] = sw::poisson_rate_ci95(10.0, 5, 2.0);
+    EXPECT_NEAR(lo10, 0.4795, 1e-4);
+    EXPECT_NEAR(hi10, 1.839, 1e-3);
 }
 
 namespace {

@@ -2,7 +2,11 @@
 #include <skyfabric/workloads/faults.hpp>
 #include <skyfabric/workloads/job.hpp>
 
+#include <boost/math/special_functions/gamma.hpp>
+
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -557,20 +561,48 @@ TrialStatistics trial_statistics(std::span<const double> v) {
     double ss = 0.0;
     for (double x : v) ss += (x - s.mean) * (x - s.mean);
     s.stddev = n > 1 ? std::sqrt(ss / static_cast<double>(n - 1)) : 0.0;
-    const double half = 1.959963984540054 * s.stddev / std::sqrt(static_cast<double>(n));
-    s.mean_ci95_low = s.mean - half;
-    s.mean_ci95_high = s.mean + half;
-    std::vector<double> sorted(v.begin(), v.end());
-    std::sort(sorted.begin(), sorted.end());
-    const auto quantile = [&](double q) {
-        const double pos = q * static_cast<double>(n - 1);
+    const auto quantile = [](const std::vector<double>& sorted, double q) {
+        const std::size_t m = sorted.size();
+        const double pos = q * static_cast<double>(m - 1);
         const auto lo = static_cast<std::size_t>(std::floor(pos));
-        const std::size_t hi = std::min(lo + 1, n - 1);
+        const std::size_t hi = std::min(lo + 1, m - 1);
         return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
     };
-    s.p2_5 = quantile(0.025);
-    s.p97_5 = quantile(0.975);
+    std::vector<double> sorted(v.begin(), v.end());
+    std::sort(sorted.begin(), sorted.end());
+    s.p2_5 = quantile(sorted, 0.025);
+    s.p97_5 = quantile(sorted, 0.975);
+    // Percentile bootstrap of the mean: means of resamples drawn with replacement. The generator
+    // has a fixed seed, so the same trials give the same interval (determinism).
+    constexpr int resamples = 1000;
+    std::vector<double> means(resamples);
+    std::uint64_t state = 0x9E3779B97F4A7C15ull;
+    const auto next = [&state]() {  // splitmix64
+        std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return z ^ (z >> 31);
+    };
+    for (double& m : means) {
+        double sum = 0.0;
+        for (std::size_t i = 0; i < n; ++i) {
+            const auto k = static_cast<std::size_t>(next() % n);  // bias < n / 2^64
+            sum += v[k];
+        }
+        m = sum / static_cast<double>(n);
+    }
+    std::sort(means.begin(), means.end());
+    s.mean_ci95_low = quantile(means, 0.025);
+    s.mean_ci95_high = quantile(means, 0.975);
     return s;
+}
+
+std::pair<double, double> poisson_rate_ci95(double total, std::int32_t trials, double days) {
+    if (trials <= 0 || !(days > 0.0) || !(total >= 0.0)) throw std::invalid_argument("poisson_rate_ci95: need trials > 0, days > 0, total >= 0");
+    const double exposure = static_cast<double>(trials) * days;
+    const double low = total > 0.0 ? boost::math::gamma_p_inv(total, 0.025) : 0.0;
+    const double high = boost::math::gamma_p_inv(total + 1.0, 0.975);
+    return {low / exposure, high / exposure};
 }
 
 MonteCarloResult monte_carlo_goodput(const DoseRateSeries& series, const FaultModel& model,
@@ -585,6 +617,7 @@ MonteCarloResult monte_carlo_goodput(const DoseRateSeries& series, const FaultMo
     out.trials = trials;
     out.checkpoint_interval_s = resolve_checkpoint_interval_s(c);
     std::vector<double> interrupts, all_events;
+    double total_events = 0.0;
     const double days = duration_s / 86400.0;
     const detail::FaultStreams streams = detail::prepare_fault_streams(series, model, duration_s, seed);
     out.backend = resolve_backend(backend);
@@ -597,6 +630,7 @@ MonteCarloResult monte_carlo_goodput(const DoseRateSeries& series, const FaultMo
             out.goodput_per_trial.push_back(r.goodput);
             interrupts.push_back(static_cast<double>(r.rollbacks) / days);
             all_events.push_back(static_cast<double>(ev.size()) / days);
+            total_events += static_cast<double>(ev.size());
             for (int j = 0; j < fault_kind_count; ++j)
                 out.mean_events_by_kind[static_cast<std::size_t>(j)] +=
                     static_cast<double>(r.events_by_kind[static_cast<std::size_t>(j)]) / trials;
@@ -605,6 +639,7 @@ MonteCarloResult monte_carlo_goodput(const DoseRateSeries& series, const FaultMo
     out.goodput = trial_statistics(out.goodput_per_trial);
     out.interruptions_per_day = trial_statistics(interrupts);
     out.events_per_day = trial_statistics(all_events);
+    std::tie(out.events_per_day.mean_ci95_low, out.events_per_day.mean_ci95_high) = poisson_rate_ci95(total_events, trials, days);
     return out;
 }
 

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace skyfabric::workloads {
@@ -262,12 +263,20 @@ double first_order_waste_fraction(double interval_s, double checkpoint_cost_s, d
 struct TrialStatistics {
     double mean = 0.0;
     double stddev = 0.0;        // sample standard deviation over trials
-    double mean_ci95_low = 0.0;  // mean ± 1.96 σ/√n (normal approximation for the mean)
+    // 95 % interval for the mean. trial_statistics: percentile bootstrap (it stays within the
+    // values' range, so a goodput interval stays in [0, 1] and a rate's is never negative, where
+    // mean ± 1.96 σ/√n went below zero for rare events). Event counts per trial are Poisson:
+    // monte_carlo_goodput gives events_per_day the exact Garwood interval (poisson_rate_ci95).
+    double mean_ci95_low = 0.0;
     double mean_ci95_high = 0.0;
     double p2_5 = 0.0;          // 2.5th and 97.5th percentiles of the trials (linear interpolation)
     double p97_5 = 0.0;
 };
 TrialStatistics trial_statistics(std::span<const double> values);
+// Garwood's exact 95 % interval for a Poisson mean: `total` events counted over `trials` trials
+// of `days` each (the sum is Poisson with mean trials · rate · days), as a rate per day:
+// [Γ⁻¹(0.025; total), Γ⁻¹(0.975; total + 1)] / (trials · days), the lower end 0 when total = 0.
+std::pair<double, double> poisson_rate_ci95(double total, std::int32_t trials, double days);
 
 struct MonteCarloResult {
     std::int32_t trials = 0;
@@ -286,6 +295,9 @@ struct MonteCarloResult {
 // events of up to monte_carlo_batch_trials trials are drawn at once by sample_fault_events_batch
 // on the backend (automatic: the GPU when present); the recovery play runs on the CPU.
 inline constexpr std::int32_t monte_carlo_batch_trials = 4096;
+// Expected fault events (one batch of trials together) past which a caller should not draw them:
+// about 1.2 GB of FaultEvent. The scenario loader refuses such runs; the simulation checks again.
+inline constexpr double max_fault_events_in_memory = 5.0e7;
 MonteCarloResult monte_carlo_goodput(const DoseRateSeries& series, const FaultModel& model,
                                      const RecoveryConfig& config, const StepDurations& steps, double duration_s,
                                      std::uint64_t seed, std::int32_t trials, Backend backend = Backend::cpu);
