@@ -151,7 +151,7 @@ FormationInitialState j2_mean_element_formation(const KeplerianElements& chief_m
 
         const double ex = e * std::cos(chief_mean.arg_perigee_rad) + dex;
         const double ey = e * std::sin(chief_mean.arg_perigee_rad) + dey;
-        const double d_raan = diy / std::sin(inc);
+        const double d_raan = diy == 0.0 ? 0.0 : diy / std::sin(inc);  // in-plane: no node shift (also at i = 0)
         KeplerianElements m;
         m.semi_major_axis_m = a + da;
         m.eccentricity = std::hypot(ex, ey);

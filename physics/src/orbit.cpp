@@ -150,7 +150,8 @@ KeplerianElements mean_to_osculating(const KeplerianElements& mean, double j2) {
                                 (g2 * ((3.0 * c2 - 1.0) / eta6 * (e * eta + e / (1.0 + eta) + cubic) +
                                        3.0 * s2 / eta6 * (e + cubic) * std::cos(2.0 * w + 2.0 * f)) -
                                  g2p * s2 * (3.0 * std::cos(2.0 * w + f) + std::cos(2.0 * w + 3.0 * f)));
-    const double di = -e * de1 / (eta2 * std::tan(i)) + 0.5 * g2p * c * std::sqrt(s2) * cos_sum;
+    // e de1 / tan i: 0 for a circular orbit (de1 carries a factor e), so an equatorial circular orbit maps.
+    const double di = (e > 0.0 ? -e * de1 / (eta2 * std::tan(i)) : 0.0) + 0.5 * g2p * c * std::sqrt(s2) * cos_sum;
     const double long_node = -g2p / 8.0 * e * e * c *
                              (11.0 + 80.0 * c2 / (1.0 - 5.0 * c2) + 200.0 * c2 * c2 / ((1.0 - 5.0 * c2) * (1.0 - 5.0 * c2))) *
                              std::sin(2.0 * w);

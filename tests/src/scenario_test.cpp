@@ -158,6 +158,8 @@ TEST(ScenarioLoader, SolarProtonTermIsOffByDefault) {
     const std::string e = error_of(minimal + "radiation:\n  solar_protons: jpl91\n");
     EXPECT_NE(e.find("radiation.solar_protons"), std::string::npos) << e;
     EXPECT_NE(e.find("esp_psychic_95"), std::string::npos) << e;
+}
+
 // ---- Issue 15: input that was accepted but meant something else, or failed late ----
 
 TEST(ScenarioLoader, DuplicateKeysAreRefusedWithTheSecondOnesLocation) {
