@@ -346,3 +346,16 @@ TEST(ScenarioLoader, HugeListsAreRefusedBeforeTheTreeIsBuilt) {
         EXPECT_NE(std::string(err.what()).find("more than 10 values"), std::string::npos) << err.what();
     }
 }
+
+TEST(ScenarioLoader, RelativeOrbitsFollowTheModelAndTheOldTrimKeyPointsToItsReplacement) {
+    using skyfabric::scenario::RelativeOrbits;
+    using skyfabric::scenario::resolved_relative_orbits;
+    EXPECT_EQ(resolved_relative_orbits(load_scenario_text(minimal, "t.yaml")), RelativeOrbits::j2_mean_elements);
+    EXPECT_EQ(resolved_relative_orbits(load_scenario_text(minimal + "dynamics: { model: hcw }\n", "t.yaml")), RelativeOrbits::hcw);
+    EXPECT_EQ(resolved_relative_orbits(load_scenario_text(minimal + "dynamics: { model: schweighart_sedwick }\n", "t.yaml")),
+              RelativeOrbits::schweighart_sedwick);
+    EXPECT_EQ(resolved_relative_orbits(load_scenario_text(minimal + "  relative_orbits: hcw\n", "t.yaml")), RelativeOrbits::hcw);
+    const std::string e = error_of(minimal + "  j2_trim: true\n");
+    EXPECT_NE(e.find("formation.j2_trim"), std::string::npos) << e;
+    EXPECT_NE(e.find("relative_orbits: schweighart_sedwick"), std::string::npos) << e;
+}
