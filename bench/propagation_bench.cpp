@@ -40,13 +40,15 @@ constexpr double altitude_m = 650e3;
 constexpr double output_step_s = 10.0;
 
 struct Setup {
-    sp::CartesianState chief;
+    sp::KeplerianElements mean;  // the chief's mean elements
+    sp::CartesianState chief;    // its osculating state
     double mean_motion = 0.0;
-    double period_s = 0.0;
+    double period_s = 0.0;       // nodal period
 };
 
-// As scenarios/suncatcher-81.yaml builds it (src/scenario/scenario.cpp initial_chief_state): circular,
-// sun-synchronous inclination, RAAN for LTAN 06:00 at 2027-03-20T00:00Z, argument of latitude 0.
+// As scenarios/suncatcher-81.yaml builds it (src/scenario/scenario.cpp initial_chief_state and
+// initial_formation): mean elements, circular, sun-synchronous inclination, RAAN for LTAN 06:00 at
+// 2027-03-20T00:00Z, argument of latitude 0, mapped to osculating; J2-bounded relative orbits.
 Setup suncatcher_orbit() {
     sp::KeplerianElements e;
     e.semi_major_axis_m = sp::earth_equatorial_radius_m + altitude_m;
@@ -54,14 +56,16 @@ Setup suncatcher_orbit() {
     e.inclination_rad = sp::sun_synchronous_inclination_rad(e.semi_major_axis_m, 0.0);
     e.raan_rad = sp::raan_for_ltan_rad(6.0, sp::julian_date(sp::UtcEpoch{}));
     Setup s;
-    s.chief = sp::keplerian_to_cartesian(e, sp::earth_mu_m3_s2);
+    s.mean = e;
+    s.chief = sp::keplerian_to_cartesian(sp::mean_to_osculating(e, sp::earth_j2), sp::earth_mu_m3_s2);
     s.mean_motion = sp::mean_motion_rad_s(e.semi_major_axis_m, sp::earth_mu_m3_s2);
-    s.period_s = sp::orbital_period_s(e.semi_major_axis_m, sp::earth_mu_m3_s2);
+    s.period_s = sp::nodal_period_s(e.semi_major_axis_m, 0.0, e.inclination_rad, sp::earth_j2);
     return s;
 }
 
 std::vector<sp::RelativeState> lattice(const Setup& s, double radius_m) {
-    return sp::suncatcher_lattice(radius_m, 100.0, 200.0, s.mean_motion);
+    return sp::j2_mean_element_formation(s.mean, sp::suncatcher_lattice(radius_m, 100.0, 200.0, s.mean_motion), sp::earth_j2)
+        .satellites_lvlh;
 }
 
 // Propagate `groups` (each its own FormationPropagator) from 0 to span_s, every step_s; returns samples.

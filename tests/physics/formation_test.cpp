@@ -151,28 +151,31 @@ struct FreeFall {
     double worst_drift_m_per_orbit_per_km = 0.0;  // along-track, orbit-averaged, per km of radial amplitude
 };
 
-// Free fall under two-body + J2 (nonlinear model) for `days`, every pair's distance every 60 s; the
+// Free fall under two-body + J2 (nonlinear model) for `days`, every pair's distance every ~4 min; the
 // along-track drift from each satellite's y averaged over the first and the last orbit.
 FreeFall free_fall(const CartesianState& chief, const std::vector<RelativeState>& sats, double days) {
     const double period = nodal_period_s(a650, 0.0, suncatcher_chief_mean().inclination_rad, earth_j2);
-    const double step = period / 100.0;
+    const double step = period / 50.0;
     const int samples = static_cast<int>(days * 86400.0 / step);
     FormationPropagator prop(chief, sats, PropagationSettings{});
     FormationSnapshot snap;
     FreeFall out;
     const std::size_t n = sats.size();
     std::vector<double> first(n, 0.0), last(n, 0.0);
-    const int last_start = samples - 100;
+    const int last_start = samples - 50;
     for (int k = 0; k < samples; ++k) {
         prop.advance_to(step * k, snap);
+        const bool pairs = k % 2 == 0;  // every ~4 min: pairs approach slowly (drift of metres per orbit)
         for (std::size_t i = 0; i < n; ++i) {
             const Eigen::Vector3d& pi_m = snap.satellites_lvlh[i].position_m;
-            for (std::size_t j = i + 1; j < n; ++j) out.min_pair_m = std::min(out.min_pair_m, (pi_m - snap.satellites_lvlh[j].position_m).norm());
-            if (k < 100) first[i] += pi_m.y() / 100.0;
-            if (k >= last_start) last[i] += pi_m.y() / 100.0;
+            for (std::size_t j = i + 1; pairs && j < n; ++j) {
+                out.min_pair_m = std::min(out.min_pair_m, (pi_m - snap.satellites_lvlh[j].position_m).norm());
+            }
+            if (k < 50) first[i] += pi_m.y() / 50.0;
+            if (k >= last_start) last[i] += pi_m.y() / 50.0;
         }
     }
-    const double orbits = static_cast<double>(last_start) / 100.0;
+    const double orbits = static_cast<double>(last_start) / 50.0;
     for (std::size_t i = 1; i < n; ++i) {
         const double radial_amplitude_km = std::hypot(sats[i].position_m.x(), 0.5 * sats[i].position_m.y()) / 1000.0;
         out.worst_drift_m_per_orbit_per_km =

@@ -69,12 +69,23 @@ TEST(Eclipses, DawnDuskOrbitSeasonMatchesTheIndependentAstropyCheck) {
     const J2SecularRates rates = j2_secular_rates(a, 0.0, inc, earth_j2);
     const double raan0 = raan_for_ltan_rad(6.0, jd0);
     const double period = 2 * pi / rates.arg_latitude_rad_s();
-    const int per_orbit = 2000;
+    const int per_orbit = 1000;
     const double dt = period / per_orbit;
     auto state = [&](double t) {
         return keplerian_to_cartesian({a, 0.0, inc, raan0 + rates.raan_rad_s * t, 0.0, rates.arg_latitude_rad_s() * t},
                                       earth_mu_m3_s2);
     };
+    // Positions around one orbit from its plane's axes (the node moves 0.07 deg in an orbit: held fixed).
+    auto positions = [&](double t_orbit, std::vector<Eigen::Vector3d>& out) {
+        const CartesianState s = state(t_orbit);
+        const Eigen::Vector3d p = s.position_m.normalized(), q = s.position_m.cross(s.velocity_m_s).cross(s.position_m).normalized();
+        out.resize(per_orbit);
+        for (int j = 0; j < per_orbit; ++j) {
+            const double u = 2 * pi * j / per_orbit;
+            out[static_cast<std::size_t>(j)] = a * (std::cos(u) * p + std::sin(u) * q);
+        }
+    };
+    std::vector<Eigen::Vector3d> around;
     const CartesianState s0 = state(0.0);
     EXPECT_NEAR(beta_angle_rad(s0.position_m, s0.velocity_m_s, sun_position_eci_m(jd0)) / deg, -81.5, 0.3);
 
@@ -87,8 +98,9 @@ TEST(Eclipses, DawnDuskOrbitSeasonMatchesTheIndependentAstropyCheck) {
         const CartesianState c = state(t_orbit);
         min_abs_beta = std::min(min_abs_beta, std::abs(beta_angle_rad(c.position_m, c.velocity_m_s, sun)));
         double in_shadow = 0.0, any_shadow = 0.0, umbra = 0.0;
+        positions(t_orbit, around);
         for (int j = 0; j < per_orbit; ++j) {
-            const Eigen::Vector3d p = state(t_orbit + j * dt).position_m;
+            const Eigen::Vector3d& p = around[static_cast<std::size_t>(j)];
             in_shadow += dt * shadow_fraction(p, sun, ShadowModel::cylindrical);
             const double f = shadow_fraction(p, sun, ShadowModel::conical);
             any_shadow += f > 0.0 ? dt : 0.0;
@@ -122,14 +134,14 @@ TEST(ShadowFraction, OrbitShareInTheCylinderMatchesTheTextbookFormulaAndVanishes
     for (const double beta_deg : {0.0, 30.0, 60.0, 64.0, 66.0, 80.0}) {
         const double b = beta_deg * deg;
         const Eigen::Vector3d e1(std::cos(b), 0.0, -std::sin(b)), e2(0.0, 1.0, 0.0);  // plane with normal (sin b, 0, cos b)
-        const int samples = 200000;
+        const int samples = 50000;
         double in_shadow = 0.0;
         for (int k = 0; k < samples; ++k) {
             const double u = 2 * pi * (k + 0.5) / samples;
             in_shadow += shadow_fraction(r * (std::cos(u) * e1 + std::sin(u) * e2), sun, ShadowModel::cylindrical);
         }
         const double expected = b < critical ? std::acos(std::sqrt(r * r - R * R) / (r * std::cos(b))) / pi : 0.0;
-        EXPECT_NEAR(in_shadow / samples, expected, 2e-5) << beta_deg;
+        EXPECT_NEAR(in_shadow / samples, expected, 5e-5) << beta_deg;
         if (beta_deg == 0.0) {
             EXPECT_NEAR(expected, 0.3621, 1e-4);
         }
