@@ -359,7 +359,7 @@ private:
     }
 
     // When `work_s` of full-speed compute started at start_s is done, at the power-allowed share of each
-    // sample interval; samples not yet simulated are (their topologies kept for the training's clock).
+    // sample interval; samples not yet simulated are simulated now (their topologies kept for the training's clock).
     double compute_done_s(double start_s, double work_s) {
         std::size_t k = static_cast<std::size_t>(std::upper_bound(times_.begin(), times_.end(), start_s) - times_.begin());
         k = k > 0 ? k - 1 : 0;
