@@ -80,8 +80,10 @@ bool parse_number(const std::string& s, double& x) {
 
 // The unit a column's name carries (units in names, see docs/scenario-reference.md).
 std::string units_of(const std::string& column) {
+    // Rates first: "tokens_per_s" is tokens per second, not seconds (the plain "_s" rule below).
     static const std::vector<std::pair<std::string, std::string>> suffixes = {
-        {"_kg_m2", "kg/m^2"}, {"_B_s", "B/s"}, {"_m_s", "m/s"}, {"_bps", "bit/s"}, {"_gbps", "Gbit/s"},
+        {"tokens_per_s", "tokens/s"}, {"_rad_per_yr", "rad/yr"}, {"_per_year_m_s", "m/s per year"},
+        {"_per_day", "1/day"}, {"_per_s", "1/s"}, {"_kg_m2", "kg/m^2"}, {"_B_s", "B/s"}, {"_m_s", "m/s"}, {"_bps", "bit/s"}, {"_gbps", "Gbit/s"},
         {"_dbm", "dBm"},      {"_db", "dB"},   {"_urad", "urad"}, {"_ghz", "GHz"}, {"_thz", "THz"},
         {"_nm", "nm"},        {"_km", "km"},   {"_deg", "deg"},  {"_w", "W"},      {"_h", "h"},
         {"_m", "m"},          {"_s", "s"}};

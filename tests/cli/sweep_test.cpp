@@ -149,6 +149,13 @@ TEST(Sweep, FourPointsWithTwoJobsWriteOneRowEach) {
     EXPECT_EQ(csv.rows[0].at("satellites"), "5");   // radius 200 m: i^2 + j^2 <= 1
     EXPECT_EQ(csv.rows[2].at("satellites"), "9");   // radius 300 m: i^2 + j^2 <= 2.25
     EXPECT_TRUE(fs::exists(dir / "sweep" / "sweep.h5"));
+    // Units follow the column names; a rate is per second, not seconds (issue 18).
+    const auto units = run_command(
+        "/usr/bin/python3 -c \"import h5py,sys; t=h5py.File(sys.argv[1],'r')['table']; "
+        "u=lambda c: t[c].attrs['units']; assert u('workload.tokens_per_s') == 'tokens/s', u('workload.tokens_per_s'); "
+        "assert u('formation.min_separation_m') == 'm' and u('links.capacity_mean_bps') == 'bit/s'; print('ok')\" " +
+        (dir / "sweep" / "sweep.h5").string());
+    EXPECT_EQ(units.status, 0) << units.output;
     EXPECT_TRUE(fs::exists(dir / "sweep" / "sweep.json"));
 
     // The same folder again is refused (it holds a complete sweep) unless --force.
