@@ -216,7 +216,8 @@ std::string summary_table(const nlohmann::json& j) {
     if (j.contains("formation")) {
     const auto& f = j["formation"];
     row("nearest-neighbour distance", num(f["nearest_neighbour_min_m"], "%.1f") + " – " + num(f["nearest_neighbour_max_m"], "%.1f m"));
-    row(("satellite " + std::to_string(f["reference_satellite"].get<int>()) + "'s neighbours").c_str(),
+    // The k nearest at each instant (neighbours.png plots the k nearest on average, a wider range).
+    row(("satellite " + std::to_string(f["reference_satellite"].get<int>()) + "'s nearest (each t)").c_str(),
         num(f["reference_neighbours_min_m"], "%.1f") + " – " + num(f["reference_neighbours_max_m"], "%.1f m"));
     row("minimum separation", num(f["min_separation_m"], "%.2f m") + " at t = " + num(f["min_separation_time_s"], "%.0f s") +
                                   " (satellites " + std::to_string(f["min_separation_pair"][0].get<int>()) + ", " +
