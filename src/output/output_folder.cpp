@@ -101,8 +101,6 @@ FolderLock::~FolderLock() {
     if (fd_ >= 0) ::close(fd_);  // closing drops the flock
 }
 
-fs::path staging_folder_of(const fs::path& folder, long pid) { return beside(folder, ".staging." + std::to_string(pid)); }
-
 void refuse_unreplaceable_folder(const fs::path& folder) {
     const fs::path f = normal_folder(folder);
     const fs::path cwd = fs::current_path().lexically_normal();
@@ -113,7 +111,6 @@ void refuse_unreplaceable_folder(const fs::path& folder) {
 }
 
 StagedFolder::StagedFolder(const fs::path& folder) : folder_(normal_folder(folder)) {
-    refuse_unreplaceable_folder(folder_);
     std::error_code ec;
     const fs::path parent = folder_.parent_path();
     fs::create_directories(parent, ec);
@@ -130,7 +127,7 @@ StagedFolder::StagedFolder(const fs::path& folder) : folder_(normal_folder(folde
         if (fs::is_directory(folder_, ec)) carry_over(leftover, folder_);
         fs::remove_all(leftover, ec);
     }
-    staging_ = staging_folder_of(folder_, static_cast<long>(getpid()));
+    staging_ = beside(folder_, ".staging." + std::to_string(static_cast<long>(getpid())));
     if (::mkdir(staging_.c_str(), 0755) != 0) {
         throw OutputError("cannot create the staging folder " + staging_.string() + ": " + os_reason());
     }

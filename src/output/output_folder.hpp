@@ -26,8 +26,8 @@ void refuse_unreplaceable_folder(const std::filesystem::path& folder);
 
 class FolderLock {
 public:
-    // Throws FolderBusy naming the holder when another process owns `folder`; OutputError (with
-    // the OS reason) when the lock file cannot be opened.
+    // Throws ScenarioError (exit 2) naming the holder when another process owns `folder`, or for the
+    // filesystem root; OutputError (with the OS reason) when the lock file cannot be opened.
     explicit FolderLock(const std::filesystem::path& folder);
     ~FolderLock();
     FolderLock(const FolderLock&) = delete;
@@ -39,8 +39,8 @@ private:
 
 class StagedFolder {
 public:
-    // Call with the folder's FolderLock held. Removes leftovers of killed runs, then creates the
-    // staging folder.
+    // Call with the folder's FolderLock held, after refuse_unreplaceable_folder(folder). Removes
+    // leftovers of killed runs, then creates the staging folder.
     explicit StagedFolder(const std::filesystem::path& folder);
     // Not published: the staging folder and everything in it is removed.
     ~StagedFolder();
@@ -57,9 +57,6 @@ private:
     std::filesystem::path staging_;
     bool published_ = false;
 };
-
-// Where a run into `folder` stages its files while it is going (for readers of a run in progress).
-std::filesystem::path staging_folder_of(const std::filesystem::path& folder, long pid);
 
 // Writes `text` to `path` through a temporary beside it (O_EXCL | O_NOFOLLOW: a symlink planted at
 // either name is never followed) and renames it into place. Throws OutputError with the OS reason.

@@ -56,10 +56,7 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
                     {"samples_in_shadow", s.samples_in_shadow}};
     }
     if (sc.power.enabled) {
-        const char* policy = sc.workload.power_policy == physics::PowerPolicy::ignore  ? "ignore"
-                           : sc.workload.power_policy == physics::PowerPolicy::pause ? "pause"
-                                                                                      : "throttle";
-        j["power"] = {{"policy", policy},
+        j["power"] = {{"policy", scenario::to_string(sc.workload.power_policy)},
                       {"state_of_charge_min", s.power_state_of_charge_min},
                       {"temperature_max_k", s.power_temperature_max_k},
                       {"energy_generated_kwh_per_satellite", s.power_generated_kwh},

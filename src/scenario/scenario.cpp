@@ -936,6 +936,15 @@ const char* to_string(RelativeOrbits relative_orbits) {
     return "unknown";
 }
 
+const char* to_string(physics::PowerPolicy policy) {
+    switch (policy) {
+        case physics::PowerPolicy::ignore: return "ignore";
+        case physics::PowerPolicy::throttle: return "throttle";
+        case physics::PowerPolicy::pause: return "pause";
+    }
+    return "unknown";
+}
+
 physics::CartesianState initial_chief_state(const Scenario& sc) {
     return physics::keplerian_to_cartesian(physics::mean_to_osculating(chief_mean_elements(sc), dynamics_j2(sc)),
                                            physics::earth_mu_m3_s2);

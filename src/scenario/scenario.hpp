@@ -167,6 +167,7 @@ double orbit_period_s(const Scenario& scenario);
 // schweighart_sedwick -> schweighart_sedwick.
 RelativeOrbits resolved_relative_orbits(const Scenario& scenario);
 const char* to_string(RelativeOrbits relative_orbits);
+const char* to_string(physics::PowerPolicy policy);
 // The propagation settings the scenario asks for.
 physics::PropagationSettings propagation_settings(const Scenario& scenario);
 

@@ -315,8 +315,7 @@ private:
         }
         const double dt = k + 1 < times_.size() ? times_[k + 1] - times_[k] : 0.0;
         const double t = times_[k];
-        const double au = physics::sun_position_eci_m(epoch_julian_date_ + t / physics::seconds_per_day).norm() /
-                          physics::astronomical_unit_m;
+        const double au = sun_eci_m_.norm() / physics::astronomical_unit_m;  // from sample_sunlight
         std::vector<int> degree = topology_builder_ ? links::links_per_satellite(topology_) : std::vector<int>(n, 0);
         degree.resize(n, 0);
         const double requested = sc_.workload.enabled ? 1.0 : 0.0;
@@ -383,7 +382,8 @@ private:
     }
 
     void sample_sunlight(double time_s) {
-        const Eigen::Vector3d sun = physics::sun_position_eci_m(epoch_julian_date_ + time_s / physics::seconds_per_day);
+        sun_eci_m_ = physics::sun_position_eci_m(epoch_julian_date_ + time_s / physics::seconds_per_day);
+        const Eigen::Vector3d& sun = sun_eci_m_;
         sample_.sun_direction_eci = sun.normalized();
         sample_.beta_angle_rad = physics::beta_angle_rad(snapshot_.chief_eci.position_m, snapshot_.chief_eci.velocity_m_s, sun);
         sample_.shadow_fraction.resize(snapshot_.satellites_eci.size());
@@ -477,6 +477,7 @@ private:
     std::optional<workloads::Fabric> fabric_;
     std::optional<physics::FormationPropagator> propagator_, truth_;
     double epoch_julian_date_ = 0.0;
+    Eigen::Vector3d sun_eci_m_ = Eigen::Vector3d::Zero();  // at the current sample
     double shadow_sum_ = 0.0;
     std::vector<physics::PowerState> power_state_;     // [N]
     std::vector<double> compute_fraction_;             // per sample: compute share allowed until the next

@@ -3,6 +3,7 @@
 // signals sent once the run has made visible progress (not after a fixed sleep,
 // which breaks on slow builds such as the sanitizer preset).
 #include <array>
+#include <fstream>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -56,6 +57,12 @@ inline int leftovers_beside(const fs::path& dir) {
         if (name.rfind(prefix + "staging.", 0) == 0 || name.rfind(prefix + "replaced.", 0) == 0) ++n;
     }
     return n;
+}
+
+// A file's whole content ("" when it cannot be read).
+inline std::string read_file(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 inline std::string skyfabric() { return SKYFABRIC_EXE; }

@@ -24,11 +24,6 @@ namespace {
 
 
 
-std::string read_file(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 fs::path write_file(const fs::path& path, const std::string& text) {
     std::ofstream(path) << text;
     return path;

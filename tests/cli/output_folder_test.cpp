@@ -19,11 +19,6 @@ using namespace skyfabric_test;
 
 namespace {
 
-std::string read_file(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 std::string h5_complete_check(const fs::path& h5) {
     return "/usr/bin/python3 -c \"import h5py,sys; f=h5py.File(sys.argv[1],'r'); assert f.attrs['complete'] == True; "
            "print('ok')\" " + h5.string();

@@ -86,11 +86,6 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
     return records;
 }
 
-std::string read_text(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 Csv read_csv(const fs::path& path) {
     std::ifstream in(path);
     std::stringstream s;
@@ -217,7 +212,7 @@ TEST(Sweep, ResumeRerunsPointsWhoseSettingsChanged) {
     const auto second = read_csv(dir / "sweep" / "sweep.csv");
     ASSERT_EQ(second.rows.size(), 2u);
     for (const auto& row : second.rows) {
-        const std::string summary = read_text(dir / "sweep" / "points" / row.at("name") / "summary.json");
+        const std::string summary = read_file(dir / "sweep" / "points" / row.at("name") / "summary.json");
         EXPECT_NE(summary.find("\"duration_s\": 50.0"), std::string::npos) << summary;
     }
     // Unchanged, a resume reuses them.
