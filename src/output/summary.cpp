@@ -169,18 +169,56 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
             j["radiation"]["corrupted_steps"] = g.corrupted_steps;
             j["radiation"]["recomputed_steps"] = g.recomputed_steps;
             j["radiation"]["checkpoints"] = g.checkpoints;
+            j["radiation"]["ranks_lost"] = g.ranks_lost;
+            j["radiation"]["links_lost"] = g.links_lost;
+            j["radiation"]["damaged_steps"] = g.damaged_steps;
+        }
+        j["radiation"]["rate_scale"] = sc.radiation.faults.rate_scale;
+        j["radiation"]["on_rank_loss"] = workloads::rank_loss_policy_name(r.on_rank_loss);
+        j["radiation"]["link_outage_s"] = r.link_outage_s;
+        j["radiation"]["fabric"] = {{"coupled", r.fabric_note.empty()},
+                                    {"topologies", r.fabric_topologies},
+                                    {"keyframes", r.fabric_keyframes},
+                                    {"memory_bytes", r.fabric_memory_bytes},
+                                    {"damaged_steps_solved", r.fabric_evaluations}};
+        if (!r.fabric_note.empty()) j["radiation"]["fabric"]["note"] = r.fabric_note;
+        if (r.goodput && std::isfinite(r.interruption_mtbf_s) && r.interruption_mtbf_s > 0.0) {
+            // Daly/Young's renewal formula: checkpoints and restarts only, interrupts at the mean rate.
+            const auto& g = *r.goodput;
+            const double w = g.checkpoint_interval_s;
+            j["radiation"]["analytic_goodput"] = workloads::expected_goodput_constant_rate(
+                w, sc.radiation.recovery.checkpoint_cost_s, sc.radiation.recovery.restart_s, r.interruption_mtbf_s);
         }
         if (r.monte_carlo) {
             const auto& m = *r.monte_carlo;
             auto stats = [](const workloads::TrialStatistics& t) {
-                return json{{"mean", t.mean}, {"stddev", t.stddev}, {"mean_ci95", {t.mean_ci95_low, t.mean_ci95_high}},
+                return json{{"mean", t.mean}, {"median", t.median}, {"stddev", t.stddev}, {"mean_ci95", {t.mean_ci95_low, t.mean_ci95_high}},
                             {"p2_5", t.p2_5}, {"p97_5", t.p97_5}};
             };
-            j["radiation"]["monte_carlo"] = {{"trials", m.trials},
-                                             {"backend", workloads::to_string(m.backend)},
-                                             {"goodput", stats(m.goodput)},
-                                             {"interruptions_per_day", stats(m.interruptions_per_day)},
-                                             {"events_per_day", stats(m.events_per_day)}};
+            auto per_trial = [&](auto field) {
+                std::vector<double> v;
+                for (const auto& t : m.per_trial) v.push_back(static_cast<double>(field(t)));
+                return stats(workloads::trial_statistics(v));
+            };
+            using Trial = workloads::MonteCarloResult::Trial;
+            j["radiation"]["monte_carlo"] = {
+                {"trials", m.trials},
+                {"backend", workloads::to_string(m.backend)},
+                {"threads", m.threads},
+                {"goodput", stats(m.goodput)},
+                {"interruptions_per_day", stats(m.interruptions_per_day)},
+                {"events_per_day", stats(m.events_per_day)},
+                {"lost_s",
+                 {{"faults", per_trial([](const Trial& t) { return t.lost_faults_s; })},
+                  {"restarts", per_trial([](const Trial& t) { return t.lost_restarts_s; })},
+                  {"checkpoints", per_trial([](const Trial& t) { return t.lost_checkpoints_s; })},
+                  {"fabric", per_trial([](const Trial& t) { return t.lost_fabric_s; })},
+                  {"shrunk_ring", per_trial([](const Trial& t) { return t.lost_shrink_s; })}}},
+                {"ranks_lost", per_trial([](const Trial& t) { return t.ranks_lost; })},
+                {"links_lost", per_trial([](const Trial& t) { return t.links_lost; })},
+                {"damaged_steps", per_trial([](const Trial& t) { return t.damaged_steps; })},
+                {"step_time_median_s", per_trial([](const Trial& t) { return t.step_time_median_s; })},
+                {"step_time_p99_s", per_trial([](const Trial& t) { return t.step_time_p99_s; })}};
         }
     }
     return j;
@@ -307,10 +345,33 @@ std::string summary_table(const nlohmann::json& j) {
             std::string goodput = num(r["goodput"], "%.4f");
             if (r.contains("monte_carlo")) {
                 const auto& g = r["monte_carlo"]["goodput"];
-                goodput = num(g["mean"], "%.4f") + " (95 % of trials " + num(g["p2_5"], "%.4f") + " – " +
+                goodput = "median " + num(g["median"], "%.4f") + " (95 % of trials " + num(g["p2_5"], "%.4f") + " – " +
                           num(g["p97_5"], "%.4f") + ", " + std::to_string(r["monte_carlo"]["trials"].get<int>()) + " trials)";
             }
             row("goodput", goodput);
+            if (r.contains("analytic_goodput")) {
+                row("  Daly/Young analytic", num(r["analytic_goodput"], "%.4f") +
+                                             " (checkpoints + restarts only: no reboot waits, SDC, fabric)");
+            }
+            if (r.contains("monte_carlo")) {
+                const auto& l = r["monte_carlo"]["lost_s"];
+                row("time lost per trial (median)", "faults " + num(l["faults"]["median"], "%.0f s") + ", restarts " +
+                                                        num(l["restarts"]["median"], "%.0f s") + ", checkpoints " +
+                                                        num(l["checkpoints"]["median"], "%.0f s") + ", fabric " +
+                                                        num(l["fabric"]["median"], "%.3g s") + ", shrunk ring " +
+                                                        num(l["shrunk_ring"]["median"], "%.3g s"));
+                const auto& m = r["monte_carlo"];
+                row("per trial (mean)", num(m["ranks_lost"]["mean"], "%.3g") + " ranks lost, " +
+                                            num(m["links_lost"]["mean"], "%.3g") + " links lost, " +
+                                            num(m["damaged_steps"]["mean"], "%.4g") + " steps on a damaged fabric");
+            }
+            const auto& f = r["fabric"];
+            row("faults act on the fabric", f["coupled"].get<bool>()
+                                                ? std::string("yes, rank loss: ") + r["on_rank_loss"].get<std::string>() +
+                                                      ", " + std::to_string(f["keyframes"].get<std::int64_t>()) + " keyframes of " +
+                                                      std::to_string(f["topologies"].get<std::int64_t>()) + " topologies, " +
+                                                      std::to_string(f["damaged_steps_solved"].get<std::int64_t>()) + " damaged steps solved"
+                                                : f["note"].get<std::string>());
         }
     }
     row("wall time", num(j["wall_s"], "%.2f s"));

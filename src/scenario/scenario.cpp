@@ -323,6 +323,12 @@ WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed) {
     o.flow.per_message_overhead_s = 1e-6 * s.number("per_message_overhead_us", 0.0, 1e7, 0.0, "us");
     o.seed = seed;
     w.backend = workloads::parse_backend(s.choice("backend", {"auto", "cpu", "cuda"}, "auto"));
+    if (s.has("on_rank_loss")) {
+        const std::string loss = s.choice("on_rank_loss", {"wait", "shrink", "spare"}, "wait");
+        w.on_rank_loss = loss == "shrink" ? workloads::RankLossPolicy::shrink
+                       : loss == "spare"  ? workloads::RankLossPolicy::spare
+                                          : workloads::RankLossPolicy::wait;
+    }
     const std::string policy = s.choice("power_policy", {"ignore", "throttle", "pause"}, "throttle");
     w.power_policy = policy == "ignore" ? physics::PowerPolicy::ignore
                    : policy == "pause"  ? physics::PowerPolicy::pause
@@ -403,6 +409,9 @@ RadiationConfig read_radiation(Section s, bool present, const physics::UtcEpoch&
     r.faults.chips_per_satellite = static_cast<std::int32_t>(s.integer("chips_per_satellite", 0, 4096, 0));
     r.faults.sdc_detection_probability = s.number("sdc_detection_probability", 0.0, 1.0, r.faults.sdc_detection_probability);
     r.faults.link_outage_rate_per_s = s.number("link_outages_per_day", 0.0, 1e4, 0.0, "1/day") / physics::seconds_per_day;
+    r.faults.rate_scale = s.number("rate_scale", 0.0, 1e6, 1.0);
+    r.recovery.link_outage_s = s.number("link_outage_s", 0.0, 1e7, r.recovery.link_outage_s, "s");
+    r.threads = static_cast<std::int32_t>(s.integer("threads", 0, 1024, 0));
     auto& c = r.recovery;
     if (s.is_scalar("checkpoint_interval") && s.text("checkpoint_interval") == "auto") {
         c.checkpoint_interval_s = 0.0;
@@ -777,6 +786,18 @@ void check_across_sections(Section& top, Scenario& sc) {
         if (sc.fabric) radiation.fail("enabled", "radiation needs an orbit; a synthetic topology has none");
         if (static_cast<std::size_t>(sc.radiation.recovery.spare_satellites) >= satellites) {
             radiation.fail("spare_satellites", "must leave at least one working satellite of " + std::to_string(satellites));
+        }
+        // The rank-loss policy: given, or spare when there are spares, else wait.
+        auto& recovery = sc.radiation.recovery;
+        if (sc.workload.on_rank_loss) {
+            recovery.on_rank_loss = *sc.workload.on_rank_loss;
+            if (recovery.on_rank_loss == workloads::RankLossPolicy::spare && recovery.spare_satellites == 0) {
+                Section workload = top.section("workload");
+                workload.fail("on_rank_loss", "spare needs radiation.spare_satellites >= 1 (none are kept in reserve)");
+            }
+        } else {
+            recovery.on_rank_loss = recovery.spare_satellites > 0 ? workloads::RankLossPolicy::spare
+                                                                  : workloads::RankLossPolicy::wait;
         }
         auto& chips = sc.radiation.faults.chips_per_satellite;
         if (chips == 0) chips = sc.workload.enabled ? sc.workload.job.tensor_parallel : 1;

@@ -94,6 +94,8 @@ struct WorkloadConfig {
     workloads::TrainingOptions options;
     workloads::Backend backend = workloads::Backend::automatic;
     physics::PowerPolicy power_policy = physics::PowerPolicy::throttle;  // with a power section
+    // What a rank's crash does (with radiation); unset: spare when there are spares, else wait.
+    std::optional<workloads::RankLossPolicy> on_rank_loss;
 };
 
 // power: present = enabled. Each satellite's array, battery, loads and radiator (physics/power.hpp);
@@ -109,6 +111,7 @@ struct RadiationConfig {
     workloads::FaultModel faults;
     workloads::RecoveryConfig recovery;          // checkpoint_interval_s 0 = auto (Daly)
     std::int32_t trials = 1;                     // Monte Carlo repetitions of the fault process
+    std::int32_t threads = 0;                    // CPU threads playing the trials (0: every core)
 };
 
 struct Scenario {

@@ -256,11 +256,32 @@ private:
                                       ? out.interruption_mtbf_s
                                       : 1e3 * duration_s;
             }
+            // Faults act on the fabric: each trial's outages and reboots damage the run's topology
+            // timeline, and its steps are solved there (workloads/damaged_fabric.hpp).
+            std::optional<workloads::DamagedFabric> fabric;
+            const std::int32_t ranks = n - recovery.spare_satellites;
+            if (timeline_.keyframe_count() > 0 && sc_.workload.job.data_parallel == ranks) {
+                fabric.emplace(timeline_, workloads::StepModel{sc_.workload.job, sc_.workload.accelerator, sc_.workload.options},
+                               ranks);
+            } else {
+                out.fabric_note = "faults do not act on the fabric: the job's " + std::to_string(sc_.workload.job.data_parallel) +
+                                  " data-parallel ranks are not the " + std::to_string(ranks) +
+                                  " satellites outside the spares";
+            }
+            workloads::FabricModel* model = fabric ? &*fabric : nullptr;
             out.goodput = workloads::simulate_training_with_faults(out.events, n, duration_s, steps, recovery,
-                                                                   /*record_timeline=*/true);
+                                                                   /*record_timeline=*/true, model);
             if (r.trials > 1) {
                 out.monte_carlo = workloads::monte_carlo_goodput(dose_series_, r.faults, recovery, steps, duration_s,
-                                                                 sc_.seed, r.trials, backend_);
+                                                                 sc_.seed, r.trials, backend_, model, r.threads);
+            }
+            out.on_rank_loss = recovery.on_rank_loss;
+            out.link_outage_s = recovery.link_outage_s;
+            if (fabric) {
+                out.fabric_keyframes = static_cast<std::int64_t>(timeline_.keyframe_count());
+                out.fabric_topologies = timeline_.topology_count();
+                out.fabric_memory_bytes = static_cast<std::int64_t>(timeline_.memory_bytes());
+                out.fabric_evaluations = fabric->evaluations();
             }
         }
         summary_.radiation = std::move(out);
@@ -275,6 +296,7 @@ private:
             if (!pending_topologies_.empty()) {  // produced while the power limit was looked ahead
                 next = std::move(pending_topologies_.front());
                 pending_topologies_.pop_front();
+                if (radiation_model_) timeline_.append(next);
                 return true;
             }
             if (!advance()) {
@@ -282,6 +304,7 @@ private:
                 return false;
             }
             next = topology_;
+            if (radiation_model_) timeline_.append(next);  // the fabric the fault trials damage
             return true;
         };
         if (sc_.power.enabled) {
@@ -466,6 +489,7 @@ private:
     }
 
     const scenario::Scenario& sc_;
+    workloads::TopologyTimeline timeline_;  // the fault-free topologies, as keyframes (radiation runs)
     workloads::Backend backend_ = workloads::Backend::cpu;  // for batched work (the radiation Monte Carlo)
     std::vector<Recorder*> recorders_;
     const std::atomic<bool>* stop_;

@@ -8,6 +8,7 @@
 #include <skyfabric/links/topology.hpp>
 #include <skyfabric/physics/propagation.hpp>
 #include <skyfabric/physics/radiation.hpp>
+#include <skyfabric/workloads/damaged_fabric.hpp>
 #include <skyfabric/workloads/faults.hpp>
 #include <skyfabric/workloads/synthetic_fabric.hpp>
 #include <skyfabric/workloads/training.hpp>
@@ -67,6 +68,14 @@ struct RadiationOutcome {
     std::optional<workloads::MonteCarloResult> monte_carlo;  // when trials > 1 and a workload
     std::array<double, workloads::fault_kind_count> expected_events{};
     double interruption_mtbf_s = 0.0;
+    workloads::RankLossPolicy on_rank_loss = workloads::RankLossPolicy::wait;
+    double link_outage_s = 0.0;
+    // The fabric the trials damaged (0 / a note when faults could not act on it).
+    std::int64_t fabric_topologies = 0;   // fault-free topologies the run produced
+    std::int64_t fabric_keyframes = 0;    // of them kept (the link set or a capacity changed)
+    std::int64_t fabric_memory_bytes = 0;
+    std::int64_t fabric_evaluations = 0;  // distinct damaged steps solved, over all trials
+    std::string fabric_note;
     double dose_mean_rad = 0.0;                          // over satellites, at the end
     double dose_max_rad = 0.0;
     double dose_rate_mean_rad_per_yr = 0.0;              // this run's mean rate over satellites (its SAA passes)

@@ -1,5 +1,5 @@
 #pragma once
-// Internal: everything the fault streams of a batch of trials share, built once on the host
+// Internal: the fault files' shared helpers, and everything the fault streams of a batch of trials share, built once on the host
 // and handed to either backend. Trial t's stream for satellite s thins windows
 // [window_offsets[s], window_offsets[s+1]) of s's dose-rate column with its own counters.
 
@@ -9,6 +9,14 @@
 #include <skyfabric/workloads/faults.hpp>
 
 namespace skyfabric::workloads::detail {
+
+constexpr std::size_t kind_index(FaultKind k) { return static_cast<std::size_t>(k); }
+// Throws std::invalid_argument unless the series has satellites, samples, a step and its values.
+void check_series(const DoseRateSeries& s);
+// Per-rad event multipliers n_k / D_k × rate_scale (1/rad) for the dose-driven kinds; 0 for link outages.
+std::array<double, fault_kind_count> per_rad(const FaultModel& m);
+// The link-outage rate per satellite, rate_scale applied.
+inline double link_outage_rate_per_s(const FaultModel& m) { return m.link_outage_rate_per_s * m.rate_scale; }
 
 struct FaultStreams {
     std::int32_t satellite_count = 0;
@@ -24,5 +32,9 @@ struct FaultStreams {
 // Checks the series and the model (std::invalid_argument) and builds the shared inputs.
 FaultStreams prepare_fault_streams(const DoseRateSeries& series, const FaultModel& model, double duration_s,
                                    std::uint64_t seed);
+
+// Trials first_trial … first_trial+trials-1 of the prepared streams, each sorted, on the backend.
+std::vector<std::vector<FaultEvent>> sample_batch(const FaultStreams& f, std::uint64_t first_trial, std::int32_t trials,
+                                                  Backend backend);
 
 }  // namespace skyfabric::workloads::detail

@@ -63,14 +63,14 @@ private:
 
 }  // namespace
 
-Placement ring_placement(const Network& network, std::int32_t ranks) {
-    const std::int32_t n = network.node_count;
-    if (ranks < 1 || ranks > n) throw std::invalid_argument("ring_placement: ranks must be in 1..node_count");
+namespace {
+
+// The greedy tour from `start` over the nodes not yet `used`, until `ranks` are placed.
+Placement tour(const Network& network, std::vector<char> used, std::int32_t start, std::int32_t ranks) {
     Placement order;
     order.reserve(static_cast<std::size_t>(ranks));
-    std::vector<char> used(static_cast<std::size_t>(n), 0);
     NearestUnvisited nearest_unvisited;
-    std::int32_t v = 0;
+    std::int32_t v = start;
     order.push_back(v);
     used[v] = 1;
     while (static_cast<std::int32_t>(order.size()) < ranks) {
@@ -94,6 +94,26 @@ Placement ring_placement(const Network& network, std::int32_t ranks) {
         v = next;
     }
     return order;
+}
+
+}  // namespace
+
+Placement ring_placement(const Network& network, std::int32_t ranks) {
+    const std::int32_t n = network.node_count;
+    if (ranks < 1 || ranks > n) throw std::invalid_argument("ring_placement: ranks must be in 1..node_count");
+    return tour(network, std::vector<char>(static_cast<std::size_t>(n), 0), 0, ranks);
+}
+
+Placement ring_placement(const Network& network, std::span<const std::int32_t> nodes) {
+    if (nodes.empty()) throw std::invalid_argument("ring_placement: no nodes to place ranks on");
+    std::vector<char> used(static_cast<std::size_t>(network.node_count), 1);
+    for (const std::int32_t v : nodes) {
+        if (v < 0 || v >= network.node_count) throw std::invalid_argument("ring_placement: node out of range");
+        used[static_cast<std::size_t>(v)] = 0;
+    }
+    const std::int32_t start = *std::min_element(nodes.begin(), nodes.end());
+    const auto ranks = static_cast<std::int32_t>(std::count(used.begin(), used.end(), 0));
+    return tour(network, std::move(used), start, ranks);
 }
 
 Placement random_placement(std::int32_t node_count, std::int32_t ranks, std::uint64_t seed) {

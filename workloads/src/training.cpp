@@ -10,6 +10,17 @@ namespace skyfabric::workloads {
 namespace {
 
 Placement plan(const TrainingOptions& o, const Network& net, std::int32_t ranks) {
+    if (!o.rank_nodes.empty()) {
+        switch (o.placement) {
+            case PlacementPolicy::topology_aware: return ring_placement(net, o.rank_nodes);
+            case PlacementPolicy::random: {
+                Placement p = random_placement(static_cast<std::int32_t>(o.rank_nodes.size()), ranks, o.seed);
+                for (auto& v : p) v = o.rank_nodes[static_cast<std::size_t>(v)];
+                return p;
+            }
+            case PlacementPolicy::identity: return o.rank_nodes;
+        }
+    }
     switch (o.placement) {
         case PlacementPolicy::topology_aware: return ring_placement(net, ranks);
         case PlacementPolicy::random: return random_placement(net.node_count, ranks, o.seed);
@@ -41,6 +52,8 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
     const std::int32_t p = job.data_parallel;
     if (p < 1 || p > clock.topology().node_count)
         throw std::invalid_argument("simulate_training: data_parallel must be in 1..node_count");
+    if (!options.rank_nodes.empty() && static_cast<std::int32_t>(options.rank_nodes.size()) != p)
+        throw std::invalid_argument("simulate_training: rank_nodes must list data_parallel nodes");
     if (job.sync == SyncMode::local_steps && job.local_steps < 1)
         throw std::invalid_argument("simulate_training: local_steps must be >= 1");
     const double compute = compute_time_per_step_s(job, accelerator);
@@ -76,7 +89,7 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
             // Re-embed only when the ring lost a hop: moving ranks costs nothing for pure
             // data parallelism, but churn would defeat the per-epoch caches.
             if (!ring_is_embedded(clock.network(), placement)) {
-                Placement fresh = ring_placement(clock.network(), p);
+                Placement fresh = plan(options, clock.network(), p);
                 if (fresh != placement) {
                     placement = std::move(fresh);
                     ++placement_version;

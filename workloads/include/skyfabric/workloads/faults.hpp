@@ -15,15 +15,19 @@
 //  3. Recovery: simulate_training_with_faults() plays the events against a job that takes
 //     steps, writes a checkpoint every τ of useful compute (cost δ), rolls back and restarts
 //     (R) on HBM UECC and crashes, recomputes steps with detected SDC, counts silent ones,
-//     reboots crashed satellites and swaps in hot spares. Goodput = useful time / elapsed.
-//  4. Monte Carlo over trials (events drawn in batches, on the GPU when present): mean and
-//     95 % intervals of goodput and failures per day.
+//     reboots crashed satellites, and waits for them, shrinks the ring or swaps in hot spares;
+//     with a FabricModel the trial's link outages and rebooting satellites damage the fabric the
+//     steps run on. Goodput = useful time / elapsed.
+//  4. Monte Carlo over trials (events drawn in batches, on the GPU when present; trials played
+//     on CPU threads): mean and 95 % intervals of goodput and failures per day.
+// Files: fault_rates.cpp (1), fault_sampling.cpp (2), recovery.cpp (3), monte_carlo.cpp (4).
 // Pure: no I/O. SI units; doses in rad(Si).
 
 #include <skyfabric/physics/random.hpp>
 #include <skyfabric/workloads/backend.hpp>
 
 #include <array>
+#include <limits>
 #include <cmath>
 #include <cstdint>
 #include <span>
@@ -74,6 +78,9 @@ struct FaultModel {
     std::int32_t hosts_per_satellite = 1;
     double link_outage_rate_per_s = 0.0;    // per satellite, constant (0 = off)
     double sdc_detection_probability = 0.9; // detected SDC → step recomputed; else silent
+    // Every rate (dose-driven and link outages) multiplied by this: a stress test that makes faults
+    // happen in every trial of a short run (scenario radiation.rate_scale).
+    double rate_scale = 1.0;
 };
 
 // Per-satellite event rates (1/s) at a dose rate: λ_k = n_k Ḋ / D_k; host: n_h Ḋ (1/D_cpu + 1/D_ram).
@@ -100,6 +107,7 @@ struct FaultEvent {
     std::int32_t satellite = 0;
     FaultKind kind = FaultKind::sdc;
     bool detected = false;  // SDC only: caught by the step's checks (drawn with the event)
+    double mark = 0.0;      // link outage only: a uniform in [0, 1) that picks which of its links
 };
 
 // Expected event counts ∫_0^T Σ_sat λ_k dt per kind (exact for the piecewise-linear rate).
@@ -125,6 +133,15 @@ std::vector<std::vector<FaultEvent>> sample_fault_events_batch(const DoseRateSer
 
 // ---- Recovery and goodput ----
 
+// What the job does when a rank's satellite crashes (chip or host) and reboots:
+enum class RankLossPolicy : std::uint8_t {
+    wait = 0,    // roll back, wait for the satellite, restart over the same ranks
+    shrink = 1,  // roll back, restart at once over the survivors (data-parallel batch shrunk);
+                 // the satellite rejoins at the first checkpoint after its reboot
+    spare = 2,   // roll back, swap in the earliest-available hot spare if it is up sooner, else wait
+};
+const char* rank_loss_policy_name(RankLossPolicy policy);  // "wait", "shrink", "spare"
+
 struct RecoveryConfig {
     double checkpoint_interval_s = 0.0;  // useful compute between checkpoints, τ; 0 = auto
     double mtbf_s = 0.0;                 // interruption MTBF for auto (Daly); see interruption_mtbf_s
@@ -132,6 +149,8 @@ struct RecoveryConfig {
     double restart_s = 300.0;            // R: reload the checkpoint, rejoin the collective
     double reboot_s = 600.0;             // a crashed satellite is unavailable this long
     std::int32_t spare_satellites = 0;   // the highest-numbered satellites start as hot spares
+    RankLossPolicy on_rank_loss = RankLossPolicy::spare;  // spare with no spares = wait
+    double link_outage_s = 60.0;         // a terminal outage keeps its link down this long
 };
 
 // τ used: checkpoint_interval_s if > 0, else Daly(δ, mtbf_s) (job.hpp daly_interval_s).
@@ -162,7 +181,7 @@ enum class FaultEffect : std::uint8_t {
     silent_corruption = 2,  // undetected SDC: the step counts, corrupted
     rollback = 3,           // UECC/crash on an active rank: back to the last checkpoint
     reboot = 4,             // crash of an idle or spare satellite: unavailable for reboot_s
-    link_down = 5,          // link outage: reported, no cost here (the flow model owns links)
+    link_down = 5,          // link outage: its link is down for link_outage_s (with a fabric: rerouted)
     after_end = 6,          // at or after the end of the run
 };
 const char* fault_effect_name(FaultEffect effect);
@@ -178,6 +197,7 @@ enum class JobPhase : std::uint8_t {
     checkpoint_interrupted = 6,  // checkpoint cut short by an interrupt
     recovery = 7,                // waiting for the satellite or a spare, then restart R
     unfinished = 8,              // step or checkpoint cut by the end of the run
+    stalled = 9,                 // the damaged fabric cannot complete a collective: wait for a repair
 };
 const char* job_phase_name(JobPhase phase);
 
@@ -194,6 +214,31 @@ struct SpareSwap {
     std::int32_t spare = 0;   // now a rank
 };
 
+// What faults have done to the fabric at an instant of one trial (all lists sorted).
+struct FabricDamage {
+    std::vector<std::pair<std::int32_t, std::int32_t>> links_down;  // (source < target), terminal outages
+    std::vector<std::int32_t> satellites_down;  // rebooting: they neither compute nor forward
+    std::vector<std::int32_t> ranks;            // satellites holding the job's ranks
+};
+
+// What the play asks of the fabric the job runs on (damaged_fabric.hpp implements it over the
+// run's topology timeline). Without one, faults cost only their checkpoint/restart arithmetic.
+// Implementations must be safe to call from several threads (the trials run in parallel).
+class FabricModel {
+public:
+    virtual ~FabricModel() = default;
+    // Extra time of a step started at t on the damaged fabric over the same step on the undamaged
+    // one with the initial ranks (may be < 0: fewer ranks); +inf when the damaged fabric cannot
+    // complete the step's collectives (a rank cut off).
+    virtual double extra_step_s(double t, const FabricDamage& damage) = 0;
+    // The link a terminal outage on `satellite` at t takes down: one of its usable links, picked
+    // by mark in [0, 1). Returns false (and leaves `link`) when it has none.
+    virtual bool outage_link(std::int32_t satellite, double t, double mark,
+                             std::pair<std::int32_t, std::int32_t>& link) const = 0;
+    // The first instant after t at which the undamaged fabric changes (+inf: never).
+    virtual double next_change_s(double t) const = 0;
+};
+
 struct GoodputResult {
     double elapsed_s = 0.0;
     double useful_s = 0.0;              // compute of completed steps not rolled back
@@ -205,12 +250,21 @@ struct GoodputResult {
     std::int64_t checkpoints = 0;
     std::int64_t rollbacks = 0;         // interruptions (including ones during a restart)
     std::int64_t replacements = 0;      // ranks moved to a hot spare
+    std::int64_t ranks_lost = 0;        // crashes of satellites holding a rank
+    std::int64_t links_lost = 0;        // terminal outages that took a link down
+    std::int64_t damaged_steps = 0;     // steps run on a damaged fabric (rerouted, or fewer ranks)
+    double step_time_median_s = 0.0;    // over completed steps (damaged ones included)
+    double step_time_p99_s = 0.0;
     // Where the rest of the time went; useful + all of these = elapsed.
     std::array<double, fault_kind_count> rework_s{};    // rolled-back work + interrupted step/checkpoint
     std::array<double, fault_kind_count> recovery_s{};  // wait for a satellite + restart R (repeats included)
     double sdc_recompute_s = 0.0;
     double checkpoint_s = 0.0;          // completed checkpoints
     double tail_s = 0.0;                // unfinished step or checkpoint at the end
+    double fabric_s = 0.0;              // steps' extra time on a damaged fabric (reroutes, re-formed rings)
+    double stalled_s = 0.0;             // waiting for a path: the damaged fabric could not complete a step
+    double shrunk_s = 0.0;              // work a shrunk ring did not do: step time × (1 − ranks/initial ranks)
+    double restart_total_s = 0.0;       // the restarts R within recovery_s (repeats included)
     std::array<std::int64_t, fault_kind_count> events_by_kind{};  // events in [0, elapsed)
     std::vector<FaultEffect> effects;   // one per input event
     // With record_timeline: the job's phases in order, tiling [0, elapsed_s).
@@ -241,7 +295,15 @@ std::vector<SatelliteCondition> satellite_conditions(std::span<const FaultEvent>
 //    sooner, else the job waits for it; then restart R, which an interrupt on an active rank
 //    starts again (as in Daly's model);
 //  - after τ of useful compute since the last checkpoint, a checkpoint of δ is written;
-//  - crashes of idle/spare satellites only take them down; link outages cost nothing here.
+//  - crashes of idle/spare satellites only take them down;
+//  - on_rank_loss (RecoveryConfig) says what a crash of a rank does: wait, shrink or spare;
+//  - with a fabric: a terminal outage takes one of its satellite's links down for link_outage_s,
+//    and a step started while the fabric is damaged (links down, satellites rebooting, ranks
+//    moved or dropped) lasts step_duration_at_s(t) + fabric->extra_step_s(t, damage) — the
+//    damage at the step's start holds for the step; a step that cannot complete (+inf) waits
+//    (stalled) until the next repair or topology change. Useful time credits the undamaged step
+//    time × ranks/initial ranks; the extra is fabric_s, the missing ranks' share shrunk_s.
+//    Without a fabric link outages and rebooting satellites cost nothing here.
 // Useful time counts completed steps not rolled back (the tail since the last checkpoint
 // included). For constant failure rate 1/M (interrupts only), renewal theory gives exactly
 //     goodput = w / (M e^{R/M} (e^{(w+δ)/M} − 1)),   w = τ rounded up to whole steps,
@@ -250,7 +312,8 @@ std::vector<SatelliteCondition> satellite_conditions(std::span<const FaultEvent>
 // where the mean loss is half of one.
 GoodputResult simulate_training_with_faults(std::span<const FaultEvent> events, std::int32_t satellite_count,
                                             double duration_s, const StepDurations& steps,
-                                            const RecoveryConfig& config, bool record_timeline = false);
+                                            const RecoveryConfig& config, bool record_timeline = false,
+                                            FabricModel* fabric = nullptr);
 
 // Analytic goodput for Poisson interrupts of mean interval M (see above; Daly 2006, eq. 11 form).
 double expected_goodput_constant_rate(double work_per_checkpoint_s, double checkpoint_cost_s, double restart_s,
@@ -262,6 +325,7 @@ double first_order_waste_fraction(double interval_s, double checkpoint_cost_s, d
 
 struct TrialStatistics {
     double mean = 0.0;
+    double median = 0.0;        // of the trials (linear interpolation)
     double stddev = 0.0;        // sample standard deviation over trials
     // 95 % interval for the mean. trial_statistics: percentile bootstrap (it stays within the
     // values' range, so a goodput interval stays in [0, 1] and a rate's is never negative, where
@@ -286,21 +350,41 @@ struct MonteCarloResult {
     TrialStatistics events_per_day;         // all fault events in the run, per day
     std::array<double, fault_kind_count> mean_events_by_kind{};
     std::vector<double> goodput_per_trial;
+    // Per trial: where the time went (s) and what the fabric lost.
+    struct Trial {
+        double goodput = 0.0;
+        double lost_faults_s = 0.0;       // rework + waiting for satellites + SDC recomputes
+        double lost_restarts_s = 0.0;     // restarts R
+        double lost_checkpoints_s = 0.0;  // completed checkpoints
+        double lost_fabric_s = 0.0;       // damaged-fabric extra step time + stalls
+        double lost_shrink_s = 0.0;       // shrunk ring's missing share
+        double step_time_median_s = 0.0;
+        double step_time_p99_s = 0.0;
+        std::int64_t ranks_lost = 0;
+        std::int64_t links_lost = 0;
+        std::int64_t damaged_steps = 0;
+        std::int64_t rollbacks = 0;
+    };
+    std::vector<Trial> per_trial;
     Backend backend = Backend::cpu;  // where the events were drawn
+    std::int32_t threads = 1;        // CPU threads that played the trials
 };
 
 // trials independent repeats (trial = 0 … trials-1) of sample_fault_events +
-// simulate_training_with_faults. Auto interval with mtbf_s = 0: the MTBF is taken from the rate
+// simulate_training_with_faults (on `fabric` when given), played on `threads` CPU threads (0:
+// all cores); each trial's result depends only on its own events, so any thread count gives the
+// same per-trial results, in trial order. Auto interval with mtbf_s = 0: the MTBF is taken from the rate
 // model (interruption_mtbf_s over the active satellites), not from the sampled events. The
 // events of up to monte_carlo_batch_trials trials are drawn at once by sample_fault_events_batch
-// on the backend (automatic: the GPU when present); the recovery play runs on the CPU.
+// on the backend (automatic: the GPU when present); the recovery play runs on CPU threads.
 inline constexpr std::int32_t monte_carlo_batch_trials = 4096;
 // Expected fault events (one batch of trials together) past which a caller should not draw them:
 // about 1.2 GB of FaultEvent. The scenario loader refuses such runs; the simulation checks again.
 inline constexpr double max_fault_events_in_memory = 5.0e7;
 MonteCarloResult monte_carlo_goodput(const DoseRateSeries& series, const FaultModel& model,
                                      const RecoveryConfig& config, const StepDurations& steps, double duration_s,
-                                     std::uint64_t seed, std::int32_t trials, Backend backend = Backend::cpu);
+                                     std::uint64_t seed, std::int32_t trials, Backend backend = Backend::cpu,
+                                     FabricModel* fabric = nullptr, std::int32_t threads = 1);
 
 namespace core {
 
@@ -440,7 +524,7 @@ SKYFABRIC_HD inline void sample_satellite_faults(const double* dose_rate_column,
         std::uint64_t c_link = 0;
         thin_window(ThinningWindow{start_s, end_s, marks.link_outage_rate_per_s, 0, 0}, dose_rate_column, 1, 1.0,
                     start_s, step_s, key, fault_stream_id(trial, sat, static_cast<std::uint32_t>(FaultKind::link_outage)),
-                    c_link, [&](double t, double) { emit(FaultEvent{t, satellite, FaultKind::link_outage, false}); });
+                    c_link, [&](double t, double mark) { emit(FaultEvent{t, satellite, FaultKind::link_outage, false, mark}); });
     }
 }
 

@@ -4,6 +4,7 @@
 // keeps every ring step on one hop.
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include <skyfabric/links/topology.hpp>
@@ -19,6 +20,9 @@ using Placement = std::vector<std::int32_t>;
 // unvisited node nearest by routed latency. On a lattice this gives a snake. Picks
 // `ranks` nodes (all nodes when ranks == node_count). Deterministic.
 Placement ring_placement(const Network& network, std::int32_t ranks);
+// The same tour over the listed nodes only (one rank on each; starting from the lowest): the
+// ring of the ranks that survive a fault, or that include a spare.
+Placement ring_placement(const Network& network, std::span<const std::int32_t> nodes);
 // Uniformly random distinct nodes, from a seeded counter-based generator.
 Placement random_placement(std::int32_t node_count, std::int32_t ranks, std::uint64_t seed);
 // Identity: rank i on node i.

@@ -25,6 +25,8 @@ struct TrainingOptions {
     Algorithm all_reduce = Algorithm::ring;
     PlacementPolicy placement = PlacementPolicy::topology_aware;
     std::uint64_t seed = 42;               // random placement
+    // Ranks only on these nodes, one each (empty: any node): the survivors of a fault, a spare.
+    std::vector<std::int32_t> rank_nodes;
     bool replan_on_topology_change = true;  // re-embed the ring when it breaks
     double start_s = -1.0;   // < 0: the first topology's time
     double end_s = -1.0;     // < 0: span overload: last time + last spacing; source: required

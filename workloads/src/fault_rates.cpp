@@ -1,0 +1,181 @@
+// Fault rates: device cross-sections, per-kind rates from a dose rate or a flux, expected
+// counts over a dose-rate history, and the interruption rate behind Daly's interval.
+#include <skyfabric/physics/radiation.hpp>
+#include <skyfabric/workloads/faults.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+#include <tuple>
+
+#include "fault_streams.hpp"
+
+namespace skyfabric::workloads {
+
+namespace detail {
+
+void check_series(const DoseRateSeries& s) {
+    if (s.satellite_count <= 0) throw std::invalid_argument("dose-rate series needs >= 1 satellite");
+    if (s.sample_count <= 0) throw std::invalid_argument("dose-rate series needs >= 1 sample");
+    if (s.sample_count > 1 && !(s.step_s > 0.0)) throw std::invalid_argument("dose-rate series step_s must be > 0");
+    if (static_cast<std::int64_t>(s.dose_rate_rad_s.size()) != s.sample_count * s.satellite_count)
+        throw std::invalid_argument("dose-rate series size != sample_count * satellite_count");
+}
+
+// Per-rad event multipliers n_k / D_k (1/rad) for the dose-driven kinds.
+std::array<double, fault_kind_count> per_rad(const FaultModel& m) {
+    const DeviceCrossSections& d = m.device;
+    std::array<double, fault_kind_count> k{};
+    k[kind_index(FaultKind::sdc)] = m.chips_per_satellite / d.sdc_rad_per_event;
+    k[kind_index(FaultKind::hbm_uecc)] = m.chips_per_satellite / d.hbm_uecc_rad_per_event;
+    k[kind_index(FaultKind::chip_crash)] = m.chips_per_satellite / d.chip_crash_rad_per_event;
+    k[kind_index(FaultKind::host_crash)] =
+        m.hosts_per_satellite * (1.0 / d.host_cpu_rad_per_event + 1.0 / d.host_ram_rad_per_event);
+    k[kind_index(FaultKind::link_outage)] = 0.0;
+    for (double& x : k) x *= m.rate_scale;
+    return k;
+}
+
+
+}  // namespace detail
+
+namespace {
+
+using detail::check_series;
+using detail::kind_index;
+using detail::per_rad;
+
+// ∫ of the piecewise-linear (then held) series of one satellite over [start, T), rad.
+double integrate_dose(const DoseRateSeries& s, std::int32_t sat, double duration_s) {
+    double total = 0.0;
+    const auto v = [&](std::int64_t j) { return s.dose_rate_rad_s[static_cast<std::size_t>(j * s.satellite_count + sat)]; };
+    const double end = duration_s;
+    for (std::int64_t j = 0; j < s.sample_count; ++j) {
+        const double t0 = s.start_s + static_cast<double>(j) * s.step_s;
+        if (t0 >= end) break;
+        const bool last = j + 1 == s.sample_count;
+        const double t1 = std::min(last ? end : t0 + s.step_s, end);
+        const double a = v(j);
+        const double b = last ? a : v(j + 1);
+        const double rb = last ? a : a + (b - a) * ((t1 - t0) / s.step_s);
+        total += 0.5 * (a + rb) * (t1 - t0);
+    }
+    return total;
+}
+
+}  // namespace
+
+const char* fault_kind_name(FaultKind kind) {
+    switch (kind) {
+        case FaultKind::sdc: return "sdc";
+        case FaultKind::hbm_uecc: return "hbm_uecc";
+        case FaultKind::chip_crash: return "chip_crash";
+        case FaultKind::host_crash: return "host_crash";
+        case FaultKind::link_outage: return "link_outage";
+    }
+    return "unknown";
+}
+
+const char* fault_effect_name(FaultEffect e) {
+    switch (e) {
+        case FaultEffect::none: return "none";
+        case FaultEffect::step_recomputed: return "step_recomputed";
+        case FaultEffect::silent_corruption: return "silent_corruption";
+        case FaultEffect::rollback: return "rollback";
+        case FaultEffect::reboot: return "reboot";
+        case FaultEffect::link_down: return "link_down";
+        case FaultEffect::after_end: return "after_end";
+    }
+    return "unknown";
+}
+
+const char* job_phase_name(JobPhase p) {
+    switch (p) {
+        case JobPhase::step: return "step";
+        case JobPhase::step_corrupted: return "step_corrupted";
+        case JobPhase::step_recomputed: return "step_recomputed";
+        case JobPhase::step_rolled_back: return "step_rolled_back";
+        case JobPhase::step_interrupted: return "step_interrupted";
+        case JobPhase::checkpoint: return "checkpoint";
+        case JobPhase::checkpoint_interrupted: return "checkpoint_interrupted";
+        case JobPhase::recovery: return "recovery";
+        case JobPhase::unfinished: return "unfinished";
+        case JobPhase::stalled: return "stalled";
+    }
+    return "unknown";
+}
+
+DeviceCrossSections trillium_v6e() { return DeviceCrossSections{}; }
+
+DeviceCrossSections device_preset(const std::string& name) {
+    if (name == "trillium_v6e" || name == "tpu_v6e" || name == "trillium") return trillium_v6e();
+    throw std::invalid_argument("unknown device preset '" + name + "' (known: trillium_v6e)");
+}
+
+double cross_section_cm2(double d) { return 1.0 / (physics::protons_per_cm2_per_rad * d); }
+double rad_per_event(double sigma) { return 1.0 / (physics::protons_per_cm2_per_rad * sigma); }
+
+std::array<double, fault_kind_count> fault_rates_per_s(double dose_rate_rad_s, const FaultModel& model) {
+    std::array<double, fault_kind_count> r = per_rad(model);
+    for (double& x : r) x *= dose_rate_rad_s;
+    r[kind_index(FaultKind::link_outage)] = detail::link_outage_rate_per_s(model);
+    return r;
+}
+
+std::array<double, fault_kind_count> fault_rates_from_flux_per_s(double flux, const FaultModel& m) {
+    const DeviceCrossSections& d = m.device;
+    std::array<double, fault_kind_count> r{};
+    r[kind_index(FaultKind::sdc)] = m.chips_per_satellite * cross_section_cm2(d.sdc_rad_per_event) * flux;
+    r[kind_index(FaultKind::hbm_uecc)] = m.chips_per_satellite * cross_section_cm2(d.hbm_uecc_rad_per_event) * flux;
+    r[kind_index(FaultKind::chip_crash)] = m.chips_per_satellite * cross_section_cm2(d.chip_crash_rad_per_event) * flux;
+    r[kind_index(FaultKind::host_crash)] =
+        m.hosts_per_satellite *
+        (cross_section_cm2(d.host_cpu_rad_per_event) + cross_section_cm2(d.host_ram_rad_per_event)) * flux;
+    for (double& x : r) x *= m.rate_scale;
+    r[kind_index(FaultKind::link_outage)] = detail::link_outage_rate_per_s(m);
+    return r;
+}
+
+DoseRateSeries constant_dose_rate(std::int32_t satellite_count, double dose_rate_rad_s) {
+    DoseRateSeries s;
+    s.sample_count = 1;
+    s.satellite_count = satellite_count;
+    s.dose_rate_rad_s.assign(static_cast<std::size_t>(satellite_count), dose_rate_rad_s);
+    return s;
+}
+
+std::array<double, fault_kind_count> expected_fault_counts(const DoseRateSeries& series, const FaultModel& model,
+                                                           double duration_s) {
+    check_series(series);
+    double dose = 0.0;
+    for (std::int32_t s = 0; s < series.satellite_count; ++s) dose += integrate_dose(series, s, duration_s);
+    std::array<double, fault_kind_count> n = per_rad(model);
+    for (double& x : n) x *= dose;
+    n[kind_index(FaultKind::link_outage)] =
+        detail::link_outage_rate_per_s(model) * series.satellite_count * std::max(0.0, duration_s - series.start_s);
+    return n;
+}
+
+double interruption_rate_per_s(const DoseRateSeries& series, const FaultModel& model, std::int32_t active,
+                               double duration_s) {
+    check_series(series);
+    const double span = duration_s - series.start_s;
+    if (!(span > 0.0)) throw std::invalid_argument("interruption rate needs duration_s > start_s");
+    const std::array<double, fault_kind_count> k = per_rad(model);
+    const double per_rad_interrupts = k[kind_index(FaultKind::hbm_uecc)] + k[kind_index(FaultKind::chip_crash)] +
+                                      k[kind_index(FaultKind::host_crash)];
+    double dose = 0.0;
+    for (std::int32_t s = 0; s < std::min(active, series.satellite_count); ++s) dose += integrate_dose(series, s, duration_s);
+    return per_rad_interrupts * dose / span;
+}
+
+double interruption_mtbf_s(const DoseRateSeries& series, const FaultModel& model, std::int32_t active,
+                           double duration_s) {
+    const double r = interruption_rate_per_s(series, model, active, duration_s);
+    return r > 0.0 ? 1.0 / r : std::numeric_limits<double>::infinity();
+}
+
+}  // namespace skyfabric::workloads

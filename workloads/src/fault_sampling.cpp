@@ -1,0 +1,124 @@
+// Fault events: Lewis–Shedler thinning of each satellite's dose-driven stream (and the
+// link-outage stream), one trial or a batch, on the CPU or the GPU.
+#include <skyfabric/workloads/faults.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+#include <tuple>
+
+#include "cuda_backend.hpp"
+#include "fault_streams.hpp"
+
+namespace skyfabric::workloads {
+
+using detail::check_series;
+using detail::kind_index;
+using detail::per_rad;
+
+namespace {
+
+// Satellite-major copy of the [sample][satellite] series: each stream then reads contiguously.
+std::vector<double> satellite_major(const DoseRateSeries& s) {
+    std::vector<double> out(s.dose_rate_rad_s.size());
+    const auto n = static_cast<std::size_t>(s.sample_count);
+    const auto m = static_cast<std::size_t>(s.satellite_count);
+    for (std::size_t j = 0; j < n; ++j)
+        for (std::size_t k = 0; k < m; ++k) out[k * n + j] = s.dose_rate_rad_s[j * m + k];
+    return out;
+}
+
+core::FaultMarks fault_marks(const FaultModel& model) {
+    if (!(model.sdc_detection_probability >= 0.0 && model.sdc_detection_probability <= 1.0))
+        throw std::invalid_argument("sdc_detection_probability must be in [0, 1]");
+    if (!(model.link_outage_rate_per_s >= 0.0)) throw std::invalid_argument("link_outage_rate_per_s must be >= 0");
+    if (!(model.rate_scale >= 0.0 && std::isfinite(model.rate_scale))) throw std::invalid_argument("rate_scale must be finite and >= 0");
+    const std::array<double, fault_kind_count> k = per_rad(model);
+    core::FaultMarks marks;
+    for (int kind = 0; kind < 4; ++kind)
+        marks.cumulative_per_rad[kind] = (marks.total_per_rad += k[static_cast<std::size_t>(kind)]);
+    marks.sdc_detection_probability = model.sdc_detection_probability;
+    marks.link_outage_rate_per_s = detail::link_outage_rate_per_s(model);
+    return marks;
+}
+
+void sort_events(std::vector<FaultEvent>& events) {
+    std::sort(events.begin(), events.end(), [](const FaultEvent& a, const FaultEvent& b) {
+        return std::tie(a.time_s, a.satellite, a.kind) < std::tie(b.time_s, b.satellite, b.kind);
+    });
+}
+
+std::vector<FaultEvent> sample_trial(const detail::FaultStreams& f, std::uint64_t trial) {
+    std::vector<FaultEvent> events;
+    const auto n = static_cast<std::size_t>(f.sample_count);
+    for (std::int32_t sat = 0; sat < f.satellite_count; ++sat) {
+        const auto first = f.window_offsets[static_cast<std::size_t>(sat)];
+        core::sample_satellite_faults(f.dose_rate_by_satellite.data() + static_cast<std::size_t>(sat) * n,
+                                      f.windows.data() + first, f.window_offsets[static_cast<std::size_t>(sat) + 1] - first,
+                                      f.start_s, f.step_s, f.end_s, f.marks, f.key, trial, sat,
+                                      [&](const FaultEvent& e) { events.push_back(e); });
+    }
+    sort_events(events);
+    return events;
+}
+
+}  // namespace
+
+namespace detail {
+
+std::vector<std::vector<FaultEvent>> sample_batch(const detail::FaultStreams& f, std::uint64_t first_trial,
+                                                  std::int32_t trials, Backend backend) {
+    std::vector<std::vector<FaultEvent>> out;
+    if (trials <= 0) return out;
+    if (resolve_backend(backend) == Backend::cuda) {
+        out = detail::cuda_sample_fault_events_batch(f, first_trial, trials);
+        for (auto& events : out) sort_events(events);
+        return out;
+    }
+    out.reserve(static_cast<std::size_t>(trials));
+    for (std::int32_t i = 0; i < trials; ++i) out.push_back(sample_trial(f, first_trial + static_cast<std::uint64_t>(i)));
+    return out;
+}
+
+
+FaultStreams prepare_fault_streams(const DoseRateSeries& series, const FaultModel& model, double duration_s,
+                                   std::uint64_t seed) {
+    check_series(series);
+    FaultStreams f;
+    f.satellite_count = series.satellite_count;
+    f.sample_count = series.sample_count;
+    f.start_s = series.start_s;
+    f.step_s = series.step_s;
+    f.end_s = duration_s;
+    f.dose_rate_by_satellite = satellite_major(series);
+    f.marks = fault_marks(model);
+    f.key = physics::rng::derive_seed(seed, core::faults_seed_tag);
+    const auto n = static_cast<std::size_t>(f.sample_count);
+    f.window_offsets.push_back(0);
+    for (std::int32_t sat = 0; sat < f.satellite_count; ++sat) {
+        core::thinning_windows(f.dose_rate_by_satellite.data() + static_cast<std::size_t>(sat) * n, f.sample_count, 1,
+                               f.marks.total_per_rad, f.start_s, f.step_s, f.end_s,
+                               [&](const core::ThinningWindow& w) { f.windows.push_back(w); });
+        f.window_offsets.push_back(static_cast<std::int64_t>(f.windows.size()));
+    }
+    return f;
+}
+
+}  // namespace detail
+
+std::vector<FaultEvent> sample_fault_events(const DoseRateSeries& series, const FaultModel& model, double duration_s,
+                                            std::uint64_t seed, std::uint64_t trial) {
+    return sample_trial(detail::prepare_fault_streams(series, model, duration_s, seed), trial);
+}
+
+std::vector<std::vector<FaultEvent>> sample_fault_events_batch(const DoseRateSeries& series, const FaultModel& model,
+                                                               double duration_s, std::uint64_t seed,
+                                                               std::uint64_t first_trial, std::int32_t trials,
+                                                               Backend backend) {
+    return detail::sample_batch(detail::prepare_fault_streams(series, model, duration_s, seed), first_trial, trials, backend);
+}
+
+}  // namespace skyfabric::workloads

@@ -1,0 +1,163 @@
+// Monte Carlo over trials: statistics with intervals, and the batch of trials itself.
+#include <skyfabric/workloads/faults.hpp>
+
+#include <boost/math/special_functions/gamma.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+#include <tuple>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "fault_streams.hpp"
+
+namespace skyfabric::workloads {
+
+using detail::check_series;
+using detail::kind_index;
+
+TrialStatistics trial_statistics(std::span<const double> v) {
+    TrialStatistics s;
+    const std::size_t n = v.size();
+    if (n == 0) return s;
+    s.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(n);
+    double ss = 0.0;
+    for (double x : v) ss += (x - s.mean) * (x - s.mean);
+    s.stddev = n > 1 ? std::sqrt(ss / static_cast<double>(n - 1)) : 0.0;
+    const auto quantile = [](const std::vector<double>& sorted, double q) {
+        const std::size_t m = sorted.size();
+        const double pos = q * static_cast<double>(m - 1);
+        const auto lo = static_cast<std::size_t>(std::floor(pos));
+        const std::size_t hi = std::min(lo + 1, m - 1);
+        return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
+    };
+    std::vector<double> sorted(v.begin(), v.end());
+    std::sort(sorted.begin(), sorted.end());
+    s.p2_5 = quantile(sorted, 0.025);
+    s.median = quantile(sorted, 0.5);
+    s.p97_5 = quantile(sorted, 0.975);
+    // Percentile bootstrap of the mean: means of resamples drawn with replacement. The generator
+    // has a fixed seed, so the same trials give the same interval (determinism).
+    constexpr int resamples = 1000;
+    std::vector<double> means(resamples);
+    std::uint64_t state = 0x9E3779B97F4A7C15ull;
+    const auto next = [&state]() {  // splitmix64
+        std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return z ^ (z >> 31);
+    };
+    for (double& m : means) {
+        double sum = 0.0;
+        for (std::size_t i = 0; i < n; ++i) {
+            const auto k = static_cast<std::size_t>(next() % n);  // bias < n / 2^64
+            sum += v[k];
+        }
+        m = sum / static_cast<double>(n);
+    }
+    std::sort(means.begin(), means.end());
+    s.mean_ci95_low = quantile(means, 0.025);
+    s.mean_ci95_high = quantile(means, 0.975);
+    return s;
+}
+
+std::pair<double, double> poisson_rate_ci95(double total, std::int32_t trials, double days) {
+    if (trials <= 0 || !(days > 0.0) || !(total >= 0.0)) throw std::invalid_argument("poisson_rate_ci95: need trials > 0, days > 0, total >= 0");
+    const double exposure = static_cast<double>(trials) * days;
+    const double low = total > 0.0 ? boost::math::gamma_p_inv(total, 0.025) : 0.0;
+    const double high = boost::math::gamma_p_inv(total + 1.0, 0.975);
+    return {low / exposure, high / exposure};
+}
+
+MonteCarloResult monte_carlo_goodput(const DoseRateSeries& series, const FaultModel& model,
+                                     const RecoveryConfig& config, const StepDurations& steps, double duration_s,
+                                     std::uint64_t seed, std::int32_t trials, Backend backend, FabricModel* fabric,
+                                     std::int32_t threads) {
+    if (trials <= 0) throw std::invalid_argument("trials must be >= 1");
+    if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0: every core)");
+    check_series(series);
+    RecoveryConfig c = config;
+    if (!(c.checkpoint_interval_s > 0.0) && !(c.mtbf_s > 0.0))
+        c.mtbf_s = interruption_mtbf_s(series, model, series.satellite_count - c.spare_satellites, duration_s);
+    MonteCarloResult out;
+    out.trials = trials;
+    out.checkpoint_interval_s = resolve_checkpoint_interval_s(c);
+    if (threads == 0) threads = static_cast<std::int32_t>(std::max(1u, std::thread::hardware_concurrency()));
+    out.threads = std::min(threads, trials);
+    out.per_trial.resize(static_cast<std::size_t>(trials));
+    std::vector<double> interrupts(static_cast<std::size_t>(trials)), all_events(static_cast<std::size_t>(trials));
+    std::vector<std::array<std::int64_t, fault_kind_count>> by_kind(static_cast<std::size_t>(trials));
+    std::vector<std::size_t> event_counts(static_cast<std::size_t>(trials));
+    const double days = duration_s / 86400.0;
+    const detail::FaultStreams streams = detail::prepare_fault_streams(series, model, duration_s, seed);
+    out.backend = resolve_backend(backend);
+    for (std::int32_t first = 0; first < trials; first += monte_carlo_batch_trials) {
+        const std::int32_t batch = std::min(monte_carlo_batch_trials, trials - first);
+        const std::vector<std::vector<FaultEvent>> drawn =
+            detail::sample_batch(streams, static_cast<std::uint64_t>(first), batch, out.backend);
+        // Trials are independent: each thread takes the next one; results land in trial order.
+        std::atomic<std::int32_t> next{0};
+        std::exception_ptr failure;
+        std::mutex failure_mutex;
+        const auto work = [&] {
+            try {
+                for (std::int32_t b = next++; b < batch; b = next++) {
+                    const auto& ev = drawn[static_cast<std::size_t>(b)];
+                    const GoodputResult r =
+                        simulate_training_with_faults(ev, series.satellite_count, duration_s, steps, c, false, fabric);
+                    const auto k = static_cast<std::size_t>(first + b);
+                    MonteCarloResult::Trial& tr = out.per_trial[k];
+                    tr.goodput = r.goodput;
+                    for (int j = 0; j < fault_kind_count; ++j)
+                        tr.lost_faults_s += r.rework_s[static_cast<std::size_t>(j)] + r.recovery_s[static_cast<std::size_t>(j)];
+                    tr.lost_faults_s += r.sdc_recompute_s - r.restart_total_s;
+                    tr.lost_restarts_s = r.restart_total_s;
+                    tr.lost_checkpoints_s = r.checkpoint_s;
+                    tr.lost_fabric_s = r.fabric_s + r.stalled_s;
+                    tr.lost_shrink_s = r.shrunk_s;
+                    tr.step_time_median_s = r.step_time_median_s;
+                    tr.step_time_p99_s = r.step_time_p99_s;
+                    tr.ranks_lost = r.ranks_lost;
+                    tr.links_lost = r.links_lost;
+                    tr.damaged_steps = r.damaged_steps;
+                    tr.rollbacks = r.rollbacks;
+                    interrupts[k] = static_cast<double>(r.rollbacks) / days;
+                    all_events[k] = static_cast<double>(ev.size()) / days;
+                    event_counts[k] = ev.size();
+                    by_kind[k] = r.events_by_kind;
+                }
+            } catch (...) {
+                const std::lock_guard lock(failure_mutex);
+                if (!failure) failure = std::current_exception();
+                next = batch;
+            }
+        };
+        std::vector<std::thread> pool;
+        for (std::int32_t w = 1; w < std::min(out.threads, batch); ++w) pool.emplace_back(work);
+        work();
+        for (auto& th : pool) th.join();
+        if (failure) std::rethrow_exception(failure);
+    }
+    // Sums in trial order: the same bits for any thread count.
+    double total_events = 0.0;
+    for (std::size_t k = 0; k < out.per_trial.size(); ++k) {
+        out.goodput_per_trial.push_back(out.per_trial[k].goodput);
+        total_events += static_cast<double>(event_counts[k]);
+        for (int j = 0; j < fault_kind_count; ++j)
+            out.mean_events_by_kind[static_cast<std::size_t>(j)] +=
+                static_cast<double>(by_kind[k][static_cast<std::size_t>(j)]) / trials;
+    }
+    out.goodput = trial_statistics(out.goodput_per_trial);
+    out.interruptions_per_day = trial_statistics(interrupts);
+    out.events_per_day = trial_statistics(all_events);
+    std::tie(out.events_per_day.mean_ci95_low, out.events_per_day.mean_ci95_high) = poisson_rate_ci95(total_events, trials, days);
+    return out;
+}
+
+}  // namespace skyfabric::workloads

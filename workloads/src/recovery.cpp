@@ -1,0 +1,486 @@
+// Recovery: the play of one trial's fault events against the training job (checkpoints,
+// rollbacks, restarts, rank loss, the damaged fabric), and the analytic goodput it is checked against.
+#include <skyfabric/workloads/faults.hpp>
+#include <skyfabric/workloads/job.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+#include <tuple>
+
+#include "fault_streams.hpp"
+
+namespace skyfabric::workloads {
+
+using detail::kind_index;
+
+double resolve_checkpoint_interval_s(const RecoveryConfig& c) {
+    if (c.checkpoint_interval_s > 0.0) return c.checkpoint_interval_s;
+    if (!(c.mtbf_s > 0.0))
+        throw std::invalid_argument("auto checkpoint interval needs mtbf_s > 0 (see interruption_mtbf_s)");
+    if (!(c.checkpoint_cost_s > 0.0)) throw std::invalid_argument("auto checkpoint interval needs checkpoint_cost_s > 0");
+    return daly_interval_s(c.checkpoint_cost_s, c.mtbf_s);
+}
+
+double step_duration_at_s(const StepDurations& s, double t) {
+    if (s.start_s.empty()) return s.nominal_s;
+    if (s.start_s.size() != s.duration_s.size())
+        throw std::invalid_argument("step duration series: start_s and duration_s differ in length");
+    if (s.period_s > 0.0) {
+        t = std::fmod(t, s.period_s);
+        if (t < 0.0) t += s.period_s;
+    }
+    const auto it = std::upper_bound(s.start_s.begin(), s.start_s.end(), t);
+    const std::size_t i = it == s.start_s.begin() ? 0 : static_cast<std::size_t>(it - s.start_s.begin()) - 1;
+    return s.duration_s[i];
+}
+
+double expected_goodput_constant_rate(double w, double delta, double r, double m) {
+    // Renewal argument: a segment of w work + δ checkpoint succeeds with prob e^{-(w+δ)/M}; each
+    // failure costs E[s | s < w+δ] plus a restart that itself completes in M (e^{R/M} − 1) on
+    // average; summing gives E[T_segment] = M e^{R/M} (e^{(w+δ)/M} − 1), goodput = w / E[T].
+    return w / (m * std::exp(r / m) * std::expm1((w + delta) / m));
+}
+
+double first_order_waste_fraction(double tau, double delta, double r, double m) {
+    return delta / tau + (tau + delta) / (2.0 * m) + r / m;
+}
+
+const char* rank_loss_policy_name(RankLossPolicy policy) {
+    switch (policy) {
+        case RankLossPolicy::wait: return "wait";
+        case RankLossPolicy::shrink: return "shrink";
+        case RankLossPolicy::spare: return "spare";
+    }
+    return "unknown";
+}
+
+namespace {
+
+// Nearest-rank percentile of sorted values.
+double percentile_sorted(const std::vector<double>& sorted, double q) {
+    if (sorted.empty()) return 0.0;
+    const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sorted.size())));
+    return sorted[std::min(sorted.size(), std::max<std::size_t>(rank, 1)) - 1];
+}
+
+// One trial's play (see simulate_training_with_faults in faults.hpp).
+class Play {
+public:
+    Play(std::span<const FaultEvent> events, std::int32_t satellite_count, double duration_s, const StepDurations& steps,
+         const RecoveryConfig& config, bool record_timeline, FabricModel* fabric)
+        : events_(events), n_sat_(satellite_count), T_(duration_s), steps_(steps), config_(config),
+          record_(record_timeline), fabric_(fabric) {
+        const std::int32_t spares = config.spare_satellites;
+        if (n_sat_ <= 0 || spares < 0 || spares >= n_sat_)
+            throw std::invalid_argument("need satellite_count > spare_satellites >= 0");
+        if (!(duration_s > 0.0)) throw std::invalid_argument("duration_s must be > 0");
+        if (config.checkpoint_cost_s < 0.0 || config.restart_s < 0.0 || config.reboot_s < 0.0)
+            throw std::invalid_argument("checkpoint cost, restart and reboot times must be >= 0");
+        if (fabric_ && !(config.link_outage_s >= 0.0)) throw std::invalid_argument("link_outage_s must be >= 0");
+        tau_ = resolve_checkpoint_interval_s(config);
+        initial_ranks_ = n_sat_ - spares;
+        res_.elapsed_s = T_;
+        res_.checkpoint_interval_s = tau_;
+        res_.effects.assign(events.size(), FaultEffect::after_end);
+        rank_sat_.resize(static_cast<std::size_t>(initial_ranks_));
+        std::iota(rank_sat_.begin(), rank_sat_.end(), 0);
+        for (std::int32_t s = initial_ranks_; s < n_sat_; ++s) spare_sats_.push_back(s);
+        is_active_.assign(static_cast<std::size_t>(n_sat_), 0);
+        for (std::int32_t s = 0; s < initial_ranks_; ++s) is_active_[static_cast<std::size_t>(s)] = 1;
+        down_until_.assign(static_cast<std::size_t>(n_sat_), -std::numeric_limits<double>::infinity());
+    }
+
+    GoodputResult run() {
+        while (t_ < T_) {
+            if (since_ckpt_s_ > 0.0 && since_ckpt_s_ >= tau_ * (1.0 - 1e-12)) {
+                checkpoint();
+                continue;
+            }
+            const double extra = fabric_ ? fabric_extra_s() : 0.0;
+            if (!std::isfinite(extra)) {
+                stall();
+                continue;
+            }
+            step(extra);
+        }
+        res_.useful_s = useful_committed_ + since_useful_s_;
+        res_.fabric_s += since_fabric_s_;
+        res_.shrunk_s += since_shrunk_s_;
+        res_.steps_completed = steps_committed_ + steps_since_;
+        res_.corrupted_steps = corrupt_committed_ + corrupt_since_;
+        res_.goodput = res_.useful_s / T_;
+        std::sort(step_times_.begin(), step_times_.end());
+        res_.step_time_median_s = percentile_sorted(step_times_, 0.5);
+        res_.step_time_p99_s = percentile_sorted(step_times_, 0.99);
+        return std::move(res_);
+    }
+
+private:
+    void log(double a, double b, JobPhase phase) {
+        if (record_ && b > a) res_.timeline.push_back({a, b, phase});
+    }
+    const FaultEvent& next_event() {
+        const FaultEvent& e = events_[i_];
+        if (e.satellite < 0 || e.satellite >= n_sat_) throw std::invalid_argument("fault event satellite out of range");
+        if (i_ > 0 && e.time_s < events_[i_ - 1].time_s) throw std::invalid_argument("fault events must be sorted by time");
+        ++res_.events_by_kind[kind_index(e.kind)];
+        return e;
+    }
+    bool active(const FaultEvent& e) const { return is_active_[static_cast<std::size_t>(e.satellite)] != 0; }
+
+    void take_down(std::int32_t sat, double until) {
+        auto& d = down_until_[static_cast<std::size_t>(sat)];
+        d = std::max(d, until);
+        if (std::find(rebooting_.begin(), rebooting_.end(), sat) == rebooting_.end()) rebooting_.push_back(sat);
+        ++damage_version_;
+    }
+
+    // An event that does not interrupt training.
+    void passive(const FaultEvent& e) {
+        if (fault_crashes(e.kind)) {
+            take_down(e.satellite, e.time_s + config_.reboot_s);
+            res_.effects[i_] = active(e) ? FaultEffect::rollback : FaultEffect::reboot;
+        } else if (e.kind == FaultKind::link_outage) {
+            res_.effects[i_] = FaultEffect::link_down;
+            std::pair<std::int32_t, std::int32_t> link;
+            if (fabric_ && config_.link_outage_s > 0.0 && fabric_->outage_link(e.satellite, e.time_s, e.mark, link)) {
+                outages_.push_back({e.time_s + config_.link_outage_s, link});
+                ++res_.links_lost;
+                ++damage_version_;
+            }
+        } else {
+            res_.effects[i_] = FaultEffect::none;
+        }
+    }
+
+    // The ranks after `sat` left them (shrink) or was replaced; keeps rank_sat_ a set.
+    void drop_rank(std::int32_t sat) {
+        rank_sat_.erase(std::find(rank_sat_.begin(), rank_sat_.end(), sat));
+        is_active_[static_cast<std::size_t>(sat)] = 0;
+        dropped_.push_back(sat);
+        ++damage_version_;
+    }
+
+    // Recovery from an interrupt at t_fail; returns when training resumes (may exceed T).
+    double recover(double t_fail, const FaultEvent& first) {
+        double begin = t_fail;
+        std::int32_t failed = fault_crashes(first.kind) ? first.satellite : -1;
+        for (;;) {
+            if (failed >= 0) take_down(failed, begin + config_.reboot_s);
+            double ready = begin;
+            if (config_.on_rank_loss == RankLossPolicy::shrink) {
+                // Every rank that is down leaves the ring (at least one rank stays: then it waits).
+                for (std::size_t k = 0; k < rank_sat_.size();) {
+                    const std::int32_t sat = rank_sat_[k];
+                    if (down_until_[static_cast<std::size_t>(sat)] > begin && rank_sat_.size() > 1) {
+                        drop_rank(sat);
+                        continue;
+                    }
+                    ready = std::max(ready, down_until_[static_cast<std::size_t>(sat)]);
+                    ++k;
+                }
+            } else {
+                for (std::int32_t& sat : rank_sat_) {
+                    const auto s = static_cast<std::size_t>(sat);
+                    if (down_until_[s] <= begin) continue;
+                    double avail = down_until_[s];
+                    if (config_.on_rank_loss == RankLossPolicy::spare) {
+                        // Earliest-available spare; swap if it is up before this satellite is.
+                        std::size_t best = spare_sats_.size();
+                        for (std::size_t k = 0; k < spare_sats_.size(); ++k)
+                            if (best == spare_sats_.size() ||
+                                down_until_[static_cast<std::size_t>(spare_sats_[k])] <
+                                    down_until_[static_cast<std::size_t>(spare_sats_[best])])
+                                best = k;
+                        if (best < spare_sats_.size() &&
+                            down_until_[static_cast<std::size_t>(spare_sats_[best])] < down_until_[s]) {
+                            const std::int32_t replacement = spare_sats_[best];
+                            spare_sats_[best] = sat;
+                            is_active_[s] = 0;
+                            is_active_[static_cast<std::size_t>(replacement)] = 1;
+                            res_.swaps.push_back({begin, sat, replacement});
+                            sat = replacement;
+                            ++res_.replacements;
+                            ++damage_version_;
+                            avail = std::max(begin, down_until_[static_cast<std::size_t>(replacement)]);
+                        }
+                    }
+                    ready = std::max(ready, avail);
+                }
+            }
+            const double restart_end = ready + config_.restart_s;
+            bool again = false;
+            while (i_ < events_.size() && events_[i_].time_s < std::min(restart_end, T_)) {
+                const FaultEvent& e = next_event();
+                if (active(e) && fault_interrupts(e.kind) && (e.time_s >= ready || fault_crashes(e.kind))) {
+                    res_.effects[i_] = FaultEffect::rollback;
+                    ++res_.rollbacks;
+                    if (fault_crashes(e.kind)) ++res_.ranks_lost;
+                    res_.restart_total_s += std::max(0.0, e.time_s - ready);
+                    begin = e.time_s;
+                    failed = fault_crashes(e.kind) ? e.satellite : -1;
+                    ++i_;
+                    again = true;
+                    break;
+                }
+                passive(e);
+                ++i_;
+            }
+            if (!again) {
+                res_.restart_total_s += std::max(0.0, std::min(restart_end, T_) - ready);
+                return restart_end;
+            }
+        }
+    }
+
+    // Interrupt at event i_ (a step, a checkpoint or a stall: cut): lose the partial phase and
+    // the uncommitted work.
+    void interrupt(JobPhase cut) {
+        const FaultEvent& e = events_[i_];
+        const std::size_t k = kind_index(e.kind);
+        log(t_, e.time_s, cut);
+        for (std::size_t j = kept_from_; j < res_.timeline.size(); ++j)
+            if (res_.timeline[j].phase == JobPhase::step || res_.timeline[j].phase == JobPhase::step_corrupted)
+                res_.timeline[j].phase = JobPhase::step_rolled_back;
+        res_.effects[i_] = FaultEffect::rollback;
+        ++res_.rollbacks;
+        if (fault_crashes(e.kind)) ++res_.ranks_lost;
+        if (cut == JobPhase::stalled) res_.stalled_s += e.time_s - t_;
+        else res_.rework_s[k] += e.time_s - t_;
+        res_.rework_s[k] += since_ckpt_s_;
+        since_ckpt_s_ = since_useful_s_ = since_fabric_s_ = since_shrunk_s_ = 0.0;
+        steps_since_ = corrupt_since_ = 0;
+        ++i_;
+        const double resume = recover(e.time_s, e);
+        res_.recovery_s[k] += std::min(resume, T_) - e.time_s;
+        log(e.time_s, std::min(resume, T_), JobPhase::recovery);
+        kept_from_ = res_.timeline.size();
+        t_ = resume;
+    }
+
+    // A step or checkpoint that would end after the run: the rest of the run is its tail.
+    bool cut_by_end(double end) {
+        if (end <= T_) return false;
+        res_.tail_s += T_ - t_;
+        log(t_, T_, JobPhase::unfinished);
+        t_ = T_;
+        return true;
+    }
+
+    void checkpoint() {
+        const double end = t_ + config_.checkpoint_cost_s;
+        while (i_ < events_.size() && events_[i_].time_s < std::min(end, T_)) {
+            const FaultEvent& e = next_event();
+            if (active(e) && fault_interrupts(e.kind)) {
+                interrupt(JobPhase::checkpoint_interrupted);
+                return;
+            }
+            passive(e);
+            ++i_;
+        }
+        if (cut_by_end(end)) return;
+        log(t_, end, JobPhase::checkpoint);
+        kept_from_ = res_.timeline.size();
+        ++res_.checkpoints;
+        res_.checkpoint_s += config_.checkpoint_cost_s;
+        useful_committed_ += since_useful_s_;
+        res_.fabric_s += since_fabric_s_;
+        res_.shrunk_s += since_shrunk_s_;
+        steps_committed_ += steps_since_;
+        corrupt_committed_ += corrupt_since_;
+        since_ckpt_s_ = since_useful_s_ = since_fabric_s_ = since_shrunk_s_ = 0.0;
+        steps_since_ = corrupt_since_ = 0;
+        t_ = end;
+        // Rebooted satellites that left a shrunk ring rejoin it from this checkpoint.
+        for (std::size_t k = 0; k < dropped_.size();) {
+            const std::int32_t sat = dropped_[k];
+            if (down_until_[static_cast<std::size_t>(sat)] <= t_) {
+                rank_sat_.insert(std::upper_bound(rank_sat_.begin(), rank_sat_.end(), sat), sat);
+                is_active_[static_cast<std::size_t>(sat)] = 1;
+                dropped_.erase(dropped_.begin() + static_cast<std::ptrdiff_t>(k));
+                ++damage_version_;
+            } else {
+                ++k;
+            }
+        }
+    }
+
+    // Repairs due by t_: outages over, reboots done.
+    void expire_damage() {
+        const auto before = outages_.size() + rebooting_.size();
+        std::erase_if(outages_, [&](const auto& o) { return o.first <= t_; });
+        std::erase_if(rebooting_, [&](std::int32_t s) { return down_until_[static_cast<std::size_t>(s)] <= t_; });
+        if (outages_.size() + rebooting_.size() != before) ++damage_version_;
+    }
+
+    // The extra step time on the fabric as this trial has damaged it at t_ (0 when undamaged).
+    double fabric_extra_s() {
+        expire_damage();
+        if (outages_.empty() && rebooting_.empty() && ranks_are_initial()) return 0.0;
+        if (memo_version_ == damage_version_ && t_ >= memo_from_s_ && t_ < memo_until_s_) return memo_extra_s_;
+        FabricDamage& d = damage_;
+        d.links_down.clear();
+        for (const auto& o : outages_) d.links_down.push_back(o.second);
+        std::sort(d.links_down.begin(), d.links_down.end());
+        d.links_down.erase(std::unique(d.links_down.begin(), d.links_down.end()), d.links_down.end());
+        d.satellites_down.assign(rebooting_.begin(), rebooting_.end());
+        std::sort(d.satellites_down.begin(), d.satellites_down.end());
+        d.ranks.assign(rank_sat_.begin(), rank_sat_.end());
+        std::sort(d.ranks.begin(), d.ranks.end());
+        memo_extra_s_ = fabric_->extra_step_s(t_, d);
+        memo_version_ = damage_version_;
+        memo_from_s_ = t_;
+        memo_until_s_ = fabric_->next_change_s(t_);
+        return memo_extra_s_;
+    }
+    bool ranks_are_initial() const {
+        if (static_cast<std::int32_t>(rank_sat_.size()) != initial_ranks_) return false;
+        for (const std::int32_t s : rank_sat_)
+            if (s >= initial_ranks_) return false;
+        return true;  // a set of initial_ranks_ distinct satellites below initial_ranks_
+    }
+
+    // The fabric cannot complete a step: wait for the next repair or topology change.
+    void stall() {
+        double until = fabric_->next_change_s(t_);
+        for (const auto& o : outages_) until = std::min(until, o.first);
+        for (const std::int32_t s : rebooting_) until = std::min(until, down_until_[static_cast<std::size_t>(s)]);
+        const double end = std::min(until, T_);
+        while (i_ < events_.size() && events_[i_].time_s < end) {
+            const FaultEvent& e = next_event();
+            if (active(e) && fault_interrupts(e.kind)) {
+                interrupt(JobPhase::stalled);
+                return;
+            }
+            if (active(e) && e.kind == FaultKind::sdc) res_.effects[i_] = FaultEffect::none;  // nothing computing
+            else passive(e);
+            ++i_;
+        }
+        res_.stalled_s += end - t_;
+        log(t_, end, JobPhase::stalled);
+        t_ = end;
+    }
+
+    void step(double extra) {
+        const double free_s = step_duration_at_s(steps_, t_);
+        if (!(free_s > 0.0)) throw std::invalid_argument("step duration must be > 0");
+        const double d = free_s + extra;
+        const double end = t_ + d;
+        bool redo = false, corrupt = false;
+        while (i_ < events_.size() && events_[i_].time_s < std::min(end, T_)) {
+            const FaultEvent& e = next_event();
+            if (active(e) && fault_interrupts(e.kind)) {
+                interrupt(JobPhase::step_interrupted);
+                return;
+            }
+            if (active(e) && e.kind == FaultKind::sdc) {
+                res_.effects[i_] = e.detected ? FaultEffect::step_recomputed : FaultEffect::silent_corruption;
+                (e.detected ? redo : corrupt) = true;
+            } else {
+                passive(e);
+            }
+            ++i_;
+        }
+        if (cut_by_end(end)) return;
+        log(t_, end, redo ? JobPhase::step_recomputed : corrupt ? JobPhase::step_corrupted : JobPhase::step);
+        t_ = end;
+        step_times_.push_back(d);
+        const bool damaged = extra != 0.0 || static_cast<std::int32_t>(rank_sat_.size()) != initial_ranks_;
+        if (damaged) ++res_.damaged_steps;
+        if (redo) {
+            res_.sdc_recompute_s += d;
+            ++res_.recomputed_steps;
+            return;
+        }
+        // Credit one undamaged step of the ranks that took part; the rest is the fabric's or the
+        // missing ranks' (exact partition: d = useful + shrunk + extra).
+        const double share = static_cast<double>(rank_sat_.size()) / static_cast<double>(initial_ranks_);
+        const double useful = share == 1.0 ? free_s : free_s * share;
+        since_ckpt_s_ += d;
+        since_useful_s_ += useful;
+        since_shrunk_s_ += free_s - useful;
+        since_fabric_s_ += extra;
+        ++steps_since_;
+        if (corrupt) ++corrupt_since_;
+    }
+
+    std::span<const FaultEvent> events_;
+    std::int32_t n_sat_;
+    double T_;
+    const StepDurations& steps_;
+    const RecoveryConfig& config_;
+    bool record_;
+    FabricModel* fabric_;
+    double tau_ = 0.0;
+    std::int32_t initial_ranks_ = 0;
+    GoodputResult res_;
+
+    std::vector<std::int32_t> rank_sat_;  // satellites holding ranks
+    std::vector<std::int32_t> spare_sats_;
+    std::vector<std::int32_t> dropped_;   // left a shrunk ring, rejoin after reboot
+    std::vector<char> is_active_;
+    std::vector<double> down_until_;
+    std::vector<std::int32_t> rebooting_;  // satellites that may still be down
+    std::vector<std::pair<double, std::pair<std::int32_t, std::int32_t>>> outages_;  // (end, link)
+
+    std::size_t i_ = 0;  // next event
+    double t_ = 0.0;
+    double since_ckpt_s_ = 0.0, since_useful_s_ = 0.0, since_fabric_s_ = 0.0, since_shrunk_s_ = 0.0;
+    std::int64_t steps_since_ = 0, corrupt_since_ = 0, steps_committed_ = 0, corrupt_committed_ = 0;
+    double useful_committed_ = 0.0;
+    std::size_t kept_from_ = 0;  // timeline: steps since the last checkpoint start here
+    std::vector<double> step_times_;
+
+    // The last fabric answer, valid while neither the damage nor the topology changes.
+    FabricDamage damage_;
+    std::uint64_t damage_version_ = 0, memo_version_ = ~std::uint64_t{0};
+    double memo_from_s_ = 0.0, memo_until_s_ = 0.0, memo_extra_s_ = 0.0;
+};
+
+}  // namespace
+
+GoodputResult simulate_training_with_faults(std::span<const FaultEvent> events, std::int32_t satellite_count,
+                                            double duration_s, const StepDurations& steps,
+                                            const RecoveryConfig& config, bool record_timeline, FabricModel* fabric) {
+    return Play(events, satellite_count, duration_s, steps, config, record_timeline, fabric).run();
+}
+
+std::vector<SatelliteCondition> satellite_conditions(std::span<const FaultEvent> events,
+                                                     std::span<const SpareSwap> swaps, std::int32_t n,
+                                                     std::int32_t spares, double reboot_s, double t0, double t1) {
+    if (n < 0 || spares < 0 || spares > n) throw std::invalid_argument("need satellite_count >= spare_satellites >= 0");
+    std::vector<SatelliteCondition> out(static_cast<std::size_t>(n), SatelliteCondition::ok);
+    std::vector<char> spare(static_cast<std::size_t>(n), 0);
+    for (std::int32_t s = n - spares; s < n; ++s) spare[static_cast<std::size_t>(s)] = 1;
+    for (const SpareSwap& w : swaps) {
+        if (w.time_s > t1) break;
+        if (w.failed < 0 || w.failed >= n || w.spare < 0 || w.spare >= n) throw std::invalid_argument("spare swap satellite out of range");
+        spare[static_cast<std::size_t>(w.failed)] = 1;
+        spare[static_cast<std::size_t>(w.spare)] = 0;
+    }
+    std::vector<char> hit(static_cast<std::size_t>(n), 0), down(static_cast<std::size_t>(n), 0);
+    // Only events after min(t0, t1 - reboot_s) can matter (sorted by time: a binary search, so a
+    // run's frames cost their own window each, not the whole event list).
+    const double from = std::min(t0, t1 - reboot_s);
+    const auto first = std::upper_bound(events.begin(), events.end(), from,
+                                        [](double t, const FaultEvent& e) { return t < e.time_s; });
+    for (const FaultEvent& e : std::span<const FaultEvent>(first, events.end())) {
+        if (e.time_s > t1) break;
+        if (e.satellite < 0 || e.satellite >= n) throw std::invalid_argument("fault event satellite out of range");
+        const auto s = static_cast<std::size_t>(e.satellite);
+        if (fault_crashes(e.kind) && e.time_s + reboot_s > t1) down[s] = 1;
+        if (e.time_s > t0) hit[s] = 1;
+    }
+    for (std::size_t s = 0; s < out.size(); ++s)
+        out[s] = down[s] ? SatelliteCondition::rebooting
+                 : hit[s] ? SatelliteCondition::faulted
+                 : spare[s] ? SatelliteCondition::spare
+                            : SatelliteCondition::ok;
+    return out;
+}
+
+}  // namespace skyfabric::workloads
