@@ -136,8 +136,38 @@ void write_job_timeline(Hdf5File& file, const simulation::RadiationOutcome& r) {
     write_column(file, "/radiation/job_timeline/phase", tl,
                  [](const JobInterval& x) { return static_cast<int>(x.phase); }, "1");
     file.set_attribute("/radiation/job_timeline/phase", "phase_names",
-                       enum_names<workloads::JobPhase>(static_cast<int>(workloads::JobPhase::unfinished) + 1,
+                       enum_names<workloads::JobPhase>(static_cast<int>(workloads::JobPhase::stalled) + 1,
                                                        workloads::job_phase_name));
+}
+
+// Trial 0's terminal outages: which link, when.
+void write_link_outages(Hdf5File& file, const simulation::RadiationOutcome& r) {
+    using workloads::LinkOutage;
+    if (!r.goodput || r.goodput->link_outages.empty()) return;
+    const auto& lo = r.goodput->link_outages;
+    write_column(file, "/radiation/link_outages/start_s", lo, [](const LinkOutage& x) { return x.start_s; }, "s");
+    write_column(file, "/radiation/link_outages/end_s", lo, [](const LinkOutage& x) { return x.end_s; }, "s");
+    write_column(file, "/radiation/link_outages/source", lo, [](const LinkOutage& x) { return x.source; }, "1");
+    write_column(file, "/radiation/link_outages/target", lo, [](const LinkOutage& x) { return x.target; }, "1");
+}
+
+// Every Monte Carlo trial's outcome, one row per trial (trial order).
+void write_trials(Hdf5File& file, const simulation::RadiationOutcome& r) {
+    using Trial = workloads::MonteCarloResult::Trial;
+    if (!r.monte_carlo || r.monte_carlo->per_trial.empty()) return;
+    const auto& t = r.monte_carlo->per_trial;
+    write_column(file, "/radiation/trials/goodput", t, [](const Trial& x) { return x.goodput; }, "1");
+    write_column(file, "/radiation/trials/lost_faults_s", t, [](const Trial& x) { return x.lost_faults_s; }, "s");
+    write_column(file, "/radiation/trials/lost_restarts_s", t, [](const Trial& x) { return x.lost_restarts_s; }, "s");
+    write_column(file, "/radiation/trials/lost_checkpoints_s", t, [](const Trial& x) { return x.lost_checkpoints_s; }, "s");
+    write_column(file, "/radiation/trials/lost_fabric_s", t, [](const Trial& x) { return x.lost_fabric_s; }, "s");
+    write_column(file, "/radiation/trials/lost_shrunk_ring_s", t, [](const Trial& x) { return x.lost_shrink_s; }, "s");
+    write_column(file, "/radiation/trials/step_time_median_s", t, [](const Trial& x) { return x.step_time_median_s; }, "s");
+    write_column(file, "/radiation/trials/step_time_p99_s", t, [](const Trial& x) { return x.step_time_p99_s; }, "s");
+    write_column(file, "/radiation/trials/ranks_lost", t, [](const Trial& x) { return x.ranks_lost; }, "1");
+    write_column(file, "/radiation/trials/links_lost", t, [](const Trial& x) { return x.links_lost; }, "1");
+    write_column(file, "/radiation/trials/damaged_steps", t, [](const Trial& x) { return x.damaged_steps; }, "1");
+    write_column(file, "/radiation/trials/rollbacks", t, [](const Trial& x) { return x.rollbacks; }, "1");
 }
 
 }  // namespace
@@ -328,6 +358,8 @@ void ResultWriter::end(const simulation::RunSummary& summary) {
     if (summary.radiation) {
         write_radiation_events(*file_, *summary.radiation);
         write_job_timeline(*file_, *summary.radiation);
+        write_link_outages(*file_, *summary.radiation);
+        write_trials(*file_, *summary.radiation);
     }
     file_->set_attribute("simulated_s", summary.simulated_s);
     if (!summary.complete) file_->set_attribute("stop_reason", summary.stop_reason);

@@ -57,6 +57,26 @@ void write_trace(const scenario::Scenario& sc, const simulation::RunSummary& sum
             if (r.goodput) args["effect"] = workloads::fault_effect_name(r.goodput->effects[i]);
             writer.instant(faults_pid, e.satellite, workloads::fault_kind_name(e.kind), "fault", e.time_s, args);
         }
+        if (r.goodput) {
+            // Trial 0 as played against those faults: the job's phases (steps, checkpoints, rollbacks,
+            // recoveries, stalls) and the links its terminal outages took down, rerouting the ring.
+            constexpr std::int32_t job_pid = 5;
+            writer.process_name(job_pid, "faults in the loop (trial 0)");
+            writer.thread_name(job_pid, 0, "job");
+            for (const auto& iv : r.goodput->timeline) {
+                if (iv.phase == workloads::JobPhase::step) continue;  // the training tracks show the steps
+                writer.complete(job_pid, 0, workloads::job_phase_name(iv.phase), "recovery", iv.start_s, iv.end_s - iv.start_s);
+            }
+            writer.thread_name(job_pid, 1, "links down (rerouted)");
+            for (const auto& o : r.goodput->link_outages) {
+                writer.complete(job_pid, 1, "link " + std::to_string(o.source) + "-" + std::to_string(o.target) + " down",
+                                "link_outage", o.start_s, std::min(o.end_s, summary.simulated_s) - o.start_s,
+                                {{"source", o.source}, {"target", o.target}});
+            }
+            writer.metadata("trial0_ranks_lost", r.goodput->ranks_lost);
+            writer.metadata("trial0_links_lost", r.goodput->links_lost);
+            writer.metadata("trial0_damaged_steps", r.goodput->damaged_steps);
+        }
     }
     writer.close();
 }

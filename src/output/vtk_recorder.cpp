@@ -53,13 +53,19 @@ void VtkRecorder::end(const simulation::RunSummary& summary) {
     std::span<const workloads::SpareSwap> swaps;
     if (r.goodput) swaps = r.goodput->swaps;
     if (r.events.empty() && swaps.empty()) return;
+    std::span<const workloads::LinkOutage> outages;
+    if (r.goodput) outages = r.goodput->link_outages;
     const auto n = static_cast<std::int32_t>(initial_status_.size());
+    std::vector<std::pair<std::int32_t, std::int32_t>> down;
     for (std::size_t i = 0; i < writer_->frames_written(); ++i) {
         const double t1 = writer_->frame_time_s(i);
         const double t0 = i == 0 ? -1.0 : writer_->frame_time_s(i - 1);  // events at t = 0 count in frame 0
         const auto status =
             as_status(workloads::satellite_conditions(r.events, swaps, n, std::min(spares_, n), reboot_s_, t0, t1));
-        if (status != initial_status_) writer_->rewrite_status(i, status);
+        down.clear();  // trial 0's terminal outages holding a link down at the frame's time
+        for (const auto& o : outages)
+            if (o.start_s <= t1 && t1 < o.end_s) down.emplace_back(o.source, o.target);
+        if (status != initial_status_ || !down.empty()) writer_->rewrite_fault_state(i, status, down);
     }
 }
 

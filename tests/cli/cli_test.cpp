@@ -385,6 +385,22 @@ TEST(Cli, VtkFramesShowRadiationFaultsRebootsAndSpares) {
     fs::remove_all(dir);
 }
 
+TEST(Cli, FaultsActOnTheFabricTheirTrialsAndFrames) {
+    // Issue 13: faults scaled up so every trial has crashes and terminal outages; ranks leave a
+    // shrunk ring and links go down. The trials, trial 0's outages and the frames' fault_down must
+    // agree (tests/cli/check_fabric_faults.py), and coupled goodput must fall below the fault-free 1.
+    const auto dir = fresh_dir("fabric_faults");
+    const auto r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") +
+                               " --set duration_s=3000 --set radiation.rate_scale=200000 --set radiation.link_outages_per_day=0.0002"
+                               " --set workload.on_rank_loss=shrink --set radiation.trials=16 --set output.vtk_every=1 -o " +
+                               dir.string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto check = run_command("/usr/bin/python3 " + source("tests/cli/check_fabric_faults.py") + " " + dir.string());
+    EXPECT_EQ(check.status, 0) << check.output;
+    EXPECT_NE(check.output.find("ok"), std::string::npos) << check.output;
+    fs::remove_all(dir);
+}
+
 TEST(Cli, TraceMatchesTheHdf5StepTimings) {
     const auto dir = fresh_dir("trace");
     const auto trace = dir / "run.trace.json";

@@ -1,5 +1,6 @@
 #include <skyfabric/viz/pvd_writer.hpp>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -187,6 +188,11 @@ void PvdSeriesWriter::write_frame(const SatelliteFrame& frame, const LinkFrameDa
     vtkNew<vtkIntArray> target;
     target->SetName("link_target");
     target->SetNumberOfTuples(static_cast<vtkIdType>(n + link_count));
+    // 1 on a link a radiation fault (terminal outage) holds down; set after the run (rewrite_fault_state).
+    vtkNew<vtkIntArray> fault_down;
+    fault_down->SetName("fault_down");
+    fault_down->SetNumberOfTuples(static_cast<vtkIdType>(n + link_count));
+    fault_down->FillValue(0);
     for (std::size_t i = 0; i < n; ++i) {
         source->SetValue(static_cast<vtkIdType>(i), -1);
         target->SetValue(static_cast<vtkIdType>(i), -1);
@@ -236,6 +242,7 @@ void PvdSeriesWriter::write_frame(const SatelliteFrame& frame, const LinkFrameDa
     cd->AddArray(distance);
     cd->AddArray(source);
     cd->AddArray(target);
+    cd->AddArray(fault_down);
     cd->SetActiveScalars("capacity_bps");
 
     vtkNew<vtkDoubleArray> time_value;
@@ -258,7 +265,8 @@ void PvdSeriesWriter::write_frame(const SatelliteFrame& frame, const LinkFrameDa
     }
 }
 
-void PvdSeriesWriter::rewrite_status(std::size_t i, std::span<const std::int32_t> status) {
+void PvdSeriesWriter::rewrite_fault_state(std::size_t i, std::span<const std::int32_t> status,
+                                          std::span<const std::pair<std::int32_t, std::int32_t>> links_down) {
     if (i >= entries_.size()) {
         throw std::invalid_argument("skyfabric::viz: no frame " + std::to_string(i) + " to rewrite (" +
                                     std::to_string(entries_.size()) + " written)");
@@ -272,8 +280,19 @@ void PvdSeriesWriter::rewrite_status(std::size_t i, std::span<const std::int32_t
     if (reader->GetErrorCode() != 0 || array == nullptr)
         throw std::runtime_error("skyfabric::viz: cannot read the status of VTK frame " + path.string());
     check_length(status, static_cast<std::size_t>(array->GetNumberOfTuples()), "status");
-    if (status.empty()) return;
     for (std::size_t k = 0; k < status.size(); ++k) array->SetValue(static_cast<vtkIdType>(k), status[k]);
+    if (!links_down.empty()) {
+        vtkCellData* cd = poly->GetCellData();
+        auto* down = vtkIntArray::SafeDownCast(cd->GetArray("fault_down"));
+        auto* source = vtkIntArray::SafeDownCast(cd->GetArray("link_source"));
+        auto* target = vtkIntArray::SafeDownCast(cd->GetArray("link_target"));
+        if (down == nullptr || source == nullptr || target == nullptr)
+            throw std::runtime_error("skyfabric::viz: VTK frame " + path.string() + " has no link arrays to mark");
+        for (vtkIdType c = 0; c < down->GetNumberOfTuples(); ++c) {
+            const std::pair<std::int32_t, std::int32_t> link{source->GetValue(c), target->GetValue(c)};
+            if (std::find(links_down.begin(), links_down.end(), link) != links_down.end()) down->SetValue(c, 1);
+        }
+    }
     write_vtp_atomically(poly, directory_, entries_[i].file);
 }
 

@@ -149,6 +149,7 @@ private:
             std::pair<std::int32_t, std::int32_t> link;
             if (fabric_ && config_.link_outage_s > 0.0 && fabric_->outage_link(e.satellite, e.time_s, e.mark, link)) {
                 outages_.push_back({e.time_s + config_.link_outage_s, link});
+                if (record_) res_.link_outages.push_back({e.time_s, e.time_s + config_.link_outage_s, link.first, link.second});
                 ++res_.links_lost;
                 ++damage_version_;
             }

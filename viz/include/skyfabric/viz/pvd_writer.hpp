@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <span>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -61,10 +62,12 @@ public:
     // Writes <basename>_NNNNNN.vtp (NNNNNN = frames_written()), then rewrites the .pvd.
     void write_frame(const SatelliteFrame& frame, const LinkFrameData& links);
 
-    // Replaces the point data `status` of frame i (< frames_written()), written earlier, with the
-    // same atomic write: for what is known only after the run (radiation faults are drawn on the
-    // whole dose-rate history). std::invalid_argument for a bad index or length.
-    void rewrite_status(std::size_t i, std::span<const std::int32_t> status);
+    // Replaces the point data `status` of frame i (< frames_written()), written earlier, and sets
+    // the cell data `fault_down` to 1 on the listed links (source < target) — with the same atomic
+    // write: for what is known only after the run (radiation faults are drawn on the whole
+    // dose-rate history, then played). std::invalid_argument for a bad index or length.
+    void rewrite_fault_state(std::size_t i, std::span<const std::int32_t> status,
+                             std::span<const std::pair<std::int32_t, std::int32_t>> links_down = {});
 
     std::size_t frames_written() const { return entries_.size(); }
     double frame_time_s(std::size_t i) const { return entries_.at(i).time_s; }

@@ -239,6 +239,14 @@ public:
     virtual double next_change_s(double t) const = 0;
 };
 
+// A link a terminal outage took down, over [start_s, end_s) (end_s may pass the run's end).
+struct LinkOutage {
+    double start_s = 0.0;
+    double end_s = 0.0;
+    std::int32_t source = 0;  // source < target
+    std::int32_t target = 0;
+};
+
 struct GoodputResult {
     double elapsed_s = 0.0;
     double useful_s = 0.0;              // compute of completed steps not rolled back
@@ -270,6 +278,7 @@ struct GoodputResult {
     // With record_timeline: the job's phases in order, tiling [0, elapsed_s).
     std::vector<JobInterval> timeline;
     std::vector<SpareSwap> swaps;  // in time order (replacements of them)
+    std::vector<LinkOutage> link_outages;  // with record_timeline and a fabric, in time order
 };
 
 // What each satellite was going through at an instant, for pictures of the run (the VTK frames'
