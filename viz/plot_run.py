@@ -19,7 +19,10 @@ and writes into RUN_DIR/plots (or --out):
                    /links/capacity_bps: aggregate capacity, per-link min/mean/max, link count.
   step_time.png    /workload/steps (compound dataset or group with compute_s,
                    communication_s, exposed_communication_s): per-step breakdown.
-  goodput.png      every goodput series under /radiation.
+  goodput.png      with radiation and a workload: the trials' goodput distribution
+                   (/radiation/trials/goodput), the time each trial lost by cause
+                   (/radiation/trials/lost_*), and trial 0's goodput over the run
+                   (/radiation/job_timeline).
   power.png        with a power section: shadow fraction, array output and load, battery state of
                    charge (min / mean over satellites) and the compute share the power allowed.
 
@@ -284,42 +287,50 @@ def plot_steps(f, out_dir):
     return save(fig, out_dir, name)
 
 
-def plot_goodput(f, out_dir, tx):
-    name = "goodput.png"
-    if "radiation" not in f:
-        return skip(name, "no /radiation")
-    group = f["radiation"]
-    series = []
+LOSS_COLUMNS = (("lost_faults_s", "faults (rework, waits, SDC)"), ("lost_restarts_s", "restarts"),
+                ("lost_checkpoints_s", "checkpoints"), ("lost_fabric_s", "damaged fabric"),
+                ("lost_shrunk_ring_s", "shrunk ring"))
 
-    def visit(path, obj):
-        if isinstance(obj, h5py.Dataset) and "goodput" in path.lower() and \
-                obj.dtype.kind in "fiu" and obj.ndim >= 1 and obj.shape[0] > 0:
-            series.append((path, obj))
-    group.visititems(visit)
-    scalars = [(k, v) for k, v in group.attrs.items() if "goodput" in k.lower()]
-    if not series:
-        for k, v in scalars:
-            print("plot_run: /radiation attribute %s = %s" % (k, v))
-        return skip(name, "no goodput series under /radiation")
-    fig, ax = plt.subplots(figsize=(9, 4.5))
-    for path, ds in series:
-        y = ds[...]
-        if y.ndim > 1:  # trials x time: mean and spread
-            ax.fill_between(range(y.shape[-1]), y.min(axis=0), y.max(axis=0), alpha=0.2)
-            y = y.mean(axis=0)
-        parent = ds.parent
-        if "time_s" in parent and parent["time_s"].shape[0] == y.shape[0]:
-            x, xlabel = tx(parent["time_s"][...]), tx.label
-        elif "time_s" in f and f["time_s"].shape[0] == y.shape[0]:
-            x, xlabel = tx(f["time_s"][...]), tx.label
-        else:
-            x, xlabel = np.arange(y.shape[0]), "sample"
-        ax.plot(x, y, label=path)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("goodput")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    ax.set_title(title_of(f) + ": goodput under radiation", fontsize=10)
+
+def plot_goodput(f, out_dir, tx):
+    """The Monte Carlo trials' goodput distribution, where each trial's time went, and trial 0's
+    goodput as the run went (its job timeline: kept steps over elapsed time)."""
+    name = "goodput.png"
+    trials = f.get("radiation/trials")
+    timeline = f.get("radiation/job_timeline")
+    if trials is None and timeline is None:
+        return skip(name, "no /radiation/trials or /radiation/job_timeline (radiation with a workload)")
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.5))
+    if trials is not None:
+        g = trials["goodput"][...]
+        axes[0].hist(g, bins=max(5, min(50, int(np.sqrt(len(g))) * 2)), color="C0", alpha=0.8)
+        axes[0].axvline(np.median(g), color="k", label="median %.4f" % np.median(g))
+        lo, hi = np.percentile(g, [2.5, 97.5])
+        axes[0].axvspan(lo, hi, color="0.8", alpha=0.5, label="95 %% of trials %.4f-%.4f" % (lo, hi))
+        axes[0].set_xlabel("goodput (useful / elapsed)")
+        axes[0].set_ylabel("trials")
+        axes[0].legend(fontsize=8)
+        present = [(k, label) for k, label in LOSS_COLUMNS if k in trials]
+        data = [trials[k][...] / 3600.0 for k, _ in present]
+        axes[1].boxplot(data, vert=False, labels=[label for _, label in present])
+        axes[1].set_xlabel("time lost per trial [h]")
+        axes[1].set_title("%d trials" % len(g), fontsize=9)
+    else:
+        for ax in axes[:2]:
+            ax.text(0.5, 0.5, "one trial (radiation.trials: 1)", ha="center", va="center", transform=ax.transAxes)
+    if timeline is not None:
+        start, end, phase = timeline["start_s"][...], timeline["end_s"][...], timeline["phase"][...]
+        kept = (phase == 0) | (phase == 1)
+        useful = np.cumsum(np.where(kept, end - start, 0.0))
+        axes[2].plot(tx(end), useful / np.maximum(end, 1e-9), color="C1")
+        axes[2].set_xlabel(tx.label)
+        axes[2].set_ylabel("kept steps / elapsed so far (trial 0)")
+        axes[2].set_ylim(0, 1.05)
+        tx.ticks(axes[2])
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    fig.suptitle(title_of(f) + ": goodput under radiation faults", fontsize=10)
+    fig.tight_layout()
     return save(fig, out_dir, name)
 
 
