@@ -209,6 +209,7 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
                 {"trials", m.trials},
                 {"backend", workloads::to_string(m.backend)},
                 {"threads", m.threads},
+                {"wall_s", r.trials_wall_s},
                 {"goodput", stats(m.goodput)},
                 {"interruptions_per_day", stats(m.interruptions_per_day)},
                 {"events_per_day", stats(m.events_per_day)},

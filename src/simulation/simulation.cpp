@@ -272,8 +272,10 @@ private:
             out.goodput = workloads::simulate_training_with_faults(out.events, n, duration_s, steps, recovery,
                                                                    /*record_timeline=*/true, model);
             if (r.trials > 1) {
+                const auto trials_start = std::chrono::steady_clock::now();
                 out.monte_carlo = workloads::monte_carlo_goodput(dose_series_, r.faults, recovery, steps, duration_s,
                                                                  sc_.seed, r.trials, backend_, model, r.threads);
+                out.trials_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - trials_start).count();
             }
             out.on_rank_loss = recovery.on_rank_loss;
             out.link_outage_s = recovery.link_outage_s;

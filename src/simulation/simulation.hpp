@@ -76,6 +76,7 @@ struct RadiationOutcome {
     std::int64_t fabric_memory_bytes = 0;
     std::int64_t fabric_evaluations = 0;  // distinct damaged steps solved, over all trials
     std::string fabric_note;
+    double trials_wall_s = 0.0;           // drawing and playing the Monte Carlo trials (a benchmark figure)
     double dose_mean_rad = 0.0;                          // over satellites, at the end
     double dose_max_rad = 0.0;
     double dose_rate_mean_rad_per_yr = 0.0;              // this run's mean rate over satellites (its SAA passes)
