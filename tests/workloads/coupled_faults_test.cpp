@@ -332,3 +332,49 @@ TEST(CoupledMonteCarlo, CudaDrawnTrialsMatchTheCpu) {
         EXPECT_EQ(cpu.per_trial[i].links_lost, gpu.per_trial[i].links_lost);
     }
 }
+
+TEST(TopologyTimeline, KeyframesRebuiltFromChangesEqualTheTopologiesAppended) {
+    // A 12-node lattice whose links come and go and change capacity at random; every distinct
+    // topology must come back exactly (endpoints, capacity) from copies every 4 keyframes and the
+    // changes between them, and repeats must not make keyframes.
+    sw::TopologyTimeline timeline(4);
+    std::vector<links::Topology> kept;
+    std::uint64_t state = 12345;
+    const auto next = [&state] {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        return static_cast<double>(state >> 11) * 0x1.0p-53;
+    };
+    const links::Topology full = swt::lattice(3, 4, capacity_bps, alpha_s);
+    for (int k = 0; k < 40; ++k) {
+        links::Topology t;
+        t.node_count = full.node_count;
+        t.time_s = 10.0 * k;
+        for (links::Link l : full.links) {
+            const double u = next();
+            if (u < 0.2) continue;                  // down at this sample
+            if (u < 0.3) l.capacity_bps *= 0.5;     // fewer channels
+            t.links.push_back(l);
+        }
+        timeline.append(t);
+        if (k % 5 == 0) {  // the same links again a second later: no new keyframe
+            links::Topology again = t;
+            again.time_s += 1.0;
+            timeline.append(again);
+        }
+        kept.push_back(t);
+    }
+    ASSERT_EQ(timeline.keyframe_count(), kept.size());
+    EXPECT_EQ(timeline.topology_count(), 48);
+    for (std::size_t k = 0; k < kept.size(); ++k) {
+        const links::Topology got = timeline.keyframe(k);
+        EXPECT_EQ(got.time_s, kept[k].time_s);
+        ASSERT_EQ(got.links.size(), kept[k].links.size()) << "keyframe " << k;
+        for (std::size_t i = 0; i < got.links.size(); ++i) {
+            EXPECT_EQ(got.links[i].source, kept[k].links[i].source);
+            EXPECT_EQ(got.links[i].target, kept[k].links[i].target);
+            EXPECT_EQ(got.links[i].capacity_bps, kept[k].links[i].capacity_bps);
+        }
+        EXPECT_EQ(timeline.keyframe_index_at(kept[k].time_s + 0.5), k);
+    }
+    EXPECT_EQ(timeline.keyframe_index_at(-1.0), 0u);
+}

@@ -8,6 +8,8 @@
 // Pure: no I/O.
 
 #include <cstdint>
+#include <deque>
+#include <memory>
 #include <limits>
 #include <mutex>
 #include <shared_mutex>
@@ -27,19 +29,45 @@ public:
     // The topology valid from topology.time_s on (times non-decreasing). Kept as a new keyframe
     // only when its links (endpoints, capacity) differ from the last keyframe's; between
     // keyframes only light-time latencies move (sub-microsecond over a formation), and the
-    // keyframe's are used.
+    // keyframe's are used. Keyframes are stored as the links that changed since the previous
+    // one, with a full copy every `snapshot_every` keyframes (or when the change is larger than
+    // a copy): memory follows the link churn, not links × samples (a 10,000-satellite day
+    // changes a few hundred links per sample where a copy is tens of thousands).
+    explicit TopologyTimeline(std::int32_t snapshot_every = 32);
     void append(const links::Topology& topology);
-    std::size_t keyframe_count() const { return keyframes_.size(); }
+    std::size_t keyframe_count() const { return frames_.size(); }
     std::int64_t topology_count() const { return appended_; }
     // The keyframe valid at t (the first one before its start).
     std::size_t keyframe_index_at(double t) const;
-    const links::Topology& keyframe(std::size_t k) const { return keyframes_[k]; }
+    // Keyframe k rebuilt from its copy and the changes since (links sorted by (source, target);
+    // a link's latency is within 10 % of the keyframe's: it is recorded again when it drifts more).
+    links::Topology keyframe(std::size_t k) const;
     // When keyframe k gives way to the next (+inf for the last).
     double keyframe_end_s(std::size_t k) const;
     std::size_t memory_bytes() const;
 
 private:
-    std::vector<links::Topology> keyframes_;
+    struct Frame {
+        double time_s = 0.0;
+        bool snapshot = false;
+        std::size_t begin = 0, end = 0;  // into links_ (the copy, or the links added or changed)
+        std::size_t removed_begin = 0, removed_end = 0;  // into removed_
+    };
+    std::int32_t snapshot_every_ = 32;
+    std::int32_t node_count_ = 0;
+    std::vector<Frame> frames_;
+    // What a step needs of a link, 24 bytes where links::Link is 56: the rest is rebuilt empty.
+    struct StoredLink {
+        std::int32_t source = 0, target = 0;
+        double capacity_bps = 0.0;
+        float latency_s = 0.0f;
+    };
+    std::vector<StoredLink> links_;
+    static StoredLink stored(const links::Link& l);
+    static links::Link rebuilt(const StoredLink& s);
+    std::vector<std::pair<std::int32_t, std::int32_t>> removed_;
+    links::Topology last_;  // the last keyframe, whole: what the next topology is compared with
+    std::vector<double> stored_latency_s_;  // per link of last_: the latency its rebuild holds
     std::int64_t appended_ = 0;
 };
 
@@ -73,12 +101,18 @@ private:
     };
     Solved solve(std::size_t keyframe, const FabricDamage& damage) const;
     const Solved& solved(std::size_t keyframe, const FabricDamage& damage);
+    // Keyframe k, rebuilt once and kept while the rebuilt keyframes fit in 64 MB (oldest dropped).
+    std::shared_ptr<const links::Topology> keyframe(std::size_t k) const;
     const TopologyTimeline& timeline_;
     StepModel model_;
     std::int32_t initial_ranks_ = 0;
     FabricDamage undamaged_;
     mutable std::shared_mutex mutex_;
     std::unordered_map<std::string, Solved> cache_;
+    mutable std::mutex keyframes_mutex_;
+    mutable std::unordered_map<std::size_t, std::shared_ptr<const links::Topology>> keyframes_;
+    mutable std::deque<std::size_t> keyframe_order_;
+    mutable std::size_t keyframe_bytes_ = 0;
 };
 
 }  // namespace skyfabric::workloads
