@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Checks a run whose faults act on the fabric (issue 13), independently of skyfabric's code:
 
-- summary.json says the faults were coupled, and trial 0 lost ranks and links;
+- summary.json says the faults were coupled and trial 0 lost links; the trials lost ranks and ran
+  steps on a damaged fabric;
 - /radiation/trials has one row per trial, its goodput median is the summary's, and each trial's
   time lost adds up below the run's length;
 - /radiation/link_outages (trial 0) lie in the run, each link joined two satellites;
@@ -23,7 +24,7 @@ run_dir = sys.argv[1]
 s = json.load(open(run_dir + "/summary.json"))
 r = s["radiation"]
 assert r["fabric"]["coupled"], r["fabric"]
-assert r["ranks_lost"] > 0 and r["links_lost"] > 0 and r["damaged_steps"] > 0, r
+assert r["links_lost"] > 0, r  # trial 0 (the frames' outages)
 with h5py.File(run_dir + "/result.h5", "r") as f:
     T = float(f.attrs["simulated_s"])
     n = int(f.attrs["satellite_count"])
@@ -34,7 +35,8 @@ with h5py.File(run_dir + "/result.h5", "r") as f:
     lost = sum(tr[k][:] for k in ("lost_faults_s", "lost_restarts_s", "lost_checkpoints_s", "lost_fabric_s",
                                   "lost_shrunk_ring_s"))
     assert np.all(goodput * T + lost <= T * (1 + 1e-9)), (goodput * T + lost).max()
-    assert np.all(tr["ranks_lost"][:] >= 0) and tr["links_lost"][:].sum() > 0
+    # Over the trials ranks were lost and steps ran on a damaged fabric.
+    assert tr["ranks_lost"][:].sum() > 0 and tr["links_lost"][:].sum() > 0 and tr["damaged_steps"][:].sum() > 0
     lo = f["radiation/link_outages"]
     start, end, src, dst = lo["start_s"][:], lo["end_s"][:], lo["source"][:], lo["target"][:]
     assert len(start) == r["links_lost"], (len(start), r["links_lost"])
