@@ -109,3 +109,32 @@ TEST(Routing, SameRoutesAsAPlainDijkstra) {
                 }
     }
 }
+
+TEST(Routing, RouteCacheTreesGiveTheSameRoutesAsAPlainDijkstra) {
+    // Asked for every target of every source (an all-to-all), the cache builds each source's
+    // shortest-path tree once: its paths must be the textbook search's, pair by pair, on the
+    // same graphs (ties, parallel and down links) and on a switch star (the p³ case).
+    std::vector<skyfabric::links::Topology> graphs;
+    for (int variant = 0; variant < 6; ++variant) graphs.push_back(graph(variant));
+    skyfabric::links::Topology star;  // 24 leaves on switch node 24
+    star.node_count = 25;
+    for (std::int32_t v = 0; v < 24; ++v) star.links.push_back(sw::testing::make_link(v, 24, 400e9, 5e-7));
+    graphs.push_back(star);
+    for (std::size_t g = 0; g < graphs.size(); ++g) {
+        SCOPED_TRACE(g);
+        const auto net = sw::build_network(graphs[g]);
+        for (auto policy : {sw::RoutingPolicy::shortest_latency, sw::RoutingPolicy::widest}) {
+            sw::RouteCache cache;
+            for (std::int32_t s = 0; s < net.node_count; ++s)
+                for (std::int32_t t = 0; t < net.node_count; ++t) {
+                    const auto& got = cache.get(net, s, t, policy, 1);
+                    const auto want = reference_route(net, s, t, policy);
+                    ASSERT_EQ(got.size(), want ? 1u : 0u) << s << "→" << t;
+                    if (!want) continue;
+                    EXPECT_EQ(got[0].edges, want->edges) << s << "→" << t;
+                    EXPECT_EQ(got[0].latency_s, want->latency_s) << s << "→" << t;
+                    EXPECT_EQ(got[0].bottleneck_Bps, want->bottleneck_Bps) << s << "→" << t;
+                }
+        }
+    }
+}

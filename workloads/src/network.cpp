@@ -108,10 +108,28 @@ std::int32_t direct_edge_if_shortest(const Network& n, std::int32_t s, std::int3
     return n.latency_s[direct] <= other_out + other_in ? direct : -1;
 }
 
+// The path to t read off a search's `via` (edges into each node), latency and bottleneck summed
+// in path order.
+Path path_from(const Network& n, const std::int32_t* via, std::int32_t s, std::int32_t t) {
+    Path p;
+    p.bottleneck_Bps = inf;
+    for (std::int32_t v = t; v != s; v = n.edge_from[via[v]]) p.edges.push_back(via[v]);
+    std::reverse(p.edges.begin(), p.edges.end());
+    for (auto e : p.edges) {
+        p.latency_s += n.latency_s[e];
+        p.bottleneck_Bps = std::min(p.bottleneck_Bps, n.capacity_Bps[e]);
+    }
+    return p;
+}
+
+// Dijkstra from s with the policy's labels. Stops when t is settled; t < 0: settles every node
+// and copies `via` into *tree. A node's label and via are final once settled, and nodes settle
+// in the same order whether or not the search goes on, so the tree holds, for every t, the path
+// the search for t alone returns.
 std::optional<Path> search(const Network& n, std::int32_t s, std::int32_t t, RoutingPolicy policy,
-                           const std::vector<char>* banned) {
+                           const std::vector<char>* banned, std::vector<std::int32_t>* tree = nullptr) {
     if (s == t) return Path{};
-    if (policy == RoutingPolicy::shortest_latency && banned == nullptr) {
+    if (policy == RoutingPolicy::shortest_latency && banned == nullptr && t >= 0) {
         const std::int32_t e = direct_edge_if_shortest(n, s, t);
         if (e >= 0) {
             Path p;
@@ -167,19 +185,17 @@ std::optional<Path> search(const Network& n, std::int32_t s, std::int32_t t, Rou
             }
         }
     }
+    if (t < 0) {
+        tree->assign(via.begin(), via.begin() + static_cast<std::ptrdiff_t>(nn));
+        sc.reset();
+        return std::nullopt;
+    }
     if (via[t] < 0) {
         sc.reset();
         return std::nullopt;
     }
-    Path p;
-    p.bottleneck_Bps = inf;
-    for (std::int32_t v = t; v != s; v = n.edge_from[via[v]]) p.edges.push_back(via[v]);
+    Path p = path_from(n, via.data(), s, t);
     sc.reset();
-    std::reverse(p.edges.begin(), p.edges.end());
-    for (auto e : p.edges) {
-        p.latency_s += n.latency_s[e];
-        p.bottleneck_Bps = std::min(p.bottleneck_Bps, n.capacity_Bps[e]);
-    }
     return p;
 }
 
@@ -215,7 +231,27 @@ const std::vector<Path>& RouteCache::get(const Network& network, std::int32_t so
     if (it != cache_.end()) return it->second;
     std::vector<Path> found;
     if (paths <= 1) {
-        if (auto p = route(network, source, target, policy)) found.push_back(std::move(*p));
+        // A source asked for many targets (an all-to-all) gets one search to every node, its
+        // shortest-path tree, instead of one search per target: through a p-port switch each
+        // search touches p nodes, so per-target searches cost p³ for an all-to-all.
+        const std::int32_t asked = ++lookups_[source];
+        if (source != target && asked > tree_after_lookups) {
+            auto tree = trees_.find(source);
+            if (tree == trees_.end()) {
+                // Many sources with many targets each: size the cache once, not by doublings.
+                if (trees_.empty()) {
+                    const auto n = static_cast<std::size_t>(network.node_count);
+                    cache_.reserve(std::min<std::size_t>(n * n, std::size_t{1} << 22));
+                }
+                std::vector<std::int32_t> via;
+                search(network, source, -1, policy, nullptr, &via);
+                tree = trees_.emplace(source, std::move(via)).first;
+            }
+            if (tree->second[static_cast<std::size_t>(target)] >= 0)
+                found.push_back(path_from(network, tree->second.data(), source, target));
+        } else if (auto p = route(network, source, target, policy)) {
+            found.push_back(std::move(*p));
+        }
     } else {
         found = route_disjoint(network, source, target, policy, paths);
     }

@@ -50,10 +50,19 @@ class RouteCache {
 public:
     const std::vector<Path>& get(const Network& network, std::int32_t source,
                                  std::int32_t target, RoutingPolicy policy, std::int32_t paths);
-    void clear() { cache_.clear(); }
+    void clear() {
+        cache_.clear();
+        lookups_.clear();
+        trees_.clear();
+    }
 
 private:
+    // Single paths: after this many targets from one source, its whole shortest-path tree is
+    // built once (the same paths, one search instead of one per target).
+    static constexpr std::int32_t tree_after_lookups = 1;
     std::unordered_map<std::int64_t, std::vector<Path>> cache_;
+    std::unordered_map<std::int32_t, std::int32_t> lookups_;
+    std::unordered_map<std::int32_t, std::vector<std::int32_t>> trees_;  // via edge per node
 };
 
 // Shortest-latency distances from one node to all (inf where unreachable).
