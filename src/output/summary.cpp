@@ -137,6 +137,7 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
             {"replans", t.replans},
             {"flow_events", t.flow_events},
             {"truncated", t.truncated},
+            {"stopped", t.stopped},
         };
     }
     if (s.radiation) {

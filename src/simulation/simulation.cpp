@@ -10,6 +10,7 @@
 #include <skyfabric/physics/neighbours.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <chrono>
 #include <deque>
 #include <cmath>
@@ -61,8 +62,6 @@ void derive_metrics(const scenario::Scenario& sc, const physics::FormationSnapsh
                                     nn.distance_m.begin() + static_cast<std::ptrdiff_t>(row(ref + 1)));
 }
 
-// Thrown from inside the workload's topology callback to unwind it on a stop request.
-struct StopRequested {};
 
 // One run's state. advance() produces the next sample: physics, metrics, links, and the
 // recorders; the training simulation, when there is one, drives it by pulling topologies.
@@ -122,7 +121,6 @@ public:
             }
         } catch (const physics::PropagationError& e) {
             summary_.stop_reason = std::string("numerical failure: ") + e.what();
-        } catch (const StopRequested&) {
         }
         summary_.complete = summary_.stop_reason.empty() && summary_.samples_written == times_.size();
         if (radiation_model_) finish_radiation();
@@ -136,7 +134,9 @@ private:
         const std::size_t k = next_;
         if (k >= times_.size()) return false;
         if (stop_ && stop_->load()) {
-            summary_.stop_reason = "interrupted at t = " + std::to_string(times_[k]) + " s";
+            char at[64];
+            std::snprintf(at, sizeof at, "%.10g", times_[k]);
+            summary_.stop_reason = std::string("interrupted at t = ") + at + " s";
             return false;
         }
         ++next_;
@@ -301,10 +301,7 @@ private:
                 if (radiation_model_) timeline_.append(next);
                 return true;
             }
-            if (!advance()) {
-                if (!summary_.stop_reason.empty()) throw StopRequested{};
-                return false;
-            }
+            if (!advance_keeping_results()) return false;  // the run's end, a stop or a numerical failure
             next = topology_;
             if (radiation_model_) timeline_.append(next);  // the fabric the fault trials damage
             return true;
@@ -312,7 +309,23 @@ private:
         if (sc_.power.enabled) {
             options.compute_done_s = [this](double start_s, double work_s) { return compute_done_s(start_s, work_s); };
         }
+        // A stop or a numerical failure ends the job after the steps done so far, which are kept
+        // (and the faults are played over the time the run covered).
+        options.end_limit_s = [this] {
+            return summary_.stop_reason.empty() ? std::numeric_limits<double>::infinity() : summary_.simulated_s;
+        };
         summary_.training = workloads::simulate_training(sc_.workload.job, sc_.workload.accelerator, source, options);
+    }
+
+    // advance() for the training's callbacks: a numerical failure becomes the stop reason instead of
+    // unwinding through the training simulation (which would lose its results).
+    bool advance_keeping_results() {
+        try {
+            return advance();
+        } catch (const physics::PropagationError& e) {
+            summary_.stop_reason = std::string("numerical failure: ") + e.what();
+            return false;
+        }
     }
 
     // A fixed synthetic fabric: one topology for the whole run, ranks on the fabric's nodes.
@@ -390,9 +403,10 @@ private:
         double t = start_s, left = work_s;
         while (true) {
             while (k >= next_) {
-                if (!advance()) {
-                    if (!summary_.stop_reason.empty()) throw StopRequested{};
-                    return t + left;  // past the end of the run: nothing limits it
+                if (!advance_keeping_results()) {
+                    // Stopped: this compute never finishes (the job ends); past the run's end nothing limits it.
+                    if (!summary_.stop_reason.empty()) return std::numeric_limits<double>::infinity();
+                    return t + left;
                 }
                 pending_topologies_.push_back(topology_);
             }

@@ -202,11 +202,17 @@ TEST(Cli, InterruptLeavesValidIncompleteOutputs) {
         "/usr/bin/python3 -c \"import h5py,sys; f=h5py.File(sys.argv[1],'r'); "
         "assert f.attrs['complete'] == False; assert 'interrupted' in f.attrs['stop_reason']; "
         "n=len(f['time_s']); assert n > 0 and f['formation/position_eci_m'].shape[0] == n; "
-        "assert f['links/offsets'].shape[0] == n + 1; print('ok', n)\" " + (dir / "result.h5").string());
+        "assert f['links/offsets'].shape[0] == n + 1; "
+        // The training and the faults computed before the stop are kept (issue 18, finding 8).
+        "assert 'workload/steps' in f and len(f['workload/steps']['start_s'] if 'start_s' in f['workload/steps'] else f['workload/steps']) > 0; "
+        "t_end = f['time_s'][-1]; ev = f['radiation/events/time_s'][:] if 'radiation/events' in f else []; "
+        "assert all(e <= t_end for e in ev); print('ok', n)\" " + (dir / "result.h5").string());
     EXPECT_EQ(check.status, 0) << check.output;
     std::ifstream summary(dir / "summary.json");
     const std::string text((std::istreambuf_iterator<char>(summary)), std::istreambuf_iterator<char>());
     EXPECT_NE(text.find("\"complete\": false"), std::string::npos) << text;
+    EXPECT_NE(text.find("\"stopped\": true"), std::string::npos) << text;
+    EXPECT_NE(text.find("\"goodput\""), std::string::npos) << text;
     // The .pvd written so far is well-formed XML that closes.
     std::ifstream pvd(dir / "vtk" / "formation.pvd");
     const std::string xml((std::istreambuf_iterator<char>(pvd)), std::istreambuf_iterator<char>());

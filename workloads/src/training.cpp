@@ -82,6 +82,12 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
     std::int64_t bus_bw_count = 0;
     for (std::int64_t step = 0; options.max_steps < 0 || step < options.max_steps; ++step) {
         if (t + compute > end) break;
+        const auto stopped_by_limit = [&](double step_end) {
+            if (!options.end_limit_s || step_end <= options.end_limit_s()) return false;
+            sum.stopped = true;
+            return true;
+        };
+        if (stopped_by_limit(t + compute)) break;
         clock.advance_to(t);
         if (options.replan_on_topology_change && options.placement == PlacementPolicy::topology_aware &&
             clock.epoch() != planned_epoch) {
@@ -148,7 +154,7 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
             break;
         }
         rec.end_s = std::max(compute_end, comm_end);
-        if (rec.end_s > end) break;
+        if (rec.end_s > end || stopped_by_limit(rec.end_s)) break;
         rec.exposed_communication_s = rec.end_s - compute_end;
         for (const auto& c : step_collectives) {
             bus_bw_total += c.bus_bw_Bps;

@@ -38,6 +38,9 @@ struct TrainingOptions {
     // Compute slowed by a power limit: when `work_s` seconds of full-speed compute started at start_s are
     // done (empty: start_s + work_s). Non-decreasing in both; +inf if it never finishes.
     std::function<double(double start_s, double work_s)> compute_done_s;
+    // Polled at each step: steps must end by min(end_s, this). A run stopped early lowers it to the
+    // time it simulated; the job then ends with the steps done by then (summary.stopped).
+    std::function<double()> end_limit_s;
 };
 
 enum class StepStatus : std::uint8_t {
@@ -91,6 +94,7 @@ struct TrainingSummary {
     std::int64_t flow_events = 0;   // modelled flow starts + ends
     std::int64_t rate_solves = 0;   // progressive-filling solves actually run
     bool truncated = false;         // stopped by a collective that could not finish
+    bool stopped = false;           // ended early by TrainingOptions::end_limit_s
 };
 
 struct TrainingResult {
