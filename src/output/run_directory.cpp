@@ -8,6 +8,7 @@
 #include "scenario/yaml_reader.hpp"
 
 #include <fstream>
+#include <iostream>
 #include <optional>
 
 namespace skyfabric::output {
@@ -40,7 +41,17 @@ void write_trace(const scenario::Scenario& sc, const simulation::RunSummary& sum
     writer.metadata("seed", sc.seed);
     writer.metadata("complete", summary.complete);
     if (summary.training) {
-        write_training_trace(writer, *summary.training, sc.workload.job.data_parallel);
+        std::vector<LinkCounterSample> samples;
+        samples.reserve(summary.training->link_epochs.size());
+        for (const auto& e : summary.training->link_epochs)
+            samples.push_back({e.start_s, e.source, e.target, e.capacity_bps, e.utilisation});
+        const auto stride = write_training_trace(writer, *summary.training, sc.workload.job.data_parallel, {}, samples);
+        if (stride > 1) {
+            const auto total = summary.training->steps.size();
+            std::cerr << "skyfabric: trace: 1 step in " << stride << " written (" << (total + stride - 1) / stride << " of "
+                      << total << ") to stay within output.trace_max_events = " << sc.output.trace_max_events
+                      << "; raise it, or narrow output.trace_window_start_s/_end_s, for every step\n";
+        }
     }
     if (summary.radiation) {
         constexpr std::int32_t faults_pid = 4;
@@ -106,12 +117,18 @@ nlohmann::json run_to_directory(const scenario::Scenario& sc, const fs::path& di
     }
     recorders.insert(recorders.end(), extra.begin(), extra.end());
 
-    const auto summary = simulation::run(sc, recorders, stop);
+    const bool trace_inside = trace_path.empty() && sc.output.trace;
+    const fs::path trace = trace_inside ? out / "trace.json" : trace_path;
+    // A trace draws the busiest links' capacity and utilisation over time: the training records them.
+    scenario::Scenario traced;
+    if (!trace.empty() && sc.workload.enabled) {
+        traced = sc;
+        traced.workload.options.record_link_epochs = true;
+    }
+    const auto summary = simulation::run(traced.workload.options.record_link_epochs ? traced : sc, recorders, stop);
     writer.reset();
     const bool vtk_written = vtk.has_value();
     vtk.reset();
-    const bool trace_inside = trace_path.empty() && sc.output.trace;
-    const fs::path trace = trace_inside ? out / "trace.json" : trace_path;
     if (!trace.empty()) write_trace(sc, summary, trace);
     auto j = summary_json(sc, scenario::node_count(sc), summary);
     if (!trace.empty()) j["trace"] = (trace_inside ? dir / "trace.json" : trace).string();

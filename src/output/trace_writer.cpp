@@ -250,7 +250,7 @@ void TraceWriter::close() {
 
 // ------------------------------------------------------------- training timeline
 
-void write_training_trace(TraceWriter& writer, const workloads::TrainingResult& result, std::int32_t ranks,
+std::int64_t write_training_trace(TraceWriter& writer, const workloads::TrainingResult& result, std::int32_t ranks,
                           const TrainingTraceOptions& options, std::span<const LinkCounterSample> link_samples) {
     if (ranks < 1) throw std::invalid_argument("write_training_trace: ranks must be >= 1");
     const auto& steps = result.steps;
@@ -363,6 +363,7 @@ void write_training_trace(TraceWriter& writer, const workloads::TrainingResult& 
     writer.metadata("steps_total", static_cast<std::int64_t>(steps.size()));
     writer.metadata("steps_written", written_steps);
     writer.metadata("step_stride", stride);
+    return stride;
 }
 
 }  // namespace skyfabric::output

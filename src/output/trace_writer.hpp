@@ -138,7 +138,8 @@ struct TrainingTraceOptions {
 //     mean utilisation at the first and last step.
 // Also sets metadata: ranks, steps_total, steps_written, step_stride.
 // Fault and checkpoint events: add them with writer.instant(pid, rank, …) on the rank tracks.
-void write_training_trace(TraceWriter& writer, const workloads::TrainingResult& result, std::int32_t ranks,
+// Returns the step stride used (1: every step written).
+std::int64_t write_training_trace(TraceWriter& writer, const workloads::TrainingResult& result, std::int32_t ranks,
                           const TrainingTraceOptions& options = {},
                           std::span<const LinkCounterSample> link_samples = {});
 

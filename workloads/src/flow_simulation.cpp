@@ -175,9 +175,15 @@ void NetworkClock::add_edge_bytes_repeated(std::span<const std::pair<std::int32_
 }
 
 void NetworkClock::fold_epoch(double end_s) {
-    const double span = end_s - std::max(current_.time_s, accounting_start_s_);
+    const double begin = std::max(current_.time_s, accounting_start_s_);
+    const double span = end_s - begin;
     for (std::size_t i = 0; i < current_.links.size(); ++i) {
         const auto& l = current_.links[i];
+        if (epoch_series_ && span > 0.0 && epoch_link_bytes_[i] > 0.0) {
+            const double capacity_bytes = 2.0 * l.capacity_bps / 8.0 * span;
+            epoch_series_->push_back({begin, end_s, l.source, l.target, l.capacity_bps,
+                                      capacity_bytes > 0.0 ? epoch_link_bytes_[i] / capacity_bytes : 0.0});
+        }
         auto& t = totals_[link_key(l.source, l.target)];
         t.source = l.source;
         t.target = l.target;
@@ -186,8 +192,15 @@ void NetworkClock::fold_epoch(double end_s) {
     }
 }
 
+void NetworkClock::record_open_epoch(double end_s) const {
+    if (!epoch_series_) return;
+    NetworkClock copy = *this;  // the copy appends to the same series; its totals are thrown away
+    copy.fold_epoch(end_s);
+}
+
 std::vector<LinkUtilisation> NetworkClock::link_utilisation(double end_s) const {
     NetworkClock copy_free_fold = *this;  // folding the open epoch must not change the clock
+    copy_free_fold.epoch_series_ = nullptr;
     copy_free_fold.fold_epoch(end_s);
     std::vector<LinkUtilisation> out;
     out.reserve(copy_free_fold.totals_.size());

@@ -45,6 +45,8 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
     NetworkClock clock(std::move(source));
     const double start = options.start_s >= 0.0 ? options.start_s : clock.epoch_start_s();
     const double end = options.end_s >= 0.0 ? options.end_s : std::numeric_limits<double>::infinity();
+    TrainingResult out;
+    if (options.record_link_epochs) clock.record_epochs(&out.link_epochs);
     clock.advance_to(start);
     clock.start_accounting(start);
     CollectiveEngine engine(clock, options.flow);
@@ -64,7 +66,6 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
     const Schedule outer_schedule = schedule_of(CollectiveOp::all_reduce, options.all_reduce, p,
                                                 outer_sync_bytes(job), options.schedule);
 
-    TrainingResult out;
     TrainingSummary& sum = out.summary;
     sum.start_s = start;
     sum.end_s = start;
@@ -187,6 +188,10 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
     sum.flow_events = engine.flow_events();
     sum.rate_solves = engine.rate_solves();
     out.links = clock.link_utilisation(sum.end_s);
+    if (options.record_link_epochs) {
+        clock.record_open_epoch(sum.end_s);
+        clock.record_epochs(nullptr);
+    }
     return out;
 }
 

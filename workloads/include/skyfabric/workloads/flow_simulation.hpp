@@ -38,6 +38,17 @@ struct LinkUtilisation {
     double utilisation = 0.0;     // bytes / capacity_bytes (0 when never up)
 };
 
+// One link over one topology epoch, for time series (the trace's link counters): only links
+// that carried bytes in the epoch are listed.
+struct LinkEpoch {
+    double start_s = 0.0;
+    double end_s = 0.0;
+    std::int32_t source = 0;
+    std::int32_t target = 0;
+    double capacity_bps = 0.0;  // per direction
+    double utilisation = 0.0;   // bytes / (capacity × span), both directions
+};
+
 // The topology valid now and when it next changes; the last topology holds forever.
 // Also accounts bytes per link.
 class NetworkClock {
@@ -58,6 +69,10 @@ public:
     // Capacity and bytes are accounted from start_accounting(t) on.
     void start_accounting(double time_s) { accounting_start_s_ = time_s; }
     std::vector<LinkUtilisation> link_utilisation(double end_s) const;
+    // Append every closed epoch's busy links to *series (null: off). Call before advancing.
+    void record_epochs(std::vector<LinkEpoch>* series) { epoch_series_ = series; }
+    // Appends the open epoch, up to end_s, to the series (the clock itself is unchanged).
+    void record_open_epoch(double end_s) const;
 
 private:
     void fold_epoch(double end_s);
@@ -73,6 +88,7 @@ private:
     std::vector<std::int32_t> repeat_scratch_;
     double accounting_start_s_ = 0.0;
     std::unordered_map<std::int64_t, LinkUtilisation> totals_;
+    std::vector<LinkEpoch>* epoch_series_ = nullptr;
 };
 
 struct CollectiveResult {

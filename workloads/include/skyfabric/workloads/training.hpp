@@ -32,6 +32,7 @@ struct TrainingOptions {
     double end_s = -1.0;     // < 0: span overload: last time + last spacing; source: required
     std::int64_t max_steps = -1;  // < 0: no limit
     bool record_collectives = true;
+    bool record_link_epochs = false;  // TrainingResult::link_epochs (the trace's link counters)
     // Run explicit schedules (every ring step listed: O(p²) transfers) instead of the
     // compact ones (O(p)); the results are the same. For tests.
     bool explicit_schedules = false;
@@ -101,6 +102,7 @@ struct TrainingResult {
     std::vector<StepRecord> steps;
     std::vector<CollectiveRecord> collectives;
     std::vector<LinkUtilisation> links;
+    std::vector<LinkEpoch> link_epochs;  // with record_link_epochs: busy links per topology epoch
     TrainingSummary summary;
 };
 
