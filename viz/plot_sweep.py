@@ -1,23 +1,25 @@
 #!/usr/bin/python3
 """Plots a skyfabric sweep's metrics against the swept parameter(s) (matplotlib, Agg).
 
-    scripts/plot --sweep SWEEP_DIR [--out DIR] [--param NAME ...] [--metric NAME ...]
+    scripts/plot --sweep SWEEP_DIR [--out DIR] [--param NAME ...] [--metric NAME ...] [--all]
     /usr/bin/python3 viz/plot_sweep.py SWEEP_DIR ...
 
-Reads SWEEP_DIR/sweep.csv (or a path to a .csv), one row per run, and writes one PNG per
-numeric metric into SWEEP_DIR/plots (or --out): the metric against the first swept
-parameter, one line per value of a second swept parameter, if any (further parameters are
-averaged over, with their spread drawn as error bars).
+Reads SWEEP_DIR/sweep.csv (or a path to a .csv), one row per run; the swept keys come from
+SWEEP_DIR/sweep.json (its `axes`), or --param; units from SWEEP_DIR/sweep.h5 when present.
+Writes into SWEEP_DIR/plots (or --out):
 
-Which columns are parameters: --param names them; otherwise the columns that vary across
-rows and are scenario keys (dotted names such as formation.radius_m, or a `set:`/`param:`
-prefix), else the first varying numeric column. Everything else numeric that varies is a
-metric; identifiers (run, index, seed, status, path, name, ...) are skipped.
+  sweep_overview.png  one panel per headline metric that varies across the runs (satellites,
+                      neighbour distance, separation, link and bisection capacity, step time,
+                      throughput, MFU, goodput, ...; else the first varying metrics), each against
+                      the first swept key, one line per value of a second swept key, readable names
+                      and units; further keys are averaged over (spread as error bars).
+  sweep_<metric>.png  with --all, every varying metric; with --metric NAME, those named.
 """
 import argparse
 import csv
 import math
 import os
+import json
 import re
 import sys
 from collections import OrderedDict, defaultdict
@@ -53,12 +55,62 @@ def safe(name):
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "metric"
 
 
+# Headline metrics for the overview, in order, with readable names (units come from sweep.h5).
+HEADLINE = OrderedDict([
+    ("satellites", "satellites"),
+    ("formation.nearest_neighbour_min_m", "nearest neighbour, min"),
+    ("formation.min_separation_m", "closest pair"),
+    ("links.links_per_satellite_mean", "links per satellite"),
+    ("links.capacity_mean_bps", "link capacity, mean"),
+    ("links.bisection_capacity_min_bps", "bisection capacity, min"),
+    ("workload.step_time_median_s", "step time, median"),
+    ("workload.tokens_per_s", "throughput"),
+    ("workload.mfu", "MFU"),
+    ("workload.bus_bw_mean_B_s", "bus bandwidth, mean"),
+    ("radiation.monte_carlo.goodput.median", "goodput, median of trials"),
+    ("radiation.goodput", "goodput (trial 0)"),
+    ("radiation.annual_dose_rad_per_yr", "annual dose"),
+    ("station_keeping.delta_v_per_satellite_per_year_m_s", "station keeping"),
+    ("point_wall_s", "wall time per point"),
+])
+
+
+def units_of(sweep_dir):
+    """Column -> units from sweep.h5's /table datasets (empty without h5py or the file)."""
+    path = os.path.join(sweep_dir, "sweep.h5")
+    try:
+        import h5py
+        with h5py.File(path, "r") as f:
+            t = f["table"]
+            return {k: (t[k].attrs["units"].decode() if isinstance(t[k].attrs.get("units"), bytes)
+                        else str(t[k].attrs.get("units", ""))) for k in t}
+    except Exception:  # noqa: BLE001 (no h5py, no file, an older layout: plain names then)
+        return {}
+
+
+def swept_keys(sweep_dir):
+    """The swept keys in sweep.json's axes order, or [] without one."""
+    try:
+        with open(os.path.join(sweep_dir, "sweep.json")) as fh:
+            return [axis["key"] for axis in json.load(fh).get("axes", [])]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+
+
+def label_of(column, units, names):
+    name = names.get(column, column)
+    unit = units.get(column, "")
+    scale, unit = (1e12, "Tbit/s") if unit == "bit/s" else (1e9, "GB/s") if unit == "B/s" else (1.0, unit)
+    return ("%s [%s]" % (name, unit) if unit and unit != "1" else name), scale
+
+
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("sweep", help="sweep directory (with sweep.csv) or a .csv file")
     p.add_argument("--out")
     p.add_argument("--param", action="append", default=[])
     p.add_argument("--metric", action="append", default=[])
+    p.add_argument("--all", action="store_true", help="also one PNG per varying metric")
     a = p.parse_args(argv)
 
     path = a.sweep if os.path.isfile(a.sweep) else os.path.join(a.sweep, "sweep.csv")
@@ -73,6 +125,7 @@ def main(argv):
                and any(r[c] != "" for r in rows)]
     varying = [c for c in columns if len({r[c] for r in rows}) > 1]
 
+    sweep_dir = os.path.dirname(os.path.abspath(path))
     if a.param:
         missing = [c for c in a.param if c not in columns]
         if missing:
@@ -81,25 +134,25 @@ def main(argv):
             return 2
         params = a.param
     else:
-        params = [c for c in varying if not SKIP.match(c) and
-                  ("." in c or c.startswith(("set:", "param:", "param.")))]
+        # The swept keys (sweep.json), not every dotted column: results have dotted names too.
+        params = [c for c in swept_keys(sweep_dir) if c in columns and c in varying]
         if not params:
             params = [c for c in varying if c in numeric and not SKIP.match(c)][:1]
-    if not params:
-        print("plot_sweep: no column varies; nothing to plot against", file=sys.stderr)
-        return 1
     x_name = params[0]
     x_numeric = x_name in numeric
     series_name = params[1] if len(params) > 1 else None
 
-    metrics = a.metric or [c for c in numeric if c in varying and c not in params
-                           and not SKIP.match(c)]
-    print("plot_sweep: %d run(s); parameter(s) %s; %d metric(s)"
-          % (len(rows), ", ".join(params), len(metrics)))
+    def really_varies(c):  # beyond rounding: 1e-6 of its size
+        v = [to_float(r[c]) for r in rows if to_float(r[c]) is not None]
+        return bool(v) and max(v) - min(v) > 1e-6 * max(abs(x) for x in v)
+    candidates = [c for c in numeric if c in varying and c not in params and not SKIP.match(c) and really_varies(c)]
+    units = units_of(sweep_dir)
+    headline = [c for c in HEADLINE if c in candidates] or candidates[:9]
+    print("plot_sweep: %d run(s); swept %s; %d varying metric(s), %d in the overview"
+          % (len(rows), ", ".join(params), len(candidates), len(headline)))
 
-    written = 0
-    for m in metrics:
-        # group: series value -> x -> [values]
+    def draw(ax, m):
+        """m against the first swept key, one line per value of the second; False if no values."""
         groups = OrderedDict()
         for r in rows:
             y = to_float(r.get(m, ""))
@@ -109,23 +162,20 @@ def main(argv):
             x = to_float(r[x_name]) if x_numeric else r[x_name]
             groups.setdefault(key, defaultdict(list))[x].append(y)
         if not groups:
-            print("plot_sweep: skipping %s: no values" % m)
-            continue
-        fig, ax = plt.subplots(figsize=(7.5, 4.5))
-        categories = sorted({x for g in groups.values() for x in g}, key=str) if not x_numeric \
-            else None
+            return False
+        ylabel, scale = label_of(m, units, HEADLINE)
+        categories = sorted({x for g in groups.values() for x in g}, key=str) if not x_numeric else None
         series_keys = list(groups)
         try:
-            series_keys.sort(key=lambda s: float(s))
+            series_keys.sort(key=lambda v: float(v))
         except (TypeError, ValueError):
             pass
         for key in series_keys:
             g = groups[key]
-            xs = sorted(g) if x_numeric else categories
-            xs = [x for x in xs if x in g]
-            ys = [sum(g[x]) / len(g[x]) for x in xs]
-            lo = [y - min(g[x]) for x, y in zip(xs, ys)]
-            hi = [max(g[x]) - y for x, y in zip(xs, ys)]
+            xs = [x for x in (sorted(g) if x_numeric else categories) if x in g]
+            ys = [sum(g[x]) / len(g[x]) / scale for x in xs]
+            lo = [y - min(g[x]) / scale for x, y in zip(xs, ys)]
+            hi = [max(g[x]) / scale - y for x, y in zip(xs, ys)]
             xpos = xs if x_numeric else [categories.index(x) for x in xs]
             label = "%s = %s" % (series_name, key) if series_name else None
             if any(v > 0 for v in lo + hi):
@@ -135,11 +185,40 @@ def main(argv):
         if not x_numeric:
             ax.set_xticks(range(len(categories)))
             ax.set_xticklabels(categories, rotation=30, ha="right")
-        ax.set_xlabel(x_name)
-        ax.set_ylabel(m)
+        xlabel, _ = label_of(x_name, units, {})
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel, fontsize=8)
+        ax.ticklabel_format(axis="y", useOffset=False, style="plain")
         ax.grid(alpha=0.3)
         if series_name:
-            ax.legend(fontsize=8)
+            ax.legend(fontsize=7)
+        return True
+
+    written = 0
+    if headline and not a.metric:
+        cols = min(3, len(headline))
+        nrows = int(math.ceil(len(headline) / cols))
+        fig, axes = plt.subplots(nrows, cols, figsize=(4.6 * cols, 3.4 * nrows), squeeze=False)
+        for ax, m in zip(axes.flat, headline):
+            draw(ax, m)
+            ax.set_title(HEADLINE.get(m, m), fontsize=9)
+        for ax in list(axes.flat)[len(headline):]:
+            ax.axis("off")
+        fig.suptitle("%s: %d runs, swept %s" % (os.path.basename(sweep_dir), len(rows), " x ".join(params)),
+                     fontsize=10)
+        fig.tight_layout(rect=(0, 0, 1, 0.97))
+        out = os.path.join(out_dir, "sweep_overview.png")
+        fig.savefig(out, dpi=120)
+        plt.close(fig)
+        print("plot_sweep: wrote %s" % out)
+        written += 1
+    metrics = a.metric or (candidates if a.all else [])
+    for m in metrics:
+        fig, ax = plt.subplots(figsize=(7.5, 4.5))
+        if not draw(ax, m):
+            plt.close(fig)
+            print("plot_sweep: skipping %s: no values" % m)
+            continue
         ax.set_title("%s vs %s (%d runs)" % (m, x_name, len(rows)), fontsize=10)
         fig.tight_layout()
         out = os.path.join(out_dir, "sweep_%s.png" % safe(m))
