@@ -119,9 +119,10 @@ nlohmann::json run_to_directory(const scenario::Scenario& sc, const fs::path& di
 
     const bool trace_inside = trace_path.empty() && sc.output.trace;
     const fs::path trace = trace_inside ? out / "trace.json" : trace_path;
-    // A trace draws the busiest links' capacity and utilisation over time: the training records them.
+    // A trace draws the busiest links' capacity and utilisation over time, the VTK frames each link's
+    // utilisation: the training records them.
     scenario::Scenario traced;
-    if (!trace.empty() && sc.workload.enabled) {
+    if ((!trace.empty() || (sc.output.vtk && !sc.fabric)) && sc.workload.enabled) {
         traced = sc;
         traced.workload.options.record_link_epochs = true;
     }

@@ -2,6 +2,8 @@
 
 #include <skyfabric/workloads/faults.hpp>
 
+#include <algorithm>
+
 namespace skyfabric::output {
 
 namespace {
@@ -48,24 +50,42 @@ void VtkRecorder::record(const simulation::Sample& sample) {
 }
 
 void VtkRecorder::end(const simulation::RunSummary& summary) {
-    if (!writer_ || !summary.radiation) return;
-    const auto& r = *summary.radiation;
+    if (!writer_) return;
+    // The training's link use per topology epoch (the epoch starting at the frame's sample), in
+    // epoch order; empty without a workload.
+    std::span<const workloads::LinkEpoch> epochs;
+    if (summary.training) epochs = summary.training->link_epochs;
+    std::span<const workloads::FaultEvent> events;
     std::span<const workloads::SpareSwap> swaps;
-    if (r.goodput) swaps = r.goodput->swaps;
-    if (r.events.empty() && swaps.empty()) return;
     std::span<const workloads::LinkOutage> outages;
-    if (r.goodput) outages = r.goodput->link_outages;
+    if (summary.radiation) {
+        const auto& r = *summary.radiation;
+        events = r.events;
+        if (r.goodput) {
+            swaps = r.goodput->swaps;
+            outages = r.goodput->link_outages;
+        }
+    }
+    if (epochs.empty() && events.empty() && swaps.empty()) return;
     const auto n = static_cast<std::int32_t>(initial_status_.size());
     std::vector<std::pair<std::int32_t, std::int32_t>> down;
+    std::vector<viz::PvdSeriesWriter::LinkValue> used;
     for (std::size_t i = 0; i < writer_->frames_written(); ++i) {
         const double t1 = writer_->frame_time_s(i);
         const double t0 = i == 0 ? -1.0 : writer_->frame_time_s(i - 1);  // events at t = 0 count in frame 0
         const auto status =
-            as_status(workloads::satellite_conditions(r.events, swaps, n, std::min(spares_, n), reboot_s_, t0, t1));
+            as_status(workloads::satellite_conditions(events, swaps, n, std::min(spares_, n), reboot_s_, t0, t1));
         down.clear();  // trial 0's terminal outages holding a link down at the frame's time
         for (const auto& o : outages)
             if (o.start_s <= t1 && t1 < o.end_s) down.emplace_back(o.source, o.target);
-        if (status != initial_status_ || !down.empty()) writer_->rewrite_fault_state(i, status, down);
+        used.clear();
+        auto e = std::lower_bound(epochs.begin(), epochs.end(), t1,
+                                  [](const workloads::LinkEpoch& x, double t) { return x.end_s <= t; });
+        for (; e != epochs.end() && e->start_s <= t1; ++e) used.push_back({e->source, e->target, e->utilisation});
+        std::sort(used.begin(), used.end(),
+                  [](const auto& a, const auto& b) { return std::pair{a.source, a.target} < std::pair{b.source, b.target}; });
+        if (status != initial_status_ || !down.empty() || !used.empty())
+            writer_->rewrite_after_run(i, {status, down, used});
     }
 }
 

@@ -407,6 +407,30 @@ TEST(Cli, FaultsActOnTheFabricTheirTrialsAndFrames) {
     fs::remove_all(dir);
 }
 
+TEST(Cli, VtkFramesCarryTheTrainingsLinkUtilisation) {
+    // Issue 18, finding 6: `utilisation` was 0 in every frame. Each frame now holds the training's
+    // use of every link over the epoch starting at its sample; averaged over the frames it must
+    // equal the run's utilisation per link in /workload/link_utilisation (equal epochs, steady
+    // capacities on the smoke run), and some link must be busy.
+    const auto dir = fresh_dir("vtk_utilisation");
+    const auto r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") + " --set output.vtk_every=1 -o " +
+                               dir.string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto check = run_command(
+        "/usr/bin/python3 -c \"import glob,sys,h5py,numpy as np; from vtkmodules.vtkIOXML import vtkXMLPolyDataReader; "
+        "from vtkmodules.util.numpy_support import vtk_to_numpy as v; d=sys.argv[1]; g=h5py.File(d+'/result.h5','r')['workload/link_utilisation']; "
+        "run={(int(a),int(b)):u for a,b,u in zip(g['source'][:],g['target'][:],g['utilisation'][:])}; acc={}; "
+        "files=sorted(glob.glob(d+'/vtk/formation_*.vtp'))[:-1]; assert len(files) > 5\n"
+        "for fn in files:\n"
+        " rd=vtkXMLPolyDataReader(); rd.SetFileName(fn); rd.Update(); cd=rd.GetOutput().GetCellData()\n"
+        " [acc.setdefault((int(x),int(y)),[]).append(u) for x,y,u in zip(v(cd.GetArray('link_source')),v(cd.GetArray('link_target')),v(cd.GetArray('utilisation'))) if x>=0]\n"
+        "assert max(max(u) for u in acc.values()) > 0\n"
+        "bad=[(k,run[k],np.mean(u)) for k,u in acc.items() if k in run and len(u)==len(files) and abs(np.mean(u)-run[k]) > 0.02*max(run[k],1e-12)]\n"
+        "assert not bad, bad[:3]; print('ok', len(files), len(acc))\" " + dir.string());
+    EXPECT_EQ(check.status, 0) << check.output;
+    fs::remove_all(dir);
+}
+
 TEST(Cli, TraceMatchesTheHdf5StepTimings) {
     const auto dir = fresh_dir("trace");
     const auto trace = dir / "run.trace.json";

@@ -188,7 +188,7 @@ void PvdSeriesWriter::write_frame(const SatelliteFrame& frame, const LinkFrameDa
     vtkNew<vtkIntArray> target;
     target->SetName("link_target");
     target->SetNumberOfTuples(static_cast<vtkIdType>(n + link_count));
-    // 1 on a link a radiation fault (terminal outage) holds down; set after the run (rewrite_fault_state).
+    // 1 on a link a radiation fault (terminal outage) holds down; set after the run (rewrite_after_run).
     vtkNew<vtkIntArray> fault_down;
     fault_down->SetName("fault_down");
     fault_down->SetNumberOfTuples(static_cast<vtkIdType>(n + link_count));
@@ -265,8 +265,7 @@ void PvdSeriesWriter::write_frame(const SatelliteFrame& frame, const LinkFrameDa
     }
 }
 
-void PvdSeriesWriter::rewrite_fault_state(std::size_t i, std::span<const std::int32_t> status,
-                                          std::span<const std::pair<std::int32_t, std::int32_t>> links_down) {
+void PvdSeriesWriter::rewrite_after_run(std::size_t i, const AfterRun& update) {
     if (i >= entries_.size()) {
         throw std::invalid_argument("skyfabric::viz: no frame " + std::to_string(i) + " to rewrite (" +
                                     std::to_string(entries_.size()) + " written)");
@@ -279,18 +278,28 @@ void PvdSeriesWriter::rewrite_fault_state(std::size_t i, std::span<const std::in
     auto* array = poly ? vtkIntArray::SafeDownCast(poly->GetPointData()->GetArray("status")) : nullptr;
     if (reader->GetErrorCode() != 0 || array == nullptr)
         throw std::runtime_error("skyfabric::viz: cannot read the status of VTK frame " + path.string());
+    const auto& status = update.status;
     check_length(status, static_cast<std::size_t>(array->GetNumberOfTuples()), "status");
     for (std::size_t k = 0; k < status.size(); ++k) array->SetValue(static_cast<vtkIdType>(k), status[k]);
-    if (!links_down.empty()) {
+    if (!update.links_down.empty() || !update.utilisation.empty()) {
         vtkCellData* cd = poly->GetCellData();
         auto* down = vtkIntArray::SafeDownCast(cd->GetArray("fault_down"));
+        auto* used = vtkDoubleArray::SafeDownCast(cd->GetArray("utilisation"));
         auto* source = vtkIntArray::SafeDownCast(cd->GetArray("link_source"));
         auto* target = vtkIntArray::SafeDownCast(cd->GetArray("link_target"));
-        if (down == nullptr || source == nullptr || target == nullptr)
-            throw std::runtime_error("skyfabric::viz: VTK frame " + path.string() + " has no link arrays to mark");
+        if (down == nullptr || used == nullptr || source == nullptr || target == nullptr)
+            throw std::runtime_error("skyfabric::viz: VTK frame " + path.string() + " has no link arrays to update");
+        const auto by_link = [](const LinkValue& v, const std::pair<std::int32_t, std::int32_t>& l) {
+            return std::pair{v.source, v.target} < l;
+        };
         for (vtkIdType c = 0; c < down->GetNumberOfTuples(); ++c) {
+            if (source->GetValue(c) < 0) continue;  // a satellite's vertex cell
             const std::pair<std::int32_t, std::int32_t> link{source->GetValue(c), target->GetValue(c)};
-            if (std::find(links_down.begin(), links_down.end(), link) != links_down.end()) down->SetValue(c, 1);
+            if (std::find(update.links_down.begin(), update.links_down.end(), link) != update.links_down.end())
+                down->SetValue(c, 1);
+            const auto it = std::lower_bound(update.utilisation.begin(), update.utilisation.end(), link, by_link);
+            if (it != update.utilisation.end() && it->source == link.first && it->target == link.second)
+                used->SetValue(c, it->value);
         }
     }
     write_vtp_atomically(poly, directory_, entries_[i].file);

@@ -62,12 +62,22 @@ public:
     // Writes <basename>_NNNNNN.vtp (NNNNNN = frames_written()), then rewrites the .pvd.
     void write_frame(const SatelliteFrame& frame, const LinkFrameData& links);
 
-    // Replaces the point data `status` of frame i (< frames_written()), written earlier, and sets
-    // the cell data `fault_down` to 1 on the listed links (source < target) — with the same atomic
-    // write: for what is known only after the run (radiation faults are drawn on the whole
-    // dose-rate history, then played). std::invalid_argument for a bad index or length.
-    void rewrite_fault_state(std::size_t i, std::span<const std::int32_t> status,
-                             std::span<const std::pair<std::int32_t, std::int32_t>> links_down = {});
+    // What is known of frame i only after the run: the satellites' status (radiation faults are
+    // drawn on the whole dose-rate history, then played), the links a fault held down, and each
+    // link's utilisation by the training (which runs behind the frames it pulls).
+    struct LinkValue {
+        std::int32_t source = 0;  // source < target
+        std::int32_t target = 0;
+        double value = 0.0;
+    };
+    struct AfterRun {
+        std::span<const std::int32_t> status;  // empty: left as written; else one per satellite
+        std::span<const std::pair<std::int32_t, std::int32_t>> links_down;  // fault_down = 1
+        std::span<const LinkValue> utilisation;  // sorted by (source, target); links not listed: 0
+    };
+    // Rewrites frame i (< frames_written()) with that, by the same atomic write.
+    // std::invalid_argument for a bad index or length.
+    void rewrite_after_run(std::size_t i, const AfterRun& update);
 
     std::size_t frames_written() const { return entries_.size(); }
     double frame_time_s(std::size_t i) const { return entries_.at(i).time_s; }
