@@ -61,6 +61,7 @@ void write_training(Hdf5File& file, const workloads::TrainingResult& t) {
         write_column(file, "/workload/steps/end_s", st, [](const StepRecord& r) { return r.end_s; }, "s");
         write_column(file, "/workload/steps/compute_s", st, [](const StepRecord& r) { return r.compute_s; }, "s");
         write_column(file, "/workload/steps/communication_s", st, [](const StepRecord& r) { return r.communication_s; }, "s");
+        write_column(file, "/workload/steps/all_to_all_s", st, [](const StepRecord& r) { return r.all_to_all_s; }, "s");
         write_column(file, "/workload/steps/exposed_communication_s", st,
                      [](const StepRecord& r) { return r.exposed_communication_s; }, "s");
         write_column(file, "/workload/steps/synchronised", st, [](const StepRecord& r) { return r.synchronised ? 1 : 0; }, "1");

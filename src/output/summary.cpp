@@ -128,6 +128,8 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
             {"step_time_p99_s", t.step_time_p99_s},
             {"step_time_mean_s", t.step_time_mean_s},
             {"compute_per_step_s", t.compute_per_step_s},
+            {"all_to_all_per_step_s", t.all_to_all_per_step_s},
+            {"exposed_all_reduce_per_step_s", t.exposed_all_reduce_per_step_s},
             {"tokens_per_s", t.tokens_per_s},
             {"mfu", t.mfu},
             {"bus_bw_mean_B_s", t.bus_bw_mean_Bps},
@@ -327,6 +329,11 @@ std::string summary_table(const nlohmann::json& j) {
                             " all-reduce over " + std::to_string(w["data_parallel"].get<int>()) + " ranks");
         row("step time (median / p99)", num(w["step_time_median_s"], "%.3f") + " / " + num(w["step_time_p99_s"], "%.3f s") +
                                             " (compute " + num(w["compute_per_step_s"], "%.3f s") + ")");
+        if (w["all_to_all_per_step_s"].get<double>() > 0.0) {
+            row("step breakdown (mean)", "compute " + num(w["compute_per_step_s"], "%.3f s") + ", MoE all-to-all " +
+                                            num(w["all_to_all_per_step_s"], "%.3f s") + ", exposed all-reduce " +
+                                            num(w["exposed_all_reduce_per_step_s"], "%.3f s"));
+        }
         row("throughput", num(w["tokens_per_s"], "%.4g tokens/s") + ", MFU " + num(w["mfu"], "%.3f"));
         row("bus bandwidth (mean / bound)", num(nlohmann::json(w["bus_bw_mean_B_s"].get<double>() / 1e9), "%.1f") + " / " +
                                                 num(nlohmann::json(w["bus_bw_bound_B_s"].get<double>() / 1e9), "%.1f GB/s"));

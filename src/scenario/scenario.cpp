@@ -304,7 +304,21 @@ WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed) {
     Section parallelism = s.section("parallelism");
     j.data_parallel = static_cast<std::int32_t>(parallelism.integer("data", 0, max_satellites, 0));
     j.tensor_parallel = static_cast<std::int32_t>(parallelism.integer("tensor", 1, 1024, 1));
+    j.moe.expert_parallel = static_cast<std::int32_t>(parallelism.integer("expert", 1, max_satellites, 1));
     parallelism.finish();
+    // A mixture of experts (absent: a dense model); docs/collectives.md "Mixture of experts".
+    if (s.has("moe")) {
+        Section moe = s.section("moe");
+        auto& m = j.moe;
+        m.layers = static_cast<std::int32_t>(moe.integer("layers", 1, 100000, {}));
+        m.experts_per_token = static_cast<std::int32_t>(moe.integer("experts_per_token", 1, 1024, m.experts_per_token));
+        m.hidden_size = moe.number("hidden_size", 1.0, 1e7, m.hidden_size);
+        m.bytes_per_activation = moe.number("bytes_per_activation", 0.125, 16.0, m.bytes_per_activation, "B");
+        m.expert_parameters = moe.number("expert_parameters", 0.0, 1e15, 0.0);
+        if (m.expert_parameters > j.parameters) moe.fail("expert_parameters", "must not exceed model_parameters");
+        m.load_imbalance = moe.number("load_imbalance", 1.0, 1e3, m.load_imbalance);
+        moe.finish();
+    }
     j.gradient_buckets = static_cast<std::int32_t>(s.integer("gradient_buckets", 1, 4096, j.gradient_buckets));
     j.sync = s.choice("sync", {"every_step", "local_steps"}, "every_step") == "local_steps" ? workloads::SyncMode::local_steps
                                                                                          : workloads::SyncMode::every_step;
@@ -765,6 +779,16 @@ void check_across_sections(Section& top, Scenario& sc) {
         if (sc.workload.job.data_parallel < 2) {
             Section parallelism = workload.section("parallelism");
             parallelism.fail("data", "needs at least 2 data-parallel ranks");
+        }
+        const auto& job = sc.workload.job;
+        if (job.moe.expert_parallel > 1 && job.moe.layers == 0) {
+            Section parallelism = workload.section("parallelism");
+            parallelism.fail("expert", "expert parallelism needs a workload.moe section (a mixture-of-experts model)");
+        }
+        if (job.data_parallel % job.moe.expert_parallel != 0) {
+            Section parallelism = workload.section("parallelism");
+            parallelism.fail("expert", "expert groups of " + std::to_string(job.moe.expert_parallel) + " ranks must divide the " +
+                                           std::to_string(job.data_parallel) + " data-parallel ranks");
         }
     }
     if (sc.workload.enabled) {

@@ -431,6 +431,25 @@ TEST(Cli, VtkFramesCarryTheTrainingsLinkUtilisation) {
     fs::remove_all(dir);
 }
 
+TEST(Cli, MixtureOfExpertsScenarioBreaksItsStepsDown) {
+    // Issue 19: the shipped Kanana-2-class MoE on suncatcher-81 runs, and every step is compute +
+    // its MoE all-to-alls + the exposed all-reduce (/workload/steps), as the summary says.
+    const auto dir = fresh_dir("moe");
+    const auto r = run_command(skyfabric() + " run " + source("scenarios/suncatcher-81-moe.yaml") +
+                               " --set duration_s=1200 --set output.vtk=false --set radiation.trials=2 -o " + dir.string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("MoE all-to-all"), std::string::npos) << r.output;
+    const auto check = run_command(
+        "/usr/bin/python3 -c \"import h5py,json,sys,numpy as np; d=sys.argv[1]; f=h5py.File(d+'/result.h5','r'); "
+        "w=json.load(open(d+'/summary.json'))['workload']; g=f['workload/steps']; "
+        "dur=g['end_s'][:]-g['start_s'][:]; parts=g['compute_s'][:]+g['all_to_all_s'][:]+g['exposed_communication_s'][:]; "
+        "assert len(dur) > 10 and np.allclose(dur, parts, rtol=1e-9), abs(dur-parts).max(); "
+        "assert g['all_to_all_s'][:].min() > 0 and abs(g['all_to_all_s'][:].mean() - w['all_to_all_per_step_s']) < 1e-9; "
+        "print('ok', len(dur), w['all_to_all_per_step_s'])\" " + dir.string());
+    EXPECT_EQ(check.status, 0) << check.output;
+    fs::remove_all(dir);
+}
+
 TEST(Cli, TraceMatchesTheHdf5StepTimings) {
     const auto dir = fresh_dir("trace");
     const auto trace = dir / "run.trace.json";

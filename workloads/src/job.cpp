@@ -31,7 +31,16 @@ double compute_time_per_step_s(const TrainingJob& job, const Accelerator& accele
 }
 
 double gradient_bytes(const TrainingJob& job) {
-    return job.parameters * job.bytes_per_gradient_element;
+    if (job.moe.layers <= 0) return job.parameters * job.bytes_per_gradient_element;
+    const double experts = job.moe.expert_parameters;
+    return (job.parameters - experts + experts / job.moe.expert_parallel) * job.bytes_per_gradient_element;
+}
+
+double moe_all_to_all_bytes(const TrainingJob& job) {
+    if (job.moe.layers <= 0) return 0.0;
+    const double tokens_per_rank = job.tokens_per_step / job.data_parallel;
+    return tokens_per_rank * job.moe.experts_per_token * job.moe.hidden_size * job.moe.bytes_per_activation *
+           job.moe.load_imbalance;
 }
 
 double outer_sync_bytes(const TrainingJob& job) {

@@ -9,6 +9,30 @@ namespace skyfabric::workloads {
 
 namespace {
 
+// One schedule running `per_group` in each of `groups` groups of consecutive ranks at once:
+// group g's ranks are g·k … g·k + k − 1 (k = per_group.ranks), phase by phase.
+Schedule in_groups(const Schedule& per_group, std::int32_t groups) {
+    Schedule s = per_group;
+    const std::int32_t k = per_group.ranks;
+    s.ranks = k * groups;
+    s.transfers.clear();
+    s.phases.clear();
+    for (const Phase& ph : per_group.phases) {
+        Phase grouped = ph;
+        grouped.first_transfer = static_cast<std::int32_t>(s.transfers.size());
+        for (std::int32_t g = 0; g < groups; ++g)
+            for (std::int32_t i = 0; i < ph.transfer_count; ++i) {
+                Transfer t = per_group.transfers[static_cast<std::size_t>(ph.first_transfer + i)];
+                t.source_rank += g * k;
+                t.target_rank += g * k;
+                s.transfers.push_back(t);
+            }
+        grouped.transfer_count = static_cast<std::int32_t>(s.transfers.size()) - grouped.first_transfer;
+        s.phases.push_back(grouped);
+    }
+    return s;
+}
+
 Placement plan(const TrainingOptions& o, const Network& net, std::int32_t ranks) {
     if (!o.rank_nodes.empty()) {
         switch (o.placement) {
@@ -65,6 +89,24 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
                                                  gradient_bytes(job) / buckets, options.schedule);
     const Schedule outer_schedule = schedule_of(CollectiveOp::all_reduce, options.all_reduce, p,
                                                 outer_sync_bytes(job), options.schedule);
+    // Mixture of experts: 4 all-to-alls per MoE layer (dispatch and combine, forward and backward)
+    // inside every expert group at once.
+    const MixtureOfExperts& moe = job.moe;
+    const std::int32_t expert_groups = moe.layers > 0 ? p / std::max(1, moe.expert_parallel) : 0;
+    if (moe.layers > 0) {
+        if (moe.expert_parallel < 1 || p % moe.expert_parallel != 0)
+            throw std::invalid_argument("simulate_training: moe.expert_parallel must divide data_parallel");
+        if (moe.experts_per_token < 1 || !(moe.hidden_size > 0.0) || !(moe.load_imbalance >= 1.0) ||
+            !(moe.expert_parameters >= 0.0 && moe.expert_parameters <= job.parameters))
+            throw std::invalid_argument("simulate_training: moe needs experts_per_token >= 1, hidden_size > 0, "
+                                        "load_imbalance >= 1 and 0 <= expert_parameters <= parameters");
+    }
+    const bool moe_network = moe.layers > 0 && moe.expert_parallel > 1;
+    const Schedule moe_schedule =
+        moe_network ? in_groups(schedule_of(CollectiveOp::all_to_all, Algorithm::pairwise, moe.expert_parallel,
+                                            moe_all_to_all_bytes(job), options.schedule),
+                                expert_groups)
+                    : Schedule{};
 
     TrainingSummary& sum = out.summary;
     sum.start_s = start;
@@ -134,17 +176,37 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
             rec.communication_s += r.duration_s();
             comm_end = r.end_s;
         };
-        if (rec.synchronised) {
+        // MoE all-to-alls, one after another inside the forward and backward passes (the compute
+        // waits for them); they are not run concurrently with the gradient all-reduce.
+        double moe_s = 0.0;
+        for (std::int32_t i = 0; moe_network && i < 4 * moe.layers; ++i) {
+            const CollectiveResult r = engine.run(moe_schedule, placement, t + moe_s, placement_version * 4 + 2);
+            sum.time_lost_s += r.lost_s;
+            sum.stalled_s += r.stalled_s;
+            if (r.stalled_s > 0.0) rec.status = StepStatus::stalled;
+            if (!r.completed) {
+                failed = true;
+                break;
+            }
+            moe_s += r.duration_s();
+        }
+        rec.all_to_all_s = moe_s;
+        const double work_end = compute_end + moe_s;  // compute and the all-to-alls it waits for
+        if (!failed && rec.synchronised) {
             if (every) {
-                // Bucket b is ready once the backward pass has produced its gradients.
+                // Bucket b is ready once the backward pass has produced its gradients (the forward
+                // pass's all-to-alls before, the backward pass's spread through it).
                 const double forward = compute * (1.0 - job.backward_fraction);
                 for (std::int32_t b = 0; b < buckets && !failed; ++b) {
-                    const double backward = compute * job.backward_fraction * (b + 1) / buckets;
+                    const double share = static_cast<double>(b + 1) / buckets;
+                    const double backward = compute * job.backward_fraction * share;
+                    const double waited = moe_s / 2 + moe_s / 2 * share;
                     do_collective(bucket_schedule,
-                                  limited ? options.compute_done_s(t, forward + backward) : t + forward + backward, 0);
+                                  (limited ? options.compute_done_s(t, forward + backward) : t + forward + backward) + waited,
+                                  0);
                 }
             } else {
-                do_collective(outer_schedule, compute_end, 1);  // outer sync after the local step
+                do_collective(outer_schedule, work_end, 1);  // outer sync after the local step
             }
         }
         if (failed) {
@@ -154,9 +216,9 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
                 out.collectives.insert(out.collectives.end(), step_collectives.begin(), step_collectives.end());
             break;
         }
-        rec.end_s = std::max(compute_end, comm_end);
+        rec.end_s = std::max(work_end, comm_end);
         if (rec.end_s > end || stopped_by_limit(rec.end_s)) break;
-        rec.exposed_communication_s = rec.end_s - compute_end;
+        rec.exposed_communication_s = rec.end_s - work_end;
         for (const auto& c : step_collectives) {
             bus_bw_total += c.bus_bw_Bps;
             ++bus_bw_count;
@@ -170,6 +232,14 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
     }
 
     sum.steps = static_cast<std::int64_t>(out.steps.size());
+    for (const StepRecord& r : out.steps) {
+        sum.all_to_all_per_step_s += r.all_to_all_s;
+        sum.exposed_all_reduce_per_step_s += r.exposed_communication_s;
+    }
+    if (sum.steps > 0) {
+        sum.all_to_all_per_step_s /= static_cast<double>(sum.steps);
+        sum.exposed_all_reduce_per_step_s /= static_cast<double>(sum.steps);
+    }
     std::vector<double> sorted = step_times;
     std::sort(sorted.begin(), sorted.end());
     sum.step_time_median_s = percentile(sorted, 0.5);

@@ -23,6 +23,25 @@ enum class SyncMode : std::uint8_t {
     local_steps = 1,  // DiLoCo-style: H local steps, then one outer all-reduce
 };
 
+// Expert parallelism: the data-parallel ranks form groups of `expert_parallel` consecutive ranks
+// (neighbours on the ring placement); each rank of a group holds 1/expert_parallel of the experts.
+// Every MoE layer routes each token's activations to `experts_per_token` experts and back: an
+// all-to-all within every group to dispatch and one to combine, forward and again backward (4 per
+// layer per step), on the critical path. Each rank sends
+//     tokens_per_rank × experts_per_token × hidden_size × bytes_per_activation × load_imbalance
+// bytes per all-to-all (load_imbalance: the busiest rank's routed tokens over the mean, ≥ 1,
+// which sets the all-to-all's time). Gradients: a rank all-reduces the dense parameters and its
+// share of the experts, (parameters − expert_parameters) + expert_parameters / expert_parallel.
+struct MixtureOfExperts {
+    std::int32_t layers = 0;               // MoE layers (0: dense model)
+    std::int32_t expert_parallel = 1;      // ranks per expert group; divides data_parallel
+    std::int32_t experts_per_token = 2;    // top-k routing
+    double hidden_size = 4096.0;           // d_model: elements per token's activation
+    double bytes_per_activation = 2.0;     // bf16
+    double expert_parameters = 0.0;        // parameters in the routed experts (of `parameters`)
+    double load_imbalance = 1.0;           // busiest rank's routed tokens / mean, ≥ 1
+};
+
 struct TrainingJob {
     double parameters = 7e9;          // total parameters (gradient size)
     double active_parameters = 0.0;   // per-token active parameters (MoE); 0 = dense
@@ -39,6 +58,7 @@ struct TrainingJob {
     SyncMode sync = SyncMode::every_step;
     std::int32_t local_steps = 1;     // H for SyncMode::local_steps
     double outer_bytes_per_element = 4.0;  // fp32 outer gradients for the outer sync
+    MixtureOfExperts moe;             // moe.layers = 0: a dense model
 };
 
 // Active parameters used for FLOPs (dense: all of them).
@@ -52,6 +72,8 @@ double compute_time_per_step_s(const TrainingJob& job, const Accelerator& accele
 // Bytes each data-parallel rank all-reduces per synchronisation.
 double gradient_bytes(const TrainingJob& job);
 double outer_sync_bytes(const TrainingJob& job);
+// Bytes each rank sends in one MoE all-to-all (dispatch or combine); 0 for a dense model.
+double moe_all_to_all_bytes(const TrainingJob& job);
 
 // Young: τ = √(2δM), δ checkpoint cost, M mean time between failures.
 double young_interval_s(double checkpoint_cost_s, double mtbf_s);

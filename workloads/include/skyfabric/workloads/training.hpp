@@ -56,8 +56,9 @@ struct StepRecord {
     double start_s = 0.0;
     double end_s = 0.0;
     double compute_s = 0.0;
-    double communication_s = 0.0;          // sum of this step's collective durations
-    double exposed_communication_s = 0.0;  // step time − compute time
+    double communication_s = 0.0;          // sum of this step's gradient collectives' durations
+    double all_to_all_s = 0.0;             // MoE dispatch/combine all-to-alls (on the critical path)
+    double exposed_communication_s = 0.0;  // step time − compute time − all_to_all_s
     bool synchronised = true;              // all-reduced this step
     StepStatus status = StepStatus::ok;
 };
@@ -84,6 +85,8 @@ struct TrainingSummary {
     double step_time_p99_s = 0.0;
     double step_time_mean_s = 0.0;
     double compute_per_step_s = 0.0;
+    double all_to_all_per_step_s = 0.0;  // MoE all-to-alls, mean over steps (0: dense)
+    double exposed_all_reduce_per_step_s = 0.0;  // mean over steps
     double tokens_per_s = 0.0;
     double mfu = 0.0;               // achieved: FLOPs done / (chips · peak · wall)
     double bus_bw_mean_Bps = 0.0;   // mean over synchronising collectives
