@@ -33,3 +33,19 @@ for fabric in switch torus2d; do
   printf "  growth exponent p=%s..%s: %.2f\n" "$first_p" "$last_p" \
     "$(echo "l($last_t / $first_t) / l($last_p / $first_p)" | bc -l)"
 done
+
+# The MoE training step on the moving fabric: one orbit of scenarios/suncatcher-81-moe.yaml
+# (240 all-to-alls per step in 9 groups of 9) against the dense suncatcher-81, whole process.
+echo "== one orbit, suncatcher-81 dense vs MoE (radiation off, no VTK), median of $repeats"
+for sc in suncatcher-81 suncatcher-81-moe; do
+  times=()
+  for _ in $(seq 1 "$repeats"); do
+    t0=$(date +%s.%N)
+    "$exe" run -q "$root/scenarios/$sc.yaml" --set radiation.enabled=false --set output.vtk=false \
+        --force -o "${TMPDIR:-/tmp}/skyfabric-a2a-bench-$sc"
+    times+=("$(echo "$(date +%s.%N) - $t0" | bc -l)")
+  done
+  med=$(printf "%s\n" "${times[@]}" | sort -g | sed -n "$(( (repeats + 1) / 2 ))p")
+  steps=$(sed -n 's/.*"steps": *\([0-9]*\).*/\1/p' "${TMPDIR:-/tmp}/skyfabric-a2a-bench-$sc/summary.json" | head -1)
+  printf "  %-20s wall %6.2f s   %s steps\n" "$sc" "$med" "$steps"
+done
