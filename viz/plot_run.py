@@ -251,7 +251,7 @@ def plot_steps(f, out_dir):
     name = "step_time.png"
     if "workload/steps" not in f:
         return skip(name, "no /workload/steps")
-    cols = read_columns(f["workload/steps"], ["compute_s", "communication_s",
+    cols = read_columns(f["workload/steps"], ["compute_s", "communication_s", "all_to_all_s",
                                               "exposed_communication_s", "time_s", "step"])
     if cols["compute_s"] is None:
         return skip(name, "/workload/steps has no compute_s")
@@ -265,8 +265,12 @@ def plot_steps(f, out_dir):
     x = cols["step"] if cols["step"] is not None else np.arange(compute.size)
     fig, axes = plt.subplots(2, 1, figsize=(9, 6.5), gridspec_kw={"height_ratios": [2, 1]})
     ax = axes[0]
-    ax.stackplot(x, compute, exposed, labels=["compute", "exposed communication"],
-                 colors=["C0", "C3"], alpha=0.8, step="post" if compute.size < 200 else None)
+    a2a = cols["all_to_all_s"]
+    moe = a2a is not None and float(np.max(a2a)) > 0.0  # MoE dispatch/combine on the critical path
+    layers = [compute] + ([a2a] if moe else []) + [exposed]
+    names = ["compute"] + (["MoE all-to-all"] if moe else []) + ["exposed all-reduce" if moe else "exposed communication"]
+    ax.stackplot(x, *layers, labels=names, colors=["C0", "C1", "C3"][:1] + (["C1"] if moe else []) + ["C3"],
+                 alpha=0.8, step="post" if compute.size < 200 else None)
     if comm is not None:
         ax.plot(x, comm, color="k", lw=0.8, label="communication (incl. overlapped)")
     ax.set_xlabel("training step")
@@ -275,12 +279,12 @@ def plot_steps(f, out_dir):
     ax.grid(alpha=0.3)
     ax.set_title(title_of(f) + ": step-time breakdown", fontsize=10)
     # Mean breakdown as one bar.
-    means = [float(np.mean(compute)), float(np.mean(exposed))]
-    labels = ["compute", "exposed comm."]
+    means = [float(np.mean(compute))] + ([float(np.mean(a2a))] if moe else []) + [float(np.mean(exposed))]
+    labels = ["compute"] + (["MoE all-to-all"] if moe else []) + ["exposed comm."]
     if comm is not None:
         means.append(float(np.mean(comm)))
         labels.append("comm. total")
-    axes[1].barh(labels, means, color=["C0", "C3", "0.4"][:len(means)])
+    axes[1].barh(labels, means, color=(["C0", "C1", "C3", "0.4"] if moe else ["C0", "C3", "0.4"])[:len(means)])
     for i, m in enumerate(means):
         axes[1].text(m, i, " %.4g s" % m, va="center", fontsize=8)
     axes[1].set_xlabel("mean per step [s]")
