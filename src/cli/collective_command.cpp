@@ -80,10 +80,21 @@ int run(const Options& o) {
     if (o.scenario_file.empty() && o.topology.empty()) {
         throw scenario::ScenarioError("collective: give a SCENARIO file, or --topology SPEC for a synthetic fabric");
     }
-    // A synthetic fabric needs no scenario file: an empty one with only the topology.
-    const auto sc = o.scenario_file.empty()
-                        ? scenario::load_scenario_text("name: fabric\nduration_s: 0\n", "--topology", overrides)
-                        : scenario::load_scenario_file(o.scenario_file, overrides);
+    // A synthetic fabric needs no scenario file: an empty one with only the topology. In
+    // place of a scenario's orbit it makes the orbit's sections moot: they are dropped, and
+    // the ranks follow the fabric.
+    const std::string text = o.scenario_file.empty() ? std::string("name: fabric\nduration_s: 0\n")
+                                                     : scenario::read_scenario_file(o.scenario_file);
+    const std::string source = o.scenario_file.empty() ? std::string("--topology") : o.scenario_file;
+    if (!o.scenario_file.empty() && !o.topology.empty()) {
+        std::vector<std::string> ignored;
+        for (auto& drop : scenario::overrides_replacing_orbit(text, source, ignored)) overrides.push_back(std::move(drop));
+        std::string list;
+        for (const auto& key : ignored) list += (list.empty() ? "" : ", ") + key;
+        if (!list.empty())
+            std::fprintf(stderr, "note: --topology replaces the orbit of %s: ignoring %s\n", source.c_str(), list.c_str());
+    }
+    const auto sc = scenario::load_scenario_text(text, source, overrides);
     workloads::CollectiveOp op{};
     workloads::Algorithm algorithm{};
     try {
@@ -163,7 +174,8 @@ std::function<int()> add_collective_command(CLI::App& app, CLI::App*& command) {
                                  "Time one collective over a range of sizes on a scenario's topology (nccl-tests style table)");
     command->add_option("scenario", o->scenario_file, "Scenario YAML file with a links section (or use --topology)");
     command->add_option("--topology", o->topology,
-                        "Synthetic fabric instead of the scenario's orbit: ring:p=64,bw_gbps=400,latency_ns=500, "
+                        "Synthetic fabric instead of the scenario's orbit (whose orbit-only sections are then "
+                        "ignored): ring:p=64,bw_gbps=400,latency_ns=500, "
                         "switch:p=16,..., torus2d:x=8,y=8,..., fully_connected:p=8,..., file:edges.csv")
         ->type_name("SPEC");
     command->add_option("--set", o->overrides, "Override a scenario key (repeatable)")->type_name("KEY.PATH=VALUE");

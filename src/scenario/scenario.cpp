@@ -576,9 +576,56 @@ Override parse_override(const std::string& argument) {
     return {argument.substr(0, eq), argument.substr(eq + 1)};
 }
 
+std::vector<Override> overrides_replacing_orbit(const std::string& yaml_text, const std::string& source_name,
+                                                std::vector<std::string>& ignored) {
+    check_document(yaml_text, source_name);
+    YAML::Node loaded;
+    try {
+        loaded = YAML::Load(yaml_text);
+    } catch (const YAML::Exception&) {
+        return {};
+    }
+    const YAML::Node& root = loaded;
+    if (!root.IsMap()) return {};
+    std::vector<Override> out;
+    auto drop = [&](const std::string& path) {
+        out.push_back({path, "", true});
+        ignored.push_back(path);
+    };
+    for (const char* key : {"orbit", "formation", "dynamics", "station_keeping", "metrics", "links", "radiation", "power"})
+        if (root[key]) drop(key);
+    if (root["duration_orbits"]) {
+        out.push_back({"duration_s", "0"});
+        ignored.push_back("duration_orbits");
+    }
+    // A missing key reads as an invalid node, which only operator bool may be asked.
+    const auto map_at = [](const YAML::Node& node, const char* key) {
+        return node && node.IsMap() && node[key] && node[key].IsMap() ? node[key] : YAML::Node();
+    };
+    if (map_at(map_at(root, "workload"), "parallelism")["data"]) drop("workload.parallelism.data");
+    return out;
+}
+
 namespace {
 
+void remove_key(YAML::Node root, const std::vector<std::string>& keys) {
+    YAML::Node node = root;
+    for (std::size_t i = 0; i + 1 < keys.size(); ++i) {
+        const YAML::Node& at = node;
+        if (!at.IsMap() || !at[keys[i]]) return;
+        node.reset(at[keys[i]]);
+    }
+    if (node.IsMap()) node.remove(keys.back());
+}
+
 void apply_override(YAML::Node root, const Override& o) {
+    std::vector<std::string> keys;
+    std::stringstream parts(o.path);
+    for (std::string k; std::getline(parts, k, '.');) keys.push_back(k);
+    if (o.remove) {
+        remove_key(root, keys);
+        return;
+    }
     check_utf8(o.value, "--set " + o.path);
     check_document(o.value, "--set " + o.path);
     YAML::Node value;
@@ -587,9 +634,6 @@ void apply_override(YAML::Node root, const Override& o) {
     } catch (const YAML::Exception& e) {
         throw ScenarioError("--set " + o.path + ": cannot parse value '" + o.value + "': " + e.msg);
     }
-    std::vector<std::string> keys;
-    std::stringstream parts(o.path);
-    for (std::string k; std::getline(parts, k, '.');) keys.push_back(k);
     YAML::Node node = root;
     for (std::size_t i = 0; i + 1 < keys.size(); ++i) {
         YAML::Node child = node[keys[i]];

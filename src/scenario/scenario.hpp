@@ -141,9 +141,19 @@ struct Scenario {
 struct Override {
     std::string path;
     std::string value;
+    bool remove = false;  // drop the key (if there) instead of setting it; value unused
 };
 // Parses "key.path=value"; throws ScenarioError on a malformed argument.
 Override parse_override(const std::string& argument);
+
+// For a synthetic topology given in place of a scenario's orbit (`collective SCENARIO
+// --topology SPEC`): overrides that drop the orbit-only sections the text has (orbit,
+// formation, dynamics, station_keeping, metrics, links, radiation, power), turn
+// duration_orbits into duration_s: 0, and drop workload.parallelism.data so that the ranks
+// follow the fabric. Appends the keys dropped to `ignored`. Text that is no YAML mapping
+// gives none (loading it says what is wrong).
+std::vector<Override> overrides_replacing_orbit(const std::string& yaml_text, const std::string& source_name,
+                                                std::vector<std::string>& ignored);
 
 // The text of a scenario file: refuses what is not a regular file and files over 32 MiB
 // (ScenarioError naming the path).

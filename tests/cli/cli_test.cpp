@@ -505,3 +505,53 @@ TEST(Cli, CollectiveOnASyntheticRingMatchesAlphaBetaAndWritesATrace) {
     EXPECT_EQ(run_command(skyfabric() + " collective --topology ring:p=8,bw=4").status, 2);
     fs::remove_all(dir);
 }
+
+namespace {
+// The time column (µs, as seconds) of the table row for `bytes`; NaN when there is none.
+double table_time_s(const std::string& output, const std::string& bytes) {
+    std::istringstream in(output);
+    for (std::string line; std::getline(in, line);) {
+        std::istringstream fields(line);
+        std::string size;
+        double time_us = 0;
+        if (fields >> size >> time_us && size == bytes) return time_us * 1e-6;
+    }
+    return std::nan("");
+}
+}  // namespace
+
+TEST(Cli, CollectiveOnAShippedScenarioWithASyntheticTopologyIgnoresTheOrbit) {
+    // suncatcher-81 has an orbit, a formation, links and radiation; torus2d:x=8,y=8 replaces
+    // them (one note on stderr) and its 64 ranks replace the 81 satellites. With the fabric's
+    // grid, hierarchical_ring is the 2-D ring: 28a + 1.96875 n/B (docs/collectives.md).
+    const std::string command = skyfabric() + " collective " + source("scenarios/suncatcher-81.yaml") +
+                                " --topology torus2d:x=8,y=8,bw_gbps=400,latency_ns=500 --sizes 1GiB";
+    const double alpha = 500e-9, bandwidth = 400e9 / 8, n = 1073741824;
+    const auto ring = run_command(command);
+    ASSERT_EQ(ring.status, 0) << ring.output;
+    EXPECT_NE(ring.output.find("note: --topology replaces the orbit of"), std::string::npos) << ring.output;
+    EXPECT_NE(ring.output.find("ignoring orbit, formation, dynamics, station_keeping, metrics, links, radiation, "
+                               "duration_orbits, workload.parallelism.data"),
+              std::string::npos)
+        << ring.output;
+    EXPECT_NE(ring.output.find("over 64 ranks on torus2d:x=8,y=8"), std::string::npos) << ring.output;
+    EXPECT_NEAR(table_time_s(ring.output, "1073741824"), 126 * (alpha + n / 64 / bandwidth), 1e-6);
+    const auto two_d = run_command(command + " --algorithm hierarchical_ring");
+    ASSERT_EQ(two_d.status, 0) << two_d.output;
+    EXPECT_NEAR(table_time_s(two_d.output, "1073741824"), 28 * alpha + 1.96875 * n / bandwidth, 1e-6);
+    // Without --topology the scenario is still its own: radiation keeps needing its orbit.
+    const auto orbit = run_command(skyfabric() + " collective " + source("scenarios/smoke.yaml") + " --sizes 1MiB");
+    EXPECT_EQ(orbit.status, 0) << orbit.output;
+    EXPECT_EQ(orbit.output.find("note:"), std::string::npos) << orbit.output;
+}
+
+TEST(Cli, DirectAllToAllOnASwitchIsOneStepAtTheInjectionBound) {
+    // Every rank sends n/p to each other rank at once over its one link: 2a + (p-1)/p n/B.
+    const auto r = run_command(skyfabric() +
+                               " collective --topology switch:p=8,bw_gbps=400,latency_ns=500 --op all_to_all "
+                               "--algorithm direct --sizes 1GiB");
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("all_to_all, direct over 8 ranks"), std::string::npos) << r.output;
+    const double alpha = 500e-9, bandwidth = 400e9 / 8, n = 1073741824;
+    EXPECT_NEAR(table_time_s(r.output, "1073741824"), 2 * alpha + 7.0 / 8 * n / bandwidth, 1e-6);
+}

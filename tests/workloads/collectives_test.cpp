@@ -57,6 +57,14 @@ TEST_P(RingFormulas, PairwiseAllToAllMatchesAlphaBetaOnFullConnectivity) {
     EXPECT_NEAR(simulate(topo, CollectiveOp::all_to_all, Algorithm::pairwise, n_bytes, p), expected, 0.01 * expected);
 }
 
+TEST_P(RingFormulas, DirectAllToAllMatchesAlphaBetaOnFullConnectivity) {
+    // Every pair at once, each on its own link: one step of n/p.
+    const int p = GetParam();
+    const auto topo = sw::testing::complete(p, capacity_bps, alpha_s);
+    const double expected = alpha_s + n_bytes / p / bandwidth_Bps;
+    EXPECT_NEAR(simulate(topo, CollectiveOp::all_to_all, Algorithm::direct, n_bytes, p), expected, 0.01 * expected);
+}
+
 INSTANTIATE_TEST_SUITE_P(SeveralRankCounts, RingFormulas, ::testing::Values(2, 3, 5, 8, 13, 16, 31));
 
 class PowerOfTwoFormulas : public ::testing::TestWithParam<int> {};
@@ -115,8 +123,37 @@ TEST(BusBandwidth, ApproachesLinkBandwidthForLargeMessages) {
     }
 }
 
+TEST(Schedules, DirectAllToAllIsOnePhaseOfEveryPair) {
+    const int p = 5;
+    const auto s = sw::build_schedule(CollectiveOp::all_to_all, Algorithm::direct, p, 10.0);
+    ASSERT_EQ(s.phases.size(), 1u);
+    EXPECT_EQ(s.phase_count(), 1);
+    ASSERT_EQ(s.transfers.size(), static_cast<std::size_t>(p * (p - 1)));
+    std::vector<int> seen(p * p, 0);
+    for (const auto& t : s.transfers) {
+        EXPECT_NE(t.source_rank, t.target_rank);
+        EXPECT_DOUBLE_EQ(t.bytes, 10.0 / p);
+        ++seen[t.source_rank * p + t.target_rank];
+    }
+    for (int i = 0; i < p; ++i)
+        for (int j = 0; j < p; ++j) EXPECT_EQ(seen[i * p + j], i == j ? 0 : 1);
+    EXPECT_TRUE(sw::build_schedule(CollectiveOp::all_to_all, Algorithm::direct, 1, 10.0).phases.empty());
+}
+
 TEST(Schedules, RejectUnsupportedAlgorithm) {
     EXPECT_THROW(sw::build_schedule(CollectiveOp::all_to_all, Algorithm::ring, 4, 1e6), std::invalid_argument);
+    EXPECT_THROW(sw::build_schedule(CollectiveOp::all_reduce, Algorithm::direct, 4, 1e6), std::invalid_argument);
     EXPECT_THROW(sw::parse_algorithm("butterfly"), std::invalid_argument);
     EXPECT_EQ(sw::parse_collective_op("all_gather"), CollectiveOp::all_gather);
+}
+
+TEST(Schedules, RejectDimsThatAreNotATwoDimensionalGridOfTheRanks) {
+    for (const std::vector<std::int32_t>& dims : {std::vector<std::int32_t>{3, 3}, {8}, {2, 2, 2}, {0, 8}, {-2, -4}}) {
+        sw::ScheduleOptions o;
+        o.dims = dims;
+        EXPECT_THROW(sw::build_schedule(CollectiveOp::all_reduce, Algorithm::ring, 8, 1e6, o), std::invalid_argument);
+    }
+    sw::ScheduleOptions o;
+    o.dims = {4, 2};
+    EXPECT_NO_THROW(sw::build_schedule(CollectiveOp::all_reduce, Algorithm::hierarchical_ring, 8, 1e6, o));
 }

@@ -65,19 +65,37 @@ sw::Schedule reference_ring(CollectiveOp op, std::int32_t p, double n) {
     return r.s;
 }
 
-sw::Schedule reference_hierarchical(std::int32_t p, std::int32_t k, double n) {
+// Ring steps in the rows of `grid` (ranks per row, in ring order), an all-reduce along its
+// columns on n/k, ring steps in the rows again.
+sw::Schedule reference_hierarchical(const std::vector<std::vector<std::int32_t>>& grid, double n) {
     Reference r;
-    if (p == 1) return r.s;
-    const std::int32_t m = p / k;
-    std::vector<std::vector<std::int32_t>> groups(m), columns(k);
-    for (std::int32_t x = 0; x < p; ++x) {
-        groups[x / k].push_back(x);
-        columns[x % k].push_back(x);
-    }
-    if (k > 1) r.ring_steps(groups, k - 1, n / k, 0);
+    const auto m = static_cast<std::int32_t>(grid.size());
+    const auto k = static_cast<std::int32_t>(grid.front().size());
+    if (m * k == 1) return r.s;
+    std::vector<std::vector<std::int32_t>> columns(k);
+    for (const auto& row : grid)
+        for (std::int32_t c = 0; c < k; ++c) columns[c].push_back(row[c]);
+    if (k > 1) r.ring_steps(grid, k - 1, n / k, 0);
     if (m > 1) r.ring_steps(columns, 2 * (m - 1), n / k / m, 1);
-    if (k > 1) r.ring_steps(groups, k - 1, n / k, 0);
+    if (k > 1) r.ring_steps(grid, k - 1, n / k, 0);
     return r.s;
+}
+
+// Groups of k consecutive ranks: row g is g·k … g·k + k − 1.
+std::vector<std::vector<std::int32_t>> consecutive_groups(std::int32_t p, std::int32_t k) {
+    std::vector<std::vector<std::int32_t>> grid(p / k);
+    for (std::int32_t x = 0; x < p; ++x) grid[x / k].push_back(x);
+    return grid;
+}
+
+// A d0 × d1 grid numbered as a snake, walked cell by cell: row r, column c holds the rank
+// met there; ring order in a row is by column.
+std::vector<std::vector<std::int32_t>> snake_grid(std::int32_t d0, std::int32_t d1) {
+    std::vector<std::vector<std::int32_t>> grid(d1, std::vector<std::int32_t>(d0));
+    std::int32_t rank = 0;
+    for (std::int32_t r = 0; r < d1; ++r)
+        for (std::int32_t step = 0; step < d0; ++step) grid[r][r % 2 == 0 ? step : d0 - 1 - step] = rank++;
+    return grid;
 }
 
 void expect_same_listing(const sw::Schedule& a, const sw::Schedule& b) {
@@ -110,6 +128,13 @@ struct Case {
     sw::ScheduleOptions options;
 };
 
+std::string name(const Case& c) {
+    std::string s = sw::to_string(c.algorithm) + " " + sw::to_string(c.op) + " k=" +
+                    std::to_string(c.options.hierarchical_group_size);
+    for (auto d : c.options.dims) s += " d=" + std::to_string(d);
+    return s;
+}
+
 std::vector<Case> cases(std::int32_t p) {
     std::vector<Case> c{{CollectiveOp::all_reduce, Algorithm::ring, {}},
                         {CollectiveOp::reduce_scatter, Algorithm::ring, {}},
@@ -120,7 +145,13 @@ std::vector<Case> cases(std::int32_t p) {
         sw::ScheduleOptions o;
         o.hierarchical_group_size = k;
         c.push_back({CollectiveOp::all_reduce, Algorithm::hierarchical_ring, o});
+        sw::ScheduleOptions grid;
+        grid.dims = {k, p / k};
+        c.push_back({CollectiveOp::all_reduce, Algorithm::hierarchical_ring, grid});
+        c.push_back({CollectiveOp::all_reduce, Algorithm::halving_doubling, grid});
     }
+    c.push_back({CollectiveOp::all_to_all, Algorithm::pairwise, {}});
+    c.push_back({CollectiveOp::all_to_all, Algorithm::direct, {}});
     return c;
 }
 
@@ -205,8 +236,7 @@ TEST(CompactSchedule, UnrollsToTheExplicitListing) {
     for (std::int32_t p = 1; p <= 17; ++p) {
         SCOPED_TRACE(p);
         for (const auto& c : cases(p)) {
-            SCOPED_TRACE(sw::to_string(c.algorithm) + " " + sw::to_string(c.op) + " k=" +
-                         std::to_string(c.options.hierarchical_group_size));
+            SCOPED_TRACE(name(c));
             const auto compact = sw::build_schedule(c.op, c.algorithm, p, 3.0e8, c.options);
             const auto full = sw::build_explicit_schedule(c.op, c.algorithm, p, 3.0e8, c.options);
             EXPECT_EQ(compact.phase_count(), full.phase_count());
@@ -215,8 +245,12 @@ TEST(CompactSchedule, UnrollsToTheExplicitListing) {
             expect_same_listing(sw::expand_schedule(compact), full);
             if (c.algorithm == Algorithm::ring)
                 expect_same_listing(full, reference_ring(c.op, p, 3.0e8));
-            if (c.algorithm == Algorithm::hierarchical_ring)
-                expect_same_listing(full, reference_hierarchical(p, c.options.hierarchical_group_size, 3.0e8));
+            if (c.algorithm == Algorithm::hierarchical_ring) {
+                const auto& d = c.options.dims;
+                const auto grid = d.empty() ? consecutive_groups(p, c.options.hierarchical_group_size)
+                                            : snake_grid(d[0], d[1]);
+                expect_same_listing(full, reference_hierarchical(grid, 3.0e8));
+            }
         }
     }
 }
@@ -246,8 +280,7 @@ TEST(CompactSchedule, SameTimesAsExplicitOnAFixedTopology) {
     for (std::int32_t p = 2; p <= 17; ++p) {
         SCOPED_TRACE(p);
         for (const auto& c : cases(p)) {
-            SCOPED_TRACE(sw::to_string(c.algorithm) + " " + sw::to_string(c.op) + " k=" +
-                         std::to_string(c.options.hierarchical_group_size));
+            SCOPED_TRACE(name(c));
             const std::vector<sw::Schedule> compact{sw::build_schedule(c.op, c.algorithm, p, 2.0e8, c.options)};
             const std::vector<sw::Schedule> full{sw::build_explicit_schedule(c.op, c.algorithm, p, 2.0e8, c.options)};
             for (bool keyed : {false, true}) {
@@ -269,9 +302,11 @@ TEST(CompactSchedule, SameTimesAsExplicitAcrossTopologyChanges) {
     for (std::int32_t p = 2; p <= 17; ++p) {
         SCOPED_TRACE(p);
         for (const auto& c : cases(p)) {
+            // Ring steps repeat; the other schedules (and the grid's rings, the same steps
+            // relabelled) have nothing new to show here.
             if (c.algorithm != Algorithm::ring && c.algorithm != Algorithm::hierarchical_ring) continue;
-            SCOPED_TRACE(sw::to_string(c.algorithm) + " " + sw::to_string(c.op) + " k=" +
-                         std::to_string(c.options.hierarchical_group_size));
+            if (!c.options.dims.empty()) continue;
+            SCOPED_TRACE(name(c));
             std::vector<sw::Schedule> compact, full;
             for (double n : {2.0e7, 6.0e7}) {
                 compact.push_back(sw::build_schedule(c.op, c.algorithm, p, n, c.options));

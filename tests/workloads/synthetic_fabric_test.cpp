@@ -140,6 +140,15 @@ TEST(FabricTopology, RingSwitchTorusAndFullyConnectedHaveTheRightLinks) {
 
     const auto net = sw::build_network(fabric("torus2d:x=4,y=4").topology);
     EXPECT_TRUE(sw::ring_is_embedded(net, fabric("torus2d:x=4,y=4").placement));  // the snake closes
+    // ScheduleOptions::dims: row r holds ranks r·x … r·x + x − 1, left to right on even rows
+    // and right to left on odd ones; row r, column c is node r·x + c.
+    EXPECT_EQ(torus.dims, (std::vector<std::int32_t>{4, 3}));
+    for (int r = 0; r < 12; ++r) {
+        const int row = r / 4, column = row % 2 == 0 ? r % 4 : 3 - r % 4;
+        EXPECT_EQ(torus.placement[r], row * 4 + column) << "rank " << r;
+    }
+    EXPECT_TRUE(ring.dims.empty());
+    EXPECT_TRUE(sw16.dims.empty());
 
     EXPECT_EQ(fabric(spec_of("fully_connected", 8)).topology.links.size(), 28u);
     EXPECT_EQ(fabric(spec_of("ring", 64)).description, "ring:p=64,bw_gbps=400,latency_ns=500");
@@ -221,6 +230,21 @@ TEST_P(SyntheticRing, PairwiseAllToAllPaysHopsAndSharing) {
     EXPECT_REL(engine_time(f, CollectiveOp::all_to_all, Algorithm::pairwise, n), H * alpha + H * n / p / B);
 }
 
+TEST_P(SyntheticRing, DirectAllToAllIsLimitedByTheBusiestLink) {
+    // Every rank sends n/p to every other at once, each the short way round. Odd p: the
+    // transfers at distance d = 1 … h (h = (p−1)/2) put d transfers on every link in their
+    // direction, so every link carries (p²−1)/8 and all drain together at that share; the
+    // last bits then cross h links. Even p: besides the p(p−2)/8 of distances below p/2, the
+    // p transfers at distance p/2 have two equal routes and the tie rule (lower node id next
+    // to the target) sends all but two of them the same way, so the busiest link carries
+    // p/2 of them: p(p+2)/8 in all. t = ⌊p/2⌋·α + L·(n/p)/B.
+    const int p = GetParam();
+    const auto f = fabric(spec_of("ring", p));
+    const double n = 64e6;
+    const double L = p % 2 == 1 ? (p * p - 1) / 8.0 : p * (p + 2) / 8.0;
+    EXPECT_REL(engine_time(f, CollectiveOp::all_to_all, Algorithm::direct, n), (p / 2) * alpha + L * n / p / B);
+}
+
 TEST_P(SyntheticRing, PointToPointIsOneHop) {
     const auto f = fabric(spec_of("ring", GetParam()));
     EXPECT_REL(engine_time(f, CollectiveOp::point_to_point, Algorithm::direct, 1e6), alpha + 1e6 / B);
@@ -228,14 +252,16 @@ TEST_P(SyntheticRing, PointToPointIsOneHop) {
 
 INSTANTIATE_TEST_SUITE_P(SeveralRankCounts, SyntheticRing, ::testing::Values(2, 3, 5, 8, 16, 31, 64));
 
-TEST(SyntheticRing, HalvingDoublingPaysDistanceOnARing) {
-    // Exchange at rank distance d crosses d links; the d flows of each aligned block share
-    // one link: d·α + d·bytes/B per step. Summed over d = p/2 … 1 with bytes n/2 … n/p,
-    // per half: (p−1)α + n(p²−1)/(3pB).
+TEST(SyntheticRing, HalvingDoublingExchangesNearestFirst) {
+    // An exchange at rank distance d crosses d links, and the d transfers of each aligned
+    // block of 2d ranks all cross its middle link: d·α + d·bytes/B per step. Nearest first,
+    // the halving sends n/2 at d = 1, n/4 at d = 2, …, n/p at d = p/2, so d·bytes = n/2 in
+    // every step; per half: (p−1)α + log₂p·n/(2B), so t = 2(p−1)α + log₂p·n/B. (Farthest
+    // first, d·bytes would grow to p/4·n and the sum to 2(p−1)α + 2n(p²−1)/(3pB).)
     for (int p : {2, 4, 8, 16, 32, 64}) {
         const auto f = fabric(spec_of("ring", p));
         const double n = 32e6;
-        const double expected = 2.0 * ((p - 1) * alpha + n * (double(p) * p - 1.0) / (3.0 * p * B));
+        const double expected = 2.0 * (p - 1) * alpha + log2_exact(p) * n / B;
         EXPECT_REL(engine_time(f, CollectiveOp::all_reduce, Algorithm::halving_doubling, n), expected) << "p=" << p;
     }
 }
@@ -280,6 +306,15 @@ TEST_P(SyntheticSwitch, PairwiseAllToAll) {
     const auto f = fabric(spec_of("switch", p));
     const double n = 64e6;
     EXPECT_REL(engine_time(f, CollectiveOp::all_to_all, Algorithm::pairwise, n), (p - 1) * (2.0 * alpha + n / p / B));
+}
+
+TEST_P(SyntheticSwitch, DirectAllToAllSharesEachRanksOneLink) {
+    // p−1 transfers of n/p leave each rank on its one up direction and p−1 arrive on its one
+    // down direction: all get B/(p−1) and drain together; every route is 2 links.
+    const int p = GetParam();
+    const auto f = fabric(spec_of("switch", p));
+    const double n = 64e6;
+    EXPECT_REL(engine_time(f, CollectiveOp::all_to_all, Algorithm::direct, n), 2.0 * alpha + (p - 1.0) / p * n / B);
 }
 
 TEST_P(SyntheticSwitch, HalvingDoublingWithFoldInForNonPowersOfTwo) {
@@ -339,11 +374,77 @@ TEST(SyntheticFullyConnected, MatchesTheTextbookFormulas) {
         const double n = 16e6;
         EXPECT_REL(engine_time(f, CollectiveOp::all_reduce, Algorithm::ring, n), 2.0 * (p - 1) * (alpha + n / p / B));
         EXPECT_REL(engine_time(f, CollectiveOp::all_to_all, Algorithm::pairwise, n), (p - 1) * (alpha + n / p / B));
+        // Direct: every pair on its own link at once.
+        EXPECT_REL(engine_time(f, CollectiveOp::all_to_all, Algorithm::direct, n), alpha + n / p / B);
         if ((p & (p - 1)) == 0) {
             EXPECT_REL(engine_time(f, CollectiveOp::all_reduce, Algorithm::halving_doubling, n),
                        2.0 * log2_exact(p) * alpha + 2.0 * (p - 1.0) / p * n / B);
         }
     }
+}
+
+// ------------------------------------------------------- α–β on the 2-D torus
+
+// The table passes the fabric's dims to the schedules: hierarchical_ring runs a ring along
+// every row, then along every column, then along the rows again. Rows and columns are
+// rings of torus neighbours (one hop a step, wrap links included) and no two rings share a
+// link, so with a rings of size x across y rows:
+//   reduce-scatter along the rows:  (x−1)(α + n/(xB))
+//   all-reduce along the columns on n/x: 2(y−1)(α + n/(xyB))
+//   all-gather along the rows:      (x−1)(α + n/(xB))
+// For 8×8: 28α + (14/8 + 14/64)·n/B = 28α + 1.96875·n/B (the bandwidth term of a flat ring,
+// 2(p−1)/p·n/B, in 28 steps instead of 126).
+TEST(SyntheticTorus, HierarchicalRingRunsAlongRowsThenColumns) {
+    struct Shape { int x, y; };
+    for (auto [x, y] : {Shape{8, 8}, Shape{4, 6}, Shape{5, 3}, Shape{2, 8}, Shape{6, 2}, Shape{3, 3}, Shape{1, 5}}) {
+        const auto f = fabric("torus2d:x=" + std::to_string(x) + ",y=" + std::to_string(y) + ",bw_gbps=400,latency_ns=500");
+        for (double n : {1e4, 48e6}) {
+            const double expected = 2.0 * (x - 1) * (alpha + n / x / B) + 2.0 * (y - 1) * (alpha + n / x / y / B);
+            EXPECT_REL(engine_time(f, CollectiveOp::all_reduce, Algorithm::hierarchical_ring, n), expected)
+                << x << "x" << y << " n=" << n;
+        }
+    }
+    const auto f = fabric("torus2d:x=8,y=8,bw_gbps=400,latency_ns=500");
+    const double n = 1 << 30;
+    EXPECT_REL(engine_time(f, CollectiveOp::all_reduce, Algorithm::hierarchical_ring, n), 28 * alpha + 1.96875 * n / B);
+    // The snake's flat ring: 126 one-hop steps (y even, so the ring closes in one hop).
+    EXPECT_REL(engine_time(f, CollectiveOp::all_reduce, Algorithm::ring, n), 126 * (alpha + n / 64 / B));
+}
+
+TEST(SyntheticTorus, HalvingDoublingRunsAlongRowsThenColumns) {
+    // x and y powers of two. Along a row (a ring of x), nearest first: n/2 at d = 1, …, n/x
+    // at d = x/2, each step d·α + n/(2B) as on a ring fabric; then along the columns on what
+    // is left, n/(2x) … n/(xy): d·α + n/(2xB). Per half (x−1 + y−1)α + log₂x·n/(2B) +
+    // log₂y·n/(2xB). For 8×8: 28α + 3.375·n/B.
+    struct Shape { int x, y; };
+    for (auto [x, y] : {Shape{8, 8}, Shape{4, 8}, Shape{8, 2}, Shape{2, 4}, Shape{16, 4}}) {
+        const auto f = fabric("torus2d:x=" + std::to_string(x) + ",y=" + std::to_string(y) + ",bw_gbps=400,latency_ns=500");
+        const double n = 32e6;
+        const double expected =
+            2.0 * (x - 1 + y - 1) * alpha + log2_exact(x) * n / B + log2_exact(y) * n / x / B;
+        EXPECT_REL(engine_time(f, CollectiveOp::all_reduce, Algorithm::halving_doubling, n), expected) << x << "x" << y;
+    }
+}
+
+TEST(SyntheticTorus, GroupSizeGivenOverridesTheDims) {
+    // hierarchical_group_size: groups of k consecutive ranks whatever the dims; dims given to
+    // the table are used in place of the fabric's.
+    sw::ScheduleOptions by_group;
+    by_group.hierarchical_group_size = 8;
+    sw::ScheduleOptions both = by_group;
+    both.dims = {8, 8};
+    const auto a = sw::build_schedule(CollectiveOp::all_reduce, Algorithm::hierarchical_ring, 64, 1e6, by_group);
+    const auto b = sw::build_schedule(CollectiveOp::all_reduce, Algorithm::hierarchical_ring, 64, 1e6, both);
+    ASSERT_EQ(a.transfers.size(), b.transfers.size());
+    for (std::size_t i = 0; i < a.transfers.size(); ++i) {
+        EXPECT_EQ(a.transfers[i].source_rank, b.transfers[i].source_rank);
+        EXPECT_EQ(a.transfers[i].target_rank, b.transfers[i].target_rank);
+    }
+    const auto f = fabric("torus2d:x=8,y=8,bw_gbps=400,latency_ns=500");
+    sw::ScheduleOptions as_rows_of_4;
+    as_rows_of_4.dims = {4, 16};  // not the fabric's grid: rows of 4 are not rings of neighbours
+    EXPECT_GT(engine_time(f, CollectiveOp::all_reduce, Algorithm::hierarchical_ring, 1 << 30, as_rows_of_4),
+              engine_time(f, CollectiveOp::all_reduce, Algorithm::hierarchical_ring, 1 << 30));
 }
 
 TEST(FabricCollectiveTable, BusBandwidthIsNcclTestsDefinition) {

@@ -110,6 +110,11 @@ std::size_t ring_steps(Builder& b, const Rings& rings, std::int32_t steps, doubl
     return first;
 }
 
+// Recursive halving then doubling, nearest partner first (Rabenseifner's order): the
+// halving exchanges n/2 at distance 1, n/4 at distance 2, …, n/q at distance q/2, so the
+// most data goes the shortest way when consecutive ranks are neighbours (a ring, a torus
+// row, a ring embedding); where every pair costs the same (a switch, full connectivity)
+// the order changes nothing.
 void halving_doubling(Builder& b, std::int32_t p, double n) {
     std::int32_t q = 1;
     while (q * 2 <= p) q *= 2;
@@ -122,20 +127,14 @@ void halving_doubling(Builder& b, std::int32_t p, double n) {
     }
     std::int32_t log_q = 0;
     while ((1 << log_q) < q) ++log_q;
-    // Halving: distance q/2, q/4, …, 1; exchange half of what is left each step.
-    double bytes = n;
-    for (std::int32_t k = 0; k < log_q; ++k) {
-        const std::int32_t d = q >> (k + 1);
-        bytes /= 2.0;
+    // Step k exchanges n/2^(k+1) at distance 2^k: halving k = 0 … log q − 1, then
+    // doubling mirrors it (same partners and sizes, reverse order).
+    auto exchange = [&](std::int32_t k) {
         b.begin(pattern + k);
-        for (std::int32_t i = 0; i < q; ++i) b.add(i, i ^ d, bytes);
-    }
-    // Doubling mirrors halving (same partners and sizes, reverse order).
-    for (std::int32_t k = log_q - 1; k >= 0; --k) {
-        const std::int32_t d = q >> (k + 1);
-        b.begin(pattern + k);
-        for (std::int32_t i = 0; i < q; ++i) b.add(i, i ^ d, n / std::pow(2.0, k + 1));
-    }
+        for (std::int32_t i = 0; i < q; ++i) b.add(i, i ^ (1 << k), n / std::pow(2.0, k + 1));
+    };
+    for (std::int32_t k = 0; k < log_q; ++k) exchange(k);
+    for (std::int32_t k = log_q - 1; k >= 0; --k) exchange(k);
     if (extra > 0) {
         b.begin(pattern + log_q);
         for (std::int32_t i = 0; i < extra; ++i) b.add(i, q + i, n);
@@ -177,6 +176,34 @@ void double_binary_tree(Builder& b, std::int32_t p, double n, std::int32_t chunk
     }
 }
 
+// The rank at position g = row·d0 + column of a d0-wide grid whose ranks run as a
+// boustrophedon (even rows left to right, odd rows right to left), as ScheduleOptions::dims
+// says. The map is its own inverse.
+std::int32_t snake_rank(std::int32_t g, std::int32_t d0) {
+    const std::int32_t row = g / d0, column = g % d0;
+    return row * d0 + (row % 2 == 0 ? column : d0 - 1 - column);
+}
+
+// Rewrites a schedule listed over grid positions (row-major) into ranks.
+void grid_to_ranks(Schedule& s, std::int32_t d0) {
+    for (Transfer& t : s.transfers) {
+        t.source_rank = snake_rank(t.source_rank, d0);
+        t.target_rank = snake_rank(t.target_rank, d0);
+    }
+}
+
+void check_dims(const std::vector<std::int32_t>& dims, std::int32_t p) {
+    if (dims.empty()) return;
+    std::int64_t product = 1;
+    for (auto d : dims) product *= std::max<std::int64_t>(d, 0);
+    if (dims.size() != 2 || dims[0] < 1 || dims[1] < 1 || product != p) {
+        std::string got;
+        for (auto d : dims) got += (got.empty() ? "" : "x") + std::to_string(d);
+        throw std::invalid_argument("schedule dims: expected two dimensions of at least 1 whose product is the " +
+                                    std::to_string(p) + " ranks, got " + got);
+    }
+}
+
 std::int32_t default_group_size(std::int32_t p) {
     std::int32_t k = 1;
     for (std::int32_t d = 1; d * d <= p; ++d)
@@ -203,6 +230,8 @@ Schedule build(CollectiveOp op, Algorithm algorithm, std::int32_t p, double n,
                                      to_string(op));
     };
     const Rings whole{1, p, 0, 1};
+    check_dims(options.dims, p);
+    const bool grid = options.dims.size() == 2;
 
     switch (op) {
         case CollectiveOp::point_to_point:
@@ -212,11 +241,22 @@ Schedule build(CollectiveOp op, Algorithm algorithm, std::int32_t p, double n,
             b.add(0, 1, n);
             return s;
         case CollectiveOp::all_to_all:
-            if (algorithm != Algorithm::pairwise) throw unsupported();
-            // Step k: rank i sends its chunk for rank i+k; p−1 steps of n/p.
-            for (std::int32_t k = 1; k < p; ++k) {
-                b.begin(k);
-                for (std::int32_t i = 0; i < p; ++i) b.add(i, (i + k) % p, n / p);
+            if (algorithm == Algorithm::pairwise) {
+                // Step k: rank i sends its chunk for rank i+k; p−1 steps of n/p.
+                for (std::int32_t k = 1; k < p; ++k) {
+                    b.begin(k);
+                    for (std::int32_t i = 0; i < p; ++i) b.add(i, (i + k) % p, n / p);
+                }
+                return s;
+            }
+            if (algorithm != Algorithm::direct) throw unsupported();
+            // One phase: every rank sends n/p to every other rank at once, and the engine
+            // shares the links max-min among the p(p−1) transfers. One phase is its own
+            // explicit form.
+            if (p > 1) {
+                b.begin(0);
+                for (std::int32_t i = 0; i < p; ++i)
+                    for (std::int32_t k = 1; k < p; ++k) b.add(i, (i + k) % p, n / p);
             }
             return s;
         case CollectiveOp::reduce_scatter:
@@ -231,9 +271,15 @@ Schedule build(CollectiveOp op, Algorithm algorithm, std::int32_t p, double n,
                     // Reduce-scatter then all-gather: 2(p−1) steps of n/p.
                     ring_steps(b, whole, 2 * (p - 1), n / p, 0);
                     return s;
-                case Algorithm::halving_doubling:
+                case Algorithm::halving_doubling: {
+                    // On a grid whose width is a power of two, the low bits of a grid position
+                    // are its column: the exchanges run along rows first, then along columns.
+                    const std::int32_t d0 = grid ? options.dims[0] : 0;
+                    const bool along_grid = d0 > 1 && (d0 & (d0 - 1)) == 0;
                     halving_doubling(b, p, n);
+                    if (along_grid) grid_to_ranks(s, d0);
                     return s;
+                }
                 case Algorithm::double_binary_tree: {
                     std::int32_t chunks = options.tree_chunks;
                     if (chunks <= 0)  // ~1 MiB chunks, 1…64
@@ -243,9 +289,12 @@ Schedule build(CollectiveOp op, Algorithm algorithm, std::int32_t p, double n,
                     return s;
                 }
                 case Algorithm::hierarchical_ring: {
-                    const std::int32_t k = options.hierarchical_group_size > 0
-                                               ? options.hierarchical_group_size
-                                               : default_group_size(p);
+                    // Groups: k consecutive ranks when k is given, else the grid's rows (its
+                    // columns are then the rings across), else the largest divisor ≤ √p.
+                    const bool along_grid = options.hierarchical_group_size <= 0 && grid;
+                    const std::int32_t k = options.hierarchical_group_size > 0 ? options.hierarchical_group_size
+                                           : along_grid                        ? options.dims[0]
+                                                                               : default_group_size(p);
                     if (p % k != 0)
                         throw std::invalid_argument("hierarchical_ring: group size must divide ranks");
                     const std::int32_t m = p / k;
@@ -259,6 +308,7 @@ Schedule build(CollectiveOp op, Algorithm algorithm, std::int32_t p, double n,
                         if (compact) b.repeat_of(s.phases[rs], k - 1);
                         else ring_steps(b, groups, k - 1, n / k, 0);
                     }
+                    if (along_grid) grid_to_ranks(s, k);
                     return s;
                 }
                 default: throw unsupported();

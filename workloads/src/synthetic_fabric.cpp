@@ -374,6 +374,7 @@ Fabric make_fabric(const FabricSpec& spec) {
                     add_unique(t, seen, v, ((r + 1) % Y) * X + c, B, a);
                 }
             f.ranks = t.node_count;
+            f.dims = {X, Y};
             // Boustrophedon: row 0 left to right, row 1 right to left, … Every consecutive
             // pair is one hop; the closing pair (last rank → rank 0) is one hop when Y is
             // even and two when Y is odd (both wrap-arounds).
@@ -411,6 +412,8 @@ Fabric make_fabric(const FabricSpec& spec) {
 std::vector<CollectiveTableRow> fabric_collective_table(const Fabric& fabric, CollectiveOp op, Algorithm algorithm,
                                                         std::span<const double> sizes_bytes, const FlowOptions& flow,
                                                         const ScheduleOptions& schedule) {
+    ScheduleOptions options = schedule;
+    if (options.dims.empty()) options.dims = fabric.dims;
     const std::vector<links::Topology> series{fabric.topology};
     NetworkClock clock(topology_source(series));
     CollectiveEngine engine(clock, flow);
@@ -420,7 +423,7 @@ std::vector<CollectiveTableRow> fabric_collective_table(const Fabric& fabric, Co
     rows.reserve(sizes_bytes.size());
     std::int64_t key = 0;
     for (double n : sizes_bytes) {
-        const Schedule s = build_schedule(op, algorithm, p, n, schedule);
+        const Schedule s = build_schedule(op, algorithm, p, n, options);
         // One cache key per row: phases of equal pattern (all 2(p−1) steps of a ring) are
         // solved once and replayed exactly.
         const CollectiveResult r = engine.run(s, fabric.placement, fabric.topology.time_s, key++);

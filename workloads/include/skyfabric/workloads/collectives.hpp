@@ -31,8 +31,8 @@ enum class Algorithm : std::uint8_t {
     double_binary_tree = 1,  // all_reduce (two complementary pipelined trees)
     halving_doubling = 2,    // all_reduce (recursive halving-doubling; non-2^k via fold-in)
     hierarchical_ring = 3,   // all_reduce: ring inside groups of k, ring across groups
-    pairwise = 4,            // all_to_all
-    direct = 5,              // point_to_point
+    pairwise = 4,            // all_to_all: p−1 steps, step k sends i → i+k
+    direct = 5,              // point_to_point; all_to_all: every pair at once, one phase
 };
 
 std::string to_string(CollectiveOp op);
@@ -78,11 +78,22 @@ struct Schedule {
 };
 
 struct ScheduleOptions {
-    std::int32_t hierarchical_group_size = 0;  // k; 0 = largest divisor of p ≤ √p
+    // k: groups of k consecutive ranks. 0: the rows of `dims` when given, else the largest
+    // divisor of p ≤ √p.
+    std::int32_t hierarchical_group_size = 0;
     std::int32_t tree_chunks = 0;              // pipeline chunks per tree; 0 = auto
+    // The fabric's 2-D torus grid {d0, d1} (d0·d1 = p; empty: none known), as the ranks lie
+    // on it: a boustrophedon, so consecutive ranks stay neighbours — row r holds ranks
+    // r·d0 … r·d0 + d0 − 1, left to right on even rows and right to left on odd ones, and
+    // every row and every column is a ring of neighbours. Fabric::dims gives it for
+    // torus2d. Used by hierarchical_ring (rings along the rows, then along the columns) and
+    // halving_doubling (when d0 is a power of two: exchanges along rows, then columns);
+    // the other algorithms need only that consecutive ranks are neighbours.
+    std::vector<std::int32_t> dims;
 };
 
-// Throws std::invalid_argument for an algorithm the op does not support or p < 1.
+// Throws std::invalid_argument for an algorithm the op does not support, p < 1, or dims
+// that are not two dimensions ≥ 1 whose product is p.
 // Compact: ring steps (ring all-reduce, reduce-scatter, all-gather, and the rings of the
 // hierarchical ring) are one repeated phase entry each, O(p) transfers in all.
 Schedule build_schedule(CollectiveOp op, Algorithm algorithm, std::int32_t ranks, double bytes,

@@ -72,6 +72,10 @@ struct Fabric {
     // rank → node: the best ring embedding the fabric has (identity for ring, switch and
     // fully_connected; a boustrophedon snake for torus2d; ring_placement() for file).
     Placement placement;
+    // torus2d: {x, y}: the snake placement lays the ranks on the torus as
+    // ScheduleOptions::dims describes (grid row r, column c is node r·x + c). Empty for the
+    // other kinds.
+    std::vector<std::int32_t> dims;
     std::string description;   // canonical spec string, e.g. "ring:p=64,bw_gbps=400,latency_ns=500"
 };
 
@@ -94,8 +98,9 @@ links::Topology parse_edge_list_csv(std::string_view text, std::string_view name
 std::string edge_list_csv(const links::Topology& topology);
 
 // The nccl-tests style table on a fabric with the fabric's placement (collective_table()
-// would place ranks itself and, on a switch, put a rank on the switch node). Phases with
-// the same pattern are solved once per row and replayed (same numbers as solving each).
+// would place ranks itself and, on a switch, put a rank on the switch node) and, unless
+// `schedule` gives dims, the fabric's dims. Phases with the same pattern are solved once
+// per row and replayed (same numbers as solving each).
 std::vector<CollectiveTableRow> fabric_collective_table(const Fabric& fabric, CollectiveOp op,
                                                         Algorithm algorithm,
                                                         std::span<const double> sizes_bytes,
