@@ -310,13 +310,14 @@ WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed) {
     if (s.has("moe")) {
         Section moe = s.section("moe");
         auto& m = j.moe;
-        m.layers = static_cast<std::int32_t>(moe.integer("layers", 1, 100000, {}));
         m.experts_per_token = static_cast<std::int32_t>(moe.integer("experts_per_token", 1, 1024, m.experts_per_token));
         m.hidden_size = moe.number("hidden_size", 1.0, 1e7, m.hidden_size);
         m.bytes_per_activation = moe.number("bytes_per_activation", 0.125, 16.0, m.bytes_per_activation, "B");
         m.expert_parameters = moe.number("expert_parameters", 0.0, 1e15, 0.0);
         if (m.expert_parameters > j.parameters) moe.fail("expert_parameters", "must not exceed model_parameters");
         m.load_imbalance = moe.number("load_imbalance", 1.0, 1e3, m.load_imbalance);
+        // Read last: a bad value of another key is named before the missing count of layers.
+        m.layers = static_cast<std::int32_t>(moe.integer("layers", 1, 100000, {}));
         moe.finish();
     }
     j.gradient_buckets = static_cast<std::int32_t>(s.integer("gradient_buckets", 1, 4096, j.gradient_buckets));
