@@ -81,7 +81,7 @@ EVENT_STATUSES = (1, 2)          # drawn large, inside a halo
 LINK_DOWN_COLOUR = [0.95, 0.35, 0.80]   # magenta: not on the viridis scale
 BACKGROUND = [0.08, 0.09, 0.13]
 TEXT_COLOUR = [1.0, 1.0, 1.0]
-GRID_COLOUR = [0.55, 0.57, 0.63]
+GRID_COLOUR = [0.33, 0.35, 0.42]   # opaque: translucent grid lines z-fight and blend by draw order
 VIRIDIS = [  # matplotlib's viridis at 9 stops
     (0.000, 0.267004, 0.004874, 0.329415), (0.125, 0.282623, 0.140926, 0.457517),
     (0.250, 0.253935, 0.265254, 0.529983), (0.375, 0.206756, 0.371758, 0.553117),
@@ -619,7 +619,6 @@ class Scene:
         g.SetGenerateEdges(True)
         g.SetGenerateTicks(True)
         g.GetProperty().SetColor(*GRID_COLOUR)
-        g.GetProperty().SetOpacity(0.35)
         g.GetProperty().SetLineWidth(1.0)
         for k, t in enumerate(plan["axis_titles"]):
             g.SetTitle(k, t)
