@@ -205,7 +205,6 @@ def _vtk():
     global np, vtk_to_numpy, numpy_to_vtk
     import numpy as np  # noqa: F811
     from vtkmodules.util.numpy_support import numpy_to_vtk, vtk_to_numpy  # noqa: F811
-    from vtkmodules import vtkCommonCore, vtkCommonDataModel, vtkIOXML  # noqa: F401
     return np
 
 
@@ -429,7 +428,7 @@ class Scene:
     draws one frame into a PNG."""
 
     def __init__(self, plan):
-        from vtkmodules.vtkCommonCore import vtkLookupTable, vtkPoints  # noqa: F401
+        from vtkmodules.vtkCommonCore import vtkLookupTable
         from vtkmodules.vtkCommonDataModel import vtkPolyData, vtkCellArray
         from vtkmodules.vtkIOXML import vtkXMLPolyDataReader
         from vtkmodules.vtkRenderingCore import (
@@ -543,7 +542,7 @@ class Scene:
         self.bake_index = None
         if not plan["plain"]:
             before = self._props()
-            self._labels(ren, w, h, unit, cap_lut, lo, hi, vtkTextActor)
+            self._labels(ren, w, h, unit, cap_lut, vtkTextActor)
             self._bake([p for p in self._props() if p not in before and p is not self.clock])
         # (The first render compiles the shaders; keep that out of the frame loop.)
         rw.Render()
@@ -583,9 +582,9 @@ class Scene:
         for p in dynamic:
             p.VisibilityOn()
 
-    def _labels(self, ren, w, h, unit, cap_lut, lo, hi, vtkTextActor):
+    def _labels(self, ren, w, h, unit, cap_lut, vtkTextActor):
         from vtkmodules.vtkRenderingAnnotation import vtkScalarBarActor
-        from vtkmodules.vtkRenderingCore import vtkActor2D, vtkPolyDataMapper2D
+        from vtkmodules.vtkRenderingCore import vtkActor2D, vtkPolyDataMapper2D, vtkProperty
         from vtkmodules.vtkFiltersSources import vtkRegularPolygonSource, vtkLineSource
         from paraview.modules.vtkRemotingViews import vtkGridAxes3DActor
         plan = self.plan
@@ -618,8 +617,11 @@ class Scene:
         g.SetGenerateGrid(True)
         g.SetGenerateEdges(True)
         g.SetGenerateTicks(True)
-        g.GetProperty().SetColor(*GRID_COLOUR)
-        g.GetProperty().SetLineWidth(1.0)
+        # A property of our own: setting the default one's colour reaches only some faces.
+        gp = vtkProperty()
+        gp.SetColor(*GRID_COLOUR)
+        gp.SetLineWidth(1.0)
+        g.SetProperty(gp)
         for k, t in enumerate(plan["axis_titles"]):
             g.SetTitle(k, t)
             tp = g.GetTitleTextProperty(k)
@@ -808,6 +810,8 @@ def render_chunks(plan, claims_dir, scene=None):
     scene = scene or Scene(plan)
     written = []
     for c in range(0, len(frames), size):
+        if claims_dir and not coordinator_alive(plan, claims_dir):
+            break
         if claims_dir:
             try:
                 os.close(os.open(os.path.join(claims_dir, "chunk_%06d" % c),
@@ -822,10 +826,27 @@ def render_chunks(plan, claims_dir, scene=None):
     return written
 
 
+def coordinator_alive(plan, claims_dir):
+    """Whether the process that planned this render still wants it: its work folder is
+    there (removed when it stops) and it runs (pvbatch dies on a signal without unwinding)."""
+    if not os.path.isdir(claims_dir):
+        return False
+    try:
+        os.kill(plan["coordinator"], 0)
+    except ProcessLookupError:
+        return False
+    except (KeyError, PermissionError):
+        pass
+    return True
+
+
 def worker_main(plan_path):
     _vtk()
-    with open(plan_path) as f:
-        plan = json.load(f)
+    try:
+        with open(plan_path) as f:
+            plan = json.load(f)
+    except FileNotFoundError:
+        return 0    # the render was stopped before this worker started
     render_chunks(plan, plan["claims_dir"])
     return 0
 
@@ -846,6 +867,7 @@ def spawn_workers(plan_path, n):
         display = 1000 + (os.getpid() * 7 + k * 37) % 6000
         cmd = [xvfb, "-a", "-n", str(display), "-s", "-screen 0 640x480x24",
                pvbatch, os.path.abspath(__file__), "--worker", plan_path]
+        # (In this process group: Ctrl-C in a terminal stops the workers too.)
         procs.append(subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL))
     return procs
 
@@ -861,6 +883,9 @@ def render_series(pvd, out_dir, args, run_dir=None):
         print("render_formation: %s: no time steps selected" % pvd)
         return []
     os.makedirs(plan["series_dir"], exist_ok=True)
+    for f in frames:   # a frame left from an earlier render must not pass for a new one
+        if os.path.exists(f[3]):
+            os.remove(f[3])
     jobs = max(1, min(args.jobs, len(frames)))
     plan["chunk"] = chunk_size(len(frames), jobs)
     procs, work = [], None
@@ -869,6 +894,7 @@ def render_series(pvd, out_dir, args, run_dir=None):
         os.environ.setdefault("LP_NUM_THREADS", "1")
         work = tempfile.mkdtemp(prefix=".render-", dir=out_dir)
         plan["claims_dir"] = os.path.join(work, "claims")
+        plan["coordinator"] = os.getpid()
         os.makedirs(plan["claims_dir"])
         plan_path = os.path.join(work, "plan.json")
         with open(plan_path, "w") as f:
@@ -887,12 +913,14 @@ def render_series(pvd, out_dir, args, run_dir=None):
             for i, t, path, png in missing:
                 scene.render(i, t, path, png)
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.terminate()
-                p.wait()
+        # Workers stop at their next chunk once the work folder is gone.
         if work:
             shutil.rmtree(work, ignore_errors=True)
+        for p in procs:
+            try:
+                p.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                p.terminate()
     pngs = [f[3] for f in frames if os.path.isfile(f[3])]
     print("render_formation: %s: %d frame(s) in %.1f s with %d process(es)" % (
         plan["name"], len(pngs), time.time() - started, jobs))
@@ -935,6 +963,9 @@ def write_state(plan, out_dir):
     lut.InterpretValuesAsCategories = 1
     lut.Annotations = [v for i, s in enumerate(STATUS_NAMES) for v in (str(i), s)]
     lut.IndexedColors = STATUS_COLOURS
+    status_bar = GetScalarBar(lut, view)
+    status_bar.Title = "satellite status"
+    status_bar.ComponentTitle = ""
     sats.SetScalarBarVisibility(view, not plan["plain"])
     ld = Show(links, view)
     ld.SetRepresentationType("Surface")
@@ -946,7 +977,10 @@ def write_state(plan, out_dir):
     if plan.get("capacity_range"):
         cap.RescaleTransferFunction(*plan["capacity_range"])
         cap.AutomaticRescaleRangeMode = "Never"
-    GetScalarBar(cap, view).Title = "link capacity [bit/s]"
+    cap_bar = GetScalarBar(cap, view)
+    cap_bar.Title = "link capacity [bit/s]"
+    cap_bar.ComponentTitle = ""
+    cap_bar.RangeLabelFormat = "%-#.3g"
     ld.SetScalarBarVisibility(view, not plan["plain"])
     title = Text(registrationName=name + "_title")
     title.Text = plan["title"]
@@ -1058,7 +1092,16 @@ def exit_now(code):
     os._exit(code)
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 if __name__ == "__main__":
+    # pvbatch's logger catches SIGINT/SIGTERM in C and can hang there; take them back so
+    # that an interrupted render stops its workers and leaves no work folder behind.
+    import signal
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         status = main(sys.argv[1:])
     except SystemExit as e:  # argparse errors, sys.exit("message")
@@ -1068,6 +1111,7 @@ if __name__ == "__main__":
         else:
             status = e.code or 0
     except KeyboardInterrupt:
+        print("render_formation: interrupted", file=sys.stderr)
         status = 130
     except Exception:  # noqa: BLE001
         import traceback
