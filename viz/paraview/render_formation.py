@@ -394,7 +394,7 @@ def plan_series(pvd, out_dir, run_dir, args):
         titles = [t.replace(" [m]", ", from %s [m]" % ("centre" if follow else "view centre"))
                   for t in titles]
     title = "skyfabric  %s  (%s%s)" % (scenario_title(run_dir, pvd), kind.upper(),
-                                        ", following the formation" if follow and is_eci else "")
+                                        ", following the formation" if follow else "")
     return {
         "name": name,
         "pvd": pvd,
