@@ -152,9 +152,12 @@ TEST(Hardening, LargeRunsAreRefusedWithAnEstimateUnlessConfirmed) {
         EXPECT_NE(r.output.find(expect), std::string::npos) << expect << ": " << r.output;
     }
     EXPECT_FALSE(fs::exists(dir / "out"));
-    const auto sweep = run_command(skyfabric() + " sweep -q " + source("scenarios/suncatcher-81.yaml") +
-                                   " --vary formation.radius_m=1000,50000 -o " + (dir / "sweep").string());
+    // A sweep is refused before any point runs; here a year of 81 satellites sampled every 10 s
+    // (about 34 GB and 1.4 CPU-hours), named by its duration.
+    const auto sweep = run_command("timeout -s KILL 30 " + skyfabric() + " sweep -q " + source("scenarios/suncatcher-81.yaml") +
+                                   " --set duration_s=31557600 --vary seed=1,2 -o " + (dir / "sweep").string());
     EXPECT_EQ(sweep.status, 2) << sweep.output;
+    EXPECT_NE(sweep.output.find("key 'duration_s'"), std::string::npos) << sweep.output;
     EXPECT_NE(sweep.output.find("--yes"), std::string::npos) << sweep.output;
     EXPECT_FALSE(fs::exists(dir / "sweep" / "points")) << "nothing ran";
     // Confirmed, the scenario is valid; validate prints the estimate of every run.
