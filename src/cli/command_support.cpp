@@ -31,7 +31,7 @@ CLI::Option* add_threads_option(CLI::App& command, int& threads) {
 }
 
 CLI::Option* add_yes_flag(CLI::App& command, bool& yes) {
-    return command.add_flag("-y,--yes", yes,
+    return command.add_flag("--yes", yes,
                             "Start a run even when its estimated memory or CPU time is over the limit a run starts without asking");
 }
 
@@ -39,6 +39,7 @@ void install_stop_handlers() {
     struct sigaction action {};
     action.sa_handler = on_stop_signal;
     sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;  // reads and writes in progress (HDF5, the trace) go on; the flag is polled
     sigaction(SIGINT, &action, nullptr);
     sigaction(SIGTERM, &action, nullptr);
 }
