@@ -1,6 +1,7 @@
 #include "cli/cli.hpp"
 
 #include "cli/collective_command.hpp"
+#include "cli/command_support.hpp"
 #include "cli/link_budget_command.hpp"
 #include "cli/season_command.hpp"
 #include "cli/progress.hpp"
@@ -17,7 +18,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include <atomic>
 #include <csignal>
 #include <cstdlib>
 #include <sys/prctl.h>
@@ -32,48 +32,36 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int exit_ok = 0;
-constexpr int exit_run_failure = 1;
-constexpr int exit_bad_input = 2;
-constexpr int exit_interrupted = 130;
-
-std::atomic<bool> stop_requested{false};
-extern "C" void on_signal(int) { stop_requested.store(true); }
-
 struct RunOptions {
     std::string scenario_file;
     std::string output_dir;
     std::vector<std::string> overrides;
     std::string topology;
     std::string trace;
+    int threads = 0;
     bool quiet = false;
     bool force = false;
+    bool yes = false;
 };
-
-std::vector<scenario::Override> parse_overrides(const std::vector<std::string>& args) {
-    std::vector<scenario::Override> out;
-    for (const auto& a : args) out.push_back(scenario::parse_override(a));
-    return out;
-}
 
 // A sweep's point (SKYFABRIC_PARENT_PID set by the sweep) stops, like on Ctrl-C, when the sweep dies.
 void stop_with_parent() {
     const char* parent = std::getenv("SKYFABRIC_PARENT_PID");
     if (parent == nullptr) return;
     prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (std::to_string(static_cast<long>(getppid())) != parent) stop_requested.store(true);  // it died already
+    if (std::to_string(static_cast<long>(getppid())) != parent) stop_requested().store(true);  // it died already
 }
 
 int command_run(const RunOptions& o) {
     stop_with_parent();
     auto overrides = parse_overrides(o.overrides);
     if (!o.topology.empty()) overrides.push_back({"topology", o.topology});
-    const auto sc = scenario::load_scenario_file(o.scenario_file, overrides);
+    auto sc = scenario::load_scenario_file(o.scenario_file, overrides, {.refuse_large_runs = !o.yes});
+    sc.threads = o.threads;
     const fs::path dir = o.output_dir.empty() ? fs::path("out") / sc.name : fs::path(o.output_dir);
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
+    install_stop_handlers();
     ProgressBar progress(!o.quiet && stderr_is_terminal());
-    const auto j = output::run_to_directory(sc, dir, o.force, {&progress}, &stop_requested, o.trace);
+    const auto j = output::run_to_directory(sc, dir, o.force, {&progress}, &stop_requested(), o.trace);
     if (!o.quiet) {
         std::cout << output::summary_table(j);
         std::cout << "  output                             " << dir.string() << "/\n";
@@ -81,16 +69,18 @@ int command_run(const RunOptions& o) {
     if (j["complete"].get<bool>()) return exit_ok;
     std::fprintf(stderr, "skyfabric: run stopped: %s (outputs so far are in %s, marked incomplete)\n",
                  j.value("stop_reason", std::string()).c_str(), dir.c_str());
-    return stop_requested.load() ? exit_interrupted : exit_run_failure;
+    return stop_requested().load() ? exit_interrupted : exit_run_failure;
 }
-int command_validate(const std::string& file, const std::vector<std::string>& overrides) {
-    const auto sc = scenario::load_scenario_file(file, parse_overrides(overrides));
+
+int command_validate(const std::string& file, const std::vector<std::string>& overrides, bool yes) {
+    const auto sc = scenario::load_scenario_file(file, parse_overrides(overrides), {.refuse_large_runs = !yes});
     // The sweep block is read only by `sweep`; validate checks it too.
     (void)sweep::read_sweep_block(scenario::read_scenario_file(file), file);
     const auto satellites = scenario::node_count(sc);
     std::cout << file << ": ok — '" << sc.name << "', " << satellites << " satellites, "
               << scenario::to_string(sc.dynamics.model) << " dynamics, " << sc.duration_s << " s in steps of "
-              << sc.output_step_s << " s\n";
+              << sc.output_step_s << " s\n  a run takes " << scenario::describe(scenario::estimate_run(sc, satellites))
+              << " (estimates)\n";
     return exit_ok;
 }
 
@@ -118,8 +108,7 @@ int main(int argc, char** argv) {
     auto* run_cmd = app.add_subcommand("run", "Run a scenario: writes DIR/result.h5 and DIR/summary.json and prints a summary");
     run_cmd->add_option("scenario", run.scenario_file, "Scenario YAML file (see docs/scenario-reference.md)")->required();
     run_cmd->add_option("-o,--output", run.output_dir, "Output folder (default: out/<scenario name>)");
-    run_cmd->add_option("--set", run.overrides, "Override a scenario key, e.g. --set orbit.altitude_km=550 (repeatable)")
-        ->type_name("KEY.PATH=VALUE");
+    add_set_option(*run_cmd, run.overrides);
     run_cmd->add_option("--topology", run.topology,
                         "Run the workload on a synthetic fabric instead of the orbit: ring:p=64,bw_gbps=400,latency_ns=500, "
                         "switch:p=16,..., torus2d:x=8,y=8,..., fully_connected:p=8,..., file:edges.csv")
@@ -129,12 +118,17 @@ int main(int argc, char** argv) {
         ->type_name("FILE");
     run_cmd->add_flag("-q,--quiet", run.quiet, "No progress bar and no summary table");
     run_cmd->add_flag("--force", run.force, "Overwrite a folder that already holds a complete run");
+    add_threads_option(*run_cmd, run.threads);
+    add_yes_flag(*run_cmd, run.yes);
 
     std::string validate_file;
     std::vector<std::string> validate_overrides;
-    auto* validate_cmd = app.add_subcommand("validate", "Check a scenario file without running it");
+    bool validate_yes = false;
+    auto* validate_cmd = app.add_subcommand(
+        "validate", "Check a scenario file without running it; prints its size and the estimated memory, CPU time and output");
     validate_cmd->add_option("scenario", validate_file, "Scenario YAML file")->required();
-    validate_cmd->add_option("--set", validate_overrides, "Override a scenario key (repeatable)")->type_name("KEY.PATH=VALUE");
+    add_set_option(*validate_cmd, validate_overrides);
+    add_yes_flag(*validate_cmd, validate_yes);
 
     auto* info_cmd = app.add_subcommand("info", "Print the version and the features this build has (CUDA, MPI)");
 
@@ -162,7 +156,7 @@ int main(int argc, char** argv) {
 
     try {
         if (run_cmd->parsed()) return command_run(run);
-        if (validate_cmd->parsed()) return command_validate(validate_file, validate_overrides);
+        if (validate_cmd->parsed()) return command_validate(validate_file, validate_overrides, validate_yes);
         if (info_cmd->parsed()) return command_info();
         if (link_budget_cmd->parsed()) return link_budget();
         if (collective_cmd->parsed()) return collective();

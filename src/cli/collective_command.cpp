@@ -1,7 +1,10 @@
 // `skyfabric collective`: an nccl-tests style table of one collective on a scenario's
-// topology at one instant: size, time, algBw, busBw and the bandwidth bound.
+// topology at one instant: size, time, algBw, busBw and the bandwidth bound (or CSV / JSON),
+// a row as each size is timed; Ctrl-C stops it between sizes (exit 130).
 #include "cli/collective_command.hpp"
 
+#include "cli/command_support.hpp"
+#include "cli/progress.hpp"
 #include "output/trace_writer.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/yaml_reader.hpp"
@@ -11,11 +14,14 @@
 #include <skyfabric/workloads/flow_simulation.hpp>
 #include <skyfabric/workloads/synthetic_fabric.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 #include <cstdio>
 #include <memory>
 #include <optional>
 #include <regex>
+#include <span>
 
 namespace skyfabric::cli {
 namespace {
@@ -70,12 +76,79 @@ struct Options {
     std::string op = "all_reduce";
     std::string algorithm;
     std::string sizes = "1MiB..16GiB";
+    std::string format = "table";
     int ranks = 0;
 };
 
+// Where the table goes, row by row as each size is timed: nccl-tests' table (what a person reads),
+// CSV or JSON (what a program reads; SI units, the names of /workload/collectives in result.h5).
+class TablePrinter {
+public:
+    TablePrinter(std::string format, std::string title, double bus_factor)
+        : format_(std::move(format)), title_(std::move(title)), bus_factor_(bus_factor) {}
+
+    void row(const workloads::CollectiveTableRow& r) {
+        if (rows_.empty()) header(r.bound_bus_bw_Bps);
+        rows_.push_back(r);
+        if (format_ == "table") {
+            std::printf("%14.0f %14.2f %12.2f %12.2f %12.2f %14.2f\n", r.bytes, r.time_s * 1e6, r.alg_bw_Bps / 1e9,
+                        r.bus_bw_Bps / 1e9, r.bound_bus_bw_Bps / 1e9, r.lower_bound_s * 1e6);
+        } else if (format_ == "csv") {
+            std::printf("%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", r.bytes, r.time_s, r.alg_bw_Bps, r.bus_bw_Bps,
+                        r.bound_bus_bw_Bps, r.lower_bound_s);
+        }
+        std::fflush(stdout);  // each size as soon as it is timed
+    }
+
+    // After the last size, or the sizes run before an interruption.
+    void end(std::size_t sizes_asked, nlohmann::json description) {
+        if (rows_.empty()) header(0.0);
+        double bus_sum = 0.0;
+        for (const auto& r : rows_) bus_sum += r.bus_bw_Bps;
+        const double avg_bus = rows_.empty() ? 0.0 : bus_sum / static_cast<double>(rows_.size());
+        const bool complete = rows_.size() == sizes_asked;
+        if (format_ == "table") {
+            std::printf("# Avg bus bandwidth : %.4g GB/s", avg_bus / 1e9);
+            if (!complete) std::printf(" (over the %zu of %zu sizes run before the interruption)", rows_.size(), sizes_asked);
+            std::printf("\n");
+        } else if (format_ == "json") {
+            description["bus_bandwidth_factor"] = bus_factor_;
+            description["complete"] = complete;
+            description["avg_bus_bw_B_s"] = avg_bus;
+            nlohmann::json rows = nlohmann::json::array();
+            for (const auto& r : rows_) {
+                rows.push_back({{"bytes", r.bytes}, {"time_s", r.time_s}, {"alg_bw_B_s", r.alg_bw_Bps},
+                                {"bus_bw_B_s", r.bus_bw_Bps}, {"bound_bus_bw_B_s", r.bound_bus_bw_Bps},
+                                {"bound_time_s", r.lower_bound_s}});
+            }
+            description["rows"] = std::move(rows);
+            std::printf("%s\n", description.dump(2).c_str());
+        }
+        std::fflush(stdout);
+    }
+
+    const std::vector<workloads::CollectiveTableRow>& rows() const { return rows_; }
+
+private:
+    void header(double bound_Bps) {
+        if (format_ == "table") {
+            std::printf("# %s\n", title_.c_str());
+            std::printf("# busBw = algBw x %.4f (nccl-tests); bound: busBw limited by one link per rank (%.1f GB/s)\n",
+                        bus_factor_, bound_Bps / 1e9);
+            std::printf("%14s %14s %12s %12s %12s %14s\n", "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)",
+                        "bound(GB/s)", "bound_time(us)");
+        } else if (format_ == "csv") {
+            std::printf("bytes,time_s,alg_bw_B_s,bus_bw_B_s,bound_bus_bw_B_s,bound_time_s\n");
+        }
+    }
+
+    std::string format_, title_;
+    double bus_factor_;
+    std::vector<workloads::CollectiveTableRow> rows_;
+};
+
 int run(const Options& o) {
-    std::vector<scenario::Override> overrides;
-    for (const auto& a : o.overrides) overrides.push_back(scenario::parse_override(a));
+    auto overrides = parse_overrides(o.overrides);
     if (!o.topology.empty()) overrides.push_back({"topology", o.topology});
     if (o.scenario_file.empty() && o.topology.empty()) {
         throw scenario::ScenarioError("collective: give a SCENARIO file, or --topology SPEC for a synthetic fabric");
@@ -122,29 +195,40 @@ int run(const Options& o) {
     workloads::CollectiveTableOptions options;
     options.ranks = o.ranks;
     options.flow = sc.workload.options.flow;
-    std::vector<workloads::CollectiveTableRow> rows;
-    try {
-        rows = fabric ? workloads::fabric_collective_table(*fabric, op, algorithm, sizes, options.flow, options.schedule)
-                      : workloads::collective_table(topology, op, algorithm, sizes, options);
-    } catch (const std::invalid_argument& e) {
-        throw scenario::ScenarioError(std::string("collective: ") + e.what());
-    }
     const int ranks = fabric ? fabric->ranks : o.ranks > 0 ? o.ranks : topology.node_count;
+    nlohmann::json description = {{"op", workloads::to_string(op)}, {"algorithm", workloads::to_string(algorithm)},
+                                  {"ranks", ranks}, {"links", topology.links.size()}};
+    char title[512];
     if (fabric) {
-        std::printf("# %s, %s over %d ranks on %s (%zu links)\n", workloads::to_string(op).c_str(),
-                    workloads::to_string(algorithm).c_str(), ranks, fabric->description.c_str(), topology.links.size());
+        description["fabric"] = fabric->description;
+        std::snprintf(title, sizeof title, "%s, %s over %d ranks on %s (%zu links)", workloads::to_string(op).c_str(),
+                      workloads::to_string(algorithm).c_str(), ranks, fabric->description.c_str(), topology.links.size());
     } else {
-        std::printf("# %s, %s over %d ranks on '%s' at t = %.1f s (%zu links)\n", workloads::to_string(op).c_str(),
-                    workloads::to_string(algorithm).c_str(), ranks, sc.name.c_str(), o.at_s, topology.links.size());
+        description["scenario"] = sc.name;
+        description["at_s"] = o.at_s;
+        std::snprintf(title, sizeof title, "%s, %s over %d ranks on '%s' at t = %.1f s (%zu links)",
+                      workloads::to_string(op).c_str(), workloads::to_string(algorithm).c_str(), ranks, sc.name.c_str(),
+                      o.at_s, topology.links.size());
     }
-    std::printf("# busBw = algBw x %.4f (nccl-tests); bound: busBw limited by one link per rank (%.1f GB/s)\n",
-                workloads::bus_bandwidth_factor(op, ranks), rows.empty() ? 0.0 : rows.front().bound_bus_bw_Bps / 1e9);
-    std::printf("%14s %14s %12s %12s %12s %14s\n", "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)",
-                "bound(GB/s)", "bound_time(us)");
-    for (const auto& r : rows) {
-        std::printf("%14.0f %14.2f %12.2f %12.2f %12.2f %14.2f\n", r.bytes, r.time_s * 1e6, r.alg_bw_Bps / 1e9,
-                    r.bus_bw_Bps / 1e9, r.bound_bus_bw_Bps / 1e9, r.lower_bound_s * 1e6);
+    TablePrinter printer(o.format, title, workloads::bus_bandwidth_factor(op, ranks));
+
+    // One size at a time, so that Ctrl-C (or SIGTERM) stops the sweep between two sizes.
+    install_stop_handlers();
+    const bool progress = stderr_is_terminal();  // which size is being timed, on stderr, erased before its row
+    for (std::size_t i = 0; i < sizes.size() && !stop_requested().load(); ++i) {
+        if (progress) std::fprintf(stderr, "[size %zu of %zu: %.0f B]\r", i + 1, sizes.size(), sizes[i]), std::fflush(stderr);
+        const std::span<const double> size(&sizes[i], 1);
+        std::vector<workloads::CollectiveTableRow> rows;
+        try {
+            rows = fabric ? workloads::fabric_collective_table(*fabric, op, algorithm, size, options.flow, options.schedule)
+                          : workloads::collective_table(topology, op, algorithm, size, options);
+        } catch (const std::invalid_argument& e) {
+            throw scenario::ScenarioError(std::string("collective: ") + e.what());
+        }
+        if (progress) std::fprintf(stderr, "%50s\r", ""), std::fflush(stderr);
+        printer.row(rows.at(0));
     }
+    printer.end(sizes.size(), std::move(description));
     if (!o.trace.empty()) {
         // The sizes one after another on one track, as nccl-tests runs them.
         output::TraceWriter writer(o.trace);
@@ -155,7 +239,7 @@ int run(const Options& o) {
         writer.process_name(1, "collective");
         writer.thread_name(1, 0, workloads::to_string(op) + " " + workloads::to_string(algorithm));
         double t = 0.0;
-        for (const auto& r : rows) {
+        for (const auto& r : printer.rows()) {
             writer.complete(1, 0, std::to_string(static_cast<long long>(r.bytes)) + " B", "collective", t, r.time_s,
                             {{"bytes", r.bytes}, {"algBw_GBps", r.alg_bw_Bps / 1e9}, {"busBw_GBps", r.bus_bw_Bps / 1e9},
                              {"bound_time_us", r.lower_bound_s * 1e6}});
@@ -163,7 +247,10 @@ int run(const Options& o) {
         }
         writer.close();
     }
-    return 0;
+    if (printer.rows().size() == sizes.size()) return exit_ok;
+    std::fprintf(stderr, "skyfabric: collective interrupted after %zu of %zu sizes (the rows so far are above)\n",
+                 printer.rows().size(), sizes.size());
+    return exit_interrupted;
 }
 
 }  // namespace
@@ -178,7 +265,7 @@ std::function<int()> add_collective_command(CLI::App& app, CLI::App*& command) {
                         "ignored): ring:p=64,bw_gbps=400,latency_ns=500, "
                         "switch:p=16,..., torus2d:x=8,y=8,..., fully_connected:p=8,..., file:edges.csv")
         ->type_name("SPEC");
-    command->add_option("--set", o->overrides, "Override a scenario key (repeatable)")->type_name("KEY.PATH=VALUE");
+    add_set_option(*command, o->overrides);
     command->add_option("--at-s", o->at_s, "Simulation time whose topology is used")->capture_default_str();
     command->add_option("--op", o->op, "all_reduce, reduce_scatter, all_gather, all_to_all, point_to_point")->capture_default_str();
     command->add_option("--algorithm", o->algorithm,
@@ -187,6 +274,12 @@ std::function<int()> add_collective_command(CLI::App& app, CLI::App*& command) {
     command->add_option("--trace", o->trace, "Write the sizes' collectives as a Chrome trace-event timeline to FILE")
         ->type_name("FILE");
     command->add_option("--ranks", o->ranks, "Ranks (0 = every satellite)")->capture_default_str()->check(CLI::NonNegativeNumber);
+    command
+        ->add_option("--format", o->format,
+                     "table (nccl-tests style, ending with '# Avg bus bandwidth : X GB/s'), csv or json (SI units: "
+                     "bytes, time_s, alg_bw_B_s, bus_bw_B_s, bound_bus_bw_B_s, bound_time_s)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"table", "csv", "json"}));
     return [o] { return run(*o); };
 }
 

@@ -2,6 +2,8 @@
 // energy per orbit and the compute the power system sustains (physics/season.hpp). Seconds, not a run.
 #include "cli/season_command.hpp"
 
+#include "cli/command_support.hpp"
+
 #include "output/output_folder.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/yaml_reader.hpp"
@@ -47,9 +49,7 @@ std::string calendar_date(double julian_date) {
 }
 
 int run(const Options& o) {
-    std::vector<scenario::Override> overrides;
-    for (const auto& a : o.overrides) overrides.push_back(scenario::parse_override(a));
-    const auto sc = scenario::load_scenario_file(o.scenario_file, overrides);
+    const auto sc = scenario::load_scenario_file(o.scenario_file, parse_overrides(o.overrides));
     if (sc.fabric) throw scenario::ScenarioError("season needs an orbit; this scenario runs on a synthetic topology");
     const double j2 = scenario::dynamics_j2(sc) > 0.0 ? scenario::dynamics_j2(sc) : physics::earth_j2;
     physics::KeplerianElements mean = scenario::chief_mean_elements(sc);
@@ -133,7 +133,7 @@ std::function<int()> add_season_command(CLI::App& app, CLI::App*& command) {
                                  "A year of the scenario's orbit, one orbit a day: eclipse season, beta angle, energy per orbit "
                                  "and the compute its power system sustains (seconds; uses the power section or its preset)");
     command->add_option("scenario", o->scenario_file, "Scenario YAML file")->required();
-    command->add_option("--set", o->overrides, "Override a scenario key (repeatable)")->type_name("KEY.PATH=VALUE");
+    add_set_option(*command, o->overrides);
     command->add_option("--year", o->year, "Calendar year to scan (default: the scenario epoch's)")->check(CLI::Range(1950, 2199));
     command->add_option("--csv", o->csv, "Write every day to FILE (CSV)")->type_name("FILE");
     return [o] { return run(*o); };

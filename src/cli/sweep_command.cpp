@@ -1,6 +1,7 @@
 // `skyfabric sweep`: many runs of one scenario with keys varied (see docs/sweeps.md).
 #include "cli/sweep_command.hpp"
 
+#include "cli/command_support.hpp"
 #include "sweep/sweep_runner.hpp"
 
 #include <memory>
@@ -23,12 +24,13 @@ std::function<int()> add_sweep_command(CLI::App& app, CLI::App*& command) {
     command->add_flag("--zip", o->zip, "Pair the lists element by element (equal lengths) instead of all combinations");
     command->add_option("-j,--jobs", o->jobs, "Points run at once (default: the number of cores; 1 per rank under mpirun)");
     command->add_option("-o,--output", o->output_dir, "Sweep folder (default: out/<scenario name>-sweep)");
-    command->add_option("--set", o->overrides, "Override a key of the base scenario (repeatable)")
-        ->type_name("KEY.PATH=VALUE")
-        ->allow_extra_args(false);
+    add_set_option(*command, o->overrides, "Override a key of the base scenario");
     command->add_flag("--resume", o->resume, "Run only the points without a complete result in DIR/points");
     command->add_flag("--force", o->force, "Run again into a folder that holds a complete sweep");
     command->add_flag("-q,--quiet", o->quiet, "No progress and no summary");
+    add_threads_option(*command, o->threads)->description(
+        "At most N CPU threads for each point's propagation and Monte Carlo trials (0: every core)");
+    add_yes_flag(*command, o->yes);
     auto no_plot_flag = std::make_shared<bool>(false);
     command->add_flag("--no-plot", *no_plot_flag, "Do not draw DIR/plots with viz/plot_sweep.py");
     return [o, no_plot_flag] {

@@ -1,8 +1,10 @@
 #include "output/hdf5_file.hpp"
 
+#include <hdf5_hl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <numeric>
 
@@ -215,6 +217,80 @@ void Hdf5File::write_array(const std::string& path, std::span<const double> data
 void Hdf5File::write_array(const std::string& path, std::span<const std::int32_t> data, std::vector<hsize_t> dims,
                            const std::string& units) {
     write_whole(file_, path, data, dims, H5T_NATIVE_INT32, units);
+}
+
+namespace {
+
+// An open dataset, closed at the end of the scope.
+struct Dataset {
+    hid_t id;
+    Dataset(hid_t file, const std::string& path) : id(H5Dopen2(file, path.c_str(), H5P_DEFAULT)) {
+        if (id < 0) {
+            H5Eclear2(H5E_DEFAULT);
+            throw OutputError("HDF5: no dataset " + path);
+        }
+    }
+    ~Dataset() { H5Dclose(id); }
+    Dataset(const Dataset&) = delete;
+    Dataset& operator=(const Dataset&) = delete;
+};
+
+}  // namespace
+
+void Hdf5File::make_dimension(const std::string& path, hsize_t size, bool unlimited) {
+    const hsize_t max_size = unlimited ? H5S_UNLIMITED : size;
+    const hid_t space = H5Screate_simple(1, &size, &max_size);
+    const hid_t props = H5Pcreate(H5P_DATASET_CREATE);
+    if (unlimited) {
+        const hsize_t chunk = 1024;
+        H5Pset_chunk(props, 1, &chunk);  // nothing is written, so no chunk is ever stored
+    }
+    const hid_t set = H5Dcreate2(file_, path.c_str(), H5T_NATIVE_FLOAT, space, link_create_properties(), props, H5P_DEFAULT);
+    H5Pclose(props);
+    H5Sclose(space);
+    if (set < 0) check(-1, "creating dimension " + path);
+    // netCDF-4's mark of a dimension without a coordinate variable: this text and the size in ten columns.
+    char name[96];
+    std::snprintf(name, sizeof name, "This is a netCDF dimension but not a netCDF variable.%10llu",
+                  static_cast<unsigned long long>(unlimited ? 0 : size));
+    const herr_t status = H5DSset_scale(set, name);
+    H5Dclose(set);
+    check(status, "making " + path + " a dimension");
+}
+
+void Hdf5File::make_coordinate(const std::string& path) {
+    const Dataset set(file_, path);
+    const std::string name = path.substr(path.rfind('/') + 1);
+    check(H5DSset_scale(set.id, name.c_str()), "making " + path + " a dimension");
+}
+
+void Hdf5File::attach_dimensions(const std::string& dataset_path, const std::vector<std::string>& dimension_paths) {
+    const Dataset set(file_, dataset_path);
+    for (std::size_t axis = 0; axis < dimension_paths.size(); ++axis) {
+        const Dataset scale(file_, dimension_paths[axis]);
+        check(H5DSattach_scale(set.id, scale.id, static_cast<unsigned>(axis)),
+              "attaching " + dimension_paths[axis] + " to " + dataset_path);
+    }
+}
+
+void Hdf5File::attach_dimension_to_group(const std::string& group, const std::string& dimension_path) {
+    const hid_t g = H5Gopen2(file_, group.c_str(), H5P_DEFAULT);
+    if (g < 0) check(-1, "opening " + group);
+    H5G_info_t info{};
+    const herr_t status = H5Gget_info(g, &info);
+    std::vector<std::string> datasets;
+    for (hsize_t i = 0; status >= 0 && i < info.nlinks; ++i) {
+        char name[256];
+        if (H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name, H5P_DEFAULT) < 0) continue;
+        const hid_t object = H5Oopen(g, name, H5P_DEFAULT);
+        if (object >= 0 && H5Iget_type(object) == H5I_DATASET) datasets.push_back(group + "/" + name);
+        if (object >= 0) H5Oclose(object);
+    }
+    H5Gclose(g);
+    check(status, "listing " + group);
+    for (const auto& path : datasets) {
+        if (path != dimension_path) attach_dimensions(path, {dimension_path});
+    }
 }
 
 Hdf5Series::Hdf5Series(Hdf5File& file, const std::string& path, std::vector<hsize_t> tail_dims, ElementType type,

@@ -77,6 +77,18 @@ public:
     void write_array(const std::string& path, std::span<const std::int32_t> data, std::vector<hsize_t> dims,
                      const std::string& units);
 
+    // netCDF-4 dimensions, as HDF5 dimension scales, so that netCDF readers (xarray with h5netcdf) name
+    // every axis. A dimension is named by its dataset's last path component.
+    // A dimension without coordinate values (netCDF's "dimension but not a variable"): a dataset that
+    // holds no data, of `size`, or growing with the data it is attached to when `unlimited`.
+    void make_dimension(const std::string& path, hsize_t size, bool unlimited = false);
+    // The existing 1-D dataset at `path` as the coordinate variable of its own dimension (/time_s).
+    void make_coordinate(const std::string& path);
+    // Attaches dimension_paths[i] to axis i of the dataset at dataset_path.
+    void attach_dimensions(const std::string& dataset_path, const std::vector<std::string>& dimension_paths);
+    // Attaches the dimension at dimension_path to axis 0 of every other dataset directly in `group`.
+    void attach_dimension_to_group(const std::string& group, const std::string& dimension_path);
+
     void flush();
 
 private:

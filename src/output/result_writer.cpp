@@ -32,6 +32,13 @@ struct ResultWriter::Series {
 
 namespace {
 
+// The columns of a group are one table of `count` rows: they share a dimension `name` (a netCDF
+// dimension without coordinate values) on their only axis.
+void index_dimension(Hdf5File& file, const std::string& group, const std::string& name, std::size_t count) {
+    file.make_dimension(group + "/" + name, static_cast<hsize_t>(count));
+    file.attach_dimension_to_group(group, group + "/" + name);
+}
+
 // One column of a record array, as a dataset of [count].
 template <class Record, class Get>
 void write_column(Hdf5File& file, const std::string& path, const std::vector<Record>& records, Get get,
@@ -67,6 +74,9 @@ void write_training(Hdf5File& file, const workloads::TrainingResult& t) {
         write_column(file, "/workload/steps/synchronised", st, [](const StepRecord& r) { return r.synchronised ? 1 : 0; }, "1");
         write_column(file, "/workload/steps/status", st, [](const StepRecord& r) { return static_cast<int>(r.status); }, "1");
         file.set_attribute("/workload/steps/status", "status_names", "0=ok,1=rerouted,2=stalled,3=incomplete");
+        // The step index is the steps' coordinate.
+        file.make_coordinate("/workload/steps/step");
+        file.attach_dimension_to_group("/workload/steps", "/workload/steps/step");
     }
     const auto& co = t.collectives;
     if (!co.empty()) {
@@ -86,6 +96,7 @@ void write_training(Hdf5File& file, const workloads::TrainingResult& t) {
                            "0=all_reduce,1=reduce_scatter,2=all_gather,3=all_to_all,4=point_to_point");
         file.set_attribute("/workload/collectives/algorithm", "algorithm_names",
                            "0=ring,1=double_binary_tree,2=halving_doubling,3=hierarchical_ring,4=pairwise,5=direct");
+        index_dimension(file, "/workload/collectives", "collective", co.size());
     }
     const auto& li = t.links;
     if (!li.empty()) {
@@ -96,6 +107,7 @@ void write_training(Hdf5File& file, const workloads::TrainingResult& t) {
                      [](const LinkUtilisation& r) { return r.capacity_bytes; }, "B");
         write_column(file, "/workload/link_utilisation/utilisation", li,
                      [](const LinkUtilisation& r) { return r.utilisation; }, "1");
+        index_dimension(file, "/workload/link_utilisation", "link", li.size());
     }
 }
 
@@ -125,6 +137,7 @@ void write_radiation_events(Hdf5File& file, const simulation::RadiationOutcome& 
                            enum_names<workloads::FaultEffect>(static_cast<int>(workloads::FaultEffect::after_end) + 1,
                                                               workloads::fault_effect_name));
     }
+    index_dimension(file, "/radiation/events", "event", ev.size());
 }
 
 // The training job as played against trial 0's faults: what it was doing, interval by interval.
@@ -139,6 +152,7 @@ void write_job_timeline(Hdf5File& file, const simulation::RadiationOutcome& r) {
     file.set_attribute("/radiation/job_timeline/phase", "phase_names",
                        enum_names<workloads::JobPhase>(static_cast<int>(workloads::JobPhase::stalled) + 1,
                                                        workloads::job_phase_name));
+    index_dimension(file, "/radiation/job_timeline", "interval", tl.size());
 }
 
 // Trial 0's terminal outages: which link, when.
@@ -150,6 +164,7 @@ void write_link_outages(Hdf5File& file, const simulation::RadiationOutcome& r) {
     write_column(file, "/radiation/link_outages/end_s", lo, [](const LinkOutage& x) { return x.end_s; }, "s");
     write_column(file, "/radiation/link_outages/source", lo, [](const LinkOutage& x) { return x.source; }, "1");
     write_column(file, "/radiation/link_outages/target", lo, [](const LinkOutage& x) { return x.target; }, "1");
+    index_dimension(file, "/radiation/link_outages", "outage", lo.size());
 }
 
 // Every Monte Carlo trial's outcome, one row per trial (trial order).
@@ -169,6 +184,7 @@ void write_trials(Hdf5File& file, const simulation::RadiationOutcome& r) {
     write_column(file, "/radiation/trials/links_lost", t, [](const Trial& x) { return x.links_lost; }, "1");
     write_column(file, "/radiation/trials/damaged_steps", t, [](const Trial& x) { return x.damaged_steps; }, "1");
     write_column(file, "/radiation/trials/rollbacks", t, [](const Trial& x) { return x.rollbacks; }, "1");
+    index_dimension(file, "/radiation/trials", "trial", t.size());
 }
 
 }  // namespace
@@ -197,64 +213,89 @@ void ResultWriter::begin(const simulation::RunSetup& setup) {
 
     // One orbit as duration_orbits counts it (nodal period of the mean orbit), for plots' time axes.
     file_->set_attribute("orbit_period_s", scenario::orbit_period_s(sc));
+    file_->set_attribute("epoch_utc", scenario::epoch_iso8601(sc));
     file_->set_attribute("relative_orbits", std::string(scenario::to_string(scenario::resolved_relative_orbits(sc))));
     const hsize_t n = setup.satellite_count;
     const hsize_t k = static_cast<hsize_t>(std::min<std::size_t>(static_cast<std::size_t>(sc.metrics.neighbour_count), n > 0 ? n - 1 : 0));
     const int c = compression_level_;
     series_ = std::make_unique<Series>();
     auto& s = *series_;
-    s.time_s.emplace(*file_, "/time_s", std::vector<hsize_t>{}, ElementType::float64, "s", c);
-    s.chief_position.emplace(*file_, "/orbit/chief_position_eci_m", std::vector<hsize_t>{3}, ElementType::float64, "m", c);
-    s.chief_velocity.emplace(*file_, "/orbit/chief_velocity_eci_m_s", std::vector<hsize_t>{3}, ElementType::float64, "m/s", c);
-    s.position_lvlh.emplace(*file_, "/formation/position_lvlh_m", std::vector<hsize_t>{n, 3}, ElementType::float64, "m", c);
-    s.velocity_lvlh.emplace(*file_, "/formation/velocity_lvlh_m_s", std::vector<hsize_t>{n, 3}, ElementType::float64, "m/s", c);
+    // Every axis is a netCDF dimension (docs/output-format.md): the time series' first axis is /time_s,
+    // per-link and per-event series grow along dimensions of their own.
+    struct Dimension {
+        std::string path;
+        hsize_t size;
+    };
+    const Dimension satellite{"/satellite", n}, xyz{"/xyz", 3};
+    const std::string time = "/time_s";
+    s.time_s.emplace(*file_, time, std::vector<hsize_t>{}, ElementType::float64, "s", c);
+    file_->make_coordinate(time);
+    file_->make_dimension(satellite.path, satellite.size);
+    file_->make_dimension(xyz.path, xyz.size);
+    const auto series = [&](std::optional<Hdf5Series>& slot, const std::string& path, const std::string& first,
+                            const std::vector<Dimension>& rest, ElementType type, const std::string& units) {
+        std::vector<hsize_t> tail;
+        std::vector<std::string> dimensions{first};
+        for (const auto& d : rest) tail.push_back(d.size), dimensions.push_back(d.path);
+        slot.emplace(*file_, path, tail, type, units, c);
+        file_->attach_dimensions(path, dimensions);
+    };
+    const auto f64 = ElementType::float64, i32 = ElementType::int32;
+    series(s.chief_position, "/orbit/chief_position_eci_m", time, {xyz}, f64, "m");
+    series(s.chief_velocity, "/orbit/chief_velocity_eci_m_s", time, {xyz}, f64, "m/s");
+    series(s.position_lvlh, "/formation/position_lvlh_m", time, {satellite, xyz}, f64, "m");
+    series(s.velocity_lvlh, "/formation/velocity_lvlh_m_s", time, {satellite, xyz}, f64, "m/s");
     if (eci_) {
-        s.position_eci.emplace(*file_, "/formation/position_eci_m", std::vector<hsize_t>{n, 3}, ElementType::float64, "m", c);
-        s.velocity_eci.emplace(*file_, "/formation/velocity_eci_m_s", std::vector<hsize_t>{n, 3}, ElementType::float64, "m/s", c);
+        series(s.position_eci, "/formation/position_eci_m", time, {satellite, xyz}, f64, "m");
+        series(s.velocity_eci, "/formation/velocity_eci_m_s", time, {satellite, xyz}, f64, "m/s");
     }
-    s.nearest_neighbour.emplace(*file_, "/formation/nearest_neighbour_m", std::vector<hsize_t>{n}, ElementType::float64, "m", c);
-    s.reference_neighbours.emplace(*file_, "/formation/reference_neighbours_m", std::vector<hsize_t>{k}, ElementType::float64, "m", c);
-    s.min_separation.emplace(*file_, "/formation/min_separation_m", std::vector<hsize_t>{}, ElementType::float64, "m", c);
-    s.min_separation_pair.emplace(*file_, "/formation/min_separation_pair", std::vector<hsize_t>{2}, ElementType::int32, "1", c);
-    s.envelope.emplace(*file_, "/formation/envelope_m", std::vector<hsize_t>{3}, ElementType::float64, "m", c);
-    s.sun_direction.emplace(*file_, "/sun/direction_eci", std::vector<hsize_t>{3}, ElementType::float64, "1", c);
-    s.beta_angle.emplace(*file_, "/sun/beta_angle_rad", std::vector<hsize_t>{}, ElementType::float64, "rad", c);
-    s.shadow_fraction.emplace(*file_, "/sun/shadow_fraction", std::vector<hsize_t>{n}, ElementType::float64, "1", c);
+    const Dimension neighbour{"/formation/neighbour", k}, pair{"/formation/pair", 2};
+    file_->make_dimension(neighbour.path, neighbour.size);
+    file_->make_dimension(pair.path, pair.size);
+    series(s.nearest_neighbour, "/formation/nearest_neighbour_m", time, {satellite}, f64, "m");
+    series(s.reference_neighbours, "/formation/reference_neighbours_m", time, {neighbour}, f64, "m");
+    series(s.min_separation, "/formation/min_separation_m", time, {}, f64, "m");
+    series(s.min_separation_pair, "/formation/min_separation_pair", time, {pair}, i32, "1");
+    series(s.envelope, "/formation/envelope_m", time, {xyz}, f64, "m");
+    series(s.sun_direction, "/sun/direction_eci", time, {xyz}, f64, "1");
+    series(s.beta_angle, "/sun/beta_angle_rad", time, {}, f64, "rad");
+    series(s.shadow_fraction, "/sun/shadow_fraction", time, {satellite}, f64, "1");
     if (sc.power.enabled) {
-        s.solar_power.emplace(*file_, "/power/solar_w", std::vector<hsize_t>{n}, ElementType::float64, "W", c);
-        s.load_power.emplace(*file_, "/power/load_w", std::vector<hsize_t>{n}, ElementType::float64, "W", c);
-        s.state_of_charge.emplace(*file_, "/power/state_of_charge", std::vector<hsize_t>{n}, ElementType::float64, "1", c);
-        s.temperature.emplace(*file_, "/power/temperature_k", std::vector<hsize_t>{n}, ElementType::float64, "K", c);
-        s.compute_fraction.emplace(*file_, "/power/compute_fraction", std::vector<hsize_t>{}, ElementType::float64, "1", c);
+        series(s.solar_power, "/power/solar_w", time, {satellite}, f64, "W");
+        series(s.load_power, "/power/load_w", time, {satellite}, f64, "W");
+        series(s.state_of_charge, "/power/state_of_charge", time, {satellite}, f64, "1");
+        series(s.temperature, "/power/temperature_k", time, {satellite}, f64, "K");
+        series(s.compute_fraction, "/power/compute_fraction", time, {}, f64, "1");
     }
     if (sc.dynamics.compare_to_nonlinear) {
-        s.model_error.emplace(*file_, "/dynamics/model_error_m", std::vector<hsize_t>{n}, ElementType::float64, "m", c);
+        series(s.model_error, "/dynamics/model_error_m", time, {satellite}, f64, "m");
     }
     if (sc.links.enabled) {
-        const std::vector<hsize_t> scalar{};
-        s.link_offsets.emplace(*file_, "/links/offsets", scalar, ElementType::int64, "1", c);
-        s.link_source.emplace(*file_, "/links/source", scalar, ElementType::int32, "1", c);
-        s.link_target.emplace(*file_, "/links/target", scalar, ElementType::int32, "1", c);
-        s.link_distance.emplace(*file_, "/links/distance_m", scalar, ElementType::float64, "m", c);
-        s.link_capacity.emplace(*file_, "/links/capacity_bps", scalar, ElementType::float64, "bit/s", c);
-        s.link_power.emplace(*file_, "/links/received_power_dbm", scalar, ElementType::float64, "dBm", c);
-        s.link_margin.emplace(*file_, "/links/margin_db", scalar, ElementType::float64, "dB", c);
-        s.link_count.emplace(*file_, "/links/link_count", scalar, ElementType::int32, "1", c);
-        s.link_components.emplace(*file_, "/links/components", scalar, ElementType::int32, "1", c);
-        s.link_bisection.emplace(*file_, "/links/bisection_capacity_bps", scalar, ElementType::float64, "bit/s", c);
-        s.link_capacity_mean.emplace(*file_, "/links/capacity_mean_bps", scalar, ElementType::float64, "bit/s", c);
-        s.event_time.emplace(*file_, "/links/events/time_s", scalar, ElementType::float64, "s", c);
-        s.event_source.emplace(*file_, "/links/events/source", scalar, ElementType::int32, "1", c);
-        s.event_target.emplace(*file_, "/links/events/target", scalar, ElementType::int32, "1", c);
-        s.event_kind.emplace(*file_, "/links/events/kind", scalar, ElementType::uint8, "1", c);
+        const std::string offset = "/links/offset", link = "/links/link", event = "/links/events/event";
+        for (const auto& d : {offset, link, event}) file_->make_dimension(d, 0, /*unlimited=*/true);
+        series(s.link_offsets, "/links/offsets", offset, {}, ElementType::int64, "1");
+        series(s.link_source, "/links/source", link, {}, i32, "1");
+        series(s.link_target, "/links/target", link, {}, i32, "1");
+        series(s.link_distance, "/links/distance_m", link, {}, f64, "m");
+        series(s.link_capacity, "/links/capacity_bps", link, {}, f64, "bit/s");
+        series(s.link_power, "/links/received_power_dbm", link, {}, f64, "dBm");
+        series(s.link_margin, "/links/margin_db", link, {}, f64, "dB");
+        series(s.link_count, "/links/link_count", time, {}, i32, "1");
+        series(s.link_components, "/links/components", time, {}, i32, "1");
+        series(s.link_bisection, "/links/bisection_capacity_bps", time, {}, f64, "bit/s");
+        series(s.link_capacity_mean, "/links/capacity_mean_bps", time, {}, f64, "bit/s");
+        series(s.event_time, "/links/events/time_s", event, {}, f64, "s");
+        series(s.event_source, "/links/events/source", event, {}, i32, "1");
+        series(s.event_target, "/links/events/target", event, {}, i32, "1");
+        series(s.event_kind, "/links/events/kind", event, {}, ElementType::uint8, "1");
         file_->set_attribute("/links/events/kind", "kind_names", "0=up,1=down_range,2=down_reassigned,3=reacquired,4=down_fault");
         const std::int64_t zero = 0;
         s.link_offsets->append(&zero);
     }
     if (sc.radiation.enabled) {
-        s.radiation_flux.emplace(*file_, "/radiation/flux", std::vector<hsize_t>{}, ElementType::float64, "1", c);
-        s.dose_rate.emplace(*file_, "/radiation/dose_rate_rad_s", std::vector<hsize_t>{n}, ElementType::float64, "rad(Si)/s", c);
-        s.dose.emplace(*file_, "/radiation/dose_rad", std::vector<hsize_t>{n}, ElementType::float64, "rad(Si)", c);
+        series(s.radiation_flux, "/radiation/flux", time, {}, f64, "1");
+        series(s.dose_rate, "/radiation/dose_rate_rad_s", time, {satellite}, f64, "rad(Si)/s");
+        series(s.dose, "/radiation/dose_rad", time, {satellite}, f64, "rad(Si)");
         file_->set_attribute("/radiation/flux", "meaning",
                              "mean over satellites of the dose rate relative to the reference orbit's average");
     }
@@ -354,6 +395,7 @@ void ResultWriter::end(const simulation::RunSummary& summary) {
         const auto& drag = summary.differential_drag_delta_v_m_s;
         file_->write_array("/station_keeping/differential_drag_delta_v_m_s", drag, {static_cast<hsize_t>(drag.size())},
                            "m/s");
+        file_->attach_dimension_to_group("/station_keeping", "/satellite");
     }
     if (summary.training) write_training(*file_, *summary.training);
     if (summary.radiation) {

@@ -6,7 +6,9 @@
 #include <skyfabric/physics/frames.hpp>
 #include <skyfabric/physics/orbit.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -537,33 +539,38 @@ OutputConfig read_output(Section s) {
     return o;
 }
 
-// Uncompressed bytes the outputs would take: per output step and satellite, the HDF5
-// series (LVLH state, ECI state, nearest neighbour, model error, radiation, links) and
-// the VTK frames. Refused above max_output_bytes, naming what to change.
+// Refused above max_output_bytes (uncompressed: estimate_run's output_bytes), naming what to change.
 void check_output_volume(Section& top, const Scenario& sc, std::size_t satellites) {
-    const double steps = std::floor(sc.duration_s / sc.output_step_s) + 1.0;
-    const double n = static_cast<double>(satellites);
-    double per_satellite = 0.0;
-    if (sc.output.hdf5 && !sc.fabric) {
-        per_satellite += 48.0 + 8.0;                               // LVLH position + velocity, nearest neighbour
-        if (sc.output.eci) per_satellite += 48.0;                  // ECI position + velocity
-        if (sc.dynamics.compare_to_nonlinear) per_satellite += 8.0;
-        if (sc.radiation.enabled) per_satellite += 16.0;           // dose rate and dose
-        if (sc.links.enabled) per_satellite += 0.5 * sc.links.topology.terminals.terminals_per_satellite * 40.0;
-    }
-    double vtk = 0.0;
-    if (sc.output.vtk && !sc.fabric) {
-        // ASCII/XML frames: points, velocities and link lines, about 200 bytes a satellite.
-        vtk = std::floor(steps / sc.output.vtk_every + 1.0) * n * 200.0;
-    }
-    const double bytes = steps * n * per_satellite + vtk;
-    if (bytes <= max_output_bytes) return;
-    const std::string what = format_count(steps) + " output steps x " + std::to_string(satellites) + " satellites";
+    const RunEstimate e = estimate_run(sc, satellites);
+    if (e.output_bytes <= max_output_bytes) return;
+    const std::string what = format_count(e.samples) + " output steps x " + std::to_string(satellites) + " satellites";
     top.fail("output_step_s",
-             "the outputs would take about " + format_count(bytes / 1e9) + " GB (" + what + "); at most " +
+             "the outputs would take about " + format_count(e.output_bytes / 1e9) + " GB (" + what + "); at most " +
                  format_count(max_output_bytes / 1e9) +
                  " GB are allowed: raise output_step_s, shorten the run, set output.eci: false, output.vtk: false "
                  "(or a larger output.vtk_every), or output.hdf5: false");
+}
+
+// A run estimated over the unconfirmed limits is refused (LoadOptions::refuse_large_runs), naming the
+// key that makes it large: the formation when it has more satellites than the run has samples, else
+// the run's length.
+void check_run_size(Section& top, const Scenario& sc, std::size_t satellites) {
+    const RunEstimate e = estimate_run(sc, satellites);
+    if (e.memory_bytes <= unconfirmed_run_max_memory_bytes && e.cpu_s <= unconfirmed_run_max_cpu_s) return;
+    const std::string estimate = "this run is large: " + std::to_string(satellites) + (sc.fabric ? " ranks" : " satellites") +
+                                 " x " + format_count(e.samples) + " output samples take " + describe(e) +
+                                 " (estimates). Runs over " + format_count(unconfirmed_run_max_memory_bytes / 1e9) +
+                                 " GB of memory or " + format_count(unconfirmed_run_max_cpu_s / 3600.0) +
+                                 " CPU-hour start only with --yes";
+    if (sc.fabric) top.fail("topology", estimate + " (or use fewer ranks, or shorten the run)");
+    if (static_cast<double>(satellites) > e.samples) {
+        Section formation = top.section("formation");
+        const bool lattice = sc.formation.layout != FormationLayout::explicit_states;
+        formation.fail(lattice ? "radius_m" : "satellites",
+                       estimate + (lattice ? " (or lower radius_m)" : " (or list fewer satellites)"));
+    }
+    top.fail(top.has("duration_s") ? "duration_s" : "duration_orbits",
+             estimate + " (or shorten the run, or raise output_step_s)");
 }
 
 }  // namespace
@@ -803,7 +810,7 @@ void check_radiation(Section& top, const Scenario& sc, std::size_t satellites, d
 }
 
 // Constraints between sections, checked once every section has been read.
-void check_across_sections(Section& top, Scenario& sc) {
+void check_across_sections(Section& top, Scenario& sc, const LoadOptions& options) {
     // Ranks of the fabric, or satellites of the formation (set up once here).
     std::vector<physics::RelativeState> states;
     if (!sc.fabric) states = initial_formation(sc);
@@ -881,12 +888,13 @@ void check_across_sections(Section& top, Scenario& sc) {
         metrics.fail("reference_satellite", "must be below the satellite count " + std::to_string(satellites));
     }
     check_output_volume(top, sc, satellites);
+    if (options.refuse_large_runs) check_run_size(top, sc, satellites);
 }
 
 }  // namespace
 
 Scenario load_scenario_text(const std::string& yaml_text, const std::string& source_name,
-                            const std::vector<Override>& overrides) {
+                            const std::vector<Override>& overrides, const LoadOptions& options) {
     SourceInfo source{source_name, {}};
     check_document(yaml_text, source_name);
     YAML::Node root;
@@ -969,7 +977,7 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
     top.allow("sweep");
     top.finish();
 
-    check_across_sections(top, sc);
+    check_across_sections(top, sc, options);
     return sc;
 }
 
@@ -981,8 +989,57 @@ std::string read_scenario_file(const std::filesystem::path& file) {
     return read_input_file(file, max_scenario_bytes, "scenario file");
 }
 
-Scenario load_scenario_file(const std::filesystem::path& file, const std::vector<Override>& overrides) {
-    return load_scenario_text(read_scenario_file(file), file.string(), overrides);
+Scenario load_scenario_file(const std::filesystem::path& file, const std::vector<Override>& overrides,
+                            const LoadOptions& options) {
+    return load_scenario_text(read_scenario_file(file), file.string(), overrides, options);
+}
+
+std::string describe(const RunEstimate& e) {
+    const auto bytes = [](double b) { return b >= 1e9 ? format_count(b / 1e9) + " GB" : format_count(b / 1e6) + " MB"; };
+    const std::string cpu = e.cpu_s >= 3600.0 ? format_count(e.cpu_s / 3600.0) + " CPU-hours"
+                          : e.cpu_s >= 60.0   ? format_count(e.cpu_s / 60.0) + " CPU-minutes"
+                                              : format_count(e.cpu_s) + " CPU-seconds";
+    return "about " + bytes(e.memory_bytes) + " of memory, " + cpu + " and " + bytes(e.output_bytes) +
+           " of output before compression";
+}
+
+RunEstimate estimate_run(const Scenario& sc, std::size_t satellites) {
+    RunEstimate e;
+    e.satellites = satellites;
+    e.samples = std::floor(sc.duration_s / sc.output_step_s) + 1.0;
+    const double n = static_cast<double>(satellites);
+    const double satellite_samples = n * e.samples;
+    const bool orbital = !sc.fabric;
+    // Measured with /usr/bin/time on suncatcher-81 at 973 and 3,853 satellites over one to three
+    // orbits, parts switched off one at a time (2-core VM): 40 MB for the program, 6 kB per satellite
+    // for the propagator and the output buffers, and per satellite-sample what is kept for the run's
+    // end (the links' topology timeline, the training's records, the dose-rate history and, with a
+    // workload, the fabric timeline the trials replay, which grows with the trials). The outputs stream
+    // to disk. CPU per satellite-sample: state, metrics and output; link topology; training; trials.
+    double bytes = 0.0, seconds = 0.0;
+    if (orbital) seconds += 2.6e-6;
+    if (orbital && sc.links.enabled) bytes += 36.0, seconds += 5.4e-6;
+    if (sc.workload.enabled) bytes += 22.0, seconds += 7.3e-6;
+    if (sc.radiation.enabled) {
+        const double doublings = std::log2(static_cast<double>(std::max(1, sc.radiation.trials)));
+        bytes += sc.workload.enabled ? 26.0 + 12.0 * doublings : 16.0;
+        seconds += (1.2 + 0.6 * doublings) * 1e-6;
+    }
+    e.memory_bytes = 40e6 + (orbital ? 6e3 * n : 0.0) + satellite_samples * bytes;
+    e.cpu_s = satellite_samples * seconds;
+    // Outputs per satellite-sample: the HDF5 series (LVLH state, nearest neighbour, ECI state, model
+    // error, radiation, links) and the VTK frames (ASCII/XML points, velocities and link lines).
+    double per_satellite = 0.0;
+    if (sc.output.hdf5 && orbital) {
+        per_satellite += 48.0 + 8.0;
+        if (sc.output.eci) per_satellite += 48.0;
+        if (sc.dynamics.compare_to_nonlinear) per_satellite += 8.0;
+        if (sc.radiation.enabled) per_satellite += 16.0;
+        if (sc.links.enabled) per_satellite += 0.5 * sc.links.topology.terminals.terminals_per_satellite * 40.0;
+    }
+    const double vtk_frames = sc.output.vtk && orbital ? std::floor(e.samples / sc.output.vtk_every + 1.0) : 0.0;
+    e.output_bytes = satellite_samples * per_satellite + vtk_frames * n * 200.0;
+    return e;
 }
 
 physics::KeplerianElements chief_mean_elements(const Scenario& sc) {
@@ -1087,7 +1144,31 @@ physics::PropagationSettings propagation_settings(const Scenario& sc) {
     p.relative_tolerance = sc.dynamics.relative_tolerance;
     p.absolute_tolerance = sc.dynamics.absolute_tolerance;
     p.epoch_julian_date = physics::julian_date(sc.orbit.epoch);
+    p.threads = static_cast<unsigned>(sc.threads);
     return p;
+}
+
+std::int32_t monte_carlo_threads(const Scenario& sc) {
+    const std::int32_t asked = sc.radiation.threads, cap = sc.threads;
+    if (cap == 0) return asked;
+    return asked == 0 ? cap : std::min(asked, cap);
+}
+
+std::string epoch_iso8601(const Scenario& sc) {
+    const auto& e = sc.orbit.epoch;
+    char text[48];
+    const double whole = std::floor(e.second);
+    std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d", e.year, e.month, e.day, e.hour, e.minute,
+                  static_cast<int>(whole));
+    std::string out = text;
+    if (e.second > whole) {
+        // Fractional seconds as given (microseconds at most), trailing zeros dropped.
+        std::snprintf(text, sizeof text, "%.6f", e.second - whole);
+        std::string fraction = text + 1;  // ".xxxxxx"
+        while (fraction.back() == '0') fraction.pop_back();
+        if (fraction != ".") out += fraction;
+    }
+    return out + "Z";
 }
 
 const char* to_string(physics::RelativeMotionModel model) {

@@ -135,6 +135,9 @@ struct Scenario {
 
     std::string source_file;  // for messages
     std::string yaml_text;    // the full scenario after overrides, stored in outputs
+    // The most CPU threads the run uses (propagation and Monte Carlo trials); 0 = every core. Not a
+    // scenario key: the command line's --threads sets it (a machine's share, not the scenario's).
+    std::int32_t threads = 0;
 };
 
 // One `--set key.path=value` override; value is parsed as YAML.
@@ -155,13 +158,38 @@ Override parse_override(const std::string& argument);
 std::vector<Override> overrides_replacing_orbit(const std::string& yaml_text, const std::string& source_name,
                                                 std::vector<std::string>& ignored);
 
+// What a run of a scenario takes, roughly (within a factor of about two on the machines measured):
+// linear in satellite-samples (satellites x output samples), by what the run simulates, calibrated on
+// suncatcher-81 runs of 973 and 3,853 satellites (docs/scenario-reference.md, "Run size").
+struct RunEstimate {
+    std::size_t satellites = 0;  // satellites, or a synthetic fabric's ranks
+    double samples = 0.0;        // output samples
+    double memory_bytes = 0.0;   // peak resident memory
+    double cpu_s = 0.0;          // CPU time, all threads together
+    double output_bytes = 0.0;   // HDF5 series and VTK frames before compression
+};
+RunEstimate estimate_run(const Scenario& scenario, std::size_t satellites);
+// "about 14.5 GB of memory, 31 CPU-minutes and 36.2 GB of output before compression"
+std::string describe(const RunEstimate& estimate);
+
+// A run estimated over either limit starts only when confirmed (`run --yes`).
+inline constexpr double unconfirmed_run_max_memory_bytes = 4e9;
+inline constexpr double unconfirmed_run_max_cpu_s = 3600.0;
+
+struct LoadOptions {
+    // Refuse a run estimated over the limits above (ScenarioError naming the key that makes it
+    // large, the estimate and --yes): `run` and `validate` without --yes.
+    bool refuse_large_runs = false;
+};
+
 // The text of a scenario file: refuses what is not a regular file and files over 32 MiB
 // (ScenarioError naming the path).
 std::string read_scenario_file(const std::filesystem::path& file);
 // Reads, applies overrides, validates. Throws ScenarioError with file:line:column.
-Scenario load_scenario_file(const std::filesystem::path& file, const std::vector<Override>& overrides = {});
+Scenario load_scenario_file(const std::filesystem::path& file, const std::vector<Override>& overrides = {},
+                            const LoadOptions& options = {});
 Scenario load_scenario_text(const std::string& yaml_text, const std::string& source_name,
-                            const std::vector<Override>& overrides = {});
+                            const std::vector<Override>& overrides = {}, const LoadOptions& options = {});
 
 // Satellites' initial LVLH states for the formation of a loaded scenario.
 std::vector<physics::RelativeState> initial_formation(const Scenario& scenario);
@@ -181,8 +209,12 @@ double orbit_period_s(const Scenario& scenario);
 RelativeOrbits resolved_relative_orbits(const Scenario& scenario);
 const char* to_string(RelativeOrbits relative_orbits);
 const char* to_string(physics::PowerPolicy policy);
-// The propagation settings the scenario asks for.
+// The propagation settings the scenario asks for (threads: Scenario::threads).
 physics::PropagationSettings propagation_settings(const Scenario& scenario);
+// CPU threads playing the Monte Carlo trials: radiation.threads, capped by Scenario::threads (0: every core).
+std::int32_t monte_carlo_threads(const Scenario& scenario);
+// The orbit's epoch as ISO-8601 UTC, 2027-03-20T00:00:00Z (fractional seconds when it has them).
+std::string epoch_iso8601(const Scenario& scenario);
 
 const char* to_string(physics::RelativeMotionModel model);
 

@@ -108,6 +108,29 @@ void Section::fail(const std::string& key, const std::string& message) const {
     fail_at(v.IsDefined() ? v : node_, key_path(key), message);
 }
 
+void Section::fail_missing(const std::string& key, const std::string& message) const {
+    // A key present here that is a plausible misspelling of the missing one is the likely cause:
+    // name it, at its own position, as finish() names any unknown key.
+    if (node_.IsMap()) {
+        std::vector<std::string> present;
+        for (const auto& entry : node_) {
+            if (entry.first.IsScalar() && entry.first.Scalar() != key && !read_.count(entry.first.Scalar())) {
+                present.push_back(entry.first.Scalar());
+            }
+        }
+        const std::string typo = nearest_key(key, present);
+        if (!typo.empty()) {
+            for (const auto& entry : node_) {
+                if (entry.first.IsScalar() && entry.first.Scalar() == typo) {
+                    fail_at(entry.first, key_path(typo),
+                            "unknown key (did you mean '" + key + "'?); " + message + " (key '" + key_path(key) + "')");
+                }
+            }
+        }
+    }
+    fail(key, message);
+}
+
 void Section::fail_at(const YAML::Node& node, const std::string& key_path_text, const std::string& message) const {
     throw ScenarioError(location(node, key_path_text, *source_) + "key '" + key_path_text + "': " + message);
 }
@@ -135,7 +158,7 @@ double Section::number(const std::string& key, double min, double max, std::opti
     if (!has(key)) {
         refuse_empty(key, "a number in " + range);
         if (fallback) return *fallback;
-        fail(key, std::string("required number") + (*unit ? std::string(" in ") + unit : "") + " is missing");
+        fail_missing(key, std::string("required number") + (*unit ? std::string(" in ") + unit : "") + " is missing");
     }
     const YAML::Node v = value(key);
     double x = 0.0;
@@ -162,7 +185,7 @@ std::int64_t Section::integer(const std::string& key, std::int64_t min, std::int
     if (!has(key)) {
         refuse_empty(key, "an integer in " + range);
         if (fallback) return *fallback;
-        fail(key, "required integer is missing");
+        fail_missing(key, "required integer is missing");
     }
     const YAML::Node v = value(key);
     std::int64_t x = 0;
@@ -187,7 +210,7 @@ bool Section::boolean(const std::string& key, std::optional<bool> fallback) {
     if (!has(key)) {
         refuse_empty(key, "true or false");
         if (fallback) return *fallback;
-        fail(key, "required true/false is missing");
+        fail_missing(key, "required true/false is missing");
     }
     const YAML::Node v = value(key);
     if (v.IsScalar()) {
@@ -203,7 +226,7 @@ std::string Section::text(const std::string& key, std::optional<std::string> fal
     if (!has(key)) {
         refuse_empty(key, "text");
         if (fallback) return *fallback;
-        fail(key, "required text is missing");
+        fail_missing(key, "required text is missing");
     }
     const YAML::Node v = value(key);
     if (!v.IsScalar()) fail(key, "expected text, got " + describe(v));
@@ -225,7 +248,7 @@ Section Section::section(const std::string& key, bool required) {
     read_.insert(key);
     if (!has(key)) {
         refuse_empty(key, "a mapping of keys to values (write {} for all defaults)");
-        if (required) fail(key, "required section is missing");
+        if (required) fail_missing(key, "required section is missing");
         return Section(YAML::Node(YAML::NodeType::Undefined), key_path(key), source_);
     }
     return Section(value(key), key_path(key), source_);

@@ -65,6 +65,9 @@ public:
     [[noreturn]] void fail_at(const YAML::Node& node, const std::string& key_path, const std::string& message) const;
 
 private:
+    // A required key is missing: fail(key, message), or, when a key present here looks like a
+    // misspelling of it (`formaton:`), name that key at its position with the suggestion.
+    [[noreturn]] void fail_missing(const std::string& key, const std::string& message) const;
     YAML::Node value(const std::string& key) const;
     std::string key_path(const std::string& key) const;
 

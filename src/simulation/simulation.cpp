@@ -274,7 +274,7 @@ private:
             if (r.trials > 1) {
                 const auto trials_start = std::chrono::steady_clock::now();
                 out.monte_carlo = workloads::monte_carlo_goodput(dose_series_, r.faults, recovery, steps, duration_s,
-                                                                 sc_.seed, r.trials, backend_, model, r.threads);
+                                                                 sc_.seed, r.trials, backend_, model, scenario::monte_carlo_threads(sc_));
                 out.trials_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - trials_start).count();
             }
             out.on_rank_loss = recovery.on_rank_loss;

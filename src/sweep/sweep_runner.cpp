@@ -130,6 +130,8 @@ struct Plan {
     fs::path dir;
     fs::path exe;
     int jobs = 1;
+    int threads = 0;  // passed to every point's `run`, with --yes
+    bool yes = false;
 };
 
 fs::path point_dir(const Plan& plan, const Point& p) { return plan.dir / "points" / p.name; }
@@ -181,7 +183,8 @@ public:
             return;
         }
         std::vector<std::string> args = {plan_.exe.string(), "run", plan_.scenario_file, "-o", dir.string(),
-                                         "--quiet", "--force"};
+                                         "--quiet", "--force", "--threads", std::to_string(plan_.threads)};
+        if (plan_.yes) args.push_back("--yes");
         for (const auto& o : plan_.base_overrides) args.insert(args.end(), {"--set", o});
         for (const auto& o : p.overrides) args.insert(args.end(), {"--set", o.path + "=" + o.value});
         std::vector<char*> argv;
@@ -319,6 +322,8 @@ Plan make_plan(const SweepOptions& o) {
     Plan plan;
     plan.scenario_file = o.scenario_file;
     plan.base_overrides = o.overrides;
+    plan.threads = o.threads;
+    plan.yes = o.yes;
     std::vector<scenario::Override> base_overrides;
     for (const auto& a : o.overrides) base_overrides.push_back(scenario::parse_override(a));
     const auto base = scenario::load_scenario_file(o.scenario_file, base_overrides);
@@ -337,7 +342,7 @@ Plan make_plan(const SweepOptions& o) {
             auto overrides = base_overrides;
             overrides.insert(overrides.end(), p.overrides.begin(), p.overrides.end());
             try {
-                point_text = scenario::load_scenario_file(o.scenario_file, overrides).yaml_text;
+                point_text = scenario::load_scenario_file(o.scenario_file, overrides, {.refuse_large_runs = !o.yes}).yaml_text;
             } catch (const scenario::ScenarioError& e) {
                 if (++refused_count <= 5) refused += "\n  point " + p.name + ": " + e.what();
             }

@@ -19,6 +19,8 @@ struct SweepOptions {
     bool force = false;
     bool quiet = false;
     bool plot = true;
+    int threads = 0;                     // --threads for every point (0: every core)
+    bool yes = false;                    // --yes: points over the unconfirmed run size may start
 };
 
 // Returns the exit status: 0 every point ok, 1 some point failed or is incomplete,

@@ -555,3 +555,117 @@ TEST(Cli, DirectAllToAllOnASwitchIsOneStepAtTheInjectionBound) {
     const double alpha = 500e-9, bandwidth = 400e9 / 8, n = 1073741824;
     EXPECT_NEAR(table_time_s(r.output, "1073741824"), 2 * alpha + 7.0 / 8 * n / bandwidth, 1e-6);
 }
+
+TEST(Cli, SetTakesOneValuePerUseSoTheScenarioMayComeAnywhere) {
+    // Issue 18: `run --set k=v SCENARIO -o DIR` said "scenario is required": --set took the
+    // scenario as a second value.
+    const auto dir = fresh_dir("set_order");
+    const auto r = run_command(skyfabric() + " run --set output.vtk=false " + source("scenarios/smoke.yaml") +
+                               " -o " + dir.string() + " --set radiation.enabled=false -q");
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_TRUE(fs::exists(dir / "result.h5")) << r.output;
+    for (const char* command : {"validate", "season", "collective"}) {
+        const auto c = run_command(skyfabric() + " " + command + " --set seed=3 " + source("scenarios/smoke.yaml") +
+                                   (std::string(command) == "collective" ? " --sizes 1MiB" : ""));
+        EXPECT_EQ(c.status, 0) << command << ": " << c.output;
+    }
+    // Two values after one --set: the second is no override.
+    const auto two = run_command(skyfabric() + " validate --set seed=3 seed=4 " + source("scenarios/smoke.yaml"));
+    EXPECT_EQ(two.status, 2) << two.output;
+    fs::remove_all(dir);
+}
+
+TEST(Cli, CollectiveWritesCsvJsonAndTheAverageBusBandwidth) {
+    // Issue 18: a machine-readable table and nccl-tests' closing "# Avg bus bandwidth" line.
+    const std::string base = skyfabric() + " collective --topology ring:p=8,bw_gbps=400,latency_ns=500 --sizes 1MiB,64MiB,1GiB";
+    const auto table = run_command(base);
+    ASSERT_EQ(table.status, 0) << table.output;
+    std::istringstream in(table.output);
+    std::string line;
+    double bus_sum = 0.0, average = -1.0;
+    int rows = 0;
+    while (std::getline(in, line)) {
+        if (line.rfind("# Avg bus bandwidth : ", 0) == 0) {
+            average = std::stod(line.substr(22));
+            EXPECT_NE(line.find(" GB/s"), std::string::npos) << line;
+        }
+        if (line.empty() || line[0] == '#' || line.find("size(B)") != std::string::npos) continue;
+        std::istringstream fields(line);
+        double bytes = 0, time_us = 0, alg = 0, bus = 0;
+        fields >> bytes >> time_us >> alg >> bus;
+        bus_sum += bus;
+        ++rows;
+    }
+    ASSERT_EQ(rows, 3) << table.output;
+    EXPECT_NEAR(average, bus_sum / 3, 0.01 * average) << table.output;
+
+    const auto dir = fresh_dir("collective_formats");
+    const auto csv = run_command(base + " --format csv > " + (dir / "c.csv").string());
+    ASSERT_EQ(csv.status, 0) << csv.output;
+    const auto json = run_command(base + " --format json > " + (dir / "c.json").string());
+    ASSERT_EQ(json.status, 0) << json.output;
+    // The CSV and JSON rows are the table's, in SI units.
+    const auto check = run_command(
+        "/usr/bin/python3 -c \"import csv,json,sys; rows=list(csv.DictReader(open(sys.argv[1]))); j=json.load(open(sys.argv[2])); "
+        "assert [float(r['bytes']) for r in rows] == [1048576, 67108864, 1073741824], rows; "
+        "assert j['complete'] is True and j['ranks'] == 8 and j['op'] == 'all_reduce' and len(j['rows']) == 3, j; "
+        "assert all(abs(float(a['bus_bw_B_s']) - b['bus_bw_B_s']) <= 1e-9 * b['bus_bw_B_s'] for a, b in zip(rows, j['rows'])); "
+        "assert all(float(r['bus_bw_B_s']) <= float(r['bound_bus_bw_B_s']) * 1.0001 and float(r['time_s']) > 0 for r in rows); "
+        "avg=sum(r['bus_bw_B_s'] for r in j['rows']) / 3; assert abs(j['avg_bus_bw_B_s'] - avg) <= 1e-9 * avg; "
+        "print('ok', avg / 1e9)\" " + (dir / "c.csv").string() + " " + (dir / "c.json").string());
+    EXPECT_EQ(check.status, 0) << check.output;
+    EXPECT_EQ(run_command(base + " --format xml").status, 2);
+    fs::remove_all(dir);
+}
+
+TEST(Cli, ThreadsCapTheMonteCarloTrials) {
+    // Issue 18: --threads N caps the threads a run uses, radiation.threads included.
+    const auto dir = fresh_dir("threads");
+    const auto r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") +
+                               " --set output.vtk=false --set radiation.threads=4 --threads 1 -o " + dir.string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(read_file(dir / "summary.json").find("\"threads\": 1"), std::string::npos) << read_file(dir / "summary.json");
+    EXPECT_EQ(run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") + " --threads -1 -o " + dir.string()).status, 2);
+    fs::remove_all(dir);
+}
+
+TEST(Cli, ResultOpensInXarrayWithNamedDimensionsAndTheEpoch) {
+    // Issue 18: every axis of result.h5 is a netCDF dimension (HDF5 dimension scales), so xarray's
+    // h5netcdf engine opens the file and each of its groups with named dimensions; the epoch is a
+    // root attribute in ISO-8601 UTC.
+    const auto dir = fresh_dir("xarray");
+    const auto r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") +
+                               " --set orbit.epoch_utc=2027-06-01T12:30:00Z --set radiation.trials=4 -o " + dir.string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    const std::string script = R"(
+import h5py, sys, xarray as xr
+path = sys.argv[1]
+ds = xr.open_dataset(path, engine="h5netcdf")
+assert ds.attrs["epoch_utc"] == "2027-06-01T12:30:00Z", ds.attrs["epoch_utc"]
+assert ds["time_s"].dims == ("time_s",) and float(ds["time_s"][-1]) == 600.0, ds["time_s"]
+f = xr.open_dataset(path, engine="h5netcdf", group="formation")
+p = f["position_lvlh_m"]
+assert p.dims == ("time_s", "satellite", "xyz"), p.dims
+assert f["reference_neighbours_m"].dims == ("time_s", "neighbour"), f["reference_neighbours_m"].dims
+h = h5py.File(path, "r")
+assert float(p[20, 3, 1]) == h["formation/position_lvlh_m"][20, 3, 1] != 0
+assert p.sizes["satellite"] == h.attrs["satellite_count"]
+links = xr.open_dataset(path, engine="h5netcdf", group="links")
+assert links["capacity_bps"].dims == ("link",) and links["offsets"].sizes["offset"] == 22, links
+assert xr.open_dataset(path, engine="h5netcdf", group="radiation/trials")["goodput"].dims == ("trial",)
+steps = xr.open_dataset(path, engine="h5netcdf", group="workload/steps")
+assert steps["end_s"].dims == ("step",) and int(steps["step"][0]) == 0
+# Every group opens: no axis is left without a dimension.
+groups = []
+h.visititems(lambda name, obj: groups.append(name) if isinstance(obj, h5py.Group) else None)
+for g in groups:
+    xr.open_dataset(path, engine="h5netcdf", group=g).load()
+print("ok", len(groups))
+)";
+    const auto script_path = dir / "check_xarray.py";
+    std::ofstream(script_path) << script;
+    const auto check = run_command("/usr/bin/python3 " + script_path.string() + " " + (dir / "result.h5").string());
+    EXPECT_EQ(check.status, 0) << check.output;
+    EXPECT_NE(check.output.find("ok"), std::string::npos) << check.output;
+    fs::remove_all(dir);
+}

@@ -117,6 +117,59 @@ TEST(Hardening, SigintDuringSweepStopsWithIncompletePointsAndATable) {
     fs::remove_all(dir);
 }
 
+TEST(Hardening, SigintStopsACollectiveBetweenSizes) {
+    // Issue 18: `collective` ran on after Ctrl-C and exited 0. A size sweep whose later sizes take
+    // seconds each (a double binary tree over 512 ranks: tens of seconds in all) is interrupted once
+    // its first row is out; it stops after the size in progress, keeps the rows so far and exits 130.
+    // (SIGINT is ignored by a background job of a shell, as signal_when starts it: without a handler
+    // of its own the command would not stop.)
+    const auto dir = fresh_dir("collective_int");
+    const auto out = dir / "table.txt";
+    const auto r = signal_when(skyfabric() + " collective --topology ring:p=512 --algorithm double_binary_tree "
+                                   "--sizes 1MiB..16GiB > " + out.string(),
+                               "grep -q 1048576 " + out.string(), "INT");
+    EXPECT_EQ(r.status, 130) << r.output;
+    EXPECT_NE(r.output.find("interrupted after"), std::string::npos) << r.output;
+    const std::string table = read_file(out);
+    int rows = 0;
+    std::istringstream in(table);
+    for (std::string line; std::getline(in, line);) rows += !line.empty() && line[0] != '#' && line.find("size(B)") == std::string::npos;
+    EXPECT_GE(rows, 1) << table;
+    EXPECT_LT(rows, 15) << "all 15 sizes ran: the interrupt did not stop the sweep\n" << table;
+    EXPECT_NE(table.find("# Avg bus bandwidth : "), std::string::npos) << table;
+    fs::remove_all(dir);
+}
+
+TEST(Hardening, LargeRunsAreRefusedWithAnEstimateUnlessConfirmed) {
+    // Issue 18: formation.radius_m=50000 (~196,000 satellites, ~15 GB) started without a word. Now run,
+    // validate and sweep refuse it at once (exit 2) with the estimate and the flag that starts it.
+    const auto dir = fresh_dir("large");
+    const std::string huge = " --set formation.radius_m=50000";
+    const auto r = run_command("timeout -s KILL 30 " + skyfabric() + " run -q " + source("scenarios/suncatcher-81.yaml") +
+                               huge + " -o " + (dir / "out").string());
+    EXPECT_EQ(r.status, 2) << r.output;
+    for (const char* expect : {"--set formation.radius_m", "196321 satellites", "GB of memory", "CPU-minutes", "--yes"}) {
+        EXPECT_NE(r.output.find(expect), std::string::npos) << expect << ": " << r.output;
+    }
+    EXPECT_FALSE(fs::exists(dir / "out"));
+    // A sweep is refused before any point runs; here a year of 81 satellites sampled every 10 s
+    // (about 34 GB and 1.4 CPU-hours), named by its duration.
+    const auto sweep = run_command("timeout -s KILL 30 " + skyfabric() + " sweep -q " + source("scenarios/suncatcher-81.yaml") +
+                                   " --set duration_s=31557600 --vary seed=1,2 -o " + (dir / "sweep").string());
+    EXPECT_EQ(sweep.status, 2) << sweep.output;
+    EXPECT_NE(sweep.output.find("key 'duration_s'"), std::string::npos) << sweep.output;
+    EXPECT_NE(sweep.output.find("--yes"), std::string::npos) << sweep.output;
+    EXPECT_FALSE(fs::exists(dir / "sweep" / "points")) << "nothing ran";
+    // Confirmed, the scenario is valid; validate prints the estimate of every run.
+    const auto confirmed = run_command(skyfabric() + " validate --yes " + source("scenarios/suncatcher-81.yaml") + huge);
+    EXPECT_EQ(confirmed.status, 0) << confirmed.output;
+    EXPECT_NE(confirmed.output.find("GB of memory"), std::string::npos) << confirmed.output;
+    const auto shipped = run_command(skyfabric() + " validate " + source("scenarios/suncatcher-81.yaml"));
+    EXPECT_EQ(shipped.status, 0) << shipped.output;
+    EXPECT_NE(shipped.output.find("MB of memory"), std::string::npos) << shipped.output;
+    fs::remove_all(dir);
+}
+
 TEST(Hardening, NumericalFailureStopsTheRunNamingSatelliteAndTime) {
     // A 150 km orbit under strong drag decays within the hour. The run must stop with exit 1,
     // say that the satellite re-entered (it used to say only "step size collapsed"), name the
@@ -229,7 +282,8 @@ TEST(Hardening, AbsurdSizesAreRefusedUpFrontAndQuickly) {
         EXPECT_FALSE(fs::exists(dir / "out" / "result.h5.partial"));
     }
     // The volume estimate names what to change, and reducing the output passes it.
-    const auto reduced = run_command(skyfabric() + " validate " + base.string() +
+    // (A year of 31,000 satellites is still over an hour of CPU time: --yes confirms it.)
+    const auto reduced = run_command(skyfabric() + " validate --yes " + base.string() +
                                      " --set formation.radius_m=20000 --set duration_s=31557600 --set output_step_s=600");
     EXPECT_EQ(reduced.status, 0) << reduced.output;
     fs::remove_all(dir);

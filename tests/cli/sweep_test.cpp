@@ -287,3 +287,23 @@ TEST(Sweep, BlockInTheScenarioWithTheSatellitesPseudoKey) {
     EXPECT_NE(e.output.find("bad.yaml:14:3: key 'sweep.zipp'"), std::string::npos) << e.output;
     EXPECT_NE(e.output.find("did you mean 'zip'"), std::string::npos) << e.output;
 }
+
+TEST(Sweep, ThreadsReachEveryPoint) {
+    // Issue 18: `sweep --threads N` runs every point with `run --threads N` (here: the Monte Carlo
+    // trials of each point on one thread, whatever radiation.threads asks).
+    const auto dir = fresh_dir("threads");
+    const auto scenario = write_scenario(dir, std::string(tiny_scenario) + "radiation: { trials: 2, threads: 4 }\n");
+    const auto r = run_command(skyfabric() + " sweep " + scenario.string() +
+                               " --vary seed=1,2 --threads 1 --no-plot -q -j 2 -o " + (dir / "sweep").string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    int points = 0;
+    for (const auto& entry : fs::directory_iterator(dir / "sweep" / "points")) {
+        if (!entry.is_directory()) continue;  // the points' lock files
+        std::ifstream in(entry.path() / "summary.json");
+        const std::string summary((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        EXPECT_NE(summary.find("\"threads\": 1"), std::string::npos) << entry.path() << ": " << summary;
+        ++points;
+    }
+    EXPECT_EQ(points, 2);
+    fs::remove_all(dir);
+}

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <sys/stat.h>
@@ -358,4 +359,86 @@ TEST(ScenarioLoader, RelativeOrbitsFollowTheModelAndTheOldTrimKeyPointsToItsRepl
     const std::string e = error_of(minimal + "  j2_trim: true\n");
     EXPECT_NE(e.find("formation.j2_trim"), std::string::npos) << e;
     EXPECT_NE(e.find("relative_orbits: schweighart_sedwick"), std::string::npos) << e;
+}
+
+TEST(ScenarioLoader, MisspelledRequiredKeyIsNamedAtItsPositionWithTheSuggestion) {
+    // Issue 18: an unknown nested key got "did you mean", a misspelled required section only
+    // "required section is missing" at the top of the file.
+    const std::string section = error_of("name: t\nduration_s: 10\norbit: {altitude_km: 650}\nformaton: {}\n");
+    EXPECT_NE(section.find("test.yaml:4:1"), std::string::npos) << section;
+    EXPECT_NE(section.find("key 'formaton'"), std::string::npos) << section;
+    EXPECT_NE(section.find("did you mean 'formation'"), std::string::npos) << section;
+    EXPECT_NE(section.find("missing"), std::string::npos) << section;
+    const std::string value = error_of("nmae: t\nduration_s: 10\norbit: {altitude_km: 650}\nformation: {}\n");
+    EXPECT_NE(value.find("test.yaml:1:1"), std::string::npos) << value;
+    EXPECT_NE(value.find("did you mean 'name'"), std::string::npos) << value;
+    // Nothing close: the missing key alone, as before.
+    const std::string none = error_of("name: t\nduration_s: 10\nformation: {}\n");
+    EXPECT_NE(none.find("key 'orbit': required section is missing"), std::string::npos) << none;
+}
+
+TEST(ScenarioLoader, LargeRunsAreRefusedWithTheirEstimateOnlyWhenAsked) {
+    using skyfabric::scenario::estimate_run;
+    using skyfabric::scenario::LoadOptions;
+    namespace sc = skyfabric::scenario;
+    const std::string dir = std::string(SKYFABRIC_SOURCE_DIR) + "/scenarios/";
+    const LoadOptions refuse{.refuse_large_runs = true};
+    // The shipped scenarios, and the largest point of the cluster-size sweep, are far below the limits.
+    const std::pair<const char*, std::size_t> shipped[] = {
+        {"suncatcher-81.yaml", 81}, {"smoke.yaml", 5}, {"sweep-cluster-size.yaml", 1089}};
+    for (const auto& [name, satellites] : shipped) {
+        const auto e = estimate_run(load_scenario_file(dir + name, {}, refuse), satellites);
+        EXPECT_LT(e.memory_bytes, 0.1 * sc::unconfirmed_run_max_memory_bytes) << name;
+        EXPECT_LT(e.cpu_s, 0.1 * sc::unconfirmed_run_max_cpu_s) << name;
+    }
+    // suncatcher-81 at 973 satellites over an orbit measured 125 MB and 10.5 CPU-seconds.
+    const auto measured = load_scenario_file(dir + "suncatcher-81.yaml", {{"formation.radius_m", "3500"}});
+    const auto e973 = estimate_run(measured, sc::node_count(measured));
+    EXPECT_NEAR(e973.memory_bytes, 125e6, 0.3 * 125e6);
+    EXPECT_NEAR(e973.cpu_s, 10.5, 0.3 * 10.5);
+    // A 50 km radius: ~196,000 satellites, loadable, but refused when asked, naming the key, the
+    // estimate and --yes.
+    const std::vector<sc::Override> huge{{"formation.radius_m", "50000"}};
+    const auto big = load_scenario_file(dir + "suncatcher-81.yaml", huge);
+    EXPECT_GT(estimate_run(big, sc::node_count(big)).memory_bytes, sc::unconfirmed_run_max_memory_bytes);
+    try {
+        load_scenario_file(dir + "suncatcher-81.yaml", huge, refuse);
+        FAIL() << "expected the run to be refused";
+    } catch (const ScenarioError& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("--set formation.radius_m"), std::string::npos) << m;
+        EXPECT_NE(m.find("196321 satellites"), std::string::npos) << m;
+        EXPECT_NE(m.find("GB of memory"), std::string::npos) << m;
+        EXPECT_NE(m.find("--yes"), std::string::npos) << m;
+    }
+    // A long run of few satellites is named by its duration.
+    std::string year = minimal;
+    year.replace(year.find("duration_s: 100"), 15, "duration_s: 31557600");
+    try {
+        load_scenario_text(year + "links: {}\nworkload: {}\n", "test.yaml", {}, refuse);
+        FAIL() << "expected the run to be refused";
+    } catch (const ScenarioError& e) {
+        EXPECT_NE(std::string(e.what()).find("test.yaml:2:13: key 'duration_s'"), std::string::npos) << e.what();
+    }
+}
+
+TEST(ScenarioLoader, ThreadsCapThePropagationAndTheMonteCarloTrials) {
+    namespace sc = skyfabric::scenario;
+    auto s = load_scenario_text(minimal + "radiation: {trials: 4}\n", "t.yaml");
+    EXPECT_EQ(sc::propagation_settings(s).threads, 0u);
+    EXPECT_EQ(sc::monte_carlo_threads(s), 0);  // every core
+    s.threads = 2;
+    EXPECT_EQ(sc::propagation_settings(s).threads, 2u);
+    EXPECT_EQ(sc::monte_carlo_threads(s), 2);
+    s.radiation.threads = 4;
+    EXPECT_EQ(sc::monte_carlo_threads(s), 2);
+    s.radiation.threads = 1;
+    EXPECT_EQ(sc::monte_carlo_threads(s), 1);
+}
+
+TEST(ScenarioLoader, EpochIsIso8601Utc) {
+    namespace sc = skyfabric::scenario;
+    EXPECT_EQ(sc::epoch_iso8601(load_scenario_text(minimal, "t.yaml")), "2027-03-20T00:00:00Z");
+    const auto s = load_scenario_text(minimal, "t.yaml", {{"orbit.epoch_utc", "2030-01-02 03:04:05.25"}});
+    EXPECT_EQ(sc::epoch_iso8601(s), "2030-01-02T03:04:05.25Z");
 }
