@@ -228,6 +228,12 @@ void write_table(const fs::path& dir, const TableInput& in) {
                 write_string_dataset(file.id(), path, texts);
             }
         }
+        // netCDF dimensions: every column runs along the points, indexed by /table/index, so
+        // xarray.open_dataset(sweep.h5, engine="h5netcdf", group="table") names the axis.
+        if (!t.cells.empty() && !t.columns.empty() && t.columns[0] == "index") {
+            file.make_coordinate("/table/index");
+            file.attach_dimension_to_group("/table", "/table/index");
+        }
         file.flush();
     }
     rename_into_place(h5_tmp, h5);

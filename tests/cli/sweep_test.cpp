@@ -151,6 +151,12 @@ TEST(Sweep, FourPointsWithTwoJobsWriteOneRowEach) {
         "assert u('formation.min_separation_m') == 'm' and u('links.capacity_mean_bps') == 'bit/s'; print('ok')\" " +
         (dir / "sweep" / "sweep.h5").string());
     EXPECT_EQ(units.status, 0) << units.output;
+    // The table opens in xarray with its axis named: every column along /table/index (issue 18).
+    const auto xarray = run_command(
+        "/usr/bin/python3 -c \"import sys, xarray as xr; d=xr.open_dataset(sys.argv[1], engine='h5netcdf', group='table'); "
+        "assert dict(d.sizes) == {'index': 4}, dict(d.sizes); assert list(d['index'].values) == [0, 1, 2, 3]; "
+        "assert d['satellites'].dims == ('index',); print('ok')\" " + (dir / "sweep" / "sweep.h5").string());
+    EXPECT_EQ(xarray.status, 0) << xarray.output;
     EXPECT_TRUE(fs::exists(dir / "sweep" / "sweep.json"));
 
     // The same folder again is refused (it holds a complete sweep) unless --force.
