@@ -181,8 +181,8 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
                     (s.training->summary.end_s - s.training->summary.start_s) / s.simulated_s;
         }
         j["radiation"]["rate_scale"] = sc.radiation.faults.rate_scale;
-        j["radiation"]["on_rank_loss"] = workloads::rank_loss_policy_name(r.on_rank_loss);
-        j["radiation"]["link_outage_s"] = r.link_outage_s;
+        j["radiation"]["on_rank_loss"] = workloads::rank_loss_policy_name(sc.radiation.recovery.on_rank_loss);
+        j["radiation"]["link_outage_s"] = sc.radiation.recovery.link_outage_s;
         j["radiation"]["fabric"] = {{"coupled", r.fabric_note.empty()},
                                     {"topologies", r.fabric_topologies},
                                     {"keyframes", r.fabric_keyframes},

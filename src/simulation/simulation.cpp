@@ -277,8 +277,6 @@ private:
                                                                  sc_.seed, r.trials, backend_, model, scenario::monte_carlo_threads(sc_));
                 out.trials_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - trials_start).count();
             }
-            out.on_rank_loss = recovery.on_rank_loss;
-            out.link_outage_s = recovery.link_outage_s;
             if (fabric) {
                 out.fabric_keyframes = static_cast<std::int64_t>(timeline_.keyframe_count());
                 out.fabric_topologies = timeline_.topology_count();

@@ -68,8 +68,6 @@ struct RadiationOutcome {
     std::optional<workloads::MonteCarloResult> monte_carlo;  // when trials > 1 and a workload
     std::array<double, workloads::fault_kind_count> expected_events{};
     double interruption_mtbf_s = 0.0;
-    workloads::RankLossPolicy on_rank_loss = workloads::RankLossPolicy::wait;
-    double link_outage_s = 0.0;
     // The fabric the trials damaged (0 / a note when faults could not act on it).
     std::int64_t fabric_topologies = 0;   // fault-free topologies the run produced
     std::int64_t fabric_keyframes = 0;    // of them kept (the link set or a capacity changed)

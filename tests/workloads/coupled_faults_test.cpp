@@ -44,6 +44,13 @@ sw::StepModel exposed_job(std::int32_t ranks) {
 
 double compute_s(const sw::StepModel& m) { return sw::compute_time_per_step_s(m.job, m.accelerator); }
 
+// A run whose topology never changes: one keyframe.
+sw::TopologyTimeline timeline_of(const links::Topology& topology) {
+    sw::TopologyTimeline timeline;
+    timeline.append(topology);
+    return timeline;
+}
+
 sw::FabricDamage all_ranks(std::int32_t p) {
     sw::FabricDamage d;
     d.ranks.resize(static_cast<std::size_t>(p));
@@ -108,8 +115,7 @@ TEST(DamagedFabric, ShrinkReformsTheRingOverTheSurvivors) {
     // each of the 2(7−1) phases costs n/(7B) + 6α. The batch shrinks with the ranks, so compute
     // per step is unchanged.
     const std::int32_t p = 8;
-    sw::TopologyTimeline timeline;
-    timeline.append(swt::ring(p, capacity_bps, alpha_s));
+    const sw::TopologyTimeline timeline = timeline_of(swt::ring(p, capacity_bps, alpha_s));
     const sw::StepModel model = exposed_job(p);
     sw::DamagedFabric fabric(timeline, model, p);
     const double n = sw::gradient_bytes(model.job);
@@ -122,8 +128,7 @@ TEST(DamagedFabric, ShrinkReformsTheRingOverTheSurvivors) {
 
 TEST(CoupledPlay, ShrinkDropsTheCrashedRankUntilTheCheckpointAfterItsReboot) {
     const std::int32_t p = 8;
-    sw::TopologyTimeline timeline;
-    timeline.append(swt::ring(p, capacity_bps, alpha_s));
+    const sw::TopologyTimeline timeline = timeline_of(swt::ring(p, capacity_bps, alpha_s));
     const sw::StepModel model = exposed_job(p);
     sw::DamagedFabric fabric(timeline, model, p);
     const double full = fabric.step_s(0, all_ranks(p));
@@ -176,8 +181,7 @@ TEST(CoupledPlay, TwoOutagesThatSplitTheRingStallItUntilTheFirstRepair) {
     // its second link, 2–3) at 100 s split it into {0,3} and {1,2}. The step running at 100 s
     // finishes (damage acts from the next step); the next one waits until 150 s.
     const std::int32_t p = 4;
-    sw::TopologyTimeline timeline;
-    timeline.append(swt::ring(p, capacity_bps, alpha_s));
+    const sw::TopologyTimeline timeline = timeline_of(swt::ring(p, capacity_bps, alpha_s));
     sw::DamagedFabric fabric(timeline, exposed_job(p), p);
     const double d = fabric.step_s(0, all_ranks(p));
     sw::StepDurations steps;
@@ -291,8 +295,7 @@ TEST(CoupledMonteCarlo, RollbackOnlyFaultsMatchTheRenewalFormulaOnAFabric) {
     // UECCs only (rollback, no crash): the fabric is never damaged, and the coupled goodput is
     // the renewal formula's within its Monte Carlo error.
     const std::int32_t p = 8;
-    sw::TopologyTimeline timeline;
-    timeline.append(swt::ring(p, capacity_bps, alpha_s));
+    const sw::TopologyTimeline timeline = timeline_of(swt::ring(p, capacity_bps, alpha_s));
     sw::DamagedFabric fabric(timeline, exposed_job(p), p);
     const double M = 3600.0, delta = 60.0, R = 300.0, tau = 1200.0, T = 2.0e6;
     const double step = fabric.step_s(0, all_ranks(p));

@@ -9,30 +9,6 @@ namespace skyfabric::workloads {
 
 namespace {
 
-// One schedule running `per_group` in each of `groups` groups of consecutive ranks at once:
-// group g's ranks are g·k … g·k + k − 1 (k = per_group.ranks), phase by phase.
-Schedule in_groups(const Schedule& per_group, std::int32_t groups) {
-    Schedule s = per_group;
-    const std::int32_t k = per_group.ranks;
-    s.ranks = k * groups;
-    s.transfers.clear();
-    s.phases.clear();
-    for (const Phase& ph : per_group.phases) {
-        Phase grouped = ph;
-        grouped.first_transfer = static_cast<std::int32_t>(s.transfers.size());
-        for (std::int32_t g = 0; g < groups; ++g)
-            for (std::int32_t i = 0; i < ph.transfer_count; ++i) {
-                Transfer t = per_group.transfers[static_cast<std::size_t>(ph.first_transfer + i)];
-                t.source_rank += g * k;
-                t.target_rank += g * k;
-                s.transfers.push_back(t);
-            }
-        grouped.transfer_count = static_cast<std::int32_t>(s.transfers.size()) - grouped.first_transfer;
-        s.phases.push_back(grouped);
-    }
-    return s;
-}
-
 Placement plan(const TrainingOptions& o, const Network& net, std::int32_t ranks) {
     if (!o.rank_nodes.empty()) {
         switch (o.placement) {

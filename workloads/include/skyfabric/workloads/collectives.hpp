@@ -108,6 +108,9 @@ Schedule build_explicit_schedule(CollectiveOp op, Algorithm algorithm, std::int3
 
 // Any schedule with its repeats unrolled into explicit phases.
 Schedule expand_schedule(const Schedule& schedule);
+// `per_group` run in each of `groups` groups of consecutive ranks at once, phase by phase: group
+// g's ranks are g·k … g·k + k − 1 (k = per_group.ranks). E.g. the MoE all-to-alls of expert groups.
+Schedule in_groups(const Schedule& per_group, std::int32_t groups);
 
 // nccl-tests bus-bandwidth factor: busBw = algBw × factor.
 // all_reduce 2(p−1)/p; reduce_scatter, all_gather, all_to_all (p−1)/p; point_to_point 1.
