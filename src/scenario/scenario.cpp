@@ -5,11 +5,13 @@
 #include <skyfabric/physics/constants.hpp>
 #include <skyfabric/physics/frames.hpp>
 #include <skyfabric/physics/orbit.hpp>
+#include <skyfabric/physics/random.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <numeric>
 #include <regex>
 #include <sstream>
 
@@ -251,18 +253,8 @@ MetricsConfig read_metrics(Section s) {
     return m;
 }
 
-LinksConfig read_links(Section s, bool present) {
-    LinksConfig l;
-    l.enabled = s.boolean("enabled", present);
-    auto& t = l.topology;
-    auto& o = t.optics;
-    const std::string policy = s.choice("topology", {"nearest_k", "lattice", "max_capacity"}, "nearest_k");
-    t.policy = *links::topology_policy_from_name(policy);
-    t.terminals.terminals_per_satellite = static_cast<int>(s.integer("terminals_per_satellite", 1, 64, 8));
-    t.neighbours_k = static_cast<int>(s.integer("neighbours_k", 0, 64, 0));
-    t.terminals.max_range_m = s.number("max_range_m", 0.0, 1.0e8, 0.0, "m");
-    t.terminals.reacquisition_time_s = s.number("reacquisition_time_s", 0.0, 3600.0, 1.0, "s");
-    t.hysteresis_fraction = s.number("hysteresis_fraction", 0.0, 1.0, 0.1);
+// The optics of a terminal (its keys and the dwdm subsection), over `o`'s values as defaults.
+void read_optics(Section& s, links::OpticalTerminalParameters& o) {
     o.aperture_m = s.number("aperture_m", 0.001, 10.0, o.aperture_m, "m");
     o.tx_power_w = s.number("tx_power_w", 1e-6, 1000.0, o.tx_power_w, "W");
     o.wavelength_m = 1e-9 * s.number("wavelength_nm", 400.0, 11000.0, 1e9 * o.wavelength_m, "nm");
@@ -284,8 +276,79 @@ LinksConfig read_links(Section s, bool present) {
     o.transceiver.sensitivity_dbm = dwdm.number("sensitivity_dbm", -80.0, 30.0, o.transceiver.sensitivity_dbm, "dBm");
     o.transceiver.required_osnr_db = dwdm.number("required_osnr_db", 0.0, 60.0, o.transceiver.required_osnr_db, "dB");
     dwdm.finish();
+}
+
+LinksConfig read_links(Section s, bool present) {
+    LinksConfig l;
+    l.enabled = s.boolean("enabled", present);
+    auto& t = l.topology;
+    const std::string policy = s.choice("topology", {"nearest_k", "lattice", "max_capacity"}, "nearest_k");
+    t.policy = *links::topology_policy_from_name(policy);
+    t.terminals.terminals_per_satellite = static_cast<int>(s.integer("terminals_per_satellite", 1, 64, 8));
+    t.neighbours_k = static_cast<int>(s.integer("neighbours_k", 0, 64, 0));
+    t.terminals.max_range_m = s.number("max_range_m", 0.0, 1.0e8, 0.0, "m");
+    t.terminals.reacquisition_time_s = s.number("reacquisition_time_s", 0.0, 3600.0, 1.0, "s");
+    t.hysteresis_fraction = s.number("hysteresis_fraction", 0.0, 1.0, 0.1);
+    read_optics(s, t.optics);
     s.finish();
     return l;
+}
+
+// constellation: clusters as a count spaced along-track (spacing_km), or a list of clusters.
+ConstellationConfig read_constellation(Section s, bool present) {
+    ConstellationConfig c;
+    c.enabled = present;
+    if (!present) return c;
+    s.refuse_empty("clusters", "a number of clusters or a list of clusters");
+    if (s.is_scalar("clusters")) {
+        const auto count = s.integer("clusters", 2, 1000, {});
+        const double spacing_m = 1e3 * s.number("spacing_km", 0.001, 40000.0, {}, "km");
+        const double raan_step_rad = deg * s.number("raan_step_deg", -180.0, 180.0, 0.0, "deg");
+        for (std::int64_t k = 0; k < count; ++k)
+            c.clusters.push_back(ClusterConfig{spacing_m * static_cast<double>(k), raan_step_rad * static_cast<double>(k), {}});
+    } else {
+        const auto items = s.sequence("clusters");
+        if (items.size() < 2) s.fail("clusters", "a constellation needs at least 2 clusters");
+        for (std::size_t k = 0; k < items.size(); ++k) {
+            Section item = s.item(items[k], s.path() + ".clusters[" + std::to_string(k) + "]");
+            ClusterConfig cluster;
+            cluster.along_track_m = 1e3 * item.number("along_track_km", -40000.0, 40000.0, 0.0, "km");
+            cluster.raan_offset_rad = deg * item.number("raan_deg", -180.0, 180.0, 0.0, "deg");
+            if (item.has("radius_m")) cluster.radius_m = item.number("radius_m", 1.0, 1e6, {}, "m");
+            item.finish();
+            c.clusters.push_back(cluster);
+        }
+    }
+    Section g = s.section("gateways");
+    auto& gw = c.gateways;
+    gw.gateways_per_cluster = static_cast<std::int32_t>(g.integer("per_cluster", 1, 64, 4));
+    gw.topology = *links::aggregation_topology_from_name(g.choice("topology", {"planar", "spread"}, "planar"));
+    gw.grazing_altitude_m = 1e3 * g.number("grazing_altitude_km", 0.0, 1000.0, 100.0, "km");
+    gw.optics.aperture_m = 0.3;
+    gw.optics.tx_power_w = 10.0;
+    read_optics(g, gw.optics);
+    g.finish();
+    c.ucmp = s.choice("routing", {"shortest", "ucmp"}, "shortest") == "ucmp";
+    c.ucmp_paths = static_cast<std::int32_t>(s.integer("ucmp_paths", 2, 16, 4));
+    std::vector<std::string> names;
+    if (!s.has("algorithms")) {
+        names = {"ring", "hierarchical", "diloco", "noloco"};
+    } else if (s.is_scalar("algorithms")) {
+        names = {s.choice("algorithms", {"ring", "hierarchical", "diloco", "noloco"})};
+    } else {
+        for (const auto& node : s.sequence("algorithms")) {
+            const std::string name = node.IsScalar() ? node.as<std::string>() : std::string();
+            if (!workloads::cluster_algorithm_from_name(name))
+                s.fail_at(node, s.path() + ".algorithms", "expected one of ring, hierarchical, diloco, noloco");
+            names.push_back(name);
+        }
+        if (names.empty()) s.fail("algorithms", "list at least one of ring, hierarchical, diloco, noloco");
+    }
+    for (const auto& n : names) c.algorithms.push_back(*workloads::cluster_algorithm_from_name(n));
+    c.inner_steps = static_cast<std::int32_t>(s.integer("inner_steps", 1, 1000000, 50));
+    c.outer_bytes_per_element = s.number("outer_bytes_per_element", 0.125, 16.0, 4.0, "B");
+    s.finish();
+    return c;
 }
 
 WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed) {
@@ -704,6 +767,36 @@ void check_name(Section& top, const std::string& name) {
 // Every satellite's own orbit must be bound, stay above 100 km and within the largest orbit a
 // scenario may give: an escaping or re-entering satellite is not a formation, and its dose (hence
 // its fault events) would grow without bound. Returns the highest apogee altitude, m.
+// What a constellation run supports, and what its algorithms need of the clusters.
+void check_constellation(Section& top, const Scenario& sc) {
+    Section c = top.section("constellation");
+    const auto& con = sc.constellation;
+    if (sc.fabric) c.fail("clusters", "a constellation needs an orbit; a synthetic topology has none");
+    if (!sc.links.enabled) c.fail("clusters", "a constellation needs a links section (the clusters' own fabrics)");
+    if (sc.radiation.enabled) top.fail("radiation", "radiation with a constellation is not supported yet: run one cluster");
+    if (sc.power.enabled) top.fail("power", "power with a constellation is not supported yet: run one cluster");
+    if (sc.dynamics.compare_to_nonlinear) top.section("dynamics").fail("compare_to_nonlinear", "is not supported with a constellation");
+    std::vector<std::size_t> sizes;
+    for (std::size_t k = 0; k < con.clusters.size(); ++k) sizes.push_back(initial_formation(cluster_scenario(sc, k)).size());
+    const auto smallest = *std::min_element(sizes.begin(), sizes.end());
+    if (static_cast<std::size_t>(con.gateways.gateways_per_cluster) > smallest) {
+        Section g = c.section("gateways");
+        g.fail("per_cluster", "a cluster has only " + std::to_string(smallest) + " satellites");
+    }
+    const bool equal = std::all_of(sizes.begin(), sizes.end(), [&](std::size_t n) { return n == sizes.front(); });
+    for (auto a : con.algorithms)
+        if (a != workloads::ClusterAlgorithm::ring && !equal)
+            c.fail("algorithms", std::string(workloads::to_string(a)) + " needs clusters of equal size (give every cluster the same radius_m)");
+    if (sc.workload.enabled) {
+        const std::size_t all = std::accumulate(sizes.begin(), sizes.end(), std::size_t{0});
+        if (sc.workload.job.data_parallel != 0 && static_cast<std::size_t>(sc.workload.job.data_parallel) != all) {
+            Section parallelism = top.section("workload").section("parallelism");
+            parallelism.fail("data", "a constellation trains on every satellite: give 0 (all " + std::to_string(all) + ")");
+        }
+        if (sc.workload.job.moe.layers > 0) top.section("workload").fail("moe", "is not supported with a constellation yet");
+    }
+}
+
 double check_satellite_orbits(Section& top, const Scenario& sc, const std::vector<physics::RelativeState>& states) {
     const physics::CartesianState chief = initial_chief_state(sc);
     if (!chief.position_m.allFinite() || !chief.velocity_m_s.allFinite()) {
@@ -814,7 +907,8 @@ void check_across_sections(Section& top, Scenario& sc, const LoadOptions& option
     // Ranks of the fabric, or satellites of the formation (set up once here).
     std::vector<physics::RelativeState> states;
     if (!sc.fabric) states = initial_formation(sc);
-    const std::size_t satellites = sc.fabric ? node_count(sc) : states.size();
+    const std::size_t satellites = sc.fabric || sc.constellation.enabled ? node_count(sc) : states.size();
+    if (sc.constellation.enabled) check_constellation(top, sc);
     if (satellites > static_cast<std::size_t>(max_satellites)) {
         top.fail("formation", "the formation has " + std::to_string(satellites) + " satellites; at most " +
                                   std::to_string(max_satellites) + " are supported");
@@ -881,6 +975,10 @@ void check_across_sections(Section& top, Scenario& sc, const LoadOptions& option
     double max_apogee_altitude_m = 0.0;
     if (!sc.fabric && satellites <= static_cast<std::size_t>(max_satellites)) {
         max_apogee_altitude_m = check_satellite_orbits(top, sc, states);
+        for (std::size_t k = 1; k < cluster_count(sc); ++k) {
+            const Scenario cluster = cluster_scenario(sc, k);
+            max_apogee_altitude_m = std::max(max_apogee_altitude_m, check_satellite_orbits(top, cluster, initial_formation(cluster)));
+        }
     }
     if (sc.radiation.enabled) check_radiation(top, sc, satellites, max_apogee_altitude_m);
     if (static_cast<std::size_t>(sc.metrics.reference_satellite) >= satellites) {
@@ -969,6 +1067,7 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
     sc.station_keeping = read_station_keeping(top.section("station_keeping"));
     sc.metrics = read_metrics(top.section("metrics"));
     sc.links = read_links(top.section("links"), top.has("links"));
+    sc.constellation = read_constellation(top.section("constellation"), top.has("constellation"));
     sc.workload = read_workload(top.section("workload"), top.has("workload"), sc.seed);
     sc.radiation = read_radiation(top.section("radiation"), top.has("radiation"), sc.orbit.epoch);
     sc.power = read_power(top.section("power"), top.has("power"), sc.workload.job.tensor_parallel);
@@ -1131,8 +1230,30 @@ std::vector<physics::RelativeState> initial_formation(const Scenario& sc) {
     return bounded;
 }
 
+std::size_t cluster_count(const Scenario& sc) {
+    return sc.constellation.enabled ? sc.constellation.clusters.size() : 1;
+}
+
+Scenario cluster_scenario(const Scenario& sc, std::size_t c) {
+    Scenario out = sc;
+    out.constellation = {};
+    if (!sc.constellation.enabled) return out;
+    const ClusterConfig& cluster = sc.constellation.clusters.at(c);
+    // Along the orbit by arc length on the mean orbit; the node turned (LTAN with it when given).
+    out.orbit.arg_latitude_rad += cluster.along_track_m / sc.orbit.semi_major_axis_m;
+    out.orbit.raan_rad += cluster.raan_offset_rad;
+    if (out.orbit.ltan_h) *out.orbit.ltan_h += cluster.raan_offset_rad * 12.0 / physics::pi;
+    if (cluster.radius_m) out.formation.radius_m = *cluster.radius_m;
+    // Each cluster's satellites draw their own drag coefficients.
+    if (c > 0) out.dynamics.drag.seed = physics::rng::derive_seed(sc.dynamics.drag.seed, c);
+    return out;
+}
+
 std::size_t node_count(const Scenario& sc) {
-    return sc.fabric ? static_cast<std::size_t>(workloads::make_fabric(*sc.fabric).ranks) : initial_formation(sc).size();
+    if (sc.fabric) return static_cast<std::size_t>(workloads::make_fabric(*sc.fabric).ranks);
+    std::size_t n = 0;
+    for (std::size_t c = 0; c < cluster_count(sc); ++c) n += initial_formation(cluster_scenario(sc, c)).size();
+    return n;
 }
 
 physics::PropagationSettings propagation_settings(const Scenario& sc) {

@@ -5,8 +5,10 @@
 #include <skyfabric/physics/power.hpp>
 #include <skyfabric/physics/propagation.hpp>
 #include <skyfabric/physics/time.hpp>
+#include <skyfabric/links/aggregation.hpp>
 #include <skyfabric/links/topology_policy.hpp>
 #include <skyfabric/physics/radiation.hpp>
+#include <skyfabric/workloads/cluster_training.hpp>
 #include <skyfabric/workloads/faults.hpp>
 #include <skyfabric/workloads/flow_solver.hpp>
 #include <skyfabric/workloads/job.hpp>
@@ -114,6 +116,26 @@ struct RadiationConfig {
     std::int32_t threads = 0;                    // CPU threads playing the trials (0: every core)
 };
 
+// constellation: present = several clusters (docs/constellations.md). Each cluster is the formation
+// section's formation flying its own chief: cluster c's chief leads the orbit section's by
+// along_track_m along the same orbit, with its plane's node turned by raan_offset_rad.
+struct ClusterConfig {
+    double along_track_m = 0.0;
+    double raan_offset_rad = 0.0;
+    std::optional<double> radius_m;  // this cluster's formation radius (absent: formation.radius_m)
+};
+
+struct ConstellationConfig {
+    bool enabled = false;
+    std::vector<ClusterConfig> clusters;        // cluster 0 first; its chief is the orbit section's
+    links::GatewayParameters gateways;          // the aggregation layer's terminals and topology
+    bool ucmp = false;                          // routing: ucmp (weighted multipath) or shortest
+    std::int32_t ucmp_paths = 4;                // edge-disjoint paths a transfer is split over with ucmp
+    std::vector<workloads::ClusterAlgorithm> algorithms;  // compared in one run, the first one's record kept
+    std::int32_t inner_steps = 50;              // diloco, noloco
+    double outer_bytes_per_element = 4.0;       // diloco, noloco outer gradients (1: 8-bit compression)
+};
+
 struct Scenario {
     std::string name;
     std::uint64_t seed = 42;
@@ -131,6 +153,7 @@ struct Scenario {
     // A synthetic fabric (ring, switch, torus, ...) instead of an orbit: the workload runs on
     // its fixed topology and orbit, formation and links are not simulated.
     std::optional<workloads::FabricSpec> fabric;
+    ConstellationConfig constellation;
     OutputConfig output;
 
     std::string source_file;  // for messages
@@ -193,7 +216,12 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
 
 // Satellites' initial LVLH states for the formation of a loaded scenario.
 std::vector<physics::RelativeState> initial_formation(const Scenario& scenario);
-// Satellites of the formation, or ranks of the synthetic fabric.
+// Cluster c of a constellation as a scenario of its own (its chief, its formation; no constellation).
+// The scenario itself for c = 0 without a constellation.
+Scenario cluster_scenario(const Scenario& scenario, std::size_t c);
+// Clusters: 1 without a constellation section.
+std::size_t cluster_count(const Scenario& scenario);
+// Satellites of the formation (every cluster's), or ranks of the synthetic fabric.
 std::size_t node_count(const Scenario& scenario);
 // The chief's initial ECI state: the orbit section's elements are mean elements, mapped to osculating
 // when the dynamics include J2 (nonlinear with j2: true).

@@ -79,18 +79,19 @@ public:
             times_.clear();
             return;
         }
-        const auto chief = scenario::initial_chief_state(sc);
-        setup_.initial_lvlh = scenario::initial_formation(sc);
-        setup_.satellite_count = setup_.initial_lvlh.size();
+        clusters_.emplace(sc, sc.links.enabled, /*links_acquired=*/false);
+        setup_.initial_lvlh = clusters_->initial_lvlh();
+        setup_.satellite_count = clusters_->satellite_count();
         setup_.sample_count = times_.size();
-        propagator_.emplace(chief, setup_.initial_lvlh, scenario::propagation_settings(sc));
+        setup_.cluster_of.assign(clusters_->cluster_of().begin(), clusters_->cluster_of().end());
+        setup_.gateway_nodes = clusters_->gateway_nodes();
         if (sc.dynamics.compare_to_nonlinear) {
+            const auto chief = scenario::initial_chief_state(sc);
             auto settings = scenario::propagation_settings(sc);
             settings.model = physics::RelativeMotionModel::nonlinear;
             settings.station_keeping.enabled = false;
             truth_.emplace(chief, setup_.initial_lvlh, settings);
         }
-        if (sc.links.enabled) topology_builder_.emplace(sc.links.topology);
         positions_lvlh_.resize(setup_.satellite_count);
         if (sc.radiation.enabled) {
             radiation_model_.emplace(physics::make_radiation_model(sc.radiation.environment));
@@ -109,13 +110,15 @@ public:
         summary_.power_state_of_charge_min = inf;
         summary_.power_temperature_max_k = -inf;
         summary_.nearest_neighbour_min_m = summary_.reference_neighbours_min_m = summary_.min_separation_m = inf;
-        if (topology_builder_) summary_.link_capacity_min_bps = summary_.bisection_capacity_min_bps = inf;
+        if (sc.links.enabled) summary_.link_capacity_min_bps = summary_.bisection_capacity_min_bps = inf;
+        if (clusters_->constellation()) summary_.gateway_capacity_min_bps = summary_.oversubscription_min = inf;
     }
 
     RunSummary execute() {
         for (auto* r : recorders_) r->begin(setup_);
         try {
             if (fabric_) run_fabric_workload();
+            else if (sc_.workload.enabled && clusters_->constellation()) run_constellation_workload();
             else if (sc_.workload.enabled) run_workload();
             while (advance()) {
             }
@@ -140,7 +143,7 @@ private:
             return false;
         }
         ++next_;
-        propagator_->advance_to(times_[k], snapshot_);
+        clusters_->advance_to(times_[k], snapshot_);
         sample_.index = k;
         sample_.snapshot = &snapshot_;
         derive_metrics(sc_, snapshot_, sample_);
@@ -155,20 +158,23 @@ private:
                     (snapshot_.satellites_lvlh[i].position_m - truth_snapshot_.satellites_lvlh[i].position_m).norm();
             }
         }
-        sample_.delta_v_m_s = propagator_->station_keeping_delta_v_m_s();
+        sample_.delta_v_m_s = station_keeping_delta_v();
         sample_sunlight(times_[k]);
         if (sc_.station_keeping.enabled && sc_.dynamics.model == physics::RelativeMotionModel::nonlinear) {
-            for (std::size_t i = 0; i < snapshot_.satellites_lvlh.size(); ++i) {
-                const double deviation_m = (snapshot_.satellites_lvlh[i].position_m -
-                                            propagator_->station_keeping_reference_lvlh(i).position_m).norm();
-                summary_.station_keeping_deviation_max_m = std::max(summary_.station_keeping_deviation_max_m, deviation_m);
+            for (std::size_t c = 0; c < clusters_->cluster_count(); ++c) {
+                const auto& own = clusters_->cluster_snapshot(c).satellites_lvlh;  // in its own chief's frame
+                for (std::size_t i = 0; i < own.size(); ++i) {
+                    const double deviation_m =
+                        (own[i].position_m - clusters_->propagator(c).station_keeping_reference_lvlh(i).position_m).norm();
+                    summary_.station_keeping_deviation_max_m = std::max(summary_.station_keeping_deviation_max_m, deviation_m);
+                }
             }
         }
-        if (topology_builder_) {
-            // Distances are frame-invariant, so LVLH positions serve the link budget.
+        if (sc_.links.enabled) {
             for (std::size_t i = 0; i < positions_lvlh_.size(); ++i) positions_lvlh_[i] = snapshot_.satellites_lvlh[i].position_m;
             link_events_.clear();
-            topology_ = topology_builder_->update(times_[k], positions_lvlh_, link_events_);
+            topology_ = clusters_->update_topology(times_[k], link_events_);
+            if (clusters_->constellation()) sample_.aggregation = &clusters_->aggregation();
             if (sc_.power.enabled) sample_power(k);
             sample_.topology = &topology_;
             sample_.link_events = link_events_;
@@ -315,6 +321,50 @@ private:
         summary_.training = workloads::simulate_training(sc_.workload.job, sc_.workload.accelerator, source, options);
     }
 
+    // Every cluster's cumulative station-keeping delta-v, as the satellites are numbered.
+    std::span<const double> station_keeping_delta_v() {
+        if (!clusters_->constellation()) return clusters_->propagator(0).station_keeping_delta_v_m_s();
+        delta_v_all_.clear();
+        for (std::size_t c = 0; c < clusters_->cluster_count(); ++c) {
+            const auto dv = clusters_->propagator(c).station_keeping_delta_v_m_s();
+            delta_v_all_.insert(delta_v_all_.end(), dv.begin(), dv.end());
+        }
+        return delta_v_all_;
+    }
+
+    // A constellation: the physics first, every topology kept as keyframes, then each training algorithm
+    // replayed over them from the start (workloads/cluster_training.hpp), so that they compare on the
+    // same fabric. The first algorithm's record, when it steps every rank together, is the run's training.
+    void run_constellation_workload() {
+        const auto& con = sc_.constellation;
+        while (advance_keeping_results()) timeline_.append(topology_);
+        if (timeline_.keyframe_count() == 0) return;
+        workloads::ClusterTrainingSetup setup;
+        setup.job = sc_.workload.job;
+        setup.accelerator = sc_.workload.accelerator;
+        setup.options = sc_.workload.options;
+        setup.options.start_s = 0.0;
+        setup.options.end_s = summary_.simulated_s;
+        if (con.ucmp) {
+            setup.options.flow.paths_per_transfer = con.ucmp_paths;
+            setup.options.flow.split = workloads::MultipathSplit::capacity;
+        }
+        setup.inner_steps = con.inner_steps;
+        setup.outer_bytes_per_element = con.outer_bytes_per_element;
+        setup.seed = sc_.seed;
+        setup.topologies = [this](double from_s) { return timeline_.source_from(from_s); };
+        // Each cluster's ranks in ring order along its own links, at the start.
+        const workloads::Network start = workloads::build_network(timeline_.keyframe(0));
+        for (const auto& nodes : clusters_->cluster_nodes()) setup.cluster_nodes.push_back(workloads::ring_placement(start, nodes));
+        for (const auto algorithm : con.algorithms) {
+            summary_.constellation.push_back(workloads::simulate_cluster_training(algorithm, setup));
+            if (summary_.constellation.size() == 1 && (algorithm == workloads::ClusterAlgorithm::ring ||
+                                                       algorithm == workloads::ClusterAlgorithm::hierarchical))
+                summary_.training = summary_.constellation.back().training;
+        }
+        for (auto& r : summary_.constellation) r.training = {};  // kept once, in summary_.training
+    }
+
     // advance() for the training's callbacks: a numerical failure becomes the stop reason instead of
     // unwinding through the training simulation (which would lose its results).
     bool advance_keeping_results() {
@@ -352,7 +402,7 @@ private:
         const double dt = k + 1 < times_.size() ? times_[k + 1] - times_[k] : 0.0;
         const double t = times_[k];
         const double au = sun_eci_m_.norm() / physics::astronomical_unit_m;  // from sample_sunlight
-        std::vector<int> degree = topology_builder_ ? links::links_per_satellite(topology_) : std::vector<int>(n, 0);
+        std::vector<int> degree = sc_.links.enabled ? links::links_per_satellite(topology_) : std::vector<int>(n, 0);
         degree.resize(n, 0);
         const double requested = sc_.workload.enabled ? 1.0 : 0.0;
         auto& s = sample_;
@@ -469,6 +519,18 @@ private:
             m.components_max = std::max(m.components_max, t.components);
             m.link_events += s.link_events.size();
         }
+        if (s.aggregation) {
+            const auto& a = *s.aggregation;
+            const bool first = m.samples_written == 0;
+            m.gateway_capacity_min_bps = std::min(m.gateway_capacity_min_bps, a.gateway_capacity_bps);
+            gateway_capacity_sum_bps_ += a.gateway_capacity_bps;
+            m.gateway_links_min = first ? a.gateway_links : std::min(m.gateway_links_min, a.gateway_links);
+            m.gateway_links_max = std::max(m.gateway_links_max, a.gateway_links);
+            m.gateway_blocked_max = std::max(m.gateway_blocked_max, a.blocked);
+            m.oversubscription_min = std::min(m.oversubscription_min, a.oversubscription_max);
+            m.oversubscription_max = std::max(m.oversubscription_max, a.oversubscription_max);
+            oversubscription_sum_ += a.oversubscription_max;
+        }
     }
 
     void finish_summary() {
@@ -482,7 +544,7 @@ private:
             m.power_shunted_kwh = power_shunted_j_ / n / 3.6e6;
         }
         if (!std::isfinite(m.beta_angle_min_rad)) m.beta_angle_min_rad = m.beta_angle_max_rad = 0.0;
-        if (topology_builder_ && m.samples_written > 0) {
+        if (sc_.links.enabled && m.samples_written > 0) {
             const double samples = static_cast<double>(m.samples_written);
             m.link_capacity_mean_bps = link_samples_ ? capacity_sum_bps_ / static_cast<double>(link_samples_) : 0.0;
             m.bisection_capacity_mean_bps = bisection_sum_bps_ / samples;
@@ -490,15 +552,25 @@ private:
         }
         if (!std::isfinite(m.link_capacity_min_bps)) m.link_capacity_min_bps = 0.0;
         if (!std::isfinite(m.bisection_capacity_min_bps)) m.bisection_capacity_min_bps = 0.0;
-        if (propagator_) {
-            const auto dv = propagator_->station_keeping_delta_v_m_s();
-            m.station_keeping_delta_v_m_s.assign(dv.begin(), dv.end());
-            const auto acquisition = propagator_->station_keeping_acquisition_delta_v_m_s();
-            m.station_keeping_acquisition_delta_v_m_s.assign(acquisition.begin(), acquisition.end());
-            m.station_keeping_steady_since_s = propagator_->station_keeping_steady_since_s();
-            const auto drag = propagator_->differential_drag_delta_v_m_s();
-            m.differential_drag_delta_v_m_s.assign(drag.begin(), drag.end());
+        if (clusters_) {
+            // Cluster after cluster, as the satellites are numbered.
+            for (std::size_t c = 0; c < clusters_->cluster_count(); ++c) {
+                const auto& p = clusters_->propagator(c);
+                const auto dv = p.station_keeping_delta_v_m_s();
+                m.station_keeping_delta_v_m_s.insert(m.station_keeping_delta_v_m_s.end(), dv.begin(), dv.end());
+                const auto acquisition = p.station_keeping_acquisition_delta_v_m_s();
+                m.station_keeping_acquisition_delta_v_m_s.insert(m.station_keeping_acquisition_delta_v_m_s.end(),
+                                                                 acquisition.begin(), acquisition.end());
+                m.station_keeping_steady_since_s = std::max(m.station_keeping_steady_since_s, p.station_keeping_steady_since_s());
+                const auto drag = p.differential_drag_delta_v_m_s();
+                m.differential_drag_delta_v_m_s.insert(m.differential_drag_delta_v_m_s.end(), drag.begin(), drag.end());
+            }
         }
+        if (clusters_ && clusters_->constellation() && m.samples_written > 0) {
+            m.gateway_capacity_mean_bps = gateway_capacity_sum_bps_ / static_cast<double>(m.samples_written);
+            m.oversubscription_mean = oversubscription_sum_ / static_cast<double>(m.samples_written);
+        }
+        if (!std::isfinite(m.gateway_capacity_min_bps)) m.gateway_capacity_min_bps = 0.0;
         m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
     }
 
@@ -513,7 +585,10 @@ private:
     RunSummary summary_;
 
     std::optional<workloads::Fabric> fabric_;
-    std::optional<physics::FormationPropagator> propagator_, truth_;
+    std::optional<ClusterSet> clusters_;                // every cluster's physics and links (one without a constellation)
+    std::optional<physics::FormationPropagator> truth_;
+    std::vector<double> delta_v_all_;                  // a constellation's clusters' delta-v, concatenated
+    double gateway_capacity_sum_bps_ = 0.0, oversubscription_sum_ = 0.0;
     double epoch_julian_date_ = 0.0;
     Eigen::Vector3d sun_eci_m_ = Eigen::Vector3d::Zero();  // at the current sample
     double shadow_sum_ = 0.0;
@@ -522,7 +597,6 @@ private:
     std::deque<links::Topology> pending_topologies_;   // simulated ahead for compute_done_s, not yet pulled
     double power_generated_j_ = 0.0, power_used_j_ = 0.0, power_shunted_j_ = 0.0;
     physics::FormationSnapshot snapshot_, truth_snapshot_;
-    std::optional<links::TopologyBuilder> topology_builder_;
     links::Topology topology_;
     std::vector<links::LinkEvent> link_events_;
     std::vector<Eigen::Vector3d> positions_lvlh_;
@@ -541,15 +615,11 @@ private:
 
 links::Topology topology_at(const scenario::Scenario& sc, double time_s) {
     if (!sc.links.enabled) throw scenario::ScenarioError(sc.source_file + ": the scenario has no links section, so no topology");
-    const auto initial = scenario::initial_formation(sc);
-    physics::FormationPropagator propagator(scenario::initial_chief_state(sc), initial, scenario::propagation_settings(sc));
+    ClusterSet clusters(sc, /*with_links=*/true, /*links_acquired=*/true);
     physics::FormationSnapshot snapshot;
-    propagator.advance_to(time_s, snapshot);
-    std::vector<Eigen::Vector3d> positions(snapshot.satellites_lvlh.size());
-    for (std::size_t i = 0; i < positions.size(); ++i) positions[i] = snapshot.satellites_lvlh[i].position_m;
-    auto parameters = sc.links.topology;
-    parameters.initial_links_acquired = true;
-    return links::build_topology(positions, parameters, time_s);
+    clusters.advance_to(time_s, snapshot);
+    std::vector<links::LinkEvent> events;
+    return clusters.update_topology(time_s, events);
 }
 
 RunSummary run(const scenario::Scenario& sc, std::vector<Recorder*> recorders, const std::atomic<bool>* stop) {

@@ -3,11 +3,13 @@
 // metrics, and hand one Sample to each recorder (HDF5, VTK, progress). Recorders do
 // the I/O; this loop keeps no history, so memory does not grow with duration.
 #include "scenario/scenario.hpp"
+#include "simulation/cluster_set.hpp"
 
 #include <skyfabric/links/metrics.hpp>
 #include <skyfabric/links/topology.hpp>
 #include <skyfabric/physics/propagation.hpp>
 #include <skyfabric/physics/radiation.hpp>
+#include <skyfabric/workloads/cluster_training.hpp>
 #include <skyfabric/workloads/damaged_fabric.hpp>
 #include <skyfabric/workloads/faults.hpp>
 #include <skyfabric/workloads/synthetic_fabric.hpp>
@@ -29,6 +31,9 @@ struct RunSetup {
     std::size_t sample_count = 0;  // output instants, including t = 0 and the end
     std::vector<physics::RelativeState> initial_lvlh;
     const workloads::Fabric* fabric = nullptr;  // synthetic fabric: no samples, only the workload
+    // A constellation: each satellite's cluster, and each cluster's gateway satellites (empty: one cluster).
+    std::vector<std::int32_t> cluster_of;
+    std::vector<std::vector<std::int32_t>> gateway_nodes;
 };
 
 struct Sample {
@@ -55,6 +60,7 @@ struct Sample {
     const links::Topology* topology = nullptr;
     std::span<const links::LinkEvent> link_events;  // events since the previous sample
     links::TopologyMetrics link_metrics;
+    const AggregationSample* aggregation = nullptr;  // a constellation's gateway layer (null: one cluster)
     // Radiation (empty when off).
     std::span<const double> dose_rate_rad_s;  // [N] behind the shielding
     std::span<const double> dose_rad;         // [N] total ionising dose so far
@@ -128,8 +134,20 @@ struct RunSummary {
     int links_per_satellite_max = 0;
     int components_max = 0;               // 1 = connected at every sample
     std::size_t link_events = 0;
-    // The training job, when the scenario has one.
+    // A constellation's aggregation layer over all samples (zero for one cluster).
+    double gateway_capacity_min_bps = 0.0;   // per direction, summed over the layer
+    double gateway_capacity_mean_bps = 0.0;
+    int gateway_links_min = 0;
+    int gateway_links_max = 0;
+    int gateway_blocked_max = 0;             // pairs the Earth hid at once, at most
+    double oversubscription_min = 0.0;       // worst cluster's bisection / gateway capacity, over samples
+    double oversubscription_mean = 0.0;
+    double oversubscription_max = 0.0;
+    // The training job, when the scenario has one (a constellation: its first algorithm's record,
+    // when that one steps every rank together).
     std::optional<workloads::TrainingResult> training;
+    // A constellation's training algorithms, side by side (constellation.algorithms, in order).
+    std::vector<workloads::ClusterTrainingResult> constellation;
     std::optional<RadiationOutcome> radiation;
 };
 

@@ -363,6 +363,22 @@ Schedule in_groups(const Schedule& per_group, std::int32_t groups) {
     return s;
 }
 
+Schedule build_replica_average_schedule(std::int32_t replicas, std::int32_t ranks_per_replica, double bytes) {
+    if (replicas < 1 || ranks_per_replica < 1)
+        throw std::invalid_argument("replica average: needs at least one replica of at least one rank");
+    const std::int32_t m = replicas, k = ranks_per_replica;
+    Schedule s;
+    s.op = CollectiveOp::all_reduce;
+    s.algorithm = Algorithm::hierarchical_ring;
+    s.ranks = m * k;
+    s.bytes = bytes;
+    Builder b{s, true};
+    // Rank r = g·k + l. No reduce-scatter: every rank of a replica already holds the whole sum.
+    if (m > 1) ring_steps(b, Rings{k, m, 1, k}, 2 * (m - 1), bytes / k / m, 0);  // slice l across replicas
+    if (k > 1) ring_steps(b, Rings{m, k, k, 1}, k - 1, bytes / k, 1);            // all-gather in each
+    return s;
+}
+
 Schedule expand_schedule(const Schedule& schedule) {
     Schedule out;
     out.op = schedule.op;

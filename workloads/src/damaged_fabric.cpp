@@ -116,6 +116,15 @@ std::size_t TopologyTimeline::keyframe_index_at(double t) const {
     return it == frames_.begin() ? 0 : static_cast<std::size_t>(it - frames_.begin()) - 1;
 }
 
+TopologySource TopologyTimeline::source_from(double from_s) const {
+    std::size_t k = keyframe_index_at(from_s);
+    return [this, k](links::Topology& next) mutable {
+        if (k >= frames_.size()) return false;
+        next = keyframe(k++);
+        return true;
+    };
+}
+
 links::Topology TopologyTimeline::keyframe(std::size_t k) const {
     if (k >= frames_.size()) throw std::out_of_range("topology timeline: no keyframe " + std::to_string(k));
     std::size_t s = k;

@@ -112,6 +112,15 @@ Schedule expand_schedule(const Schedule& schedule);
 // g's ranks are g·k … g·k + k − 1 (k = per_group.ranks). E.g. the MoE all-to-alls of expert groups.
 Schedule in_groups(const Schedule& per_group, std::int32_t groups);
 
+// The outer sync of model replicas (DiLoCo, NoLoCo): `replicas` groups of `ranks_per_replica`
+// consecutive ranks (replica g: ranks g·k … g·k + k − 1), every rank of a replica holding the same
+// `bytes` (its outer gradient, after the replica's own all-reduce). Rank l of every replica
+// all-reduces slice l (bytes/k) with rank l of the others — a ring of m across, 2(m−1) steps of
+// bytes/(k·m) — and each replica then all-gathers the averaged slices (a ring of k, k−1 steps of
+// bytes/k): t = 2(m−1)(α_x + n/(k·m·B_x)) + (k−1)(α_in + n/(k·B_in)). The hierarchical all-reduce
+// without its first reduce-scatter, which replicas that already agree inside do not need.
+Schedule build_replica_average_schedule(std::int32_t replicas, std::int32_t ranks_per_replica, double bytes);
+
 // nccl-tests bus-bandwidth factor: busBw = algBw × factor.
 // all_reduce 2(p−1)/p; reduce_scatter, all_gather, all_to_all (p−1)/p; point_to_point 1.
 double bus_bandwidth_factor(CollectiveOp op, std::int32_t ranks);

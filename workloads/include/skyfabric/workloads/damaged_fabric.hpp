@@ -43,6 +43,9 @@ public:
     // Keyframe k rebuilt from its copy and the changes since (links sorted by (source, target);
     // a link's latency is within 10 % of the keyframe's: it is recorded again when it drifts more).
     links::Topology keyframe(std::size_t k) const;
+    // The keyframes from the one valid at from_s on, one per pull (the timeline must outlive it):
+    // a training replayed over the stored run, from any time.
+    TopologySource source_from(double from_s) const;
     // When keyframe k gives way to the next (+inf for the last).
     double keyframe_end_s(std::size_t k) const;
     std::size_t memory_bytes() const;

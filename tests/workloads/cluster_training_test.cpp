@@ -1,0 +1,202 @@
+// Training across clusters: the replica-average schedule against its α–β formula, the bytes each
+// variant moves over the gateway links, NoLoCo's pairing and its lack of a global barrier.
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include <skyfabric/workloads/cluster_training.hpp>
+#include <skyfabric/workloads/flow_simulation.hpp>
+
+#include "test_helpers.hpp"
+
+namespace sw = skyfabric::workloads;
+using skyfabric::links::Topology;
+using sw::testing::make_link;
+
+namespace {
+
+// m clusters, each a ring of k nodes (node g·k + l) with intra links (B1, α1); node l of every
+// cluster linked to node l of every other (B2, α2): a uniform two-level fabric.
+Topology two_level(int m, int k, double b1_bps, double a1_s, double b2_bps, double a2_s,
+                   const std::vector<double>& cluster_b1_bps = {}) {
+    Topology t;
+    t.node_count = m * k;
+    for (int g = 0; g < m; ++g) {
+        const double b = cluster_b1_bps.empty() ? b1_bps : cluster_b1_bps[static_cast<std::size_t>(g)];
+        for (int l = 0; l < k; ++l) t.links.push_back(make_link(g * k + l, g * k + (l + 1) % k, b, a1_s));
+    }
+    for (int a = 0; a < m; ++a)
+        for (int b = a + 1; b < m; ++b)
+            for (int l = 0; l < k; ++l) t.links.push_back(make_link(a * k + l, b * k + l, b2_bps, a2_s));
+    std::sort(t.links.begin(), t.links.end(),
+              [](const auto& x, const auto& y) { return x.source != y.source ? x.source < y.source : x.target < y.target; });
+    return t;
+}
+
+struct Fixture {
+    std::vector<Topology> series;
+    sw::ClusterTrainingSetup setup;
+    Fixture(int m, int k, const Topology& t, double end_s) {
+        series = {t};
+        setup.job.parameters = 1e9;
+        setup.job.tokens_per_step = 1e6 * m * k;
+        setup.job.data_parallel = m * k;
+        setup.job.mfu = 0.5;
+        setup.job.gradient_buckets = 1;
+        setup.options.start_s = 0.0;
+        setup.options.end_s = end_s;
+        for (int g = 0; g < m; ++g) {
+            std::vector<std::int32_t> nodes;
+            for (int l = 0; l < k; ++l) nodes.push_back(g * k + l);
+            setup.cluster_nodes.push_back(nodes);
+        }
+        setup.topologies = [this](double) { return sw::topology_source(series); };
+    }
+};
+
+}  // namespace
+
+TEST(ReplicaAverage, EqualsItsAlphaBetaFormulaOnTwoLevelFabric) {
+    // 2(m−1)(α2 + n/(k·m·B2)) across, then (k−1)(α1 + n/(k·B1)) gathering inside.
+    for (auto [m, k] : {std::pair{4, 9}, std::pair{2, 5}, std::pair{3, 4}}) {
+        const double b1 = 800e9, a1 = 1e-6, b2 = 80e9, a2 = 3e-4, n = 4e9;
+        const Topology t = two_level(m, k, b1, a1, b2, a2);
+        const auto s = sw::build_replica_average_schedule(m, k, n);
+        NetworkClockHolder:;
+        const std::vector<Topology> series{t};
+        sw::NetworkClock clock(sw::topology_source(series));
+        sw::CollectiveEngine engine(clock, {});
+        const auto r = engine.run(s, sw::identity_placement(m * k), 0.0);
+        const double expected = 2.0 * (m - 1) * (a2 + n / (k * m) / (b2 / 8)) + (k - 1) * (a1 + n / k / (b1 / 8));
+        EXPECT_NEAR(r.duration_s(), expected, 1e-12 * expected) << m << "x" << k;
+    }
+}
+
+TEST(ClusterTraining, RingCrossesTheGatewayLayerOncePerClusterPerRingStep) {
+    // Cluster-major ring of P = m·k ranks: each of its 2(P−1) steps sends n/P over each of the m
+    // boundary hops, so a step moves m·2(P−1)/P·n over gateway links.
+    const int m = 3, k = 4;
+    Fixture f(m, k, two_level(m, k, 800e9, 1e-6, 100e9, 1e-4), 50.0);
+    const auto r = sw::simulate_cluster_training(sw::ClusterAlgorithm::ring, f.setup);
+    ASSERT_GT(r.steps, 0);
+    const double n = sw::gradient_bytes(f.setup.job), p = m * k;
+    // LinkUtilisation counts both directions; the ring sends one way.
+    EXPECT_NEAR(r.gateway_bytes, r.steps * m * 2.0 * (p - 1) / p * n, 1e-9 * r.gateway_bytes);
+}
+
+TEST(ClusterTraining, HierarchicalSendsOnlySlicesAcross) {
+    // Per step each rank all-reduces n/k across m clusters: 2(m−1)/m · n/k per rank over gateways.
+    const int m = 4, k = 5;
+    Fixture f(m, k, two_level(m, k, 800e9, 1e-6, 100e9, 1e-4), 50.0);
+    const auto r = sw::simulate_cluster_training(sw::ClusterAlgorithm::hierarchical, f.setup);
+    ASSERT_GT(r.steps, 0);
+    const double n = sw::gradient_bytes(f.setup.job);
+    EXPECT_NEAR(r.gateway_bytes, r.steps * m * k * 2.0 * (m - 1) / m * n / k, 1e-9 * r.gateway_bytes);
+}
+
+TEST(ClusterTraining, NoLoCoMovesTwoOuterGradientsAcrossPerPairAndRound) {
+    // A pair's 2k ranks each send n/k (two ring steps of n/2k) to their peer: 2n over gateways per
+    // pair and outer step, n = parameters × outer bytes per element. Inner steps stay inside.
+    const int m = 4, k = 3;
+    Fixture f(m, k, two_level(m, k, 800e9, 1e-6, 100e9, 1e-4), 400.0);
+    f.setup.inner_steps = 5;
+    f.setup.outer_bytes_per_element = 4.0;
+    const auto r = sw::simulate_cluster_training(sw::ClusterAlgorithm::noloco, f.setup);
+    std::int64_t pair_syncs = 0;
+    for (const auto& rr : r.rounds)
+        if (rr.peer > rr.replica && rr.end_s > rr.ready_s) ++pair_syncs;
+    ASSERT_GT(pair_syncs, 4);
+    const double n = f.setup.job.parameters * f.setup.outer_bytes_per_element;
+    EXPECT_NEAR(r.gateway_bytes, pair_syncs * 2.0 * n, 1e-9 * r.gateway_bytes);
+}
+
+TEST(ClusterTraining, DiLoCoSyncsEveryReplicaBehindOneBarrier) {
+    const int m = 4, k = 3;
+    // Cluster 0's own fabric is slow, so its inner steps finish last.
+    Fixture f(m, k, two_level(m, k, 800e9, 1e-6, 100e9, 1e-4, {8e9, 800e9, 800e9, 800e9}), 400.0);
+    f.setup.inner_steps = 5;
+    const auto r = sw::simulate_cluster_training(sw::ClusterAlgorithm::diloco, f.setup);
+    ASSERT_GT(r.outer_rounds, 1);
+    for (std::int64_t round = 0; round < r.outer_rounds; ++round) {
+        double latest = 0.0;
+        for (const auto& rr : r.rounds)
+            if (rr.round == round) latest = std::max(latest, rr.ready_s);
+        for (const auto& rr : r.rounds)
+            if (rr.round == round) EXPECT_EQ(rr.sync_start_s, latest);  // everyone waits for the slowest
+    }
+    // Per round, every rank sends 2(m−1)/m · n/k across: 2(m−1)·n in all.
+    const double n = f.setup.job.parameters * f.setup.outer_bytes_per_element;
+    EXPECT_NEAR(r.gateway_bytes, r.outer_rounds * 2.0 * (m - 1) * n, 1e-9 * r.gateway_bytes);
+}
+
+TEST(ClusterTraining, NoLoCoRanksWaitOnlyForTheirPeer) {
+    // Same slow cluster 0: under NoLoCo a pair without replica 0 starts its sync when its own two
+    // replicas are ready, before replica 0 is; a sync never waits on a replica outside its pair.
+    const int m = 4, k = 3;
+    Fixture f(m, k, two_level(m, k, 800e9, 1e-6, 100e9, 1e-4, {8e9, 800e9, 800e9, 800e9}), 400.0);
+    f.setup.inner_steps = 5;
+    const auto r = sw::simulate_cluster_training(sw::ClusterAlgorithm::noloco, f.setup);
+    bool started_before_slowest = false;
+    for (const auto& rr : r.rounds) {
+        if (rr.peer < 0) {
+            EXPECT_EQ(rr.end_s, rr.ready_s);
+            continue;
+        }
+        const auto peer = std::find_if(r.rounds.begin(), r.rounds.end(),
+                                       [&](const auto& x) { return x.round == rr.round && x.replica == rr.peer; });
+        ASSERT_NE(peer, r.rounds.end());
+        if (rr.end_s == rr.ready_s) continue;  // the run ended before this sync
+        EXPECT_EQ(rr.sync_start_s, std::max(rr.ready_s, peer->ready_s));
+        double slowest = 0.0;
+        for (const auto& x : r.rounds)
+            if (x.round == rr.round) slowest = std::max(slowest, x.ready_s);
+        if (rr.sync_start_s < slowest) started_before_slowest = true;
+    }
+    EXPECT_TRUE(started_before_slowest);
+    // And the fast replicas get through more inner steps than under DiLoCo's barrier.
+    const auto d = sw::simulate_cluster_training(sw::ClusterAlgorithm::diloco, f.setup);
+    EXPECT_GT(r.tokens_per_s, d.tokens_per_s);
+}
+
+TEST(ClusterTraining, DiLoCoOutrunsRingOverSlowGatewayLinks) {
+    const int m = 4, k = 3;
+    Fixture f(m, k, two_level(m, k, 800e9, 1e-6, 1e9, 1e-3), 2000.0);
+    f.setup.inner_steps = 20;
+    const auto ring = sw::simulate_cluster_training(sw::ClusterAlgorithm::ring, f.setup);
+    const auto hier = sw::simulate_cluster_training(sw::ClusterAlgorithm::hierarchical, f.setup);
+    const auto diloco = sw::simulate_cluster_training(sw::ClusterAlgorithm::diloco, f.setup);
+    EXPECT_GT(hier.tokens_per_s, ring.tokens_per_s);
+    EXPECT_GT(diloco.tokens_per_s, hier.tokens_per_s);
+    EXPECT_LT(diloco.idle_fraction, ring.idle_fraction);
+    // Throughput is steps × global batch over the wall time, whatever the variant.
+    EXPECT_NEAR(ring.tokens_per_s, ring.steps * f.setup.job.tokens_per_step / (ring.end_s - ring.start_s),
+                1e-9 * ring.tokens_per_s);
+}
+
+TEST(NoLoCoPairing, IsASeededPerfectMatchingThatChangesByRound) {
+    std::set<std::vector<std::int32_t>> seen;
+    for (std::int64_t round = 0; round < 20; ++round) {
+        const auto peer = sw::noloco_pairing(6, round, 42);
+        for (std::int32_t a = 0; a < 6; ++a) {
+            ASSERT_GE(peer[a], 0);
+            EXPECT_NE(peer[a], a);
+            EXPECT_EQ(peer[peer[a]], a);
+        }
+        EXPECT_EQ(peer, sw::noloco_pairing(6, round, 42));
+        seen.insert(peer);
+    }
+    EXPECT_GT(seen.size(), 5u);  // 15 matchings of 6: 20 rounds draw several
+    const auto odd = sw::noloco_pairing(5, 0, 42);
+    EXPECT_EQ(std::count(odd.begin(), odd.end(), -1), 1);
+}
+
+TEST(ClusterTraining, RefusesUnequalClustersWhereSlicesNeedThem) {
+    Fixture f(2, 3, two_level(2, 3, 800e9, 1e-6, 100e9, 1e-4), 50.0);
+    f.setup.cluster_nodes[1].pop_back();
+    EXPECT_THROW(sw::simulate_cluster_training(sw::ClusterAlgorithm::hierarchical, f.setup), std::invalid_argument);
+    EXPECT_THROW(sw::simulate_cluster_training(sw::ClusterAlgorithm::noloco, f.setup), std::invalid_argument);
+    EXPECT_NO_THROW(sw::simulate_cluster_training(sw::ClusterAlgorithm::ring, f.setup));
+}

@@ -1,0 +1,101 @@
+#pragma once
+// Training across clusters: one job over several formations joined by a thin layer of long-range
+// gateway links, run four ways so that they can be compared on the same constellation.
+//   ring          every step, one ring all-reduce over every rank (cluster after cluster): each
+//                 ring step crosses the gateway layer as often as there are clusters.
+//   hierarchical  every step, reduce-scatter inside each cluster, all-reduce of the slices across
+//                 clusters (rank l of every cluster), all-gather inside (Algorithm::hierarchical_ring
+//                 with groups of one cluster).
+//   diloco        each cluster is a model replica: `inner_steps` steps all-reducing inside the
+//                 cluster only, then an outer sync of every replica's outer gradient
+//                 (build_replica_average_schedule over all clusters) behind a global barrier.
+//   noloco        the same inner steps; the outer sync averages each replica with one peer drawn
+//                 from the seed for that round (a random pairing; an odd one out skips the round),
+//                 and a pair waits only for itself: no global barrier.
+// Every variant computes the same global batch per step (tokens_per_step over all ranks, a replica
+// taking its ranks' share), so tokens/s compare. Convergence per token differs and is out of scope
+// (docs/constellations.md cites the papers' figures).
+//
+// Model: a replica's inner steps and a pair's outer sync run on their own clocks over the stored
+// topologies (a fresh NetworkClock per stretch), each with the network to itself: collectives of
+// different replicas or pairs that overlap in time do not share links' capacity. Exact while their
+// routes are disjoint (intra-cluster traffic stays inside its cluster; a pair's slices cross on the
+// direct gateway links between the two); where routes detour through a third cluster (its direct
+// links blocked) the contention is left out.
+// Pure: no I/O.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <skyfabric/workloads/job.hpp>
+#include <skyfabric/workloads/training.hpp>
+
+namespace skyfabric::workloads {
+
+enum class ClusterAlgorithm : std::uint8_t { ring = 0, hierarchical = 1, diloco = 2, noloco = 3 };
+std::optional<ClusterAlgorithm> cluster_algorithm_from_name(std::string_view name);
+std::string_view to_string(ClusterAlgorithm algorithm);
+
+struct ClusterTrainingSetup {
+    // The whole constellation's job: data_parallel = every rank, tokens_per_step the global batch.
+    TrainingJob job;
+    Accelerator accelerator;
+    // Flow (routing, multipath), start_s, end_s. Placement, rank_nodes and the all-reduce algorithm
+    // are set per variant from cluster_nodes.
+    TrainingOptions options;
+    // Nodes of each cluster in ring order (consecutive nodes neighbours); every cluster the same size
+    // for hierarchical, diloco and noloco.
+    std::vector<std::vector<std::int32_t>> cluster_nodes;
+    std::int32_t inner_steps = 50;          // H, diloco and noloco
+    double outer_bytes_per_element = 4.0;   // fp32 outer gradients; 1 for 8-bit compression
+    std::uint64_t seed = 42;                // noloco's pairings
+    // A topology source positioned at from_s (the keyframe valid then, onwards).
+    std::function<TopologySource(double from_s)> topologies;
+};
+
+// One replica's (cluster's) outer round: its inner steps, then the wait for its peer(s) and the sync.
+struct ReplicaRound {
+    std::int32_t replica = 0;
+    std::int64_t round = 0;
+    std::int32_t peer = -1;        // noloco: the replica it averaged with (−1: none); diloco: −1 (all)
+    std::int64_t inner_steps = 0;  // steps done in the round (fewer than H when the run ended)
+    double start_s = 0.0;
+    double ready_s = 0.0;          // inner steps done
+    double sync_start_s = 0.0;     // when the outer sync began (= max ready of the replicas it waits for)
+    double end_s = 0.0;            // sync done (= ready_s when there was none)
+};
+
+struct ClusterTrainingResult {
+    ClusterAlgorithm algorithm = ClusterAlgorithm::ring;
+    std::int64_t steps = 0;            // global-batch steps: replica-steps × replica share, summed
+    double start_s = 0.0;
+    double end_s = 0.0;                // the last replica's last completed work
+    double step_time_mean_s = 0.0;     // wall per step, mean over replicas (the outer syncs included)
+    double compute_per_step_s = 0.0;
+    double tokens_per_s = 0.0;
+    double mfu = 0.0;
+    double idle_fraction = 0.0;        // 1 − compute time / wall, mean over accelerators
+    double outer_sync_mean_s = 0.0;    // diloco, noloco: mean outer-sync duration (from sync start)
+    double outer_wait_mean_s = 0.0;    // diloco, noloco: mean time a replica waited for others to be ready
+    std::int64_t outer_rounds = 0;
+    double intra_cluster_bytes = 0.0;  // carried by links inside clusters (both directions)
+    double gateway_bytes = 0.0;        // carried by links between clusters
+    bool truncated = false;            // a collective could not finish (no path)
+    std::vector<ReplicaRound> rounds;  // diloco, noloco
+    TrainingResult training;           // ring, hierarchical: the full record
+};
+
+// Throws std::invalid_argument for fewer than two clusters, unequal cluster sizes where the
+// algorithm needs equal ones, or inner_steps < 1.
+ClusterTrainingResult simulate_cluster_training(ClusterAlgorithm algorithm, const ClusterTrainingSetup& setup);
+
+// The seeded pairing of `replicas` for outer round `round`: peer[r] (−1: sits this round out).
+// A uniformly random perfect matching (Fisher–Yates on a counter-based stream, then consecutive pairs).
+std::vector<std::int32_t> noloco_pairing(std::int32_t replicas, std::int64_t round, std::uint64_t seed);
+
+}  // namespace skyfabric::workloads

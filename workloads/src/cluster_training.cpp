@@ -1,0 +1,283 @@
+#include <skyfabric/workloads/cluster_training.hpp>
+
+#include <skyfabric/physics/random.hpp>
+#include <skyfabric/workloads/flow_simulation.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <utility>
+
+namespace skyfabric::workloads {
+
+namespace {
+
+constexpr std::uint64_t noloco_stream_tag = 0x6e6f6c6f636fULL;  // "noloco"
+
+struct LinkClasses {
+    std::vector<std::int32_t> cluster_of;  // node → cluster (−1: none)
+    double intra = 0.0, gateway = 0.0;
+    void add(const std::vector<LinkUtilisation>& links) {
+        for (const auto& l : links) {
+            const auto a = static_cast<std::size_t>(l.source), b = static_cast<std::size_t>(l.target);
+            const bool inside = a < cluster_of.size() && b < cluster_of.size() && cluster_of[a] == cluster_of[b] &&
+                                cluster_of[a] >= 0;
+            (inside ? intra : gateway) += l.bytes;
+        }
+    }
+};
+
+std::int32_t equal_cluster_size(const ClusterTrainingSetup& s, ClusterAlgorithm algorithm) {
+    const auto k = static_cast<std::int32_t>(s.cluster_nodes.front().size());
+    for (const auto& c : s.cluster_nodes)
+        if (static_cast<std::int32_t>(c.size()) != k)
+            throw std::invalid_argument("cluster training: " + std::string(to_string(algorithm)) +
+                                        " needs clusters of equal size");
+    return k;
+}
+
+// ring and hierarchical: one synchronous job over every rank, clusters one after another.
+ClusterTrainingResult every_step(ClusterAlgorithm algorithm, const ClusterTrainingSetup& s, LinkClasses& classes) {
+    TrainingOptions o = s.options;
+    o.rank_nodes.clear();
+    for (const auto& c : s.cluster_nodes) o.rank_nodes.insert(o.rank_nodes.end(), c.begin(), c.end());
+    o.placement = PlacementPolicy::identity;
+    o.replan_on_topology_change = false;
+    o.all_reduce = Algorithm::ring;
+    if (algorithm == ClusterAlgorithm::hierarchical) {
+        o.all_reduce = Algorithm::hierarchical_ring;
+        o.schedule.hierarchical_group_size = equal_cluster_size(s, algorithm);
+    }
+    TrainingJob job = s.job;
+    job.data_parallel = static_cast<std::int32_t>(o.rank_nodes.size());
+    job.sync = SyncMode::every_step;
+    ClusterTrainingResult r;
+    r.algorithm = algorithm;
+    r.training = simulate_training(job, s.accelerator, s.topologies(o.start_s), o);
+    const TrainingSummary& t = r.training.summary;
+    r.steps = t.steps;
+    r.start_s = t.start_s;
+    r.end_s = t.end_s;
+    r.step_time_mean_s = t.step_time_mean_s;
+    r.compute_per_step_s = t.compute_per_step_s;
+    r.truncated = t.truncated;
+    classes.add(r.training.links);
+    return r;
+}
+
+// diloco and noloco: replicas of one cluster each, inner steps on their own, outer syncs.
+ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrainingSetup& s, LinkClasses& classes) {
+    if (s.inner_steps < 1) throw std::invalid_argument("cluster training: inner_steps must be >= 1");
+    const auto m = static_cast<std::int32_t>(s.cluster_nodes.size());
+    const std::int32_t k = equal_cluster_size(s, algorithm);
+    const double end = s.options.end_s;
+    if (!(end >= 0.0)) throw std::invalid_argument("cluster training: diloco and noloco need an end time");
+
+    // A replica's job: its ranks' share of the global batch, all-reducing inside itself every step.
+    TrainingJob inner = s.job;
+    inner.data_parallel = k;
+    inner.tokens_per_step = s.job.tokens_per_step / m;
+    inner.sync = SyncMode::every_step;
+    const double outer_bytes = s.job.parameters * s.outer_bytes_per_element;
+
+    ClusterTrainingResult r;
+    r.algorithm = algorithm;
+    r.start_s = s.options.start_s;
+    r.compute_per_step_s = compute_time_per_step_s(inner, s.accelerator);
+    std::vector<double> t(static_cast<std::size_t>(m), s.options.start_s);  // each replica's clock
+    std::vector<std::int64_t> replica_steps(static_cast<std::size_t>(m), 0);
+    std::vector<bool> running(static_cast<std::size_t>(m), true);
+    double sync_total = 0.0, wait_total = 0.0;
+    std::int64_t syncs = 0, waits = 0;
+
+    // One outer sync of `group` (replica indices) starting when all of them are ready.
+    auto sync = [&](const std::vector<std::int32_t>& group, std::vector<ReplicaRound*>& rounds) -> bool {
+        double start = 0.0;
+        for (auto g : group) start = std::max(start, t[static_cast<std::size_t>(g)]);
+        Placement placement;
+        for (auto g : group) {
+            const auto& nodes = s.cluster_nodes[static_cast<std::size_t>(g)];
+            placement.insert(placement.end(), nodes.begin(), nodes.end());
+        }
+        const Schedule schedule =
+            build_replica_average_schedule(static_cast<std::int32_t>(group.size()), k, outer_bytes);
+        NetworkClock clock(s.topologies(start));
+        clock.advance_to(start);
+        clock.start_accounting(start);
+        CollectiveEngine engine(clock, s.options.flow);
+        const CollectiveResult c = engine.run(schedule, placement, start);
+        if (!c.completed || c.end_s > end) {
+            if (!c.completed) r.truncated = true;
+            return false;
+        }
+        classes.add(clock.link_utilisation(c.end_s));
+        for (std::size_t i = 0; i < group.size(); ++i) {
+            const auto g = static_cast<std::size_t>(group[i]);
+            wait_total += start - t[g];
+            ++waits;
+            t[g] = c.end_s;
+            rounds[i]->sync_start_s = start;
+            rounds[i]->end_s = c.end_s;
+        }
+        sync_total += c.end_s - start;
+        ++syncs;
+        return true;
+    };
+
+    for (std::int64_t round = 0; std::find(running.begin(), running.end(), true) != running.end(); ++round) {
+        const std::size_t first = r.rounds.size();
+        for (std::int32_t g = 0; g < m; ++g) {
+            const auto gi = static_cast<std::size_t>(g);
+            if (!running[gi]) continue;
+            TrainingOptions o = s.options;
+            o.rank_nodes = s.cluster_nodes[gi];
+            o.placement = PlacementPolicy::identity;
+            o.replan_on_topology_change = false;
+            o.all_reduce = Algorithm::ring;
+            o.start_s = t[gi];
+            o.max_steps = s.inner_steps;
+            o.record_collectives = false;
+            const TrainingResult inner_run = simulate_training(inner, s.accelerator, s.topologies(t[gi]), o);
+            classes.add(inner_run.links);
+            ReplicaRound rr;
+            rr.replica = g;
+            rr.round = round;
+            rr.inner_steps = inner_run.summary.steps;
+            rr.start_s = t[gi];
+            rr.ready_s = rr.sync_start_s = rr.end_s = inner_run.summary.end_s;
+            replica_steps[gi] += rr.inner_steps;
+            t[gi] = rr.ready_s;
+            if (inner_run.summary.truncated) r.truncated = true;
+            // A replica that could not finish its H steps has reached the end of the run.
+            if (rr.inner_steps < s.inner_steps) running[gi] = false;
+            r.rounds.push_back(rr);
+        }
+        auto round_of = [&](std::int32_t g) -> ReplicaRound* {
+            for (std::size_t i = first; i < r.rounds.size(); ++i)
+                if (r.rounds[i].replica == g) return &r.rounds[i];
+            return nullptr;
+        };
+        if (algorithm == ClusterAlgorithm::diloco) {
+            // Behind a global barrier: all replicas, or none once one has reached the end.
+            if (std::find(running.begin(), running.end(), false) != running.end()) break;
+            std::vector<std::int32_t> all(static_cast<std::size_t>(m));
+            std::vector<ReplicaRound*> rounds;
+            for (std::int32_t g = 0; g < m; ++g) {
+                all[static_cast<std::size_t>(g)] = g;
+                rounds.push_back(round_of(g));
+            }
+            if (!sync(all, rounds)) break;
+            ++r.outer_rounds;
+        } else {
+            const auto peer = noloco_pairing(m, round, s.seed);
+            bool any = false;
+            for (std::int32_t a = 0; a < m; ++a) {
+                const std::int32_t b = peer[static_cast<std::size_t>(a)];
+                if (b < a) continue;  // each pair once; −1 sits out
+                ReplicaRound* ra = round_of(a);
+                ReplicaRound* rb = round_of(b);
+                if (!running[static_cast<std::size_t>(a)] || !running[static_cast<std::size_t>(b)] || !ra || !rb) continue;
+                ra->peer = b;
+                rb->peer = a;
+                std::vector<ReplicaRound*> rounds{ra, rb};
+                if (sync({a, b}, rounds)) {
+                    any = true;
+                } else {
+                    running[static_cast<std::size_t>(a)] = running[static_cast<std::size_t>(b)] = false;
+                }
+            }
+            if (any) ++r.outer_rounds;
+        }
+    }
+
+    // Figures over replicas: steps in global batches, wall to the last replica's last work.
+    double end_all = r.start_s, step_time = 0.0, busy = 0.0;
+    std::int64_t replica_step_total = 0;
+    for (std::int32_t g = 0; g < m; ++g) {
+        const auto gi = static_cast<std::size_t>(g);
+        end_all = std::max(end_all, t[gi]);
+        replica_step_total += replica_steps[gi];
+        if (replica_steps[gi] > 0) step_time += (t[gi] - r.start_s) / static_cast<double>(replica_steps[gi]) / m;
+        busy += static_cast<double>(replica_steps[gi]) * r.compute_per_step_s;
+    }
+    r.end_s = end_all;
+    r.steps = replica_step_total / m;
+    r.step_time_mean_s = step_time;
+    const double wall = r.end_s - r.start_s;
+    r.idle_fraction = wall > 0.0 ? 1.0 - busy / (m * wall) : 0.0;
+    r.outer_sync_mean_s = syncs > 0 ? sync_total / static_cast<double>(syncs) : 0.0;
+    r.outer_wait_mean_s = waits > 0 ? wait_total / static_cast<double>(waits) : 0.0;
+    if (wall > 0.0) {
+        const double tokens = inner.tokens_per_step * static_cast<double>(replica_step_total);
+        r.tokens_per_s = tokens / wall;
+        r.mfu = flops_per_step(inner) * static_cast<double>(replica_step_total) /
+                (wall * static_cast<double>(chip_count(s.job)) * s.accelerator.peak_flops);
+    }
+    return r;
+}
+
+}  // namespace
+
+std::optional<ClusterAlgorithm> cluster_algorithm_from_name(std::string_view name) {
+    for (auto a : {ClusterAlgorithm::ring, ClusterAlgorithm::hierarchical, ClusterAlgorithm::diloco,
+                   ClusterAlgorithm::noloco})
+        if (name == to_string(a)) return a;
+    return std::nullopt;
+}
+
+std::string_view to_string(ClusterAlgorithm algorithm) {
+    switch (algorithm) {
+        case ClusterAlgorithm::ring: return "ring";
+        case ClusterAlgorithm::hierarchical: return "hierarchical";
+        case ClusterAlgorithm::diloco: return "diloco";
+        case ClusterAlgorithm::noloco: return "noloco";
+    }
+    return "ring";
+}
+
+std::vector<std::int32_t> noloco_pairing(std::int32_t replicas, std::int64_t round, std::uint64_t seed) {
+    std::vector<std::int32_t> order(static_cast<std::size_t>(std::max(0, replicas)));
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::int32_t>(i);
+    const std::uint64_t stream_seed = physics::rng::derive_seed(seed, noloco_stream_tag);
+    for (std::size_t i = order.size(); i > 1; --i) {
+        const double u = physics::rng::uniform01(stream_seed, static_cast<std::uint64_t>(round), i);
+        const auto j = std::min(i - 1, static_cast<std::size_t>(u * static_cast<double>(i)));
+        std::swap(order[i - 1], order[j]);
+    }
+    std::vector<std::int32_t> peer(order.size(), -1);
+    for (std::size_t i = 0; i + 1 < order.size(); i += 2) {
+        peer[static_cast<std::size_t>(order[i])] = order[i + 1];
+        peer[static_cast<std::size_t>(order[i + 1])] = order[i];
+    }
+    return peer;
+}
+
+ClusterTrainingResult simulate_cluster_training(ClusterAlgorithm algorithm, const ClusterTrainingSetup& setup) {
+    if (setup.cluster_nodes.size() < 2) throw std::invalid_argument("cluster training: needs at least two clusters");
+    for (const auto& c : setup.cluster_nodes)
+        if (c.empty()) throw std::invalid_argument("cluster training: a cluster has no nodes");
+    if (!setup.topologies) throw std::invalid_argument("cluster training: no topologies");
+    LinkClasses classes;
+    for (std::size_t c = 0; c < setup.cluster_nodes.size(); ++c)
+        for (auto node : setup.cluster_nodes[c]) {
+            if (node < 0) throw std::invalid_argument("cluster training: negative node id");
+            if (static_cast<std::size_t>(node) >= classes.cluster_of.size())
+                classes.cluster_of.resize(static_cast<std::size_t>(node) + 1, -1);
+            classes.cluster_of[static_cast<std::size_t>(node)] = static_cast<std::int32_t>(c);
+        }
+    ClusterTrainingResult r = algorithm == ClusterAlgorithm::ring || algorithm == ClusterAlgorithm::hierarchical
+                                  ? every_step(algorithm, setup, classes)
+                                  : local_steps(algorithm, setup, classes);
+    if (algorithm == ClusterAlgorithm::ring || algorithm == ClusterAlgorithm::hierarchical) {
+        const double wall = r.end_s - r.start_s;
+        r.tokens_per_s = r.training.summary.tokens_per_s;
+        r.mfu = r.training.summary.mfu;
+        r.idle_fraction = wall > 0.0 ? 1.0 - static_cast<double>(r.steps) * r.compute_per_step_s / wall : 0.0;
+    }
+    r.intra_cluster_bytes = classes.intra;
+    r.gateway_bytes = classes.gateway;
+    return r;
+}
+
+}  // namespace skyfabric::workloads
