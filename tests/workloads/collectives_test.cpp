@@ -1,7 +1,9 @@
 // Collective times on uniform networks against the α–β formulas (REFERENCES.md,
 // "Collective cost"). B is bytes/s = capacity_bps / 8; α is the per-hop link latency.
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -79,9 +81,14 @@ TEST_P(PowerOfTwoFormulas, HalvingDoublingMatchesAlphaBeta) {
 
 INSTANTIATE_TEST_SUITE_P(PowersOfTwo, PowerOfTwoFormulas, ::testing::Values(2, 4, 8, 16, 32));
 
-TEST(HierarchicalRing, MatchesTwoLevelFormula) {
-    // m groups of k: each group a ring (B₁, α₁), rank l of every group on a ring (B₂, α₂).
-    const int k = 4, m = 3, p = k * m;
+// m groups of k: each group a ring (B₁, α₁), node l of group g linked to node l of group
+// g+1 mod m (B₂ < B₁, α₂ > α₁). Identity placement puts rank g·k + l on that node, so the
+// in-group rings and the across-group rings (column l: ranks l, l+k, …) run on their own links.
+class HierarchicalRingFormula : public ::testing::TestWithParam<std::pair<int, int>> {};
+
+TEST_P(HierarchicalRingFormula, AllReduceOnTwoLevelFabricEqualsAlphaBetaExactly) {
+    const auto [k, m] = GetParam();
+    const int p = k * m;
     const double b1 = 200e9, a1 = 2e-6, b2 = 50e9, a2 = 20e-6;
     skyfabric::links::Topology t;
     t.node_count = p;
@@ -90,13 +97,22 @@ TEST(HierarchicalRing, MatchesTwoLevelFormula) {
     for (int l = 0; l < k; ++l)
         for (int g = 0; g < m; ++g)
             t.links.push_back(sw::testing::make_link(g * k + l, ((g + 1) % m) * k + l, b2, a2));
+    std::sort(t.links.begin(), t.links.end(), [](const auto& x, const auto& y) {
+        return x.source != y.source ? x.source < y.source : x.target < y.target;
+    });
     sw::ScheduleOptions so;
     so.hierarchical_group_size = k;
-    const double expected = 2.0 * (k - 1) * a1 + 2.0 * (k - 1.0) / k * n_bytes / (b1 / 8) +
-                            2.0 * (m - 1) * a2 + 2.0 * (m - 1.0) / m * (n_bytes / k) / (b2 / 8);
+    // Reduce-scatter and all-gather in the group: 2(k−1) steps of n/k over B₁; all-reduce
+    // across groups of the n/k shard: 2(m−1) steps of n/(k·m) over B₂. Nothing shares a link.
+    const double expected = 2.0 * (k - 1) * (a1 + n_bytes / k / (b1 / 8)) +
+                            2.0 * (m - 1) * (a2 + n_bytes / (k * m) / (b2 / 8));
     EXPECT_NEAR(simulate(t, CollectiveOp::all_reduce, Algorithm::hierarchical_ring, n_bytes, p, so), expected,
-                0.01 * expected);
+                1e-12 * expected);
 }
+
+// (k, m) with k, m ≥ 3: with 2 the ring's two links would join the same pair.
+INSTANTIATE_TEST_SUITE_P(GroupsOfKTimesM, HierarchicalRingFormula,
+                         ::testing::Values(std::pair{9, 4}, std::pair{4, 3}, std::pair{3, 5}));
 
 TEST(DoubleBinaryTree, CompletesNearTwoNOverBOnFullConnectivity) {
     // NCCL model: t ≈ latency·O(log p) + n/B per tree pair direction. Bounded below by the

@@ -82,6 +82,15 @@ struct LocalProblem {
 
 thread_local LocalProblem scratch_problem;
 
+// Bytes of a transfer that go over paths[i]. Equal: bytes / paths (as before UCMP existed, to
+// the bit); capacity: bytes · bottleneck_i / Σ bottleneck.
+double path_share(double bytes, const std::vector<Path>& paths, std::size_t i, MultipathSplit split) {
+    if (split == MultipathSplit::equal || paths.size() == 1) return bytes / static_cast<double>(paths.size());
+    double total_Bps = 0.0;
+    for (const Path& p : paths) total_Bps += p.bottleneck_Bps;
+    return bytes * (paths[i].bottleneck_Bps / total_Bps);
+}
+
 }  // namespace
 
 double add_repeatedly(double acc, double b, std::int64_t times) {
@@ -247,9 +256,9 @@ double CollectiveEngine::run_phase_static(const Schedule& schedule, const Phase&
             stalled = inf;
             break;
         }
-        const double share = tr.bytes / static_cast<double>(paths.size());
-        for (const auto& p : paths)
-            lp.add_flow(p.edges, net, edge_local_, share, p.latency_s + options_.per_message_overhead_s);
+        for (std::size_t q = 0; q < paths.size(); ++q)
+            lp.add_flow(paths[q].edges, net, edge_local_, path_share(tr.bytes, paths, q, options_.split),
+                        paths[q].latency_s + options_.per_message_overhead_s);
     }
     double duration = inf;
     if (stalled == 0.0) {
@@ -387,12 +396,22 @@ double CollectiveEngine::run_dynamic(const Schedule& schedule, const Placement& 
             const std::int32_t a = placement[tr.source_rank];
             const std::int32_t b = placement[tr.target_rank];
             if (a == b) continue;
-            for (std::int32_t s = 0; s < k; ++s) {
+            // UCMP weighs the sub-flows by the paths of the epoch the phase starts in (kept
+            // across later reroutes, as a router keeps its weights until it recomputes them);
+            // with no path yet, equal shares until one appears.
+            const std::vector<Path>* weights = nullptr;
+            if (options_.split == MultipathSplit::capacity) {
+                const auto& paths = routes_.get(clock_.network(), a, b, options_.routing, k);
+                if (!paths.empty()) weights = &paths;
+            }
+            const std::int32_t subs = weights ? static_cast<std::int32_t>(weights->size()) : k;
+            for (std::int32_t s = 0; s < subs; ++s) {
                 Flow f;
                 f.a = a;
                 f.b = b;
                 f.sub = s;
-                f.remaining = tr.bytes / k;
+                f.remaining = weights ? path_share(tr.bytes, *weights, static_cast<std::size_t>(s), options_.split)
+                                      : tr.bytes / k;
                 flows.push_back(f);
             }
         }

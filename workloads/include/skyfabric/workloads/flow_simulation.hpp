@@ -19,9 +19,17 @@
 
 namespace skyfabric::workloads {
 
+// How a transfer's bytes are divided over its paths when paths_per_transfer > 1.
+enum class MultipathSplit : std::uint8_t {
+    equal = 0,     // ECMP: the same bytes on every path
+    capacity = 1,  // UCMP: bytes ∝ each path's bottleneck_Bps (eBGP link-bandwidth weighted multipath),
+                   // so on otherwise idle paths they all drain together, in bytes / Σ bottleneck
+};
+
 struct FlowOptions {
     RoutingPolicy routing = RoutingPolicy::shortest_latency;
     std::int32_t paths_per_transfer = 1;  // > 1 splits each transfer over edge-disjoint paths
+    MultipathSplit split = MultipathSplit::equal;
     double per_message_overhead_s = 0.0;  // software α added to each transfer
 };
 

@@ -1,0 +1,91 @@
+#pragma once
+// The aggregation layer of a constellation of clusters: several formations (clusters) tens to
+// thousands of km apart, joined by long-range optical links between a few gateway satellites
+// of each — the orbital twin of a data centre's backend aggregation (BAG) layer.
+//
+// Which gateway pairs get a link is a fixed pattern (planar or spread, below); a pair keeps
+// its link only when the Earth does not block the line of sight and the far-field budget at
+// its distance closes at least one DWDM channel.
+
+#include <skyfabric/links/budget.hpp>
+#include <skyfabric/links/topology.hpp>
+
+#include <Eigen/Core>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace skyfabric::links {
+
+enum class AggregationTopology : std::uint8_t { planar = 0, spread = 1 };
+
+// "planar", "spread" (the scenario key values); nullopt otherwise.
+std::optional<AggregationTopology> aggregation_topology_from_name(std::string_view name);
+std::string_view to_string(AggregationTopology topology);
+
+struct GatewayParameters {
+    std::int32_t gateways_per_cluster = 4;
+    AggregationTopology topology = AggregationTopology::planar;
+    OpticalTerminalParameters optics{};   // the caller sets the long-range terminal (aperture, power, DWDM)
+    double grazing_altitude_m = 100e3;    // a line of sight must pass this high above the Earth
+};
+
+// Which gateway pairs get a link (one gateway terminal per link at each end):
+//  planar: gateway k of cluster a <-> gateway k of cluster b, for every pair of clusters a < b
+//          (the gateways with index k form plane k; planes meet only inside the clusters);
+//  spread: gateway k of cluster a <-> gateway (k + b - a) mod G of cluster b: the same number
+//          of links and terminals, but one gateway's links reach different gateway indices in
+//          different clusters. Note (k − c) mod G is the same at both ends of every spread link,
+//          so the layer alone is still G disjoint planes, planar's with gateway k of cluster c
+//          relabelled (k − c) mod G; what differs is which satellites (rim positions) a plane uses.
+// Both give G·C(C−1)/2 pairs, clusters − 1 per gateway, ordered by (cluster_a, cluster_b, gateway_a).
+struct GatewayPair {
+    std::int32_t cluster_a = 0, gateway_a = 0, cluster_b = 0, gateway_b = 0;
+};
+std::vector<GatewayPair> gateway_pairs(std::int32_t clusters, std::int32_t gateways_per_cluster,
+                                       AggregationTopology topology);
+
+// The `count` satellites of one formation that carry gateway terminals: on its rim, spread in
+// angle in the LVLH radial/along-track plane (for each k the satellite with the largest
+// projection on the direction at angle 2πk/count from +along-track towards +radial, never the
+// same one twice; ties to the lower index). Returns indices into positions_lvlh_m.
+// Throws std::invalid_argument if count < 0 or count > positions.
+std::vector<std::int32_t> choose_gateways(std::span<const Eigen::Vector3d> positions_lvlh_m,
+                                          std::int32_t count);
+
+// Lowest altitude of the straight segment a–b above a spherical Earth of radius
+// physics::earth_equatorial_radius_m: |closest point of the segment to the centre| − R.
+double line_of_sight_altitude_m(const Eigen::Vector3d& a_eci_m, const Eigen::Vector3d& b_eci_m);
+// line_of_sight_altitude_m(a, b) >= grazing_altitude_m.
+bool line_of_sight_clear(const Eigen::Vector3d& a_eci_m, const Eigen::Vector3d& b_eci_m,
+                         double grazing_altitude_m);
+
+struct AggregationLayer {
+    std::vector<Link> links;          // sorted by (source, target), source < target, capacity > 0
+    std::int32_t blocked = 0;         // pairs whose line of sight the Earth blocks (left out)
+    std::int32_t out_of_budget = 0;   // pairs where no DWDM channel closes (left out)
+};
+
+// gateway_nodes[c][k]: the global node id of gateway k of cluster c; positions_eci_m indexed by
+// global node id. Capacity, margin and received power per channel come from the budget at the
+// pair's distance (LinkBudgetModel of parameters.optics: Friis in the far field, with fewer
+// DWDM channels lit at range when optics.adaptive_channel_count); latency is the light time.
+class AggregationBuilder {
+public:
+    explicit AggregationBuilder(const GatewayParameters& parameters);
+    // Throws std::invalid_argument if a cluster lists fewer than gateways_per_cluster gateways
+    // or a node id is outside positions_eci_m.
+    AggregationLayer build(std::span<const std::vector<std::int32_t>> gateway_nodes,
+                           std::span<const Eigen::Vector3d> positions_eci_m) const;
+    const LinkBudgetModel& budget_model() const { return model_; }
+    const GatewayParameters& parameters() const { return p_; }
+
+private:
+    GatewayParameters p_;
+    LinkBudgetModel model_;
+};
+
+}  // namespace skyfabric::links
