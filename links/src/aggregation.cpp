@@ -35,10 +35,10 @@ std::vector<GatewayPair> gateway_pairs(std::int32_t clusters, std::int32_t gatew
     for (std::int32_t a = 0; a < clusters; ++a)
         for (std::int32_t b = a + 1; b < clusters; ++b)
             for (std::int32_t k = 0; k < g; ++k) {
-                // Spread: the offset b − a differs for each partner cluster, so gateway k meets
-                // a different index in each; k ↦ k + offset is a bijection, so every gateway
-                // still ends with exactly clusters − 1 links.
-                const std::int32_t kb = topology == AggregationTopology::spread ? (k + (b - a) % g) % g : k;
+                // Spread: k ↦ k + offset is a bijection, so every gateway still ends with exactly
+                // clusters − 1 links; an offset of the form φ(b) − φ(a) would leave G planes.
+                const std::int32_t offset = (a + b + 2 * a * b + 1) % g;
+                const std::int32_t kb = topology == AggregationTopology::spread ? (k + offset) % g : k;
                 pairs.push_back({a, k, b, kb});
             }
     return pairs;

@@ -94,24 +94,39 @@ TEST(GatewayPairs, BothTopologiesGiveGTimesClusterPairsLinksAndClustersMinusOneP
 }
 
 TEST(GatewayPairs, PlanarJoinsEqualIndicesSpreadReachesDistinctIndices) {
-    const std::int32_t clusters = 4, g = 4;  // clusters <= G: room for clusters − 1 distinct indices
+    const std::int32_t clusters = 4, g = 4;  // the shipped constellation
     for (const auto& p : gateway_pairs(clusters, g, AggregationTopology::planar)) EXPECT_EQ(p.gateway_a, p.gateway_b);
     std::vector<std::set<int>> reached(static_cast<std::size_t>(clusters * g));
     for (const auto& p : gateway_pairs(clusters, g, AggregationTopology::spread)) {
-        EXPECT_EQ(p.gateway_b, (p.gateway_a + p.cluster_b - p.cluster_a) % g);
         reached[static_cast<std::size_t>(p.cluster_a * g + p.gateway_a)].insert(p.gateway_b);
         reached[static_cast<std::size_t>(p.cluster_b * g + p.gateway_b)].insert(p.gateway_a);
     }
     for (const auto& r : reached) EXPECT_EQ(r.size(), static_cast<std::size_t>(clusters - 1));
 }
 
-// Along every spread link k_b − c_b = k_a + (c_b − c_a) − c_b = k_a − c_a (mod G), so
-// (k − c) mod G labels G classes that no link crosses: spread is planar with gateway k of
-// cluster c renamed to plane (k − c) mod G. The layer alone is still G disjoint planes.
-TEST(GatewayPairs, SpreadKeepsGatewayMinusClusterModGAlongEveryLink) {
-    const std::int32_t clusters = 7, g = 4;
-    for (const auto& p : gateway_pairs(clusters, g, AggregationTopology::spread))
-        EXPECT_EQ(((p.gateway_a - p.cluster_a) % g + g) % g, ((p.gateway_b - p.cluster_b) % g + g) % g);
+namespace {
+// Connected components of the gateway layer alone (gateways as vertices, pairs as edges).
+int layer_components(std::int32_t clusters, std::int32_t g, AggregationTopology topology) {
+    std::vector<int> parent(static_cast<std::size_t>(clusters * g));
+    for (std::size_t i = 0; i < parent.size(); ++i) parent[i] = static_cast<int>(i);
+    auto find = [&](int x) {
+        while (parent[static_cast<std::size_t>(x)] != x) x = parent[static_cast<std::size_t>(x)];
+        return x;
+    };
+    for (const auto& p : gateway_pairs(clusters, g, topology))
+        parent[static_cast<std::size_t>(find(p.cluster_a * g + p.gateway_a))] = find(p.cluster_b * g + p.gateway_b);
+    std::set<int> roots;
+    for (int i = 0; i < clusters * g; ++i) roots.insert(find(i));
+    return static_cast<int>(roots.size());
+}
+}  // namespace
+
+// Planar's layer is G planes that meet only inside the clusters; spread's is one mesh.
+TEST(GatewayPairs, SpreadJoinsThePlanesIntoOneMesh) {
+    for (auto [clusters, g] : {std::pair{4, 4}, std::pair{3, 4}, std::pair{4, 8}, std::pair{8, 8}, std::pair{7, 4}}) {
+        EXPECT_EQ(layer_components(clusters, g, AggregationTopology::planar), g);
+        EXPECT_EQ(layer_components(clusters, g, AggregationTopology::spread), 1) << clusters << "x" << g;
+    }
 }
 
 TEST(ChooseGateways, PicksDistinctRimSatellitesFacingEachDirection) {

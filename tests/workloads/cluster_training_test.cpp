@@ -65,7 +65,6 @@ TEST(ReplicaAverage, EqualsItsAlphaBetaFormulaOnTwoLevelFabric) {
         const double b1 = 800e9, a1 = 1e-6, b2 = 80e9, a2 = 3e-4, n = 4e9;
         const Topology t = two_level(m, k, b1, a1, b2, a2);
         const auto s = sw::build_replica_average_schedule(m, k, n);
-        NetworkClockHolder:;
         const std::vector<Topology> series{t};
         sw::NetworkClock clock(sw::topology_source(series));
         sw::CollectiveEngine engine(clock, {});
@@ -124,8 +123,11 @@ TEST(ClusterTraining, DiLoCoSyncsEveryReplicaBehindOneBarrier) {
         double latest = 0.0;
         for (const auto& rr : r.rounds)
             if (rr.round == round) latest = std::max(latest, rr.ready_s);
-        for (const auto& rr : r.rounds)
-            if (rr.round == round) EXPECT_EQ(rr.sync_start_s, latest);  // everyone waits for the slowest
+        for (const auto& rr : r.rounds) {
+            if (rr.round == round) {
+                EXPECT_EQ(rr.sync_start_s, latest);  // everyone waits for the slowest
+            }
+        }
     }
     // Per round, every rank sends 2(m−1)/m · n/k across: 2(m−1)·n in all.
     const double n = f.setup.job.parameters * f.setup.outer_bytes_per_element;

@@ -36,11 +36,12 @@ struct GatewayParameters {
 // Which gateway pairs get a link (one gateway terminal per link at each end):
 //  planar: gateway k of cluster a <-> gateway k of cluster b, for every pair of clusters a < b
 //          (the gateways with index k form plane k; planes meet only inside the clusters);
-//  spread: gateway k of cluster a <-> gateway (k + b - a) mod G of cluster b: the same number
-//          of links and terminals, but one gateway's links reach different gateway indices in
-//          different clusters. Note (k − c) mod G is the same at both ends of every spread link,
-//          so the layer alone is still G disjoint planes, planar's with gateway k of cluster c
-//          relabelled (k − c) mod G; what differs is which satellites (rim positions) a plane uses.
+//  spread: gateway k of cluster a <-> gateway (k + a + b + 2ab + 1) mod G of cluster b (a < b): the
+//          same number of links and terminals, but the offset is no difference φ(b) − φ(a), so no
+//          label survives along every link and the layer is one mesh across the planes (path
+//          diversity: a gateway reaches every plane). For 4 clusters of 4 gateways (the shipped
+//          constellation) each gateway also meets a different index in each other cluster; that
+//          is not guaranteed for every count (tests/links/aggregation_test.cpp).
 // Both give G·C(C−1)/2 pairs, clusters − 1 per gateway, ordered by (cluster_a, cluster_b, gateway_a).
 struct GatewayPair {
     std::int32_t cluster_a = 0, gateway_a = 0, cluster_b = 0, gateway_b = 0;
