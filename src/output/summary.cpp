@@ -117,12 +117,49 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
             {"events", s.link_events},
         };
     }
+    if (sc.constellation.enabled) {
+        const auto& c = sc.constellation;
+        json algorithms = json::object();
+        for (const auto& r : s.constellation) {
+            algorithms[std::string(workloads::to_string(r.algorithm))] = {
+                {"steps", r.steps},
+                {"step_time_mean_s", r.step_time_mean_s},
+                {"compute_per_step_s", r.compute_per_step_s},
+                {"tokens_per_s", r.tokens_per_s},
+                {"mfu", r.mfu},
+                {"idle_fraction", r.idle_fraction},
+                {"intra_cluster_bytes", r.intra_cluster_bytes},
+                {"gateway_bytes", r.gateway_bytes},
+                {"outer_rounds", r.outer_rounds},
+                {"outer_sync_mean_s", r.outer_sync_mean_s},
+                {"outer_wait_mean_s", r.outer_wait_mean_s},
+                {"truncated", r.truncated},
+            };
+        }
+        j["constellation"] = {
+            {"clusters", c.clusters.size()},
+            {"gateways_per_cluster", c.gateways.gateways_per_cluster},
+            {"aggregation_topology", std::string(links::to_string(c.gateways.topology))},
+            {"routing", c.ucmp ? "ucmp" : "shortest"},
+            {"inner_steps", c.inner_steps},
+            {"gateway_links_min", s.gateway_links_min},
+            {"gateway_links_max", s.gateway_links_max},
+            {"gateway_blocked_max", s.gateway_blocked_max},
+            {"gateway_capacity_min_bps", s.gateway_capacity_min_bps},
+            {"gateway_capacity_mean_bps", s.gateway_capacity_mean_bps},
+            {"oversubscription_min", finite_or_null(s.oversubscription_min)},
+            {"oversubscription_mean", finite_or_null(s.oversubscription_mean)},
+            {"oversubscription_max", finite_or_null(s.oversubscription_max)},
+            {"algorithms", algorithms},
+        };
+    }
     if (s.training) {
         const auto& t = s.training->summary;
         j["workload"] = {
             {"accelerator", sc.workload.accelerator.name},
             {"data_parallel", sc.workload.job.data_parallel},
-            {"all_reduce", workloads::to_string(sc.workload.options.all_reduce)},
+            {"all_reduce", sc.constellation.enabled ? std::string(workloads::to_string(sc.constellation.algorithms.front()))
+                                                    : workloads::to_string(sc.workload.options.all_reduce)},
             {"steps", t.steps},
             {"step_time_median_s", t.step_time_median_s},
             {"step_time_p99_s", t.step_time_p99_s},
@@ -322,6 +359,35 @@ std::string summary_table(const nlohmann::json& j) {
         row("connected", l["components_max"].get<int>() == 1 ? std::string("at every sample")
                                                                : "NO: up to " + std::to_string(l["components_max"].get<int>()) + " components");
         row("link events", std::to_string(l["events"].get<std::size_t>()));
+    }
+    if (j.contains("constellation")) {
+        const auto& c = j["constellation"];
+        row("constellation", std::to_string(c["clusters"].get<int>()) + " clusters, " + c["aggregation_topology"].get<std::string>() +
+                                 " gateway layer (" + std::to_string(c["gateways_per_cluster"].get<int>()) + " gateways each), " +
+                                 c["routing"].get<std::string>() + " routing");
+        row("gateway links (min / max)", std::to_string(c["gateway_links_min"].get<int>()) + " / " +
+                                             std::to_string(c["gateway_links_max"].get<int>()) + ", Earth-blocked at most " +
+                                             std::to_string(c["gateway_blocked_max"].get<int>()));
+        row("gateway capacity (min / mean)", num(nlohmann::json(c["gateway_capacity_min_bps"].get<double>() / 1e12), "%.2f") + " / " +
+                                                 num(nlohmann::json(c["gateway_capacity_mean_bps"].get<double>() / 1e12), "%.2f Tbit/s"));
+        row("oversubscription (worst cluster)", "min " + num(c["oversubscription_min"], "%.2f") + ", mean " +
+                                                    num(c["oversubscription_mean"], "%.2f") + ", max " +
+                                                    num(c["oversubscription_max"], "%.2f") + " (cluster bisection : its gateway links)");
+        if (!c["algorithms"].empty()) {
+            std::snprintf(line, sizeof line, "  %-14s %10s %12s %6s %6s %11s %11s %9s\n", "algorithm", "step (s)", "tokens/s",
+                          "MFU", "idle", "gateway TB", "intra TB", "outer (s)");
+            out += line;
+            for (const std::string name : {"ring", "hierarchical", "diloco", "noloco"}) {
+                if (!c["algorithms"].contains(name)) continue;
+                const auto& a = c["algorithms"][name];
+                std::snprintf(line, sizeof line, "  %-14s %10.3f %12.4g %6.3f %6.3f %11.4g %11.4g %9s\n", name.c_str(),
+                              a["step_time_mean_s"].get<double>(), a["tokens_per_s"].get<double>(), a["mfu"].get<double>(),
+                              a["idle_fraction"].get<double>(), a["gateway_bytes"].get<double>() / 1e12,
+                              a["intra_cluster_bytes"].get<double>() / 1e12,
+                              a["outer_rounds"].get<std::int64_t>() > 0 ? num(a["outer_sync_mean_s"], "%.3f").c_str() : "-");
+                out += line;
+            }
+        }
     }
     if (j.contains("workload")) {
         const auto& w = j["workload"];
