@@ -15,6 +15,8 @@ struct ResultWriter::Series {
     std::optional<Hdf5Series> link_count, link_components, link_bisection, link_capacity_mean;
     std::optional<Hdf5Series> event_time, event_source, event_target, event_kind;
     std::optional<Hdf5Series> radiation_flux, dose_rate, dose;
+    std::optional<Hdf5Series> link_class, gateway_links, gateway_blocked, gateway_capacity, oversubscription, cluster_chief;
+    std::vector<std::int32_t> cluster_of;  // empty: one cluster, every link intra-cluster
     std::int64_t links_written = 0;
     std::size_t samples_since_flush = 0;
 
@@ -24,7 +26,8 @@ struct ResultWriter::Series {
                         &min_separation_pair, &envelope, &model_error, &sun_direction, &beta_angle, &shadow_fraction,
                         &solar_power, &load_power, &state_of_charge, &temperature, &compute_fraction, &link_offsets, &link_source, &link_target, &link_distance,
                         &link_capacity, &link_power, &link_margin, &link_count, &link_components, &link_bisection,
-                        &link_capacity_mean, &event_time, &event_source, &event_target, &event_kind, &radiation_flux, &dose_rate, &dose}) {
+                        &link_capacity_mean, &event_time, &event_source, &event_target, &event_kind, &radiation_flux, &dose_rate, &dose,
+                        &link_class, &gateway_links, &gateway_blocked, &gateway_capacity, &oversubscription, &cluster_chief}) {
             if (*s) (*s)->flush();
         }
     }
@@ -55,6 +58,28 @@ void write_column(Hdf5File& file, const std::string& path, const std::vector<Rec
         for (const auto& r : records) column.push_back(static_cast<std::int32_t>(get(r)));
         file.write_array(path, column, {static_cast<hsize_t>(column.size())}, units);
     }
+}
+
+// The constellation's algorithms side by side: one row each, in the scenario's order.
+void write_constellation(Hdf5File& file, const std::vector<workloads::ClusterTrainingResult>& rows) {
+    using R = workloads::ClusterTrainingResult;
+    if (rows.empty()) return;
+    const std::string g = "/constellation/algorithms/";
+    write_column(file, g + "algorithm", rows, [](const R& r) { return static_cast<int>(r.algorithm); }, "1");
+    file.set_attribute(g + "algorithm", "algorithm_names", "0=ring,1=hierarchical,2=diloco,3=noloco");
+    write_column(file, g + "steps", rows, [](const R& r) { return r.steps; }, "1");
+    write_column(file, g + "step_time_mean_s", rows, [](const R& r) { return r.step_time_mean_s; }, "s");
+    write_column(file, g + "compute_per_step_s", rows, [](const R& r) { return r.compute_per_step_s; }, "s");
+    write_column(file, g + "tokens_per_s", rows, [](const R& r) { return r.tokens_per_s; }, "1/s");
+    write_column(file, g + "mfu", rows, [](const R& r) { return r.mfu; }, "1");
+    write_column(file, g + "idle_fraction", rows, [](const R& r) { return r.idle_fraction; }, "1");
+    write_column(file, g + "intra_cluster_bytes", rows, [](const R& r) { return r.intra_cluster_bytes; }, "B");
+    write_column(file, g + "gateway_bytes", rows, [](const R& r) { return r.gateway_bytes; }, "B");
+    write_column(file, g + "outer_rounds", rows, [](const R& r) { return r.outer_rounds; }, "1");
+    write_column(file, g + "outer_sync_mean_s", rows, [](const R& r) { return r.outer_sync_mean_s; }, "s");
+    write_column(file, g + "outer_wait_mean_s", rows, [](const R& r) { return r.outer_wait_mean_s; }, "s");
+    write_column(file, g + "truncated", rows, [](const R& r) { return r.truncated ? 1 : 0; }, "1");
+    index_dimension(file, "/constellation/algorithms", "row", rows.size());
 }
 
 void write_training(Hdf5File& file, const workloads::TrainingResult& t) {
@@ -289,8 +314,32 @@ void ResultWriter::begin(const simulation::RunSetup& setup) {
         series(s.event_target, "/links/events/target", event, {}, i32, "1");
         series(s.event_kind, "/links/events/kind", event, {}, ElementType::uint8, "1");
         file_->set_attribute("/links/events/kind", "kind_names", "0=up,1=down_range,2=down_reassigned,3=reacquired,4=down_fault");
+        series(s.link_class, "/links/class", link, {}, ElementType::uint8, "1");
+        file_->set_attribute("/links/class", "class_names", "0=intra_cluster,1=gateway");
         const std::int64_t zero = 0;
         s.link_offsets->append(&zero);
+    }
+    if (!setup.cluster_of.empty()) {
+        // A constellation: which cluster each satellite flies in, its gateways, and the aggregation layer.
+        s.cluster_of = setup.cluster_of;
+        const auto clusters = static_cast<hsize_t>(setup.gateway_nodes.size());
+        const auto gateways = static_cast<hsize_t>(clusters > 0 ? setup.gateway_nodes.front().size() : 0);
+        const Dimension cluster{"/constellation/cluster", clusters}, gateway{"/constellation/gateway", gateways};
+        file_->make_dimension(cluster.path, cluster.size);
+        file_->make_dimension(gateway.path, gateway.size);
+        file_->write_array("/constellation/cluster_of", s.cluster_of, {n}, "1");
+        file_->attach_dimensions("/constellation/cluster_of", {satellite.path});
+        std::vector<std::int32_t> nodes;
+        for (const auto& g : setup.gateway_nodes) nodes.insert(nodes.end(), g.begin(), g.end());
+        file_->write_array("/constellation/gateway_nodes", nodes, {clusters, gateways}, "1");
+        file_->attach_dimensions("/constellation/gateway_nodes", {cluster.path, gateway.path});
+        series(s.gateway_links, "/constellation/gateway_links", time, {}, i32, "1");
+        series(s.gateway_blocked, "/constellation/gateway_blocked", time, {}, i32, "1");
+        series(s.gateway_capacity, "/constellation/gateway_capacity_bps", time, {}, f64, "bit/s");
+        series(s.oversubscription, "/constellation/oversubscription", time, {cluster}, f64, "1");
+        file_->set_attribute("/constellation/oversubscription", "meaning",
+                             "each cluster's bisection capacity over the capacity of its gateway links (inf: none up)");
+        series(s.cluster_chief, "/constellation/chief_position_eci_m", time, {cluster, xyz}, f64, "m");
     }
     if (sc.radiation.enabled) {
         series(s.radiation_flux, "/radiation/flux", time, {}, f64, "1");
@@ -357,6 +406,9 @@ void ResultWriter::record(const simulation::Sample& sample) {
             s.link_capacity->append(&link.capacity_bps);
             s.link_power->append(&link.received_power_dbm);
             s.link_margin->append(&link.margin_db);
+            const std::uint8_t gateway = !s.cluster_of.empty() && s.cluster_of[static_cast<std::size_t>(link.source)] !=
+                                                                      s.cluster_of[static_cast<std::size_t>(link.target)];
+            s.link_class->append(&gateway);
         }
         s.links_written += static_cast<std::int64_t>(sample.topology->links.size());
         s.link_offsets->append(&s.links_written);
@@ -373,6 +425,17 @@ void ResultWriter::record(const simulation::Sample& sample) {
             s.event_target->append(&e.target);
             s.event_kind->append(&kind);
         }
+    }
+
+    if (s.gateway_links && sample.aggregation) {
+        const auto& a = *sample.aggregation;
+        s.gateway_links->append(&a.gateway_links);
+        s.gateway_blocked->append(&a.blocked);
+        s.gateway_capacity->append(&a.gateway_capacity_bps);
+        s.oversubscription->append(a.oversubscription.data());
+        row_.clear();
+        for (const auto& c : a.chief_eci_m) row_.insert(row_.end(), {c.x(), c.y(), c.z()});
+        s.cluster_chief->append(row_.data());
     }
 
     // Keep what was written readable if the process dies: flush about once a minute of work.
@@ -398,6 +461,7 @@ void ResultWriter::end(const simulation::RunSummary& summary) {
         file_->attach_dimension_to_group("/station_keeping", "/satellite");
     }
     if (summary.training) write_training(*file_, *summary.training);
+    write_constellation(*file_, summary.constellation);
     if (summary.radiation) {
         write_radiation_events(*file_, *summary.radiation);
         write_job_timeline(*file_, *summary.radiation);
