@@ -140,7 +140,7 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
             {"clusters", c.clusters.size()},
             {"gateways_per_cluster", c.gateways.gateways_per_cluster},
             {"aggregation_topology", std::string(links::to_string(c.gateways.topology))},
-            {"routing", c.ucmp ? "ucmp" : "shortest"},
+            {"routing", sc.workload.options.flow.split == workloads::MultipathSplit::capacity ? "ucmp" : "single path"},
             {"inner_steps", c.inner_steps},
             {"gateway_links_min", s.gateway_links_min},
             {"gateway_links_max", s.gateway_links_max},
@@ -152,6 +152,13 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
             {"oversubscription_max", finite_or_null(s.oversubscription_max)},
             {"algorithms", algorithms},
         };
+        // The first algorithm listed under one name, so that a sweep over constellation.algorithms
+        // compares them in one column each.
+        if (!s.constellation.empty()) {
+            json first = algorithms[std::string(workloads::to_string(s.constellation.front().algorithm))];
+            first["algorithm"] = static_cast<int>(s.constellation.front().algorithm);
+            j["constellation"]["first_algorithm"] = first;
+        }
     }
     if (s.training) {
         const auto& t = s.training->summary;

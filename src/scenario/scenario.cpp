@@ -328,8 +328,6 @@ ConstellationConfig read_constellation(Section s, bool present) {
     gw.optics.tx_power_w = 10.0;
     read_optics(g, gw.optics);
     g.finish();
-    c.ucmp = s.choice("routing", {"shortest", "ucmp"}, "shortest") == "ucmp";
-    c.ucmp_paths = static_cast<std::int32_t>(s.integer("ucmp_paths", 2, 16, 4));
     std::vector<std::string> names;
     if (!s.has("algorithms")) {
         names = {"ring", "hierarchical", "diloco", "noloco"};
@@ -396,10 +394,12 @@ WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed) {
     o.placement = placement == "random" ? workloads::PlacementPolicy::random
                 : placement == "identity" ? workloads::PlacementPolicy::identity
                                           : workloads::PlacementPolicy::topology_aware;
-    o.flow.routing = s.choice("routing", {"shortest_latency", "widest"}, "shortest_latency") == "widest"
-                         ? workloads::RoutingPolicy::widest
-                         : workloads::RoutingPolicy::shortest_latency;
-    o.flow.paths_per_transfer = static_cast<std::int32_t>(s.integer("paths_per_transfer", 1, 16, 1));
+    // ucmp: weighted multipath, a transfer split over edge-disjoint shortest paths in proportion to
+    // their capacity (eBGP UCMP); 4 paths unless paths_per_transfer says otherwise.
+    const std::string routing = s.choice("routing", {"shortest_latency", "widest", "ucmp"}, "shortest_latency");
+    o.flow.routing = routing == "widest" ? workloads::RoutingPolicy::widest : workloads::RoutingPolicy::shortest_latency;
+    if (routing == "ucmp") o.flow.split = workloads::MultipathSplit::capacity;
+    o.flow.paths_per_transfer = static_cast<std::int32_t>(s.integer("paths_per_transfer", 1, 16, routing == "ucmp" ? 4 : 1));
     o.flow.per_message_overhead_s = 1e-6 * s.number("per_message_overhead_us", 0.0, 1e7, 0.0, "us");
     o.seed = seed;
     w.backend = workloads::parse_backend(s.choice("backend", {"auto", "cpu", "cuda"}, "auto"));

@@ -129,8 +129,6 @@ struct ConstellationConfig {
     bool enabled = false;
     std::vector<ClusterConfig> clusters;        // cluster 0 first; its chief is the orbit section's
     links::GatewayParameters gateways;          // the aggregation layer's terminals and topology
-    bool ucmp = false;                          // routing: ucmp (weighted multipath) or shortest
-    std::int32_t ucmp_paths = 4;                // edge-disjoint paths a transfer is split over with ucmp
     std::vector<workloads::ClusterAlgorithm> algorithms;  // compared in one run, the first one's record kept
     std::int32_t inner_steps = 50;              // diloco, noloco
     double outer_bytes_per_element = 4.0;       // diloco, noloco outer gradients (1: 8-bit compression)

@@ -345,10 +345,6 @@ private:
         setup.options = sc_.workload.options;
         setup.options.start_s = 0.0;
         setup.options.end_s = summary_.simulated_s;
-        if (con.ucmp) {
-            setup.options.flow.paths_per_transfer = con.ucmp_paths;
-            setup.options.flow.split = workloads::MultipathSplit::capacity;
-        }
         setup.inner_steps = con.inner_steps;
         setup.outer_bytes_per_element = con.outer_bytes_per_element;
         setup.seed = sc_.seed;
