@@ -669,3 +669,31 @@ print("ok", len(groups))
     EXPECT_NE(check.output.find("ok"), std::string::npos) << check.output;
     fs::remove_all(dir);
 }
+
+TEST(Cli, ConstellationRunsItsClustersGatewayLayerAndAlgorithms) {
+    // Issue 17: four clusters with their aggregation layer, checked independently
+    // (tests/cli/check_constellation.py): chiefs spaced along the orbit, cluster 1 where its own
+    // single-formation run puts it, gateway links exactly where the line of sight clears the Earth,
+    // and every algorithm's figures. At 3,000 km the outer pairs (6,000 and 9,000 km apart) are hidden.
+    for (const char* spacing_km : {"100", "3000"}) {
+        const auto dir = fresh_dir(std::string("constellation_") + spacing_km);
+        const std::string common = " --set duration_s=600 --set output_step_s=60 --set output.vtk=false";
+        const auto r = run_command(skyfabric() + " run " + source("scenarios/constellation-4x81.yaml") + common +
+                                   " --set constellation.spacing_km=" + spacing_km + " --set constellation.inner_steps=5 -o " +
+                                   (dir / "four").string());
+        ASSERT_EQ(r.status, 0) << r.output;
+        for (const char* name : {"ring", "hierarchical", "diloco", "noloco"}) EXPECT_NE(r.output.find(name), std::string::npos) << r.output;
+        // Cluster 1 alone: suncatcher-81 with its chief moved `spacing` along the orbit (a = R_E + 650 km).
+        char arg_latitude_deg[32];
+        std::snprintf(arg_latitude_deg, sizeof arg_latitude_deg, "%.17g", std::stod(spacing_km) * 1e3 / (6378137.0 + 650e3) * 180.0 / M_PI);
+        const auto one = run_command(skyfabric() + " run -q " + source("scenarios/suncatcher-81.yaml") + common +
+                                     " --set radiation.enabled=false --set orbit.arg_latitude_deg=" +
+                                     arg_latitude_deg + " -o " + (dir / "one").string());
+        ASSERT_EQ(one.status, 0) << one.output;
+        const auto check = run_command("/usr/bin/python3 " + source("tests/cli/check_constellation.py") + " " +
+                                       (dir / "four").string() + " " + (dir / "one").string() + " " + spacing_km);
+        EXPECT_EQ(check.status, 0) << check.output;
+        EXPECT_NE(check.output.find("ok"), std::string::npos) << check.output;
+        fs::remove_all(dir);
+    }
+}

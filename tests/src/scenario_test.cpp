@@ -49,6 +49,8 @@ TEST(ScenarioLoader, ShippedScenariosLoad) {
     EXPECT_EQ(skyfabric::scenario::initial_formation(sc).size(), 81u);
     EXPECT_NEAR(sc.orbit.semi_major_axis_m, skyfabric::physics::earth_equatorial_radius_m + 650e3, 1e-6);
     EXPECT_NO_THROW(load_scenario_file(std::string(SKYFABRIC_SOURCE_DIR) + "/scenarios/smoke.yaml"));
+    const auto four = load_scenario_file(std::string(SKYFABRIC_SOURCE_DIR) + "/scenarios/constellation-4x81.yaml");
+    EXPECT_EQ(skyfabric::scenario::node_count(four), 4 * 81u);
 }
 
 TEST(ScenarioLoader, DurationInOrbitsUsesTheNodalPeriod) {
@@ -441,4 +443,57 @@ TEST(ScenarioLoader, EpochIsIso8601Utc) {
     EXPECT_EQ(sc::epoch_iso8601(load_scenario_text(minimal, "t.yaml")), "2027-03-20T00:00:00Z");
     const auto s = load_scenario_text(minimal, "t.yaml", {{"orbit.epoch_utc", "2030-01-02 03:04:05.25"}});
     EXPECT_EQ(sc::epoch_iso8601(s), "2030-01-02T03:04:05.25Z");
+}
+
+namespace {
+const std::string constellation_base = minimal + R"(links: {}
+workload: {}
+constellation:
+)";
+}  // namespace
+
+TEST(ScenarioLoader, ConstellationClustersAsCountOrList) {
+    const auto sc = load_scenario_text(constellation_base + "  clusters: 3\n  spacing_km: 50\n", "test.yaml");
+    ASSERT_EQ(sc.constellation.clusters.size(), 3u);
+    EXPECT_DOUBLE_EQ(sc.constellation.clusters[2].along_track_m, 100e3);
+    EXPECT_EQ(sc.constellation.algorithms.size(), 4u);  // all four compared by default
+    EXPECT_EQ(skyfabric::scenario::node_count(sc), 3 * 81u);
+    EXPECT_EQ(sc.workload.job.data_parallel, 3 * 81);  // data: 0 = every satellite of every cluster
+    // Cluster 2's chief: 100 km further along the orbit, the formation unchanged.
+    const auto c2 = skyfabric::scenario::cluster_scenario(sc, 2);
+    EXPECT_NEAR((c2.orbit.arg_latitude_rad - sc.orbit.arg_latitude_rad) * sc.orbit.semi_major_axis_m, 100e3, 1e-6);
+    EXPECT_FALSE(c2.constellation.enabled);
+
+    const auto listed = load_scenario_text(constellation_base + R"(  clusters:
+    - {along_track_km: 0}
+    - {along_track_km: 300, raan_deg: 1.5, radius_m: 1000}
+  algorithms: noloco
+  gateways: {per_cluster: 2, topology: spread, aperture_m: 0.25, dwdm: {channels: 4}}
+)",
+                                           "test.yaml");
+    ASSERT_EQ(listed.constellation.clusters.size(), 2u);
+    EXPECT_NEAR(listed.constellation.clusters[1].raan_offset_rad, 1.5 * skyfabric::physics::pi / 180, 1e-15);
+    EXPECT_EQ(listed.constellation.algorithms.size(), 1u);
+    EXPECT_EQ(listed.constellation.gateways.topology, skyfabric::links::AggregationTopology::spread);
+    EXPECT_EQ(listed.constellation.gateways.optics.dwdm.transceivers_fitted, 4);
+    EXPECT_DOUBLE_EQ(listed.constellation.gateways.optics.tx_power_w, 10.0);  // the gateway default, not the ISL's 5 W
+}
+
+TEST(ScenarioLoader, ConstellationErrorsNameTheKey) {
+    EXPECT_NE(error_of(constellation_base + "  clusters: 4\n").find("spacing_km"), std::string::npos);
+    const std::string bad = error_of(constellation_base + "  clusters: 2\n  spacing_km: 10\n  algorithms: [ring, gossip]\n");
+    EXPECT_NE(bad.find("test.yaml:"), std::string::npos) << bad;
+    EXPECT_NE(bad.find("constellation.algorithms"), std::string::npos) << bad;
+    EXPECT_NE(bad.find("noloco"), std::string::npos) << bad;
+    // Unequal clusters: hierarchical, DiLoCo and NoLoCo slice the model by rank within a cluster.
+    const std::string unequal = error_of(constellation_base + R"(  clusters: [{along_track_km: 0}, {along_track_km: 50, radius_m: 500}]
+  algorithms: [ring, diloco]
+)");
+    EXPECT_NE(unequal.find("equal size"), std::string::npos) << unequal;
+    EXPECT_NE(error_of(constellation_base + "  clusters: 2\n  spacing_km: 10\n  gateways: {per_cluster: 100}\n").find("per_cluster"),
+              std::string::npos);
+    EXPECT_NE(error_of(minimal + "workload: {}\nconstellation: {clusters: 2, spacing_km: 10}\n").find("links"), std::string::npos);
+    const std::string faults = error_of(constellation_base + "  clusters: 2\n  spacing_km: 10\nradiation: {}\n");
+    EXPECT_NE(faults.find("radiation"), std::string::npos) << faults;
+    EXPECT_NE(faults.find("not supported"), std::string::npos) << faults;
 }
