@@ -25,6 +25,13 @@ and writes into RUN_DIR/plots (or --out):
                    (/radiation/job_timeline).
   power.png        with a power section: shadow fraction, array output and load, battery state of
                    charge (min / mean over satellites) and the compute share the power allowed.
+  constellation.png  with /constellation/algorithms (a constellation run): the training
+                   algorithms side by side, one bar each: tokens/s, mean step time (compute
+                   per step marked), idle fraction, and bytes by link class (gateway vs
+                   intra-cluster).
+  aggregation.png  with /constellation/gateway_capacity_bps: the gateway layer's capacity and
+                   links up over time, and the worst cluster's oversubscription (its bisection
+                   over its gateway capacity) from /constellation/oversubscription [T x C].
 
 Each plot whose data is absent is skipped with a message; the exit status is 0 when at
 least one plot was written, 1 when none could be, 2 for bad arguments or a missing file.
@@ -369,6 +376,94 @@ def plot_power(f, out_dir, tx):
     return save(fig, out_dir, name)
 
 
+def algorithm_names(ds):
+    """Names by code from the attribute algorithm_names ("0=ring,1=hierarchical,...")."""
+    text = ds.attrs.get("algorithm_names", "")
+    if isinstance(text, bytes):
+        text = text.decode()
+    names = dict(item.split("=", 1) for item in str(text).split(",") if "=" in item)
+    return [names.get(str(int(c)), "algorithm %d" % int(c)) for c in ds[...]]
+
+
+def plot_constellation(f, out_dir):
+    name = "constellation.png"
+    if "constellation/algorithms/algorithm" not in f:
+        return skip(name, "no /constellation/algorithms (not a constellation run)")
+    g = f["constellation/algorithms"]
+    labels = algorithm_names(g["algorithm"])
+    if "truncated" in g:  # a run cut short: its figures cover fewer steps
+        labels = [n + ("*" if t else "") for n, t in zip(labels, g["truncated"][...])]
+    x = np.arange(len(labels))
+    colours = ["C%d" % k for k in range(len(labels))]
+    fig, axes = plt.subplots(2, 2, figsize=(10, 7.5))
+    ax = axes[0, 0]
+    ax.bar(x, g["tokens_per_s"][...] / 1e6, color=colours)
+    ax.set_ylabel("throughput [Mtokens/s]")
+    ax = axes[0, 1]
+    ax.bar(x, g["step_time_mean_s"][...], color=colours, label="mean step time")
+    ax.scatter(x, g["compute_per_step_s"][...], marker="_", s=900, color="k", linewidths=2, zorder=3,
+               label="compute per step")
+    ax.set_ylabel("time per step [s]")
+    ax.set_ylim(0, 1.3 * float(np.nanmax(np.r_[g["step_time_mean_s"][...], g["compute_per_step_s"][...], 1e-9])))
+    ax.legend(fontsize=8, loc="upper right", ncol=2)
+    ax = axes[1, 0]
+    ax.bar(x, g["idle_fraction"][...], color=colours)
+    ax.set_ylabel("idle fraction (chips waiting)")
+    ax.set_ylim(0, max(1e-3, 1.15 * float(np.nanmax(g["idle_fraction"][...]))))
+    ax = axes[1, 1]
+    w = 0.38
+    ax.bar(x - w / 2, g["intra_cluster_bytes"][...], w, color="C0", label="intra-cluster")
+    ax.bar(x + w / 2, g["gateway_bytes"][...], w, color="C3", label="gateway")
+    ax.set_yscale("log")
+    ax.set_ylabel("bytes over the run")
+    ax.legend(fontsize=8)
+    for ax in axes.ravel():
+        ax.set_xticks(x)
+        ax.set_xticklabels(labels)
+        ax.grid(alpha=0.3, axis="y")
+    note = "  (* truncated)" if any(n.endswith("*") for n in labels) else ""
+    fig.suptitle(title_of(f) + ": training algorithms across the constellation" + note, fontsize=10)
+    return save(fig, out_dir, name)
+
+
+def plot_aggregation(f, out_dir, tx):
+    name = "aggregation.png"
+    if "constellation/gateway_capacity_bps" not in f or "time_s" not in f:
+        return skip(name, "no /constellation/gateway_capacity_bps (not a constellation run)")
+    x = tx(f["time_s"][...])
+    fig, axes = plt.subplots(2, 1, figsize=(9, 6.5), sharex=True)
+    axes[0].plot(x, f["constellation/gateway_capacity_bps"][...] / 1e12, color="C3", label="gateway capacity")
+    axes[0].set_ylabel("gateway capacity [Tbit/s]")
+    axes[0].set_ylim(0, 1.15 * max(1e-9, float(np.nanmax(f["constellation/gateway_capacity_bps"][...]))) / 1e12)
+    handles = axes[0].get_lines()
+    if "constellation/gateway_links" in f:
+        twin = axes[0].twinx()
+        handles += twin.step(x, f["constellation/gateway_links"][...], where="post", color="0.4", linewidth=0.8,
+                             label="gateway links (right)")
+        twin.set_ylabel("gateway links")
+        twin.set_ylim(0, 1.15 * max(1, int(f["constellation/gateway_links"][...].max())))
+    axes[0].legend(handles=handles, fontsize=8, loc="lower right")
+    if "constellation/oversubscription" in f:
+        over = f["constellation/oversubscription"][...]
+        worst = over.max(axis=1)
+        cut = ~np.isfinite(worst)  # inf: a cluster with no gateway link up
+        axes[1].plot(x, np.where(cut, np.nan, worst), color="C1", label="worst cluster")
+        axes[1].plot(x, np.where(np.isfinite(over), over, np.nan).min(axis=1), color="C2", linewidth=0.8,
+                     label="best cluster")
+        if cut.any():
+            axes[1].scatter(x[cut], np.full(cut.sum(), np.nanmax(np.r_[worst[~cut], 1.0])), marker="x",
+                            color="C3", label="a cluster cut off")
+        axes[1].axhline(1.0, color="k", linewidth=0.6, linestyle=":")
+        axes[1].legend(fontsize=8)
+    axes[1].set_ylabel("oversubscription\n(bisection / gateway capacity)")
+    axes[-1].set_xlabel(tx.label)
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    tx.ticks(axes[-1])
+    axes[0].set_title(title_of(f) + ": aggregation layer (per direction)", fontsize=10)
+    return save(fig, out_dir, name)
+
+
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("run", help="run directory (with result.h5) or an .h5 file")
@@ -393,7 +488,9 @@ def main(argv):
                    lambda: plot_links(f, out_dir, tx),
                    lambda: plot_steps(f, out_dir),
                    lambda: plot_goodput(f, out_dir, tx),
-                   lambda: plot_power(f, out_dir, tx)):
+                   lambda: plot_power(f, out_dir, tx),
+                   lambda: plot_constellation(f, out_dir),
+                   lambda: plot_aggregation(f, out_dir, tx)):
             try:
                 path = fn()
             except (KeyError, ValueError, TypeError, IndexError) as e:

@@ -29,6 +29,12 @@ void VtkRecorder::begin(const simulation::RunSetup& setup) {
     initial_status_ = as_status(workloads::satellite_conditions({}, {}, n, std::min(spares_, n), reboot_s_, 0.0, 0.0));
     std::filesystem::create_directories(directory_);
     writer_.emplace(directory_, "formation");
+    cluster_of_ = setup.cluster_of;
+    if (!cluster_of_.empty()) {
+        cluster_sizes_.assign(static_cast<std::size_t>(*std::max_element(cluster_of_.begin(), cluster_of_.end())) + 1, 0);
+        for (auto c : cluster_of_) ++cluster_sizes_[static_cast<std::size_t>(c)];
+        cluster_writer_.emplace(directory_, "constellation");
+    }
 }
 
 void VtkRecorder::record(const simulation::Sample& sample) {
@@ -46,7 +52,18 @@ void VtkRecorder::record(const simulation::Sample& sample) {
     frame.delta_v_m_s = sample.delta_v_m_s;
     frame.nearest_neighbour_m = sample.nearest_neighbour_m;
     frame.dose_rad = sample.dose_rad;
-    writer_->write_frame(frame, viz::LinkFrameData{sample.topology, {}});
+    writer_->write_frame(frame, viz::LinkFrameData{sample.topology, {}, cluster_of_});
+    if (cluster_writer_) write_cluster_frame(sample);
+}
+
+void VtkRecorder::write_cluster_frame(const simulation::Sample& sample) {
+    // Centroids from the positions the main frame just drew, so both series share one frame.
+    centroids_.assign(cluster_sizes_.size(), Eigen::Vector3d::Zero());
+    for (std::size_t i = 0; i < positions_.size(); ++i) centroids_[static_cast<std::size_t>(cluster_of_[i])] += positions_[i];
+    for (std::size_t c = 0; c < centroids_.size(); ++c) centroids_[c] /= std::max(cluster_sizes_[c], 1);
+    std::vector<viz::ClusterPair> pairs;
+    if (sample.topology) pairs = viz::cluster_pairs(*sample.topology, cluster_of_);
+    cluster_writer_->write_cluster_frame({sample.snapshot->time_s, centroids_, cluster_sizes_, pairs});
 }
 
 void VtkRecorder::end(const simulation::RunSummary& summary) {

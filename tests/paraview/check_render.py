@@ -49,14 +49,21 @@ def fail(message):
     print("check_render: FAIL: " + message)
 
 
-def expected_from_h5(h5, pvd_times):
+def h5_counts(h5):
+    """tests/paraview/hdf5_counts.py's JSON for h5, or None (a failure is recorded)."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     out = subprocess.run(["/usr/bin/python3", os.path.join(HERE, "hdf5_counts.py"), h5],
                          env=env, capture_output=True, text=True)
     if out.returncode != 0:
         fail("reading %s: %s" % (h5, out.stderr.strip() or out.stdout.strip()))
+        return None
+    return json.loads(out.stdout)
+
+
+def expected_from_h5(h5, pvd_times):
+    c = h5_counts(h5)
+    if c is None:
         return None, {}
-    c = json.loads(out.stdout)
     lines = {}
     for t in pvd_times:
         k = min(range(len(c["time_s"])), key=lambda i: abs(c["time_s"][i] - t), default=None)
@@ -68,16 +75,21 @@ def expected_from_h5(h5, pvd_times):
     return c["points"], lines
 
 
-def image_stats(png):
+def load_png(png):
+    """The PNG's RGB pixels as an int array (h, w, 3), bottom row first."""
     from vtkmodules.vtkIOImage import vtkPNGReader
     from vtkmodules.util.numpy_support import vtk_to_numpy
-    import numpy as np
     r = vtkPNGReader()
     r.SetFileName(png)
     r.Update()
     img = r.GetOutput()
     w, h, _ = img.GetDimensions()
-    px = vtk_to_numpy(img.GetPointData().GetScalars()).reshape(h, w, -1)[:, :, :3].astype(int)
+    return vtk_to_numpy(img.GetPointData().GetScalars()).reshape(h, w, -1)[:, :, :3].astype(int)
+
+
+def image_stats(png):
+    import numpy as np
+    px = load_png(png)
     bg = np.array([round(c * 255) for c in render_formation.BACKGROUND])
     differs = np.abs(px - bg).sum(axis=2) > 24
     colours = len(np.unique(px.reshape(-1, 3), axis=0))
@@ -176,7 +188,9 @@ def main(argv):
     return 1 if failures else 0
 
 
-if __name__ == "__main__":
+def run_checks(main):
+    """Runs main(argv) as a pvbatch check script and leaves with its status (also used by
+    tests/paraview/check_constellation.py)."""
     try:
         status = main(sys.argv[1:])
     except SystemExit as e:
@@ -188,3 +202,7 @@ if __name__ == "__main__":
         traceback.print_exc()
         status = 1
     render_formation.exit_now(status)
+
+
+if __name__ == "__main__":
+    run_checks(main)

@@ -26,6 +26,8 @@ namespace {
 namespace fs = std::filesystem;
 using skyfabric::links::Link;
 using skyfabric::links::Topology;
+using skyfabric::viz::ClusterFrame;
+using skyfabric::viz::ClusterPair;
 using skyfabric::viz::LinkFrameData;
 using skyfabric::viz::PvdSeriesWriter;
 using skyfabric::viz::SatelliteFrame;
@@ -87,7 +89,7 @@ struct FiveSatellites {
     SatelliteFrame frame() const {
         return SatelliteFrame{topology.time_s, positions, status, dose, dv, nn};
     }
-    LinkFrameData links() const { return LinkFrameData{&topology, utilisation}; }
+    LinkFrameData links() const { return LinkFrameData{&topology, utilisation, {}}; }
 };
 
 vtkSmartPointer<vtkPolyData> read_vtp(const fs::path& path) {
@@ -230,6 +232,81 @@ TEST(PvdSeriesWriter, ThrowsRuntimeErrorNamingThePathWhenTheDirectoryCannotBeMad
     } catch (const std::runtime_error& e) {
         EXPECT_NE(std::string(e.what()).find("plain_file"), std::string::npos) << e.what();
     }
+}
+
+TEST(PvdSeriesWriter, ConstellationLinksCarryLinkClassAndOneClusterWritesNone) {
+    ScratchDir dir;
+    PvdSeriesWriter writer(dir.path(), "f");
+    const FiveSatellites sats(0);
+    const std::vector<std::int32_t> cluster_of{0, 0, 0, 1, 1};  // link (2, 3) joins the clusters
+    writer.write_frame(sats.frame(), LinkFrameData{&sats.topology, {}, cluster_of});
+    writer.write_frame(sats.frame(), sats.links());
+    const auto two = read_vtp(dir.path() / "f_000000.vtp");
+    vtkDataArray* link_class = two->GetCellData()->GetArray("link_class");
+    ASSERT_NE(link_class, nullptr);
+    ASSERT_EQ(link_class->GetNumberOfTuples(), 9);
+    EXPECT_EQ(link_class->GetTuple1(0), -1);  // a satellite's vertex cell
+    const std::vector<double> expected{0, 0, 1, 0};
+    for (int k = 0; k < 4; ++k) EXPECT_EQ(link_class->GetTuple1(5 + k), expected[k]) << k;
+    EXPECT_EQ(read_vtp(dir.path() / "f_000001.vtp")->GetCellData()->GetArray("link_class"), nullptr);
+}
+
+TEST(ClusterPairs, GroupGatewayLinksByPairWithSummedCapacityAndMeanLatency) {
+    Topology topology;
+    topology.node_count = 6;
+    const auto add = [&](int a, int b, double capacity_bps, double latency_s) {
+        Link link;
+        link.source = a;
+        link.target = b;
+        link.capacity_bps = capacity_bps;
+        link.latency_s = latency_s;
+        topology.links.push_back(link);
+    };
+    add(0, 1, 9.0, 9.0);   // inside cluster 0: not a pair
+    add(0, 4, 1.0, 1.0e-4);  // clusters 0-2
+    add(1, 2, 2.0, 2.0e-4);  // clusters 0-1
+    add(1, 5, 3.0, 3.0e-4);  // clusters 0-2
+    add(3, 4, 4.0, 4.0e-4);  // clusters 1-2
+    const std::vector<std::int32_t> cluster_of{0, 0, 1, 1, 2, 2};
+    const auto pairs = skyfabric::viz::cluster_pairs(topology, cluster_of);
+    ASSERT_EQ(pairs.size(), 3u);
+    EXPECT_EQ(std::pair(pairs[0].a, pairs[0].b), std::pair(0, 1));
+    EXPECT_EQ(std::pair(pairs[1].a, pairs[1].b), std::pair(0, 2));
+    EXPECT_EQ(std::pair(pairs[2].a, pairs[2].b), std::pair(1, 2));
+    EXPECT_EQ(pairs[1].gateway_links, 2);
+    EXPECT_DOUBLE_EQ(pairs[1].capacity_bps, 4.0);
+    EXPECT_DOUBLE_EQ(pairs[1].latency_s, 2.0e-4);
+    EXPECT_EQ(pairs[2].gateway_links, 1);
+    EXPECT_THROW(skyfabric::viz::cluster_pairs(topology, std::vector<std::int32_t>{0, 0}), std::invalid_argument);
+}
+
+TEST(PvdSeriesWriter, ClusterFrameHasOnePointPerClusterAndOneLinePerJoinedPair) {
+    ScratchDir dir;
+    PvdSeriesWriter writer(dir.path(), "constellation");
+    const std::vector<Eigen::Vector3d> centroids{{0.0, 0.0, 0.0}, {0.0, 1.0e5, 0.0}, {0.0, 2.0e5, 0.0}};
+    const std::vector<std::int32_t> satellites{81, 81, 80};
+    const std::vector<ClusterPair> pairs{{0, 1, 2, 8.0e11, 3.3e-4}, {1, 2, 1, 4.0e11, 3.4e-4}};
+    writer.write_cluster_frame(ClusterFrame{30.0, centroids, satellites, pairs});
+    const auto poly = read_vtp(dir.path() / "constellation_000000.vtp");
+    ASSERT_EQ(poly->GetNumberOfPoints(), 3);
+    EXPECT_EQ(poly->GetNumberOfVerts(), 3);
+    ASSERT_EQ(poly->GetNumberOfLines(), 2);
+    double p[3];
+    poly->GetPoint(1, p);
+    EXPECT_DOUBLE_EQ(p[1], 1.0e5);
+    EXPECT_EQ(poly->GetPointData()->GetArray("cluster")->GetTuple1(2), 2);
+    EXPECT_EQ(poly->GetPointData()->GetArray("satellites")->GetTuple1(2), 80);
+    vtkCellData* cd = poly->GetCellData();
+    EXPECT_TRUE(std::isnan(cd->GetArray("capacity_bps")->GetTuple1(0)));
+    EXPECT_EQ(cd->GetArray("gateway_links")->GetTuple1(3), 2);
+    EXPECT_DOUBLE_EQ(cd->GetArray("capacity_bps")->GetTuple1(4), 4.0e11);
+    EXPECT_DOUBLE_EQ(cd->GetArray("latency_s")->GetTuple1(3), 3.3e-4);
+    EXPECT_EQ(cd->GetArray("link_source")->GetTuple1(4), 1);
+    EXPECT_EQ(cd->GetArray("link_target")->GetTuple1(4), 2);
+    EXPECT_DOUBLE_EQ(poly->GetFieldData()->GetArray("TimeValue")->GetTuple1(0), 30.0);
+    EXPECT_NE(slurp(dir.path() / "constellation.pvd").find("constellation_000000.vtp"), std::string::npos);
+    const std::vector<ClusterPair> outside{{0, 3, 1, 1.0, 1.0}};
+    EXPECT_THROW(writer.write_cluster_frame(ClusterFrame{60.0, centroids, satellites, outside}), std::invalid_argument);
 }
 
 }  // namespace

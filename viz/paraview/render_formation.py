@@ -14,6 +14,11 @@ fixed over the series so frames compare; a link held down by a terminal outage,
 fault_down = 1, grey), a legend, the title (the scenario name from RUN_DIR/summary.json and
 the frame), the time, and a grid labelled with the axes (each axis once).
 
+A constellation's zoomed-out series (vtk/constellation.pvd, a point per cluster with point
+data `cluster`) is drawn the same way with its own legend: each cluster a large sphere at its
+centroid, each pair of clusters joined by gateway links a tube coloured by their summed
+capacity, and the clock counting clusters, joined pairs and gateway links.
+
 Axes and views. LVLH: x radial (away from the Earth), y along-track (the direction of
 flight), z orbit normal. Every LVLH view has radial up where radial is on screen:
   xy   looking along +z (from the anti-normal side): radial up, along-track to the RIGHT
@@ -234,10 +239,11 @@ def scan_series(frames):
     lo, hi = np.full(3, np.inf), np.full(3, -np.inf)
     rlo, rhi = np.full(3, np.inf), np.full(3, -np.inf)
     cap_lo, cap_hi = math.inf, -math.inf
-    any_down, statuses = False, set()
+    any_down, statuses, clusters = False, set(), False
     first_centre, first_span = None, 0.0
     for _, _, path in frames:
-        _, pts, status, cap, down = read_frame(reader, path)
+        pd, pts, status, cap, down = read_frame(reader, path)
+        clusters = clusters or pd.GetPointData().GetArray("cluster") is not None
         if len(pts):
             c = pts.mean(axis=0)
             plo, phi = pts.min(axis=0), pts.max(axis=0)
@@ -265,6 +271,7 @@ def scan_series(frames):
         "capacity_range": cap_range,
         "any_down": any_down,
         "statuses": sorted(statuses),
+        "clusters": clusters,
     }
 
 
@@ -393,7 +400,9 @@ def plan_series(pvd, out_dir, run_dir, args):
     if origin != "none":
         titles = [t.replace(" [m]", ", from %s [m]" % ("centre" if follow else "view centre"))
                   for t in titles]
-    title = "skyfabric  %s  (%s%s)" % (scenario_title(run_dir, pvd), kind.upper(),
+    clusters = info.get("clusters", False)
+    title = "skyfabric  %s  (%s%s%s)" % (scenario_title(run_dir, pvd), kind.upper(),
+                                        ", clusters" if clusters else "",
                                         ", following the formation" if follow else "")
     return {
         "name": name,
@@ -417,6 +426,9 @@ def plan_series(pvd, out_dir, run_dir, args):
         "camera": camera_for(grid_box, direction, up, args.size, screen),
         "capacity_range": info.get("capacity_range"),
         "any_down": info.get("any_down", False),
+        # A constellation's zoomed-out series (vtk/constellation.pvd): each point a cluster,
+        # each line the gateway links between two clusters.
+        "clusters": clusters,
     }
 
 
@@ -458,7 +470,7 @@ class Scene:
         status_lut.SetTableRange(0, len(STATUS_NAMES) - 1)
         status_lut.Build()
         self.status_lut = status_lut
-        point_px = max(6, int(round(h / 55.0)))
+        point_px = max(6, int(round(h / 55.0))) * (3 if plan.get("clusters") else 1)
 
         def point_actor(size, opacity=1.0):
             m = vtkPolyDataMapper()
@@ -660,19 +672,22 @@ class Scene:
         bar.GetTitleTextProperty().SetFontSize(2)
         ren.AddActor2D(bar)
         heading = text(14, bold=True)
-        heading.SetInput("link capacity\n[%s]" % unit)
+        heading.SetInput("%s capacity\n[%s]" % ("gateway" if plan.get("clusters") else "link", unit))
         heading.GetTextProperty().SetVerticalJustificationToTop()
         heading.SetDisplayPosition(int(0.86 * w), h - int(52 * font))
 
         # Status legend: a disk of each colour and its name.
         entries = [(s, STATUS_COLOURS[3 * k:3 * k + 3], "disk")
                    for k, s in enumerate(STATUS_NAMES)]
+        if plan.get("clusters"):
+            entries = [("cluster centroid", STATUS_COLOURS[0:3], "disk"),
+                       ("gateway links", VIRIDIS[-1][1:], "line")]
         if plan.get("any_down"):
             entries.append(("link down", LINK_DOWN_COLOUR, "line"))
         row = 22 * font
         y0 = 18 * font + row * len(entries)
         heading = text(14, bold=True)
-        heading.SetInput("satellite status")
+        heading.SetInput("constellation" if plan.get("clusters") else "satellite status")
         heading.SetDisplayPosition(int(0.86 * w), int(y0 + 6 * font))
         for k, (label, colour, shape) in enumerate(entries):
             y = y0 - (k + 1) * row
@@ -758,6 +773,15 @@ class Scene:
         if self.clock is not None:
             text = "t = %.1f s  (%.2f min)   step %d/%d   satellites %d   links %d" % (
                 t, t / 60.0, index, plan["n_times"] - 1, n, pd.GetNumberOfLines())
+            if plan.get("clusters"):
+                gw = pd.GetCellData().GetArray("gateway_links")
+                gw = vtk_to_numpy(gw)[pd.GetNumberOfVerts():] if gw is not None else np.zeros(0)
+                sats = pd.GetPointData().GetArray("satellites")
+                text = ("t = %.1f s  (%.2f min)   step %d/%d   clusters %d (%d satellites)   "
+                        "cluster pairs joined %d   gateway links %d" % (
+                            t, t / 60.0, index, plan["n_times"] - 1, n,
+                            int(vtk_to_numpy(sats).sum()) if sats is not None else 0,
+                            pd.GetNumberOfLines(), int(gw.sum())))
             counts = [(int((status == k).sum()), STATUS_NAMES[k]) for k in EVENT_STATUSES]
             extra = ["%d %s" % c for c in counts if c[0]]
             if down.any():
@@ -958,15 +982,11 @@ def write_state(plan, out_dir):
     sats.SetRepresentationType("Points")
     sats.RenderPointsAsSpheres = 1
     sats.PointSize = max(6, plan["size"][1] // 55)
-    ColorBy(sats, ("POINTS", "status"))
-    lut = GetColorTransferFunction("status")
-    lut.InterpretValuesAsCategories = 1
-    lut.Annotations = [v for i, s in enumerate(STATUS_NAMES) for v in (str(i), s)]
-    lut.IndexedColors = STATUS_COLOURS
-    status_bar = GetScalarBar(lut, view)
-    status_bar.Title = "satellite status"
-    status_bar.ComponentTitle = ""
-    sats.SetScalarBarVisibility(view, not plan["plain"])
+    if plan.get("clusters"):   # no status on a cluster: colour the points by cluster
+        ColorBy(sats, ("POINTS", "cluster"))
+        sats.SetScalarBarVisibility(view, False)
+    else:
+        _status_colours(sats, view, plan)
     ld = Show(links, view)
     ld.SetRepresentationType("Surface")
     ld.RenderLinesAsTubes = 1
@@ -978,7 +998,7 @@ def write_state(plan, out_dir):
         cap.RescaleTransferFunction(*plan["capacity_range"])
         cap.AutomaticRescaleRangeMode = "Never"
     cap_bar = GetScalarBar(cap, view)
-    cap_bar.Title = "link capacity [bit/s]"
+    cap_bar.Title = "%s capacity [bit/s]" % ("gateway" if plan.get("clusters") else "link")
     cap_bar.ComponentTitle = ""
     cap_bar.RangeLabelFormat = "%-#.3g"
     ld.SetScalarBarVisibility(view, not plan["plain"])
@@ -1013,6 +1033,19 @@ def write_state(plan, out_dir):
     state = os.path.join(out_dir, name + ".pvsm")
     SaveState(state)
     print("render_formation: wrote ParaView state %s (paraview --state=%s)" % (state, state))
+
+
+def _status_colours(sats, view, plan):
+    from paraview.simple import ColorBy, GetColorTransferFunction, GetScalarBar
+    ColorBy(sats, ("POINTS", "status"))
+    lut = GetColorTransferFunction("status")
+    lut.InterpretValuesAsCategories = 1
+    lut.Annotations = [v for i, s in enumerate(STATUS_NAMES) for v in (str(i), s)]
+    lut.IndexedColors = STATUS_COLOURS
+    status_bar = GetScalarBar(lut, view)
+    status_bar.Title = "satellite status"
+    status_bar.ComponentTitle = ""
+    sats.SetScalarBarVisibility(view, not plan["plain"])
 
 
 def _reader():

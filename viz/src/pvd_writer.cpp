@@ -99,6 +99,14 @@ vtkNew<vtkDoubleArray> point_array(const char* name, std::span<const double> val
     return array;
 }
 
+vtkNew<vtkIntArray> int_array(const char* name, std::size_t count, int fill) {
+    vtkNew<vtkIntArray> array;
+    array->SetName(name);
+    array->SetNumberOfTuples(static_cast<vtkIdType>(count));
+    array->FillValue(fill);
+    return array;
+}
+
 // A cell-data array over verts (NaN: not a link) followed by lines.
 vtkNew<vtkDoubleArray> link_array(const char* name, std::size_t satellite_count,
                                   std::size_t link_count) {
@@ -110,6 +118,15 @@ vtkNew<vtkDoubleArray> link_array(const char* name, std::size_t satellite_count,
         array->SetValue(static_cast<vtkIdType>(i), kNaN);
     }
     return array;
+}
+
+// ParaView's own name for a dataset's time, so a single .vtp opened alone still knows it.
+void add_time_value(vtkPolyData* poly, double time_s) {
+    vtkNew<vtkDoubleArray> time_value;
+    time_value->SetName("TimeValue");
+    time_value->SetNumberOfTuples(1);
+    time_value->SetValue(0, time_s);
+    poly->GetFieldData()->AddArray(time_value);
 }
 
 }  // namespace
@@ -163,12 +180,8 @@ void PvdSeriesWriter::write_frame(const SatelliteFrame& frame, const LinkFrameDa
         verts->InsertNextCell(1, &id);
     }
 
-    vtkNew<vtkIntArray> ids;
-    ids->SetName("id");
-    ids->SetNumberOfTuples(static_cast<vtkIdType>(n));
-    vtkNew<vtkIntArray> status;
-    status->SetName("status");
-    status->SetNumberOfTuples(static_cast<vtkIdType>(n));
+    auto ids = int_array("id", n, 0);
+    auto status = int_array("status", n, 0);
     for (std::size_t i = 0; i < n; ++i) {
         ids->SetValue(static_cast<vtkIdType>(i), static_cast<int>(i));
         status->SetValue(static_cast<vtkIdType>(i),
@@ -197,6 +210,9 @@ void PvdSeriesWriter::write_frame(const SatelliteFrame& frame, const LinkFrameDa
         source->SetValue(static_cast<vtkIdType>(i), -1);
         target->SetValue(static_cast<vtkIdType>(i), -1);
     }
+    // 0 intra-cluster, 1 gateway; only for a constellation (one cluster writes what it always did).
+    check_length(links.cluster_of, n, "cluster_of");
+    auto link_class = int_array("link_class", n + link_count, -1);
     if (link_count > 0) {
         lines->AllocateExact(static_cast<vtkIdType>(link_count),
                              static_cast<vtkIdType>(2 * link_count));
@@ -219,6 +235,8 @@ void PvdSeriesWriter::write_frame(const SatelliteFrame& frame, const LinkFrameDa
             distance->SetValue(cell, link.distance_m);
             source->SetValue(cell, link.source);
             target->SetValue(cell, link.target);
+            if (!links.cluster_of.empty())
+                link_class->SetValue(cell, links.cluster_of[link.source] != links.cluster_of[link.target] ? 1 : 0);
         }
     }
 
@@ -243,26 +261,118 @@ void PvdSeriesWriter::write_frame(const SatelliteFrame& frame, const LinkFrameDa
     cd->AddArray(source);
     cd->AddArray(target);
     cd->AddArray(fault_down);
+    if (!links.cluster_of.empty()) cd->AddArray(link_class);
     cd->SetActiveScalars("capacity_bps");
 
-    vtkNew<vtkDoubleArray> time_value;
-    time_value->SetName("TimeValue");
-    time_value->SetNumberOfTuples(1);
-    time_value->SetValue(0, frame.time_s);
-    poly->GetFieldData()->AddArray(time_value);
+    add_time_value(poly, frame.time_s);
 
+    const std::string file = next_file();
+    write_vtp_atomically(poly, directory_, file);
+    add_entry(frame.time_s, file);
+}
+
+std::string PvdSeriesWriter::next_file() const {
     std::array<char, 16> index{};
     std::snprintf(index.data(), index.size(), "_%06zu", entries_.size());
-    const std::string file = basename_ + index.data() + ".vtp";
-    write_vtp_atomically(poly, directory_, file);
+    return basename_ + index.data() + ".vtp";
+}
 
-    entries_.push_back(Entry{frame.time_s, file});
+void PvdSeriesWriter::add_entry(double time_s, std::string file) {
+    entries_.push_back(Entry{time_s, std::move(file)});
     try {
         write_pvd();
     } catch (...) {
         entries_.pop_back();
         throw;
     }
+}
+
+std::vector<ClusterPair> cluster_pairs(const links::Topology& topology, std::span<const std::int32_t> cluster_of) {
+    std::vector<ClusterPair> pairs;
+    for (const links::Link& link : topology.links) {
+        if (link.source < 0 || link.target < 0 || static_cast<std::size_t>(link.source) >= cluster_of.size() ||
+            static_cast<std::size_t>(link.target) >= cluster_of.size())
+            throw std::invalid_argument("skyfabric::viz: link (" + std::to_string(link.source) + ", " +
+                                        std::to_string(link.target) + ") names a satellite with no cluster");
+        const std::int32_t a = std::min(cluster_of[link.source], cluster_of[link.target]);
+        const std::int32_t b = std::max(cluster_of[link.source], cluster_of[link.target]);
+        if (a == b) continue;
+        auto it = std::lower_bound(pairs.begin(), pairs.end(), std::pair{a, b},
+                                   [](const ClusterPair& p, const auto& k) { return std::pair{p.a, p.b} < k; });
+        if (it == pairs.end() || it->a != a || it->b != b) it = pairs.insert(it, ClusterPair{a, b});
+        ++it->gateway_links;
+        it->capacity_bps += link.capacity_bps;
+        it->latency_s += link.latency_s;  // a sum until the division below
+    }
+    for (auto& p : pairs) p.latency_s /= p.gateway_links;
+    return pairs;
+}
+
+void PvdSeriesWriter::write_cluster_frame(const ClusterFrame& frame) {
+    const std::size_t n = frame.centroids_m.size();
+    const std::size_t m = frame.pairs.size();
+    if (!std::isfinite(frame.time_s)) throw std::invalid_argument("skyfabric::viz: frame time_s is not finite");
+    check_length(frame.satellites, n, "satellites");
+
+    vtkNew<vtkPoints> points;
+    points->SetDataTypeToDouble();
+    points->SetNumberOfPoints(static_cast<vtkIdType>(n));
+    vtkNew<vtkCellArray> verts;
+    auto cluster = int_array("cluster", n, 0);
+    auto satellites = int_array("satellites", n, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+        const Eigen::Vector3d& p = frame.centroids_m[i];
+        if (!p.allFinite())
+            throw std::invalid_argument("skyfabric::viz: centroid of cluster " + std::to_string(i) +
+                                        " is not finite at t = " + format_double(frame.time_s) + " s");
+        const auto id = static_cast<vtkIdType>(i);
+        points->SetPoint(id, p.x(), p.y(), p.z());
+        verts->InsertNextCell(1, &id);
+        cluster->SetValue(id, static_cast<int>(i));
+        satellites->SetValue(id, frame.satellites.empty() ? 0 : frame.satellites[i]);
+    }
+
+    // Cell data over the cluster vertices (not pairs: -1 / NaN) then the pairs' lines.
+    auto links = int_array("gateway_links", n + m, -1);
+    auto source = int_array("link_source", n + m, -1);
+    auto target = int_array("link_target", n + m, -1);
+    auto capacity = link_array("capacity_bps", n, m);
+    auto latency = link_array("latency_s", n, m);
+    vtkNew<vtkCellArray> lines;
+    for (std::size_t k = 0; k < m; ++k) {
+        const ClusterPair& p = frame.pairs[k];
+        if (p.a < 0 || p.b < 0 || static_cast<std::size_t>(p.a) >= n || static_cast<std::size_t>(p.b) >= n)
+            throw std::invalid_argument("skyfabric::viz: cluster pair (" + std::to_string(p.a) + ", " +
+                                        std::to_string(p.b) + ") outside 0.." + std::to_string(n));
+        const std::array<vtkIdType, 2> ends{p.a, p.b};
+        lines->InsertNextCell(2, ends.data());
+        const auto cell = static_cast<vtkIdType>(n + k);
+        links->SetValue(cell, p.gateway_links);
+        source->SetValue(cell, p.a);
+        target->SetValue(cell, p.b);
+        capacity->SetValue(cell, p.capacity_bps);
+        latency->SetValue(cell, p.latency_s);
+    }
+
+    vtkNew<vtkPolyData> poly;
+    poly->SetPoints(points);
+    poly->SetVerts(verts);
+    poly->SetLines(lines);
+    poly->GetPointData()->AddArray(cluster);
+    poly->GetPointData()->AddArray(satellites);
+    poly->GetPointData()->SetActiveScalars("cluster");
+    vtkCellData* cd = poly->GetCellData();
+    cd->AddArray(links);
+    cd->AddArray(capacity);
+    cd->AddArray(latency);
+    cd->AddArray(source);
+    cd->AddArray(target);
+    cd->SetActiveScalars("capacity_bps");
+    add_time_value(poly, frame.time_s);
+
+    const std::string file = next_file();
+    write_vtp_atomically(poly, directory_, file);
+    add_entry(frame.time_s, file);
 }
 
 void PvdSeriesWriter::rewrite_after_run(std::size_t i, const AfterRun& update) {

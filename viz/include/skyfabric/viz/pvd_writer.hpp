@@ -13,8 +13,16 @@
 //               nearest_neighbour_m (double)
 //   cell data   capacity_bps, margin_db, utilisation, distance_m (double; NaN on the
 //               vertex cells, which are not links), link_source, link_target (int; -1 on
-//               vertex cells)
+//               vertex cells), and for a constellation link_class (int; 0 intra-cluster,
+//               1 gateway, -1 on vertex cells)
 //   field data  TimeValue (double, the instant's time_s)
+//
+// A constellation's zoomed-out series (write_cluster_frame) holds instead
+//   points      each cluster's centroid [m], verts one per cluster, lines one per pair of
+//               clusters joined by at least one gateway link
+//   point data  cluster, satellites (int)
+//   cell data   gateway_links (int), capacity_bps (sum, per direction), latency_s (mean)
+//               (NaN / -1 on the vertex cells), link_source, link_target (the clusters)
 //
 // The .pvd is replaced by rename(2) after every frame, so a run that stops part way
 // still opens in ParaView with every frame written so far.
@@ -49,6 +57,29 @@ struct SatelliteFrame {
 struct LinkFrameData {
     const skyfabric::links::Topology* topology = nullptr;  // null => no lines
     std::span<const double> utilisation;                   // per link; empty => zeros
+    std::span<const std::int32_t> cluster_of;  // each satellite's cluster; empty => one cluster, no link_class
+};
+
+// The gateway links between one pair of clusters a < b at an instant.
+struct ClusterPair {
+    std::int32_t a = 0;
+    std::int32_t b = 0;
+    std::int32_t gateway_links = 0;
+    double capacity_bps = 0.0;  // sum over the links, per direction
+    double latency_s = 0.0;     // mean over the links
+};
+
+// The links of `topology` whose ends lie in different clusters, grouped by cluster pair,
+// sorted by (a, b). std::invalid_argument for a link end outside cluster_of.
+std::vector<ClusterPair> cluster_pairs(const skyfabric::links::Topology& topology,
+                                       std::span<const std::int32_t> cluster_of);
+
+// One instant of a constellation, zoomed out: each cluster a point.
+struct ClusterFrame {
+    double time_s = 0.0;
+    std::span<const Eigen::Vector3d> centroids_m;  // same frame as the satellite series
+    std::span<const std::int32_t> satellites;      // per cluster
+    std::span<const ClusterPair> pairs;
 };
 
 // Writes a time series of formation frames as .vtp files plus a .pvd index.
@@ -61,6 +92,8 @@ public:
 
     // Writes <basename>_NNNNNN.vtp (NNNNNN = frames_written()), then rewrites the .pvd.
     void write_frame(const SatelliteFrame& frame, const LinkFrameData& links);
+    // The same for a constellation's cluster frame (a series of its own).
+    void write_cluster_frame(const ClusterFrame& frame);
 
     // What is known of frame i only after the run: the satellites' status (radiation faults are
     // drawn on the whole dose-rate history, then played), the links a fault held down, and each
@@ -90,6 +123,8 @@ private:
         std::string file;  // relative to directory_
     };
     void write_pvd() const;
+    std::string next_file() const;  // <basename>_NNNNNN.vtp for the next frame
+    void add_entry(double time_s, std::string file);
 
     std::filesystem::path directory_;
     std::string basename_;
