@@ -299,26 +299,7 @@ ConstellationConfig read_constellation(Section s, bool present) {
     ConstellationConfig c;
     c.enabled = present;
     if (!present) return c;
-    s.refuse_empty("clusters", "a number of clusters or a list of clusters");
-    if (s.is_scalar("clusters")) {
-        const auto count = s.integer("clusters", 2, 1000, {});
-        const double spacing_m = 1e3 * s.number("spacing_km", 0.001, 40000.0, {}, "km");
-        const double raan_step_rad = deg * s.number("raan_step_deg", -180.0, 180.0, 0.0, "deg");
-        for (std::int64_t k = 0; k < count; ++k)
-            c.clusters.push_back(ClusterConfig{spacing_m * static_cast<double>(k), raan_step_rad * static_cast<double>(k), {}});
-    } else {
-        const auto items = s.sequence("clusters");
-        if (items.size() < 2) s.fail("clusters", "a constellation needs at least 2 clusters");
-        for (std::size_t k = 0; k < items.size(); ++k) {
-            Section item = s.item(items[k], s.path() + ".clusters[" + std::to_string(k) + "]");
-            ClusterConfig cluster;
-            cluster.along_track_m = 1e3 * item.number("along_track_km", -40000.0, 40000.0, 0.0, "km");
-            cluster.raan_offset_rad = deg * item.number("raan_deg", -180.0, 180.0, 0.0, "deg");
-            if (item.has("radius_m")) cluster.radius_m = item.number("radius_m", 1.0, 1e6, {}, "m");
-            item.finish();
-            c.clusters.push_back(cluster);
-        }
-    }
+    // The other keys first: a bad value there is named before a missing cluster count.
     Section g = s.section("gateways");
     auto& gw = c.gateways;
     gw.gateways_per_cluster = static_cast<std::int32_t>(g.integer("per_cluster", 1, 64, 4));
@@ -330,6 +311,7 @@ ConstellationConfig read_constellation(Section s, bool present) {
     g.finish();
     std::vector<std::string> names;
     if (!s.has("algorithms")) {
+        s.refuse_empty("algorithms", "ring, hierarchical, diloco, noloco, or a list of them");
         names = {"ring", "hierarchical", "diloco", "noloco"};
     } else if (s.is_scalar("algorithms")) {
         names = {s.choice("algorithms", {"ring", "hierarchical", "diloco", "noloco"})};
@@ -345,6 +327,30 @@ ConstellationConfig read_constellation(Section s, bool present) {
     for (const auto& n : names) c.algorithms.push_back(*workloads::cluster_algorithm_from_name(n));
     c.inner_steps = static_cast<std::int32_t>(s.integer("inner_steps", 1, 1000000, 50));
     c.outer_bytes_per_element = s.number("outer_bytes_per_element", 0.125, 16.0, 4.0, "B");
+
+    s.refuse_empty("clusters", "a number of clusters or a list of clusters");
+    if (s.has("clusters") && !s.is_scalar("clusters")) {
+        const auto items = s.sequence("clusters");
+        if (items.size() < 2) s.fail("clusters", "a constellation needs at least 2 clusters");
+        for (std::size_t k = 0; k < items.size(); ++k) {
+            Section item = s.item(items[k], s.path() + ".clusters[" + std::to_string(k) + "]");
+            ClusterConfig cluster;
+            cluster.along_track_m = 1e3 * item.number("along_track_km", -40000.0, 40000.0, 0.0, "km");
+            cluster.raan_offset_rad = deg * item.number("raan_deg", -180.0, 180.0, 0.0, "deg");
+            if (item.has("radius_m")) cluster.radius_m = item.number("radius_m", 1.0, 1e6, {}, "m");
+            item.finish();
+            c.clusters.push_back(cluster);
+        }
+    } else {
+        std::optional<double> spacing_m;
+        s.refuse_empty("spacing_km", "a distance along-track, in km");
+        if (s.has("spacing_km")) spacing_m = 1e3 * s.number("spacing_km", 0.001, 40000.0, {}, "km");
+        const double raan_step_rad = deg * s.number("raan_step_deg", -180.0, 180.0, 0.0, "deg");
+        const auto count = s.integer("clusters", 2, 1000, {});
+        if (!spacing_m) s.fail("spacing_km", "missing: with a count of clusters give their spacing along-track, in km");
+        for (std::int64_t k = 0; k < count; ++k)
+            c.clusters.push_back(ClusterConfig{*spacing_m * static_cast<double>(k), raan_step_rad * static_cast<double>(k), {}});
+    }
     s.finish();
     return c;
 }
