@@ -63,6 +63,13 @@ HEADLINE = OrderedDict([
     ("links.links_per_satellite_mean", "links per satellite"),
     ("links.capacity_mean_bps", "link capacity, mean"),
     ("links.bisection_capacity_min_bps", "bisection capacity, min"),
+    # A constellation: the first algorithm listed (one per run when the sweep varies it).
+    ("constellation.first_algorithm.tokens_per_s", "throughput (constellation)"),
+    ("constellation.first_algorithm.step_time_mean_s", "step time, mean (constellation)"),
+    ("constellation.first_algorithm.idle_fraction", "idle fraction (constellation)"),
+    ("constellation.first_algorithm.gateway_bytes", "bytes over gateway links"),
+    ("constellation.gateway_capacity_min_bps", "gateway capacity, min"),
+    ("constellation.oversubscription_mean", "oversubscription, mean"),
     ("workload.step_time_median_s", "step time, median"),
     ("workload.tokens_per_s", "throughput"),
     ("workload.mfu", "MFU"),
@@ -148,6 +155,10 @@ def main(argv):
     candidates = [c for c in numeric if c in varying and c not in params and not SKIP.match(c) and really_varies(c)]
     units = units_of(sweep_dir)
     headline = [c for c in HEADLINE if c in candidates] or candidates[:9]
+    if any(c.startswith("constellation.first_algorithm.") for c in headline):
+        # A constellation's workload block is its first algorithm's only when that one is ring or
+        # hierarchical: its panels would show half the runs of the constellation ones.
+        headline = [c for c in headline if not c.startswith("workload.")]
     print("plot_sweep: %d run(s); swept %s; %d varying metric(s), %d in the overview"
           % (len(rows), ", ".join(params), len(candidates), len(headline)))
 
