@@ -29,6 +29,13 @@ void ProgressBar::record(const simulation::Sample& sample) {
     std::fflush(stderr);
 }
 
+void ProgressBar::phase(const std::string& what) {
+    if (!enabled_) return;
+    shown_ = true;
+    std::fprintf(stderr, "\r%-90s", ("samples done; " + what).c_str());
+    std::fflush(stderr);
+}
+
 void ProgressBar::end(const simulation::RunSummary&) {
     if (shown_) std::fprintf(stderr, "\r%*s\r", 90, "");
 }

@@ -12,6 +12,7 @@ public:
     void begin(const simulation::RunSetup& setup) override;
     void record(const simulation::Sample& sample) override;
     void end(const simulation::RunSummary& summary) override;
+    void phase(const std::string& what) override;
 
 private:
     bool enabled_;

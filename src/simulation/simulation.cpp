@@ -353,6 +353,10 @@ private:
         const workloads::Network start = workloads::build_network(timeline_.keyframe(0));
         for (const auto& nodes : clusters_->cluster_nodes()) setup.cluster_nodes.push_back(workloads::ring_placement(start, nodes));
         for (const auto algorithm : con.algorithms) {
+            const std::string what = "training " + std::string(workloads::to_string(algorithm)) + " (" +
+                                     std::to_string(summary_.constellation.size() + 1) + " of " +
+                                     std::to_string(con.algorithms.size()) + ")";
+            for (auto* r : recorders_) r->phase(what);
             summary_.constellation.push_back(workloads::simulate_cluster_training(algorithm, setup));
             if (summary_.constellation.size() == 1 && (algorithm == workloads::ClusterAlgorithm::ring ||
                                                        algorithm == workloads::ClusterAlgorithm::hierarchical))

@@ -157,6 +157,8 @@ public:
     virtual void begin(const RunSetup& setup) = 0;
     virtual void record(const Sample& sample) = 0;
     virtual void end(const RunSummary& summary) = 0;
+    // Work after the samples that takes a while (a constellation's trainings): what is running now.
+    virtual void phase(const std::string& what) { (void)what; }
 };
 
 // Output instants: 0, step, 2 step, ..., and the end time if it falls between.
