@@ -46,6 +46,9 @@ constexpr double max_training_steps = 1e7;
 // Memory for the dose-rate history of a run with radiation.
 constexpr double max_dose_series_bytes = 8e9;
 constexpr std::size_t max_scenario_bytes = 32u << 20;
+// Clusters of a constellation: every gateway has a terminal for each other cluster, and the layer's
+// pairs grow as clusters²; 64 clusters of 4 gateways are 8,064 pairs a sample.
+constexpr std::size_t max_clusters = 64;
 constexpr std::size_t max_edge_list_bytes = 512u << 20;
 
 std::string format_count(double x) {
@@ -332,6 +335,8 @@ ConstellationConfig read_constellation(Section s, bool present) {
     if (s.has("clusters") && !s.is_scalar("clusters")) {
         const auto items = s.sequence("clusters");
         if (items.size() < 2) s.fail("clusters", "a constellation needs at least 2 clusters");
+        if (items.size() > max_clusters)
+            s.fail("clusters", "lists " + std::to_string(items.size()) + " clusters; at most " + std::to_string(max_clusters) + " are supported");
         for (std::size_t k = 0; k < items.size(); ++k) {
             Section item = s.item(items[k], s.path() + ".clusters[" + std::to_string(k) + "]");
             ClusterConfig cluster;
@@ -346,7 +351,7 @@ ConstellationConfig read_constellation(Section s, bool present) {
         s.refuse_empty("spacing_km", "a distance along-track, in km");
         if (s.has("spacing_km")) spacing_m = 1e3 * s.number("spacing_km", 0.001, 40000.0, {}, "km");
         const double raan_step_rad = deg * s.number("raan_step_deg", -180.0, 180.0, 0.0, "deg");
-        const auto count = s.integer("clusters", 2, 1000, {});
+        const auto count = s.integer("clusters", 2, static_cast<std::int64_t>(max_clusters), {});
         if (!spacing_m) s.fail("spacing_km", "missing: with a count of clusters give their spacing along-track, in km");
         for (std::int64_t k = 0; k < count; ++k)
             c.clusters.push_back(ClusterConfig{*spacing_m * static_cast<double>(k), raan_step_rad * static_cast<double>(k), {}});
@@ -782,8 +787,7 @@ void check_constellation(Section& top, const Scenario& sc) {
     if (sc.radiation.enabled) top.fail("radiation", "radiation with a constellation is not supported yet: run one cluster");
     if (sc.power.enabled) top.fail("power", "power with a constellation is not supported yet: run one cluster");
     if (sc.dynamics.compare_to_nonlinear) top.section("dynamics").fail("compare_to_nonlinear", "is not supported with a constellation");
-    std::vector<std::size_t> sizes;
-    for (std::size_t k = 0; k < con.clusters.size(); ++k) sizes.push_back(initial_formation(cluster_scenario(sc, k)).size());
+    const std::vector<std::size_t> sizes = cluster_sizes(sc);
     const auto smallest = *std::min_element(sizes.begin(), sizes.end());
     if (static_cast<std::size_t>(con.gateways.gateways_per_cluster) > smallest) {
         Section g = c.section("gateways");
@@ -914,11 +918,12 @@ void check_across_sections(Section& top, Scenario& sc, const LoadOptions& option
     std::vector<physics::RelativeState> states;
     if (!sc.fabric) states = initial_formation(sc);
     const std::size_t satellites = sc.fabric || sc.constellation.enabled ? node_count(sc) : states.size();
-    if (sc.constellation.enabled) check_constellation(top, sc);
     if (satellites > static_cast<std::size_t>(max_satellites)) {
-        top.fail("formation", "the formation has " + std::to_string(satellites) + " satellites; at most " +
-                                  std::to_string(max_satellites) + " are supported");
+        top.fail(sc.constellation.enabled ? "constellation" : "formation",
+                 (sc.constellation.enabled ? "the constellation has " : "the formation has ") + std::to_string(satellites) +
+                     " satellites; at most " + std::to_string(max_satellites) + " are supported");
     }
+    if (sc.constellation.enabled) check_constellation(top, sc);
     if (sc.workload.enabled) {
         Section workload = top.section("workload");
         if (!sc.fabric && !sc.links.enabled) workload.fail("enabled", "a training workload needs links: add a links section");
@@ -1255,11 +1260,31 @@ Scenario cluster_scenario(const Scenario& sc, std::size_t c) {
     return out;
 }
 
+std::vector<std::size_t> cluster_sizes(const Scenario& sc) {
+    // A cluster's count depends on its formation alone, not on its chief: set up each radius once.
+    const std::size_t n0 = initial_formation(sc).size();
+    std::vector<std::size_t> sizes;
+    std::vector<std::pair<double, std::size_t>> by_radius;
+    for (std::size_t c = 0; c < cluster_count(sc); ++c) {
+        const auto& radius = sc.constellation.enabled ? sc.constellation.clusters[c].radius_m : std::optional<double>{};
+        if (!radius || *radius == sc.formation.radius_m) {
+            sizes.push_back(n0);
+            continue;
+        }
+        auto it = std::find_if(by_radius.begin(), by_radius.end(), [&](const auto& e) { return e.first == *radius; });
+        if (it == by_radius.end()) {
+            by_radius.emplace_back(*radius, initial_formation(cluster_scenario(sc, c)).size());
+            it = by_radius.end() - 1;
+        }
+        sizes.push_back(it->second);
+    }
+    return sizes;
+}
+
 std::size_t node_count(const Scenario& sc) {
     if (sc.fabric) return static_cast<std::size_t>(workloads::make_fabric(*sc.fabric).ranks);
-    std::size_t n = 0;
-    for (std::size_t c = 0; c < cluster_count(sc); ++c) n += initial_formation(cluster_scenario(sc, c)).size();
-    return n;
+    const auto sizes = cluster_sizes(sc);
+    return std::accumulate(sizes.begin(), sizes.end(), std::size_t{0});
 }
 
 physics::PropagationSettings propagation_settings(const Scenario& sc) {

@@ -219,6 +219,8 @@ std::vector<physics::RelativeState> initial_formation(const Scenario& scenario);
 Scenario cluster_scenario(const Scenario& scenario, std::size_t c);
 // Clusters: 1 without a constellation section.
 std::size_t cluster_count(const Scenario& scenario);
+// Satellites of each cluster (one entry without a constellation section).
+std::vector<std::size_t> cluster_sizes(const Scenario& scenario);
 // Satellites of the formation (every cluster's), or ranks of the synthetic fabric.
 std::size_t node_count(const Scenario& scenario);
 // The chief's initial ECI state: the orbit section's elements are mean elements, mapped to osculating
