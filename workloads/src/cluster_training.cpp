@@ -84,8 +84,13 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
     ClusterTrainingResult r;
     r.algorithm = algorithm;
     r.start_s = s.options.start_s;
+    if (r.start_s < 0.0) {  // as simulate_training: the first topology's time
+        links::Topology first;
+        if (!s.topologies(0.0)(first)) throw std::invalid_argument("cluster training: no topologies");
+        r.start_s = first.time_s;
+    }
     r.compute_per_step_s = compute_time_per_step_s(inner, s.accelerator);
-    std::vector<double> t(static_cast<std::size_t>(m), s.options.start_s);  // each replica's clock
+    std::vector<double> t(static_cast<std::size_t>(m), r.start_s);  // each replica's clock
     std::vector<std::int64_t> replica_steps(static_cast<std::size_t>(m), 0);
     std::vector<bool> running(static_cast<std::size_t>(m), true);
     double sync_total = 0.0, wait_total = 0.0;
