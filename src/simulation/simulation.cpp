@@ -349,9 +349,7 @@ private:
         setup.outer_bytes_per_element = con.outer_bytes_per_element;
         setup.seed = sc_.seed;
         setup.topologies = [this](double from_s) { return timeline_.source_from(from_s); };
-        // Each cluster's ranks in ring order along its own links, at the start.
-        const workloads::Network start = workloads::build_network(timeline_.keyframe(0));
-        for (const auto& nodes : clusters_->cluster_nodes()) setup.cluster_nodes.push_back(workloads::ring_placement(start, nodes));
+        setup.cluster_nodes = clusters_->cluster_nodes();
         for (const auto algorithm : con.algorithms) {
             const std::string what = "training " + std::string(workloads::to_string(algorithm)) + " (" +
                                      std::to_string(summary_.constellation.size() + 1) + " of " +

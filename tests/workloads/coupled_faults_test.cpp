@@ -218,10 +218,10 @@ struct CoupledCase {
         // The fault-free run's own steps over the timeline: one per keyframe's step time.
         sw::StepDurations s;
         for (std::size_t k = 0; k < timeline.keyframe_count(); ++k) {
-            const links::Topology series[] = {timeline.keyframe(k)};
+            const links::Topology keyframe[] = {timeline.keyframe(k)};
             auto o = model.options;
             o.max_steps = 1;
-            const auto r = sw::simulate_training(model.job, model.accelerator, series, o);
+            const auto r = sw::simulate_training(model.job, model.accelerator, keyframe, o);
             s.start_s.push_back(timeline.keyframe(k).time_s);
             s.duration_s.push_back(r.steps.at(0).end_s - r.steps.at(0).start_s);
         }

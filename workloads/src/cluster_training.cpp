@@ -41,16 +41,18 @@ std::int32_t equal_cluster_size(const ClusterTrainingSetup& s, ClusterAlgorithm 
 ClusterTrainingResult every_step(ClusterAlgorithm algorithm, const ClusterTrainingSetup& s, LinkClasses& classes) {
     TrainingOptions o = s.options;
     o.rank_nodes.clear();
-    for (const auto& c : s.cluster_nodes) o.rank_nodes.insert(o.rank_nodes.end(), c.begin(), c.end());
-    o.placement = PlacementPolicy::identity;
-    o.replan_on_topology_change = false;
+    o.rank_groups = s.cluster_nodes;  // a ring in each cluster, clusters one after another
+    o.placement = PlacementPolicy::topology_aware;
+    o.replan_on_topology_change = true;
     o.all_reduce = Algorithm::ring;
     if (algorithm == ClusterAlgorithm::hierarchical) {
         o.all_reduce = Algorithm::hierarchical_ring;
         o.schedule.hierarchical_group_size = equal_cluster_size(s, algorithm);
     }
     TrainingJob job = s.job;
-    job.data_parallel = static_cast<std::int32_t>(o.rank_nodes.size());
+    std::int32_t ranks = 0;
+    for (const auto& c : s.cluster_nodes) ranks += static_cast<std::int32_t>(c.size());
+    job.data_parallel = ranks;
     job.sync = SyncMode::every_step;
     ClusterTrainingResult r;
     r.algorithm = algorithm;
@@ -100,15 +102,16 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
     auto sync = [&](const std::vector<std::int32_t>& group, std::vector<ReplicaRound*>& rounds) -> bool {
         double start = 0.0;
         for (auto g : group) start = std::max(start, t[static_cast<std::size_t>(g)]);
-        Placement placement;
-        for (auto g : group) {
-            const auto& nodes = s.cluster_nodes[static_cast<std::size_t>(g)];
-            placement.insert(placement.end(), nodes.begin(), nodes.end());
-        }
         const Schedule schedule =
             build_replica_average_schedule(static_cast<std::int32_t>(group.size()), k, outer_bytes);
         NetworkClock clock(s.topologies(start));
         clock.advance_to(start);
+        // Each replica's ranks in ring order along its links now, for the all-gather inside.
+        Placement placement;
+        for (auto g : group) {
+            const Placement ring = ring_placement(clock.network(), s.cluster_nodes[static_cast<std::size_t>(g)]);
+            placement.insert(placement.end(), ring.begin(), ring.end());
+        }
         clock.start_accounting(start);
         CollectiveEngine engine(clock, s.options.flow);
         const CollectiveResult c = engine.run(schedule, placement, start);
@@ -136,9 +139,10 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
             const auto gi = static_cast<std::size_t>(g);
             if (!running[gi]) continue;
             TrainingOptions o = s.options;
-            o.rank_nodes = s.cluster_nodes[gi];
-            o.placement = PlacementPolicy::identity;
-            o.replan_on_topology_change = false;
+            o.rank_nodes = s.cluster_nodes[gi];  // a ring along this cluster's links, re-embedded as they change
+            o.rank_groups.clear();
+            o.placement = PlacementPolicy::topology_aware;
+            o.replan_on_topology_change = true;
             o.all_reduce = Algorithm::ring;
             o.start_s = t[gi];
             o.max_steps = s.inner_steps;

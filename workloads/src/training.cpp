@@ -10,6 +10,14 @@ namespace skyfabric::workloads {
 namespace {
 
 Placement plan(const TrainingOptions& o, const Network& net, std::int32_t ranks) {
+    if (!o.rank_groups.empty()) {
+        Placement p;
+        for (const auto& group : o.rank_groups) {
+            const Placement g = o.placement == PlacementPolicy::topology_aware ? ring_placement(net, group) : group;
+            p.insert(p.end(), g.begin(), g.end());
+        }
+        return p;
+    }
     if (!o.rank_nodes.empty()) {
         switch (o.placement) {
             case PlacementPolicy::topology_aware: return ring_placement(net, o.rank_nodes);
@@ -27,6 +35,19 @@ Placement plan(const TrainingOptions& o, const Network& net, std::int32_t ranks)
         case PlacementPolicy::identity: return identity_placement(ranks);
     }
     return identity_placement(ranks);
+}
+
+// Every consecutive pair of ranks one hop apart — within each group's own ring when there are groups.
+bool embedded(const TrainingOptions& o, const Network& net, const Placement& placement) {
+    if (o.rank_groups.empty()) return ring_is_embedded(net, placement);
+    std::size_t first = 0;
+    for (const auto& group : o.rank_groups) {
+        const Placement ring(placement.begin() + static_cast<std::ptrdiff_t>(first),
+                             placement.begin() + static_cast<std::ptrdiff_t>(first + group.size()));
+        if (!ring_is_embedded(net, ring)) return false;
+        first += group.size();
+    }
+    return true;
 }
 
 // Nearest-rank percentile of sorted values.
@@ -56,6 +77,12 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
         throw std::invalid_argument("simulate_training: data_parallel must be in 1..node_count");
     if (!options.rank_nodes.empty() && static_cast<std::int32_t>(options.rank_nodes.size()) != p)
         throw std::invalid_argument("simulate_training: rank_nodes must list data_parallel nodes");
+    if (!options.rank_groups.empty()) {
+        std::size_t grouped = 0;
+        for (const auto& g : options.rank_groups) grouped += g.size();
+        if (!options.rank_nodes.empty() || static_cast<std::int32_t>(grouped) != p)
+            throw std::invalid_argument("simulate_training: rank_groups must list data_parallel nodes, without rank_nodes");
+    }
     if (job.sync == SyncMode::local_steps && job.local_steps < 1)
         throw std::invalid_argument("simulate_training: local_steps must be >= 1");
     const double compute = compute_time_per_step_s(job, accelerator);
@@ -113,7 +140,7 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
             planned_epoch = clock.epoch();
             // Re-embed only when the ring lost a hop: moving ranks costs nothing for pure
             // data parallelism, but churn would defeat the per-epoch caches.
-            if (!ring_is_embedded(clock.network(), placement)) {
+            if (!embedded(options, clock.network(), placement)) {
                 Placement fresh = plan(options, clock.network(), p);
                 if (fresh != placement) {
                     placement = std::move(fresh);

@@ -45,11 +45,10 @@ struct ClusterTrainingSetup {
     // The whole constellation's job: data_parallel = every rank, tokens_per_step the global batch.
     TrainingJob job;
     Accelerator accelerator;
-    // Flow (routing, multipath), start_s, end_s. Placement, rank_nodes and the all-reduce algorithm
-    // are set per variant from cluster_nodes.
+    // Flow (routing, multipath), start_s, end_s. Placement (a ring along each cluster's links,
+    // re-embedded when it breaks), rank nodes and the all-reduce algorithm are set per variant.
     TrainingOptions options;
-    // Nodes of each cluster in ring order (consecutive nodes neighbours); every cluster the same size
-    // for hierarchical, diloco and noloco.
+    // Nodes of each cluster; every cluster the same size for hierarchical, diloco and noloco.
     std::vector<std::vector<std::int32_t>> cluster_nodes;
     std::int32_t inner_steps = 50;          // H, diloco and noloco
     double outer_bytes_per_element = 4.0;   // fp32 outer gradients; 1 for 8-bit compression

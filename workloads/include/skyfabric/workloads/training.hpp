@@ -27,6 +27,10 @@ struct TrainingOptions {
     std::uint64_t seed = 42;               // random placement
     // Ranks only on these nodes, one each (empty: any node): the survivors of a fault, a spare.
     std::vector<std::int32_t> rank_nodes;
+    // Or ranks in groups of these nodes, group after group (the clusters of a constellation):
+    // topology-aware placement embeds a ring in each group's nodes and joins the groups in order,
+    // and re-embeds a group when its own ring loses a hop. Not with rank_nodes.
+    std::vector<std::vector<std::int32_t>> rank_groups;
     bool replan_on_topology_change = true;  // re-embed the ring when it breaks
     double start_s = -1.0;   // < 0: the first topology's time
     double end_s = -1.0;     // < 0: span overload: last time + last spacing; source: required
