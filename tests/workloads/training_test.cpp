@@ -1,6 +1,7 @@
 // Step-level simulator: overlap of bucketed all-reduce with the backward pass,
 // low-communication mode, topology changes.
 
+#include <algorithm>
 #include <cmath>
 
 #include <gtest/gtest.h>
@@ -117,4 +118,34 @@ TEST(Training, TopologyChangeReplansAndCountsLostTime) {
     const auto again = sw::simulate_training(job, sw::tpu_v6e(), series, o);
     ASSERT_EQ(again.steps.size(), r.steps.size());
     for (std::size_t i = 0; i < r.steps.size(); ++i) EXPECT_EQ(again.steps[i].end_s, r.steps[i].end_s);
+}
+
+TEST(Training, RankGroupsReembedOnlyTheGroupWhoseRingBroke) {
+    // Two groups of 4 (nodes 0–3, 4–7) on rings of their own, bridged 3–4 and 7–0. At t = 50 s group
+    // 0's ring becomes 0–2–1–3: its ring lost hops, so it is re-embedded once; group 1 untouched.
+    using sw::testing::make_link;
+    auto topology = [](double t, bool reordered) {
+        Topology x;
+        x.time_s = t;
+        x.node_count = 8;
+        const std::vector<int> g0 = reordered ? std::vector<int>{0, 2, 1, 3} : std::vector<int>{0, 1, 2, 3};
+        for (int i = 0; i < 4; ++i) x.links.push_back(make_link(g0[i], g0[(i + 1) % 4], 100e9, 1e-6));
+        for (int i = 0; i < 4; ++i) x.links.push_back(make_link(4 + i, 4 + (i + 1) % 4, 100e9, 1e-6));
+        x.links.push_back(make_link(3, 4, 10e9, 1e-4));
+        x.links.push_back(make_link(0, 7, 10e9, 1e-4));
+        std::sort(x.links.begin(), x.links.end(),
+                  [](const auto& a, const auto& b) { return a.source != b.source ? a.source < b.source : a.target < b.target; });
+        return x;
+    };
+    const std::vector<Topology> series{topology(0.0, false), topology(50.0, true)};
+    auto job = small_job(8);
+    sw::TrainingOptions o;
+    o.rank_groups = {{0, 1, 2, 3}, {4, 5, 6, 7}};
+    o.end_s = 100.0;
+    const auto r = sw::simulate_training(job, sw::tpu_v6e(), series, o);
+    ASSERT_GT(r.summary.steps, 10);
+    EXPECT_EQ(r.summary.replans, 1);
+    EXPECT_EQ(r.summary.stalled_s, 0.0);
+    o.rank_nodes = {0, 1, 2, 3, 4, 5, 6, 7};
+    EXPECT_THROW(sw::simulate_training(job, sw::tpu_v6e(), series, o), std::invalid_argument);
 }
