@@ -75,6 +75,7 @@ void write_constellation(Hdf5File& file, const std::vector<workloads::ClusterTra
     write_column(file, g + "idle_fraction", rows, [](const R& r) { return r.idle_fraction; }, "1");
     write_column(file, g + "intra_cluster_bytes", rows, [](const R& r) { return r.intra_cluster_bytes; }, "B");
     write_column(file, g + "gateway_bytes", rows, [](const R& r) { return r.gateway_bytes; }, "B");
+    write_column(file, g + "bytes_outside_own_clusters", rows, [](const R& r) { return r.bytes_outside_own_clusters; }, "B");
     write_column(file, g + "outer_rounds", rows, [](const R& r) { return r.outer_rounds; }, "1");
     write_column(file, g + "outer_sync_mean_s", rows, [](const R& r) { return r.outer_sync_mean_s; }, "s");
     write_column(file, g + "outer_wait_mean_s", rows, [](const R& r) { return r.outer_wait_mean_s; }, "s");

@@ -130,6 +130,7 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
                 {"idle_fraction", r.idle_fraction},
                 {"intra_cluster_bytes", r.intra_cluster_bytes},
                 {"gateway_bytes", r.gateway_bytes},
+                {"bytes_outside_own_clusters", r.bytes_outside_own_clusters},
                 {"outer_rounds", r.outer_rounds},
                 {"outer_sync_mean_s", r.outer_sync_mean_s},
                 {"outer_wait_mean_s", r.outer_wait_mean_s},
@@ -393,6 +394,13 @@ std::string summary_table(const nlohmann::json& j) {
                               a["intra_cluster_bytes"].get<double>() / 1e12,
                               a["outer_rounds"].get<std::int64_t>() > 0 ? num(a["outer_sync_mean_s"], "%.3f").c_str() : "-");
                 out += line;
+            }
+            for (const auto& [name, a] : c["algorithms"].items()) {
+                const double outside = a.value("bytes_outside_own_clusters", 0.0);
+                if (outside > 0.0)
+                    row(("  " + name + ": detours").c_str(),
+                        num(nlohmann::json(outside / 1e12), "%.4g TB") +
+                            " crossed other clusters' links; their contention there is not modelled");
             }
         }
     }

@@ -9,7 +9,9 @@
   is /constellation/gateway_links;
 - a gateway link exists exactly when the straight line between its ends clears the Earth by the
   grazing altitude (computed here from the ECI positions);
-- summary.json lists every algorithm with positive throughput, and the table in result.h5 agrees.
+- summary.json lists every algorithm with positive throughput, and the table in result.h5 agrees;
+  ring and hierarchical route nothing outside their own clusters (all of them), and with the Earth
+  blocking the outer pairs NoLoCo reports bytes detoured through other clusters.
 Prints "ok" and exits 0, else raises.
 
   /usr/bin/python3 tests/cli/check_constellation.py RUN_DIR SINGLE_CLUSTER_1_RUN_DIR SPACING_KM
@@ -86,6 +88,12 @@ with h5py.File(run_dir + "/result.h5", "r") as f:
                     expected_blocked += not clear
         assert expected_blocked == blocked[t], (t, expected_blocked, blocked[t])
         pairs_seen += expected_up
+    # Every cluster in one collective: nothing is outside its own clusters. NoLoCo's pairs, when the
+    # Earth hides the outer clusters' direct links, go round through the others (and say so).
+    outside = {n: con["algorithms"][n]["bytes_outside_own_clusters"] for n in names}
+    assert outside["ring"] == 0 and outside["hierarchical"] == 0, outside
+    if blocked.max() > 0:
+        assert outside["noloco"] > 0, outside
     table = f["constellation/algorithms"]
     for row, code in enumerate(table["algorithm"][:]):
         name = names[int(code)]

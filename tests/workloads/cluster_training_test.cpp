@@ -202,3 +202,24 @@ TEST(ClusterTraining, RefusesUnequalClustersWhereSlicesNeedThem) {
     EXPECT_THROW(sw::simulate_cluster_training(sw::ClusterAlgorithm::noloco, f.setup), std::invalid_argument);
     EXPECT_NO_THROW(sw::simulate_cluster_training(sw::ClusterAlgorithm::ring, f.setup));
 }
+
+TEST(ClusterTraining, ReportsBytesAPairSendsThroughOtherClusters) {
+    // Clusters 0 and 1 have no direct links: whenever NoLoCo pairs them, their slices go round through
+    // cluster 2 or 3, whose own syncs the model does not let them contend with — and it says how much.
+    const int m = 4, k = 3;
+    Topology t = two_level(m, k, 800e9, 1e-6, 100e9, 1e-4);
+    std::erase_if(t.links, [&](const auto& l) { return l.source / k == 0 && l.target / k == 1; });
+    Fixture f(m, k, t, 400.0);
+    f.setup.inner_steps = 5;
+    const auto r = sw::simulate_cluster_training(sw::ClusterAlgorithm::noloco, f.setup);
+    bool paired = false;
+    for (const auto& rr : r.rounds) paired |= rr.replica == 0 && rr.peer == 1 && rr.end_s > rr.ready_s;
+    ASSERT_TRUE(paired);
+    EXPECT_GT(r.bytes_outside_own_clusters, 0.0);
+    // With every direct link up, pairs stay on them.
+    Fixture direct(m, k, two_level(m, k, 800e9, 1e-6, 100e9, 1e-4), 400.0);
+    direct.setup.inner_steps = 5;
+    EXPECT_EQ(sw::simulate_cluster_training(sw::ClusterAlgorithm::noloco, direct.setup).bytes_outside_own_clusters, 0.0);
+    // DiLoCo's sync is one collective over every cluster: nothing is outside it.
+    EXPECT_EQ(sw::simulate_cluster_training(sw::ClusterAlgorithm::diloco, f.setup).bytes_outside_own_clusters, 0.0);
+}

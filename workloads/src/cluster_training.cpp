@@ -18,12 +18,18 @@ constexpr std::uint64_t noloco_stream_tag = 0x6e6f6c6f636fULL;  // "noloco"
 struct LinkClasses {
     std::vector<std::int32_t> cluster_of;  // node → cluster (−1: none)
     double intra = 0.0, gateway = 0.0;
-    void add(const std::vector<LinkUtilisation>& links) {
+    double outside = 0.0;  // bytes of a replica's or a pair's own collectives on other clusters' links
+    std::int32_t cluster(std::int32_t node) const {
+        const auto n = static_cast<std::size_t>(node);
+        return n < cluster_of.size() ? cluster_of[n] : -1;
+    }
+    // `own`: the clusters whose collective this is (empty: all of them).
+    void add(const std::vector<LinkUtilisation>& links, const std::vector<std::int32_t>& own = {}) {
+        auto mine = [&](std::int32_t c) { return own.empty() || std::find(own.begin(), own.end(), c) != own.end(); };
         for (const auto& l : links) {
-            const auto a = static_cast<std::size_t>(l.source), b = static_cast<std::size_t>(l.target);
-            const bool inside = a < cluster_of.size() && b < cluster_of.size() && cluster_of[a] == cluster_of[b] &&
-                                cluster_of[a] >= 0;
-            (inside ? intra : gateway) += l.bytes;
+            const std::int32_t a = cluster(l.source), b = cluster(l.target);
+            (a == b && a >= 0 ? intra : gateway) += l.bytes;
+            if (!mine(a) || !mine(b)) outside += l.bytes;
         }
     }
 };
@@ -119,7 +125,7 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
             if (!c.completed) r.truncated = true;
             return false;
         }
-        classes.add(clock.link_utilisation(c.end_s));
+        classes.add(clock.link_utilisation(c.end_s), group);
         for (std::size_t i = 0; i < group.size(); ++i) {
             const auto g = static_cast<std::size_t>(group[i]);
             wait_total += start - t[g];
@@ -148,7 +154,7 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
             o.max_steps = s.inner_steps;
             o.record_collectives = false;
             const TrainingResult inner_run = simulate_training(inner, s.accelerator, s.topologies(t[gi]), o);
-            classes.add(inner_run.links);
+            classes.add(inner_run.links, {g});
             ReplicaRound rr;
             rr.replica = g;
             rr.round = round;
@@ -286,6 +292,7 @@ ClusterTrainingResult simulate_cluster_training(ClusterAlgorithm algorithm, cons
     }
     r.intra_cluster_bytes = classes.intra;
     r.gateway_bytes = classes.gateway;
+    r.bytes_outside_own_clusters = classes.outside;
     return r;
 }
 

@@ -84,6 +84,10 @@ struct ClusterTrainingResult {
     std::int64_t outer_rounds = 0;
     double intra_cluster_bytes = 0.0;  // carried by links inside clusters (both directions)
     double gateway_bytes = 0.0;        // carried by links between clusters
+    // diloco, noloco: bytes a replica's inner steps or a pair's sync put on links of clusters outside
+    // it (detours, e.g. round a blocked line of sight), where the model leaves out their contention
+    // with the others' traffic (above). 0: the figures are exact in that respect.
+    double bytes_outside_own_clusters = 0.0;
     bool truncated = false;            // a collective could not finish (no path)
     std::vector<ReplicaRound> rounds;  // diloco, noloco
     TrainingResult training;           // ring, hierarchical: the full record
