@@ -385,7 +385,8 @@ std::string summary_table(const nlohmann::json& j) {
             std::snprintf(line, sizeof line, "  %-14s %10s %12s %6s %6s %11s %11s %9s\n", "algorithm", "step (s)", "tokens/s",
                           "MFU", "idle", "gateway TB", "intra TB", "outer (s)");
             out += line;
-            for (const std::string name : {"ring", "hierarchical", "diloco", "noloco"}) {
+            for (const auto algorithm : workloads::cluster_algorithms) {
+                const std::string name(workloads::to_string(algorithm));
                 if (!c["algorithms"].contains(name)) continue;
                 const auto& a = c["algorithms"][name];
                 std::snprintf(line, sizeof line, "  %-14s %10.3f %12.4g %6.3f %6.3f %11.4g %11.4g %9s\n", name.c_str(),
@@ -395,8 +396,10 @@ std::string summary_table(const nlohmann::json& j) {
                               a["outer_rounds"].get<std::int64_t>() > 0 ? num(a["outer_sync_mean_s"], "%.3f").c_str() : "-");
                 out += line;
             }
-            for (const auto& [name, a] : c["algorithms"].items()) {
-                const double outside = a.value("bytes_outside_own_clusters", 0.0);
+            for (const auto algorithm : workloads::cluster_algorithms) {
+                const std::string name(workloads::to_string(algorithm));
+                if (!c["algorithms"].contains(name)) continue;
+                const double outside = c["algorithms"][name].value("bytes_outside_own_clusters", 0.0);
                 if (outside > 0.0)
                     row(("  " + name + ": detours").c_str(),
                         num(nlohmann::json(outside / 1e12), "%.4g TB") +

@@ -312,20 +312,25 @@ ConstellationConfig read_constellation(Section s, bool present) {
     gw.optics.tx_power_w = 10.0;
     read_optics(g, gw.optics);
     g.finish();
+    std::vector<std::string> all;
+    std::string listed;
+    for (const auto a : workloads::cluster_algorithms) {
+        all.emplace_back(workloads::to_string(a));
+        listed += (listed.empty() ? "" : ", ") + all.back();
+    }
     std::vector<std::string> names;
     if (!s.has("algorithms")) {
-        s.refuse_empty("algorithms", "ring, hierarchical, diloco, noloco, or a list of them");
-        names = {"ring", "hierarchical", "diloco", "noloco"};
+        s.refuse_empty("algorithms", listed + ", or a list of them");
+        names = all;
     } else if (s.is_scalar("algorithms")) {
-        names = {s.choice("algorithms", {"ring", "hierarchical", "diloco", "noloco"})};
+        names = {s.choice("algorithms", all)};
     } else {
         for (const auto& node : s.sequence("algorithms")) {
             const std::string name = node.IsScalar() ? node.as<std::string>() : std::string();
-            if (!workloads::cluster_algorithm_from_name(name))
-                s.fail_at(node, s.path() + ".algorithms", "expected one of ring, hierarchical, diloco, noloco");
+            if (!workloads::cluster_algorithm_from_name(name)) s.fail_at(node, s.path() + ".algorithms", "expected one of " + listed);
             names.push_back(name);
         }
-        if (names.empty()) s.fail("algorithms", "list at least one of ring, hierarchical, diloco, noloco");
+        if (names.empty()) s.fail("algorithms", "list at least one of " + listed);
     }
     for (const auto& n : names) c.algorithms.push_back(*workloads::cluster_algorithm_from_name(n));
     c.inner_steps = static_cast<std::int32_t>(s.integer("inner_steps", 1, 1000000, 50));
@@ -779,7 +784,7 @@ void check_name(Section& top, const std::string& name) {
 // scenario may give: an escaping or re-entering satellite is not a formation, and its dose (hence
 // its fault events) would grow without bound. Returns the highest apogee altitude, m.
 // What a constellation run supports, and what its algorithms need of the clusters.
-void check_constellation(Section& top, const Scenario& sc) {
+void check_constellation(Section& top, const Scenario& sc, const std::vector<std::size_t>& sizes) {
     Section c = top.section("constellation");
     const auto& con = sc.constellation;
     if (sc.fabric) c.fail("clusters", "a constellation needs an orbit; a synthetic topology has none");
@@ -787,7 +792,6 @@ void check_constellation(Section& top, const Scenario& sc) {
     if (sc.radiation.enabled) top.fail("radiation", "radiation with a constellation is not supported yet: run one cluster");
     if (sc.power.enabled) top.fail("power", "power with a constellation is not supported yet: run one cluster");
     if (sc.dynamics.compare_to_nonlinear) top.section("dynamics").fail("compare_to_nonlinear", "is not supported with a constellation");
-    const std::vector<std::size_t> sizes = cluster_sizes(sc);
     const auto smallest = *std::min_element(sizes.begin(), sizes.end());
     if (static_cast<std::size_t>(con.gateways.gateways_per_cluster) > smallest) {
         Section g = c.section("gateways");
@@ -917,13 +921,16 @@ void check_across_sections(Section& top, Scenario& sc, const LoadOptions& option
     // Ranks of the fabric, or satellites of the formation (set up once here).
     std::vector<physics::RelativeState> states;
     if (!sc.fabric) states = initial_formation(sc);
-    const std::size_t satellites = sc.fabric || sc.constellation.enabled ? node_count(sc) : states.size();
+    const std::vector<std::size_t> sizes = sc.constellation.enabled ? cluster_sizes(sc) : std::vector<std::size_t>{};
+    const std::size_t satellites = sc.fabric                  ? node_count(sc)
+                                   : sc.constellation.enabled ? std::accumulate(sizes.begin(), sizes.end(), std::size_t{0})
+                                                              : states.size();
     if (satellites > static_cast<std::size_t>(max_satellites)) {
         top.fail(sc.constellation.enabled ? "constellation" : "formation",
                  (sc.constellation.enabled ? "the constellation has " : "the formation has ") + std::to_string(satellites) +
                      " satellites; at most " + std::to_string(max_satellites) + " are supported");
     }
-    if (sc.constellation.enabled) check_constellation(top, sc);
+    if (sc.constellation.enabled) check_constellation(top, sc, sizes);
     if (sc.workload.enabled) {
         Section workload = top.section("workload");
         if (!sc.fabric && !sc.links.enabled) workload.fail("enabled", "a training workload needs links: add a links section");

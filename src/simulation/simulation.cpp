@@ -358,9 +358,9 @@ private:
             summary_.constellation.push_back(workloads::simulate_cluster_training(algorithm, setup));
             if (summary_.constellation.size() == 1 && (algorithm == workloads::ClusterAlgorithm::ring ||
                                                        algorithm == workloads::ClusterAlgorithm::hierarchical))
-                summary_.training = summary_.constellation.back().training;
+                summary_.training = std::move(summary_.constellation.back().training);
+            summary_.constellation.back().training = {};  // kept once, in summary_.training
         }
-        for (auto& r : summary_.constellation) r.training = {};  // kept once, in summary_.training
     }
 
     // advance() for the training's callbacks: a numerical failure becomes the stop reason instead of

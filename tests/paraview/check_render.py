@@ -190,7 +190,7 @@ def main(argv):
 
 def run_checks(main):
     """Runs main(argv) as a pvbatch check script and leaves with its status (also used by
-    tests/paraview/check_constellation.py)."""
+    tests/paraview/check_constellation.py and check_render_frames.py)."""
     try:
         status = main(sys.argv[1:])
     except SystemExit as e:

@@ -410,14 +410,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        status = main(sys.argv[1:])
-    except SystemExit as e:
-        status = e.code if isinstance(e.code, int) else 2
-        if isinstance(e.code, str):
-            print(e.code, file=sys.stderr)
-    except Exception:  # noqa: BLE001
-        import traceback
-        traceback.print_exc()
-        status = 1
-    rf.exit_now(status)
+    import check_render  # noqa: E402  (pvbatch's exit and status handling, shared)
+    check_render.run_checks(main)

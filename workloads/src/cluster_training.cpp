@@ -70,6 +70,10 @@ ClusterTrainingResult every_step(ClusterAlgorithm algorithm, const ClusterTraini
     r.step_time_mean_s = t.step_time_mean_s;
     r.compute_per_step_s = t.compute_per_step_s;
     r.truncated = t.truncated;
+    r.tokens_per_s = t.tokens_per_s;
+    r.mfu = t.mfu;
+    const double wall = r.end_s - r.start_s;
+    r.idle_fraction = wall > 0.0 ? 1.0 - static_cast<double>(r.steps) * r.compute_per_step_s / wall : 0.0;
     classes.add(r.training.links);
     return r;
 }
@@ -235,8 +239,7 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
 }  // namespace
 
 std::optional<ClusterAlgorithm> cluster_algorithm_from_name(std::string_view name) {
-    for (auto a : {ClusterAlgorithm::ring, ClusterAlgorithm::hierarchical, ClusterAlgorithm::diloco,
-                   ClusterAlgorithm::noloco})
+    for (auto a : cluster_algorithms)
         if (name == to_string(a)) return a;
     return std::nullopt;
 }
@@ -284,12 +287,6 @@ ClusterTrainingResult simulate_cluster_training(ClusterAlgorithm algorithm, cons
     ClusterTrainingResult r = algorithm == ClusterAlgorithm::ring || algorithm == ClusterAlgorithm::hierarchical
                                   ? every_step(algorithm, setup, classes)
                                   : local_steps(algorithm, setup, classes);
-    if (algorithm == ClusterAlgorithm::ring || algorithm == ClusterAlgorithm::hierarchical) {
-        const double wall = r.end_s - r.start_s;
-        r.tokens_per_s = r.training.summary.tokens_per_s;
-        r.mfu = r.training.summary.mfu;
-        r.idle_fraction = wall > 0.0 ? 1.0 - static_cast<double>(r.steps) * r.compute_per_step_s / wall : 0.0;
-    }
     r.intra_cluster_bytes = classes.intra;
     r.gateway_bytes = classes.gateway;
     r.bytes_outside_own_clusters = classes.outside;

@@ -82,7 +82,6 @@ public:
     AggregationLayer build(std::span<const std::vector<std::int32_t>> gateway_nodes,
                            std::span<const Eigen::Vector3d> positions_eci_m) const;
     const LinkBudgetModel& budget_model() const { return model_; }
-    const GatewayParameters& parameters() const { return p_; }
 
 private:
     GatewayParameters p_;

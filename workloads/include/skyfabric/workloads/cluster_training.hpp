@@ -24,6 +24,7 @@
 // links blocked) the contention is left out.
 // Pure: no I/O.
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -38,6 +39,9 @@
 namespace skyfabric::workloads {
 
 enum class ClusterAlgorithm : std::uint8_t { ring = 0, hierarchical = 1, diloco = 2, noloco = 3 };
+// Every algorithm, in the order they are listed and compared.
+inline constexpr std::array<ClusterAlgorithm, 4> cluster_algorithms{ClusterAlgorithm::ring, ClusterAlgorithm::hierarchical,
+                                                                    ClusterAlgorithm::diloco, ClusterAlgorithm::noloco};
 std::optional<ClusterAlgorithm> cluster_algorithm_from_name(std::string_view name);
 std::string_view to_string(ClusterAlgorithm algorithm);
 
