@@ -310,3 +310,41 @@ TEST(PvdSeriesWriter, ClusterFrameHasOnePointPerClusterAndOneLinePerJoinedPair) 
 }
 
 }  // namespace
+
+namespace {
+
+// What is learnt after the run lands in the frame's own arrays, read back by VTK's reader: the status
+// replaced, listed links marked down and their utilisation set, every other value as first written.
+TEST(PvdSeriesWriter, RewriteAfterRunSetsStatusFaultDownAndUtilisationInPlace) {
+    ScratchDir dir;
+    PvdSeriesWriter writer(dir.path(), "f");
+    const FiveSatellites first(0), second(1);
+    writer.write_frame(first.frame(), first.links());
+    writer.write_frame(second.frame(), second.links());
+    const auto size_before = fs::file_size(dir.path() / "f_000001.vtp");
+    const std::vector<std::int32_t> status{0, 2, 1, 3, 0};
+    const std::vector<std::pair<std::int32_t, std::int32_t>> down{{1, 2}};
+    const std::vector<PvdSeriesWriter::LinkValue> used{{0, 1, 0.75}, {3, 4, 0.5}};
+    writer.rewrite_after_run(1, {status, down, used});
+    EXPECT_EQ(fs::file_size(dir.path() / "f_000001.vtp"), size_before);
+
+    const auto poly = read_vtp(dir.path() / "f_000001.vtp");
+    ASSERT_EQ(poly->GetNumberOfPoints(), 5);
+    for (int i = 0; i < 5; ++i) EXPECT_EQ(poly->GetPointData()->GetArray("status")->GetTuple1(i), status[i]) << i;
+    vtkCellData* cd = poly->GetCellData();
+    // Cells 5..8 are the links (0,1), (1,2), (2,3), (3,4).
+    const std::vector<double> fault_down{0, 1, 0, 0}, utilisation{0.75, 0.25, 0.5, 0.5};
+    for (int k = 0; k < 4; ++k) {
+        EXPECT_EQ(cd->GetArray("fault_down")->GetTuple1(5 + k), fault_down[k]) << k;
+        EXPECT_DOUBLE_EQ(cd->GetArray("utilisation")->GetTuple1(5 + k), utilisation[k]) << k;
+        EXPECT_DOUBLE_EQ(cd->GetArray("capacity_bps")->GetTuple1(5 + k), second.topology.links[k].capacity_bps) << k;
+    }
+    EXPECT_TRUE(std::isnan(cd->GetArray("utilisation")->GetTuple1(0)));
+    // Frame 0 untouched.
+    EXPECT_EQ(read_vtp(dir.path() / "f_000000.vtp")->GetPointData()->GetArray("status")->GetTuple1(1), 0);
+    EXPECT_THROW(writer.rewrite_after_run(2, {status, down, used}), std::invalid_argument);
+    const std::vector<std::int32_t> short_status{0, 1};
+    EXPECT_THROW(writer.rewrite_after_run(0, {short_status, {}, {}}), std::invalid_argument);
+}
+
+}  // namespace

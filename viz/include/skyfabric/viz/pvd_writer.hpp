@@ -2,8 +2,8 @@
 // ParaView output of a formation run: one VTK XML PolyData file (.vtp) per output instant
 // and a ParaView collection (.pvd) indexing them with their times.
 //
-//   <directory>/<basename>_000000.vtp, _000001.vtp, ...   (binary, zlib-compressed)
-//   <directory>/<basename>.pvd                            (rewritten atomically per frame)
+//   <directory>/<basename>_000000.vtp, _000001.vtp, ...   (appended raw binary, uncompressed)
+//   <directory>/<basename>.pvd                            (valid after every frame)
 //
 // Each .vtp holds
 //   points      satellite positions [m] in the frame the caller chose (LVLH or ECI)
@@ -24,8 +24,10 @@
 //   cell data   gateway_links (int), capacity_bps (sum, per direction), latency_s (mean)
 //               (NaN / -1 on the vertex cells), link_source, link_target (the clusters)
 //
-// The .pvd is replaced by rename(2) after every frame, so a run that stops part way
-// still opens in ParaView with every frame written so far.
+// Each frame is written once, through a temporary and rename(2). The .pvd gets one line per
+// frame (its closing tags rewritten after it), so a run that stops part way still opens in
+// ParaView with every frame written so far. The files are VTK XML format 1.0 written without
+// the VTK library (viz/src/pvd_writer.cpp); tests read them back with VTK's own reader.
 
 #include <cstddef>
 #include <cstdint>
@@ -108,8 +110,9 @@ public:
         std::span<const std::pair<std::int32_t, std::int32_t>> links_down;  // fault_down = 1
         std::span<const LinkValue> utilisation;  // sorted by (source, target); links not listed: 0
     };
-    // Rewrites frame i (< frames_written()) with that, by the same atomic write.
-    // std::invalid_argument for a bad index or length.
+    // Writes that into frame i (< frames_written()) in place: only the values of the status,
+    // fault_down and utilisation arrays change, never a size. std::invalid_argument for a bad
+    // index or length, or a cluster frame (which has no status).
     void rewrite_after_run(std::size_t i, const AfterRun& update);
 
     std::size_t frames_written() const { return entries_.size(); }
@@ -118,17 +121,24 @@ public:
     std::filesystem::path pvd_path() const;
 
 private:
+    // Where the arrays rewrite_after_run changes lie in a frame's file (byte positions; 0: none).
+    struct Patchable {
+        std::size_t satellites = 0, cells = 0;
+        std::size_t status_at = 0, fault_down_at = 0, utilisation_at = 0, source_at = 0, target_at = 0;
+    };
     struct Entry {
         double time_s;
         std::string file;  // relative to directory_
+        Patchable patch;
     };
-    void write_pvd() const;
+    void write_pvd();  // the empty collection
     std::string next_file() const;  // <basename>_NNNNNN.vtp for the next frame
-    void add_entry(double time_s, std::string file);
+    void add_entry(double time_s, std::string file, const Patchable& patch);
 
     std::filesystem::path directory_;
     std::string basename_;
     std::vector<Entry> entries_;
+    std::size_t pvd_entries_end_ = 0;  // where the .pvd's closing tags start
 };
 
 }  // namespace skyfabric::viz
