@@ -77,7 +77,7 @@ struct OutputConfig {
     bool vtk = false;
     int vtk_every = 1;
     VtkFrame vtk_frame = VtkFrame::lvlh;
-    int compression_level = 4;
+    int compression_level = 1;  // deflate level of the compressible series (docs/output-format.md)
     bool trace = false;                    // DIR/trace.json, Chrome trace-event / Perfetto
     std::int64_t trace_max_events = 200000;
     double trace_window_start_s = -1.0;    // < 0: from the start
