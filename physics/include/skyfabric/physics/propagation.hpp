@@ -90,7 +90,7 @@ struct PropagationSettings {
     DragSettings drag;
     StationKeepingSettings station_keeping;
     // Defaults: every neighbour distance of the 81-satellite lattice within 2.7e-5 m of SciPy DOP853
-    // at rtol 1e-12 over a day, the chief within 1.8 mm (bench/check_against_scipy.py); the chief is
+    // at rtol 1e-12 over a day, the chief within 1.8 mm (tests/reference/check_against_scipy.py); the chief is
     // held to a third of these tolerances (its error moves every satellite's ECI state).
     double relative_tolerance = 1e-10;
     double absolute_tolerance = 1e-7;  // metres (and m/s) in the integrated variables
