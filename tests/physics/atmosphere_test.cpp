@@ -68,7 +68,7 @@ const MsisPoint msis[] = {
 }  // namespace
 
 TEST(Thermosphere, DawnDuskOrbitAverageAt650KmMatchesReferencesWithinOneAndAHalf) {
-    // REFERENCES.md "Density at 650 km, orbit average over a day" (NRLMSISE-00): F10.7 = 70, Ap = 4:
+    // docs/references.md "Independent checks", density at 650 km (NRLMSISE-00, day mean): F10.7 = 70, Ap = 4:
     // 9.5e-15; 150/15: 1.15e-13; 250/25: 5.7e-13 kg/m^3.
     const double ref[] = {9.5e-15, 1.15e-13, 5.7e-13};
     const SolarActivity presets[] = {SolarActivity::low, SolarActivity::moderate, SolarActivity::high};

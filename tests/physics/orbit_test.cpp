@@ -15,7 +15,7 @@ constexpr double deg = pi / 180.0;
 }
 
 TEST(SunSynchronousInclination, Is97_99DegreesAt650KmCircular) {
-    // REFERENCES.md: 650 km SSO inclination ~97.99 deg (derived from J2).
+    // docs/references.md: 650 km SSO inclination ~97.99 deg (derived from J2).
     const double i = sun_synchronous_inclination_rad(earth_equatorial_radius_m + 650e3, 0.0);
     EXPECT_NEAR(i / deg, 97.99, 0.01);
 }
