@@ -4,7 +4,7 @@
 #   1. every Google Benchmark program in bench/ (--benchmark_repetitions=3, aggregates only; JSON
 #      kept), and propagation_bench's scaled lattices again pinned to one core (taskset -c 0);
 #   2. the SciPy comparison (bench/scipy_propagation.py: C++ vs solve_ivp DOP853, same run);
-#   3. the independent check (bench/check_against_scipy.py: one-day run vs SciPy, < 1 cm);
+#   3. the independent check (tests/reference/check_against_scipy.py: one-day run vs SciPy, < 1 cm);
 #   4. the whole `skyfabric run` of scenarios/suncatcher-81.yaml for one day with its HDF5 output
 #      (and everything else the scenario writes: VTK, links, workload), wall time and peak memory
 #      from /usr/bin/time -v, RUNS times (default 3);
@@ -97,10 +97,10 @@ if want check; then
   echo "== independent check against SciPy"
   t0=$(date +%s.%N)
   status=0
-  "$py" "$root/bench/check_against_scipy.py" --skyfabric "$exe" | tee "$out/check.txt" || status=$?
+  "$py" "$root/tests/reference/check_against_scipy.py" --skyfabric "$exe" | tee "$out/check.txt" || status=$?
   t1=$(date +%s.%N)
   { echo "## Independent check (one-day run vs SciPy DOP853 1e-12)"; echo; echo '```'
-    echo "$py bench/check_against_scipy.py --skyfabric $exe"; echo; cat "$out/check.txt"
+    echo "$py tests/reference/check_against_scipy.py --skyfabric $exe"; echo; cat "$out/check.txt"
     printf 'exit status %d, %.1f s in all\n' "$status" "$(echo "$t1 - $t0" | bc -l)"; echo '```'; echo; } >>"$out/summary.md"
 fi
 

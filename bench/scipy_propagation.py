@@ -35,10 +35,10 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 from scipy.integrate import solve_ivp  # noqa: E402
 
-MU = 3.986004418e14
-RE = 6378137.0
-J2 = 1.08262668e-3
-K_J2 = -1.5 * J2 * MU * RE * RE
+# The independent two-body + J2 model the one-day check integrates (tests/reference/j2_two_body.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "reference"))
+from j2_two_body import rhs_one, rhs_stacked  # noqa: E402
+
 DAY_S = 86400.0
 STEP_S = 10.0
 TOL_M = 0.01
@@ -46,35 +46,6 @@ NEIGHBOUR_RADIUS_M = 300.0
 REFERENCE_RTOL = 1e-13
 # 1-2-5 series, loosest first.
 RTOLS = [1e-6, 5e-7, 2e-7, 1e-7, 5e-8, 2e-8, 1e-8, 5e-9, 2e-9, 1e-9, 5e-10, 2e-10, 1e-10, 5e-11]
-
-
-def rhs_stacked(_t, y):
-    """Two-body + J2 for M satellites stacked as [x y z vx vy vz] * M."""
-    s = y.reshape(-1, 6)
-    x, yy, z = s[:, 0], s[:, 1], s[:, 2]
-    r2 = x * x + yy * yy + z * z
-    r1 = np.sqrt(r2)
-    c = -MU / (r2 * r1)
-    k = K_J2 / (r2 * r2 * r1)
-    z5 = 5.0 * z * z / r2
-    out = np.empty_like(s)
-    out[:, 0:3] = s[:, 3:6]
-    out[:, 3] = (c + k * (1.0 - z5)) * x
-    out[:, 4] = (c + k * (1.0 - z5)) * yy
-    out[:, 5] = (c + k * (3.0 - z5)) * z
-    return out.reshape(-1)
-
-
-def rhs_one(_t, y):
-    """The same for one satellite in plain floats (faster than numpy for 6 states)."""
-    x, yy, z, vx, vy, vz = y
-    r2 = x * x + yy * yy + z * z
-    r1 = r2 ** 0.5
-    c = -MU / (r2 * r1)
-    k = K_J2 / (r2 * r2 * r1)
-    z5 = 5.0 * z * z / r2
-    a = c + k * (1.0 - z5)
-    return [vx, vy, vz, a * x, a * yy, (c + k * (3.0 - z5)) * z]
 
 
 def t_eval():

@@ -21,7 +21,7 @@ constexpr double g120_m_s2 = 9.80665 * (geopotential_radius_m / (geopotential_ra
 constexpr double dtdz120_k_m = 16.6728e-3;
 
 // Species at 120 km: NRLMSISE-00 global mean (area-weighted over latitude and local time, doy 79,
-// F10.7 = 150, Ap = 15; bench/atmosphere/nrlmsise00_reference.txt), molar mass, thermal diffusion.
+// F10.7 = 150, Ap = 15; tests/reference/atmosphere/nrlmsise00_reference.txt), molar mass, thermal diffusion.
 struct Species {
     double n120_m3, mass_amu, alpha;
 };

@@ -1,7 +1,12 @@
 #pragma once
-// The clock loop: at every output instant, advance the physics, derive the formation
-// metrics, and hand one Sample to each recorder (HDF5, VTK, progress). Recorders do
-// the I/O; this loop keeps no history, so memory does not grow with duration.
+// The clock loop: at every output instant, advance the physics (every cluster: ClusterSet), derive
+// the formation metrics, sunlight, power, links and dose, and hand one Sample to each recorder (HDF5,
+// VTK, progress). Recorders do the I/O and stream the per-sample series out; the loop keeps no
+// positions or per-sample series of its own. What it keeps grows with the run's length only where a
+// later phase reads it: the dose-rate history (radiation: the fault trials are drawn on it once the
+// physics is done), the fault-free topology timeline as keyframes (radiation with a workload, and a
+// constellation's trainings, replayed over it), the compute share power allows per sample, and the
+// training's step records (docs/architecture.md, "One run").
 #include "scenario/scenario.hpp"
 #include "simulation/cluster_set.hpp"
 

@@ -222,7 +222,7 @@ TEST(Cli, InterruptLeavesValidIncompleteOutputs) {
 
 TEST(Cli, RadiationDoseAndFaultsOverADay) {
     // One day of the smoke formation at 650 km SSO behind 10 mm Al: the mean dose rate is
-    // calibrated to about 150 rad(Si)/yr (REFERENCES.md), dose only grows, and every fault
+    // calibrated to about 150 rad(Si)/yr (docs/references.md), dose only grows, and every fault
     // event lies inside the run with a known kind and effect.
     const auto dir = fresh_dir("radiation");
     const auto r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") +
@@ -251,7 +251,7 @@ TEST(Cli, RadiationDoseAndFaultsOverADay) {
 }
 
 TEST(Cli, SunlightSeriesShowTheDecemberEclipseAndNoneAtTheMarchEquinox) {
-    // Issue 16 (REFERENCES.md turn 2, astropy): the 650 km dawn-dusk orbit has |beta| >= 58.6 deg and
+    // Issue 16 (docs/references.md, astropy check): the 650 km dawn-dusk orbit has |beta| >= 58.6 deg and
     // at most 20.2 min of shadow per orbit (19.3 min umbra) around 22 Dec; at the March 2027 epoch
     // (beta -81.5 deg) none. /sun/* in result.h5 and "sun" in summary.json must say so.
     const char* epochs[2] = {"2027-12-22T00:00:00Z", "2027-03-20T00:00:00Z"};
@@ -322,7 +322,7 @@ TEST(Cli, PowerCyclesTheBatteryThroughShadowsAndThrottlesTrainingByTheDeficit) {
 }
 
 TEST(Cli, SeasonReproducesTheEclipseSeasonAndShowsWhereAnUndersizedBatteryLimitsCompute) {
-    // Issue 16: `season` scans a year, one orbit a day. For the default orbit (REFERENCES.md, astropy):
+    // Issue 16: `season` scans a year, one orbit a day. For the default orbit (docs/references.md, astropy):
     // 89 eclipse days from about 8 Nov to 4 Feb, at most 20.2 min of shadow per orbit around 22 Dec,
     // |beta| >= 58.6 deg. With a 600 Wh battery compute falls below full only in the eclipse season.
     const auto dir = fresh_dir("season");

@@ -57,7 +57,7 @@ TEST(BoundedRelativeVelocity, LatticeBreathesRigidlyAsHcwPredicts) {
 }
 
 TEST(SuncatcherLattice, NeighbourDistancesStayBetween100And200MetresOverAnOrbit) {
-    // REFERENCES.md (derived, bounded HCW): nearest neighbour 100-200 m; centre's 8 nearest 100-255 m.
+    // docs/references.md (derived, bounded HCW): nearest neighbour 100-200 m; centre's 8 nearest 100-255 m.
     const auto sats = suncatcher_lattice(1000.0, 100.0, 200.0, n650);
     const double period = 2 * pi / n650;
     double nn_min = 1e9, nn_max = 0, c_min = 1e9, c_max = 0;

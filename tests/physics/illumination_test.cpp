@@ -57,7 +57,7 @@ TEST(ShadowFraction, UmbraPenumbraAndSunlightAtTheRightPlaces) {
 }
 
 TEST(Eclipses, DawnDuskOrbitSeasonMatchesTheIndependentAstropyCheck) {
-    // REFERENCES.md (turn 2, astropy Sun, cylindrical shadow): 650 km dawn-dusk SSO, LTAN 06:00, from
+    // docs/references.md (astropy check: Sun, cylindrical shadow): 650 km dawn-dusk SSO, LTAN 06:00, from
     // 2027-03-20 over a year: beta at the epoch -81.5 deg, |beta| >= 58.6 deg, 89 eclipse days
     // (about 8 Nov - 4 Feb), 4.0 % of the year in shadow; at most 20.2 min of shadow per orbit, of it
     // 19.3 min umbra (around 22 Dec): the conical model's penumbra-or-umbra and umbra times, between which

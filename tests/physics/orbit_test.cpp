@@ -15,7 +15,7 @@ constexpr double deg = pi / 180.0;
 }
 
 TEST(SunSynchronousInclination, Is97_99DegreesAt650KmCircular) {
-    // REFERENCES.md: 650 km SSO inclination ~97.99 deg (derived from J2).
+    // docs/references.md: 650 km SSO inclination ~97.99 deg (derived from J2).
     const double i = sun_synchronous_inclination_rad(earth_equatorial_radius_m + 650e3, 0.0);
     EXPECT_NEAR(i / deg, 97.99, 0.01);
 }
@@ -99,7 +99,7 @@ KeplerianElements mean_650_sso(double arg_latitude_rad = 0.0) {
 }
 
 // The chief alone under the nonlinear two-body + J2 model (already checked against SciPy DOP853 to mm
-// over a day: bench/check_against_scipy.py), sampled every step_s.
+// over a day: tests/reference/check_against_scipy.py), sampled every step_s.
 std::vector<CartesianState> propagate_j2(const CartesianState& start, double duration_s, double step_s) {
     const std::vector<RelativeState> one{RelativeState{}};
     FormationPropagator prop(start, one, PropagationSettings{});

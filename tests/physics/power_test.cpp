@@ -102,7 +102,7 @@ TEST(PowerPolicy, ThrottleHoldsTheThermalLimit) {
 }
 
 TEST(Radiator, PresetRejectsStarcloudsFigureAt20C) {
-    // Starcloud: ~633 W per m^2 of (two-faced) radiator panel, net, at 20 C (REFERENCES.md, issue 16).
+    // Starcloud: ~633 W per m^2 of (two-faced) radiator panel, net, at 20 C (docs/references.md "Power and heat").
     const Radiator r = suncatcher_class_power().radiator;
     const double per_panel_m2 = 2.0 * r.emissivity * stefan_boltzmann_w_m2_k4 *
                                 (std::pow(293.15, 4) - std::pow(r.sink_temperature_k, 4));

@@ -150,7 +150,7 @@ TEST(NonlinearPropagation, AgreesWithIndependentAbsoluteEciIntegrationOnNeighbou
 }
 
 TEST(NonlinearPropagation, SuncatcherLatticeKeepsPaperNeighbourDistancesUnderJ2OverAnOrbit) {
-    // Paper Fig. 3 / REFERENCES.md: nearest neighbours 100-200 m, S0's 8 nearest 100-275 m,
+    // Paper Fig. 3 / docs/references.md: nearest neighbours 100-200 m, S0's 8 nearest 100-275 m,
     // two shape cycles per orbit; J2 changes these by a few metres.
     const auto sats = suncatcher_lattice(1000.0, 100.0, 200.0, n650);
     FormationPropagator p(suncatcher_chief(), sats, PropagationSettings{});

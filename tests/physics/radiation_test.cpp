@@ -1,5 +1,5 @@
 // Radiation environment: geodetic conversion, counter RNG, shielding table, SAA, cutoff
-// rigidity, calibration to the REFERENCES.md annual dose.
+// rigidity, calibration to the docs/references.md annual dose.
 #include <skyfabric/physics/constants.hpp>
 #include <skyfabric/physics/geodetic.hpp>
 #include <skyfabric/physics/orbit.hpp>
@@ -128,7 +128,7 @@ TEST(Shielding, InterpolationHitsTablePointsAndIsLogLog) {
 
 TEST(Shielding, DoseFollowsTheShieldose2TrendWithinOnePointSixFrom1To100Mm) {
     // Dose relative to 10 mm Al, AP8-MIN/AE8 + SHIELDOSE-2, solid sphere, Si:
-    //  * this orbit (REFERENCES.md): 1 mm 3950/97, 50 mm 34/97;
+    //  * this orbit (docs/references.md "Independent checks"): 1 mm 3950/97, 50 mm 34/97;
     //  * the SPENVIS 4.6 SHIELDOSE-2 curve at 550 km, 95° (pfandzelter/leo-edge-failure-models,
     //    compute-failure/results/95.txt, 5-year totals: 10 mm 560.28 rad) at thicknesses that are not
     //    table points: 1.5 mm 16999, 2.5 mm 7080.4, 4 mm 2441.0, 6 mm 939.55, 7 mm 734.71, 9 mm 591.08,
@@ -153,7 +153,7 @@ TEST(Shielding, DoseFollowsTheShieldose2TrendWithinOnePointSixFrom1To100Mm) {
 }
 
 TEST(SolarProtons, StoppingPowerMatchesThePapersConversionAt67MeV) {
-    // REFERENCES.md: 1 rad(Si) ≈ 7.9e6 protons/cm² at 67 MeV, i.e. S_Si = 1/(7.9e6 · 1.602e-8 rad per
+    // docs/references.md: 1 rad(Si) ≈ 7.9e6 protons/cm² at 67 MeV, i.e. S_Si = 1/(7.9e6 · 1.602e-8 rad per
     // MeV/g) = 7.90 MeV cm²/g.
     const double s = sp::proton_stopping_power_mev_cm2_g(67.0, 14.0 / 28.0855, 173.0);
     EXPECT_NEAR(s, 1.0 / (7.9e6 * 1.602176634e-8), 0.03 * 7.9);
@@ -265,7 +265,7 @@ TEST(Radiation, DoseRatePeaksInsideTheSaaBox) {
             }
         }
     }
-    // REFERENCES.md: at ~500 km the SAA spans lat -50…0, lon -90…+40.
+    // docs/references.md: at ~500 km the SAA spans lat -50…0, lon -90…+40.
     EXPECT_GE(best_lat, -50.0);
     EXPECT_LE(best_lat, 0.0);
     EXPECT_GE(best_lon, -90.0);
@@ -321,7 +321,7 @@ TEST(Radiation, AnnualDoseAtDefaultShieldingIsAbout150Rad) {
     }
     const double annual = dose / (steps * dt) * sp::seconds_per_year_radiation;
     EXPECT_NEAR(annual, 150.0, 15.0);
-    // 5 years -> 750 rad (REFERENCES.md), a few % of the time inside the SAA.
+    // 5 years -> 750 rad (docs/references.md), a few % of the time inside the SAA.
     EXPECT_GT(in_saa, 0);
     EXPECT_LT(in_saa, steps / 4);
 }
@@ -336,7 +336,7 @@ TEST(Radiation, ShieldingAndAltitudeScaleTheTrappedDose) {
     const double thin_avg = sp::orbit_average_dose_rate_rad_s(thin, 650e3, -1.0) * sp::seconds_per_year_radiation;
     EXPECT_GT(thin_avg, 15.0 * 150.0);  // trapped part × 19, GCR (a few rad/yr) unchanged
     EXPECT_LT(thin_avg, 1854.6 / 97.0 * 150.0);
-    // REFERENCES.md: 650 km expects 2–3× the 550 km dose.
+    // docs/references.md: 650 km expects 2–3× the 550 km dose.
     const double ratio = sp::orbit_average_dose_rate_rad_s(ref, 650e3, -1.0) /
                          sp::orbit_average_dose_rate_rad_s(ref, 550e3, -1.0);
     EXPECT_GT(ratio, 2.0);

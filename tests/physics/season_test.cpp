@@ -19,7 +19,7 @@ KeplerianElements dawn_dusk() {
 }  // namespace
 
 TEST(EclipseSeason, DefaultOrbitMatchesTheAstropySeasonAndThePresetSustainsFullComputeAllYear) {
-    // REFERENCES.md (astropy): 89 eclipse days (about 8 Nov - 4 Feb from the March 2027 epoch), at most
+    // docs/references.md (astropy check): 89 eclipse days (about 8 Nov - 4 Feb from the March 2027 epoch), at most
     // 20.2 min of shadow per orbit (19.3 min umbra) around 22 Dec, |beta| >= 58.6 deg.
     const auto days = eclipse_season(dawn_dusk(), PropagationSettings{}.epoch_julian_date, earth_j2, suncatcher_class_power());
     ASSERT_EQ(days.size(), 365u);

@@ -1,4 +1,4 @@
-// Collective times on uniform networks against the α–β formulas (REFERENCES.md,
+// Collective times on uniform networks against the α–β formulas (docs/references.md,
 // "Collective cost"). B is bytes/s = capacity_bps / 8; α is the per-hop link latency.
 
 #include <algorithm>

@@ -67,7 +67,7 @@ sw::FaultModel uecc_only() {
 
 TEST(FaultDevice, TrilliumCrossSectionsMatchReferences) {
     const sw::DeviceCrossSections d = sw::trillium_v6e();
-    // REFERENCES.md: SDC 6–9e-9 cm², HBM UECC 3e-9, functional interrupt 2e-11 (paper's 1.27e-7/D).
+    // docs/references.md: SDC 6–9e-9 cm², HBM UECC 3e-9, functional interrupt 2e-11 (paper's 1.27e-7/D).
     EXPECT_GT(sw::cross_section_cm2(d.sdc_rad_per_event), 6e-9);
     EXPECT_LT(sw::cross_section_cm2(d.sdc_rad_per_event), 9e-9);
     EXPECT_NEAR(sw::cross_section_cm2(d.hbm_uecc_rad_per_event), 2.9e-9, 0.1e-9);

@@ -366,7 +366,7 @@ TEST(SyntheticSwitch, DoubleBinaryTreeSharesEachRanksOneLink) {
     }
 }
 
-// ---------------------------------------------- fully connected (REFERENCES.md as written)
+// ---------------------------------------------- fully connected (docs/references.md as written)
 
 TEST(SyntheticFullyConnected, MatchesTheTextbookFormulas) {
     for (int p : {4, 7, 16}) {

@@ -3,7 +3,7 @@
 // DWDM channel plan, receiver sensitivity and OSNR, spatial channels, capacity, latency.
 // Pure functions on plain structs; SI units, unit suffix on every name.
 //
-// Which propagation model, and why (see REFERENCES.md "Optical links"):
+// Which propagation model, and why (see docs/references.md "Optical links"):
 //  * Friis (paper Eq. 1) P_R = P_T G_T G_R (λ/4πd)² L, G = η(πD/λ)², is a far-field law:
 //    it assumes a²/(λd) ≪ 1. At 200 m with D = 10 cm the Fresnel number is ≈ 8 and Friis
 //    would claim P_R > P_T (+14..+34 dB over 1 km..100 m): unphysical.
@@ -33,8 +33,8 @@ struct TransceiverSpec {
     std::string name = "400zr";
     double rate_bps = 400e9;
     double sensitivity_dbm = -20.0;   // paper: −20 dBm per channel needed
-    double required_osnr_db = 34.0;   // 400ZR at −20 dBm input (REFERENCES: ≥ 34 dB)
-    // Receive-overload ceiling per channel: 400ZR's receive range ends at 0 dBm (REFERENCES:
+    double required_osnr_db = 34.0;   // 400ZR at −20 dBm input (docs/references.md: ≥ 34 dB)
+    // Receive-overload ceiling per channel: 400ZR's receive range ends at 0 dBm (docs/references.md:
     // −12…0 dBm at OSNR ≥ 26 dB, −20…0 dBm at OSNR ≥ 34 dB). Stronger channels are attenuated
     // to it (LinkBudget::overload_attenuation_db).
     double overload_dbm = 0.0;

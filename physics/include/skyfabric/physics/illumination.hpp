@@ -8,7 +8,7 @@ namespace skyfabric::physics {
 inline constexpr double astronomical_unit_m = 1.495978707e11;  // IAU 2012
 inline constexpr double sun_radius_m = 6.957e8;                 // IAU 2015 nominal
 // Earth's radius for the shadow: the equatorial radius (WGS-84), as in the independent astropy check
-// (REFERENCES.md). The polar radius is 21 km less and a grazing atmosphere adds tens of km: with +50 km
+// (docs/references.md). The polar radius is 21 km less and a grazing atmosphere adds tens of km: with +50 km
 // the eclipse season of the 650 km dawn-dusk orbit grows from 89 to 95 days.
 inline constexpr double earth_shadow_radius_m = 6378137.0;
 

@@ -58,7 +58,7 @@ struct PropagationError : std::runtime_error {
 // Solar and geomagnetic activity driving the thermospheric density (atmosphere.hpp): the 10.7 cm
 // solar radio flux (sfu = 1e-22 W m^-2 Hz^-1), daily and 81-day centred mean, and the daily Ap index.
 // Presets (docs/environment-models.md): low 70/70/4, moderate 150/150/15, high 250/250/25, the values at
-// which REFERENCES.md quotes NRLMSISE-00 densities at 650 km.
+// which docs/references.md ("Independent checks") quotes NRLMSISE-00 densities at 650 km.
 struct SolarActivity {
     double f107_daily_sfu = 150.0;
     double f107_81day_mean_sfu = 150.0;
@@ -90,7 +90,7 @@ struct PropagationSettings {
     DragSettings drag;
     StationKeepingSettings station_keeping;
     // Defaults: every neighbour distance of the 81-satellite lattice within 2.7e-5 m of SciPy DOP853
-    // at rtol 1e-12 over a day, the chief within 1.8 mm (bench/check_against_scipy.py); the chief is
+    // at rtol 1e-12 over a day, the chief within 1.8 mm (tests/reference/check_against_scipy.py); the chief is
     // held to a third of these tolerances (its error moves every satellite's ECI state).
     double relative_tolerance = 1e-10;
     double absolute_tolerance = 1e-7;  // metres (and m/s) in the integrated variables

@@ -1,7 +1,7 @@
 #pragma once
 // Radiation environment along the orbit: trapped protons (South Atlantic Anomaly), galactic
 // cosmic rays behind the geomagnetic cutoff, optional solar particle events, and the total
-// ionising dose rate behind aluminium shielding. Figures: REFERENCES.md "Radiation"
+// ionising dose rate behind aluminium shielding. Figures: docs/references.md "Radiation"
 // (Suncatcher paper §2.3/§4.3, AP8/AE8 + SHIELDOSE-2 shielding curves); sources and checks in
 // docs/environment-models.md.
 //
@@ -15,7 +15,7 @@
 // not a constant typed in here: make_radiation_model() computes it so that the average of the
 // dose rate over a representative orbit (default: circular 650 km sun-synchronous, averaged
 // over the orbit and over all ground-track longitudes) equals the target annual dose
-// (default 150 rad(Si)/yr behind 10 mm Al, REFERENCES.md).
+// (default 150 rad(Si)/yr behind 10 mm Al, docs/references.md).
 #include <skyfabric/physics/geodetic.hpp>
 
 #include <Eigen/Core>
@@ -24,7 +24,7 @@
 
 namespace skyfabric::physics {
 
-// 67 MeV protons deposit 1 rad(Si) per ≈ 7.9e6 protons/cm² (REFERENCES.md, paper's conversion).
+// 67 MeV protons deposit 1 rad(Si) per ≈ 7.9e6 protons/cm² (docs/references.md, paper's conversion).
 // Used to express a dose rate as an equivalent proton flux: phi = 7.9e6 · dose_rate.
 inline constexpr double protons_per_cm2_per_rad = 7.9e6;
 inline constexpr double seconds_per_year_radiation = 365.25 * 86400.0;  // "per year" = Julian year
@@ -33,8 +33,8 @@ inline constexpr double geomagnetic_reference_radius_m = 6371.2e3;
 
 // Annual trapped-particle dose at the centre of a solid Al sphere, rad(Si)/yr, versus thickness
 // (mm Al), AP8-MIN/AE8 + SHIELDOSE-2 (docs/environment-models.md "Shielding"):
-//  * 1, 10, 50 mm: 3950, 97, 34 — this orbit (650 km SSO; REFERENCES.md);
-//  * 2, 3, 5, 8 mm: the SPENVIS 4.6 SHIELDOSE-2 curve for 550 km, 95° (the old table, REFERENCES.md
+//  * 1, 10, 50 mm: 3950, 97, 34 — this orbit (650 km SSO; docs/references.md "Independent checks");
+//  * 2, 3, 5, 8 mm: the SPENVIS 4.6 SHIELDOSE-2 curve for 550 km, 95° (the old table, docs/references.md
 //    "2 mm 2140 … 10 mm 112") as ratios to its 10 mm value, times 97: 19.12, 8.576, 2.500, 1.1432.
 // Only ratios are used (the level comes from the calibration).
 struct ShieldingTable {
@@ -81,7 +81,7 @@ struct EnvironmentParameters {
     // Scenario epoch (Earth rotation, SAA drift). Default 2027-03-20T00:00Z, the scenarios' epoch.
     double epoch_julian_date_days = 2461484.5;
 
-    // --- South Atlantic Anomaly (REFERENCES.md): Gaussian in geodetic lat/lon,
+    // --- South Atlantic Anomaly (docs/references.md): Gaussian in geodetic lat/lon,
     // f = exp(-½[((lat - lat0)/σ_lat)² + ((lon - lon0)/σ_lon)²]), lon difference wrapped to ±180°.
     double saa_latitude_deg = -26.6;
     double saa_longitude_deg = -49.1;
@@ -91,11 +91,11 @@ struct EnvironmentParameters {
     double saa_sigma_latitude_deg = 12.0;
     double saa_sigma_longitude_deg = 30.0;
     // in_saa flag: f >= threshold. exp(-2) = the 2σ ellipse, which at the defaults spans about
-    // lat -50…-3°, lon -109…+11°: the REFERENCES.md box (lat -50…0, lon -90…+40) to ~20°.
+    // lat -50…-3°, lon -109…+11°: the docs/references.md box (lat -50…0, lon -90…+40) to ~20°.
     double saa_flag_threshold = 0.1353352832366127;
 
     // --- Altitude scaling of the trapped component: a(h) = exp((h - h_ref)/H).
-    // H = 100 km / ln 2.5 ≈ 109 km reproduces REFERENCES.md's "expect 2–3× at 650 km" relative
+    // H = 100 km / ln 2.5 ≈ 109 km reproduces docs/references.md's "expect 2–3× at 650 km" relative
     // to 550 km (midpoint 2.5×). AP8 inner-belt flux at the SAA grows roughly this way between
     // 400 and 800 km; it is an approximation, not a belt model.
     double reference_altitude_m = 650e3;
@@ -103,7 +103,7 @@ struct EnvironmentParameters {
 
     // --- Geomagnetic cutoff: tilted centred dipole, north geomagnetic pole at 80.7°N, 72.7°W
     // (IGRF-13, epoch 2020: 80.65°N, 72.68°W). sin λ_m = r̂ · m̂, L = (r/R_ref)/cos²λ_m,
-    // P_c = 14.9 / L² GV (Störmer vertical cutoff; REFERENCES.md).
+    // P_c = 14.9 / L² GV (Störmer vertical cutoff; docs/references.md).
     double dipole_pole_latitude_deg = 80.7;
     double dipole_pole_longitude_deg = -72.7;
     double stormer_constant_gv = 14.9;

@@ -8,7 +8,7 @@
 //   reduce_scatter  n input per rank (n/p output)
 //   all_gather      n output per rank (n/p input)
 //   all_to_all      n send buffer per rank, n/p to each rank (one chunk stays local), so
-//                   (p−1)/p·n leaves the rank: t = (p−1)α + ((p−1)/p)·n/B. REFERENCES.md
+//                   (p−1)/p·n leaves the rank: t = (p−1)α + ((p−1)/p)·n/B. docs/references.md
 //                   writes (p−1)α + n/B with n = bytes leaving the rank.
 //   point_to_point  n from rank 0 to rank 1
 

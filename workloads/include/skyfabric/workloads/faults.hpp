@@ -2,7 +2,7 @@
 // Radiation faults on the accelerators and what they cost a training job.
 //
 //  1. Device: per-chip dose-per-event figures (Trillium v6e in a 67 MeV proton beam,
-//     REFERENCES.md "Radiation") turn a dose rate into event rates per fault kind:
+//     docs/references.md "Radiation") turn a dose rate into event rates per fault kind:
 //         λ_k(t) = n_k · Ḋ(t) / D_k      (n_k chips or hosts per satellite, D_k rad per event)
 //     which is the cross-section view λ = n σ Φ with σ = 1/(7.9e6 · D) cm² and
 //     Φ = 7.9e6 · Ḋ protons/cm²/s (the paper's conversion, physics/radiation.hpp).
@@ -63,7 +63,7 @@ struct DeviceCrossSections {
     double host_cpu_rad_per_event = 450.0;
     double host_ram_rad_per_event = 400.0;
 };
-// Trillium (TPU v6e), REFERENCES.md "Radiation".
+// Trillium (TPU v6e), docs/references.md "Radiation".
 DeviceCrossSections trillium_v6e();
 // Named preset ("trillium_v6e", "tpu_v6e"); throws std::invalid_argument otherwise.
 DeviceCrossSections device_preset(const std::string& name);

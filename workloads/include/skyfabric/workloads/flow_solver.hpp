@@ -1,8 +1,11 @@
 #pragma once
 // One flow-solver contract, two backends. The CPU and CUDA backends run the same
 // arithmetic (maxmin_core.hpp), so they give the same rates and times.
-// The batch calls solve many independent problems (scenarios, Monte Carlo trials) at
-// once; that is what the GPU is for — one problem per GPU thread.
+// The batch calls solve many independent problems at once; the CUDA backend gives each problem
+// its own GPU thread. Not on `skyfabric run`'s path yet: a run's collectives, fault-free and
+// damaged, are solved on the CPU by CollectiveEngine (flow_simulation.hpp) through the same
+// maxmin_core.hpp functions. Used by the tests and bench/workloads_bench (docs/faults.md,
+// "What is not yet built").
 
 #include <cstdint>
 #include <memory>

@@ -13,7 +13,7 @@ struct Accelerator {
     double hbm_bytes = 32e9;
 };
 
-// Trillium (TPU v6e): 918 TFLOP/s bf16, 32 GB HBM (REFERENCES.md, Training at scale).
+// Trillium (TPU v6e): 918 TFLOP/s bf16, 32 GB HBM (docs/references.md, "Training at scale").
 Accelerator tpu_v6e();
 // Named preset; throws std::invalid_argument for an unknown name.
 Accelerator accelerator_preset(const std::string& name);

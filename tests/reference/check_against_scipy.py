@@ -8,7 +8,7 @@ initial ECI states read from the run's result.h5 (t = 0 of /formation/position_e
 Neighbour pairs: each satellite's 8 nearest at t = 0, together with every pair within 300 m.
 Exit status 0 when the largest disagreement is below the tolerance, 1 when not, 2 on bad input.
 
-  /usr/bin/python3 bench/check_against_scipy.py [--skyfabric build/release/src/skyfabric]
+  /usr/bin/python3 tests/reference/check_against_scipy.py [--skyfabric build/release/src/skyfabric]
       [--scenario scenarios/suncatcher-81.yaml] [--out DIR] [--h5 result.h5] [--per-satellite]
 
 By default it runs `skyfabric run SCENARIO --set duration_s=86400 --set output.vtk=false
@@ -28,9 +28,9 @@ import h5py
 import numpy as np
 from scipy.integrate import solve_ivp
 
-# The same two-body + J2 right-hand side and constants as the timing comparison.
+# The two-body + J2 right-hand side and constants, written apart from the C++ force model.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from scipy_propagation import rhs_stacked as rhs  # noqa: E402
+from j2_two_body import rhs_stacked as rhs  # noqa: E402
 
 
 def propagate(states, times, rtol, per_satellite):
@@ -60,7 +60,7 @@ def neighbour_pairs(p0, k=8, radius_m=300.0):
 
 
 def main():
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--skyfabric", default=os.environ.get("SKYFABRIC", os.path.join(root, "build/release/src/skyfabric")))
     ap.add_argument("--scenario", default=os.path.join(root, "scenarios/suncatcher-81.yaml"))
