@@ -1,6 +1,7 @@
 #include "output/run_directory.hpp"
 
 #include "output/output_folder.hpp"
+#include "output/provenance.hpp"
 #include "output/result_writer.hpp"
 #include "output/summary.hpp"
 #include "output/trace_writer.hpp"
@@ -37,6 +38,8 @@ void write_trace(const scenario::Scenario& sc, const simulation::RunSummary& sum
         options.window_end_s = sc.output.trace_window_end_s;
     }
     TraceWriter writer(path, options);
+    const nlohmann::json provenance = provenance_json(provenance_of(sc.yaml_text));
+    for (auto it = provenance.begin(); it != provenance.end(); ++it) writer.metadata(it.key(), *it);
     writer.metadata("scenario", sc.name);
     writer.metadata("seed", sc.seed);
     writer.metadata("complete", summary.complete);
