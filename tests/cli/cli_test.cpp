@@ -396,6 +396,43 @@ TEST(Cli, AnnualDoseIsTheOrbitsLongTermAverageWhateverTheRunLength) {
     EXPECT_EQ(annual[0], annual[1]);
 }
 
+TEST(Cli, CheckpointIntervalComesFromTheLongTermRateAndFaultFreeGoodputIsDividedOut) {
+    // Issue 28: runs of 300 s and 1200 s (different SAA exposure) plan the same checkpoint interval,
+    // Daly's τ(δ, M) at the long-term MTBF M = 1 / (5 ranks · rate_scale · Σ 1/D_k · Ḋ_year), with
+    // Σ 1/D_k = 1/44 + 1/5000 + 1/450 + 1/400 per rad (UECC, SEFI, host CPU, host RAM) and
+    // τ = √(2δM)(1 + √(δ/2M)/3 + δ/(18M)) − δ (Daly 2006, eq. 37). With no faults (rate_scale 0) the
+    // trials' goodput over the fault-free goodput is 1: the unfinished last step is divided out.
+    std::string tau[2];
+    const char* durations[2] = {"300", "1200"};
+    for (int k = 0; k < 2; ++k) {
+        const auto dir = fresh_dir(std::string("checkpoint_") + durations[k]);
+        const auto r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") + " --set duration_s=" + durations[k] +
+                                   " --set radiation.rate_scale=1000 --set output.vtk=false -o " + dir.string());
+        ASSERT_EQ(r.status, 0) << r.output;
+        const auto check = run_command(
+            "/usr/bin/python3 -c \"import json,sys,math; s=json.load(open(sys.argv[1]+'/summary.json'))['radiation']; "
+            "rate = s['annual_dose_rad_per_yr'] / (365.25 * 86400) * 1000 * (1/44 + 1/5000 + 1/450 + 1/400); "
+            "M = 1 / (5 * rate); d = 60.0; x = d / (2 * M); "
+            "want = math.sqrt(2 * d * M) * (1 + math.sqrt(x) / 3 + x / 9) - d; "
+            "assert abs(s['long_term_mean_time_between_interruptions_s'] - M) < 1e-9 * M, (s, M); "
+            "assert abs(s['checkpoint_interval_s'] - want) < 1e-9 * want, (s['checkpoint_interval_s'], want); "
+            "assert s['checkpoint_interval_from'] == 'long_term_mtbf'; print(repr(s['checkpoint_interval_s']))\" " + dir.string());
+        EXPECT_EQ(check.status, 0) << check.output;
+        tau[k] = check.output;
+        fs::remove_all(dir);
+    }
+    EXPECT_EQ(tau[0], tau[1]);
+    const auto dir = fresh_dir("fault_free_ratio");
+    const auto r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") +
+                               " --set radiation.rate_scale=0 --set output.vtk=false -o " + dir.string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto check = run_command(
+        "/usr/bin/python3 -c \"import json,sys; s=json.load(open(sys.argv[1]+'/summary.json'))['radiation']; "
+        "assert s['goodput'] < 0.999 and abs(s['goodput_vs_fault_free'] - 1) < 1e-9, s; print('ok')\" " + dir.string());
+    EXPECT_EQ(check.status, 0) << check.output;
+    fs::remove_all(dir);
+}
+
 TEST(Cli, VtkFramesShowRadiationFaultsRebootsAndSpares) {
     // A solar particle event a million times the background over the poles, 16 chips per satellite
     // (crashes every few minutes across the formation) and one hot spare: the frames' status,
