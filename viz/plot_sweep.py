@@ -30,7 +30,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 SKIP = re.compile(r"^(run|run_id|index|id|seed|status|path|dir|output|name|scenario|rank|"
-                  r"error|message|complete|stop_reason|wall_s|host)$", re.I)
+                  r"error|message|complete|stop_reason|wall_s|simulation_wall_s|host)$", re.I)
 
 
 def to_float(text):

@@ -8,6 +8,7 @@
 #include "output/vtk_recorder.hpp"
 #include "scenario/yaml_reader.hpp"
 
+#include <chrono>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -100,6 +101,7 @@ void write_trace(const scenario::Scenario& sc, const simulation::RunSummary& sum
 nlohmann::json run_to_directory(const scenario::Scenario& sc, const fs::path& dir, bool force,
                                 std::vector<simulation::Recorder*> extra, const std::atomic<bool>* stop,
                                 const fs::path& trace_path) {
+    const auto start = std::chrono::steady_clock::now();
     refuse_unreplaceable_folder(dir);
     const FolderLock lock(dir);  // a second run into dir is refused here (exit 2)
     refuse_to_overwrite(dir, force);
@@ -141,6 +143,8 @@ nlohmann::json run_to_directory(const scenario::Scenario& sc, const fs::path& di
     if (sc.output.hdf5) j["files"].push_back("result.h5");
     if (vtk_written) j["files"].push_back("vtk/formation.pvd");
     if (trace_inside) j["files"].push_back("trace.json");
+    // The wall time a user waited: the simulation (summary.json's simulation_wall_s) and every file written.
+    j["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     write_json_file(out / "summary.json", j);
     staged.publish();
     return j;

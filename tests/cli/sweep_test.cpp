@@ -294,6 +294,28 @@ TEST(Sweep, BlockInTheScenarioWithTheSatellitesPseudoKey) {
     EXPECT_NE(e.output.find("did you mean 'zip'"), std::string::npos) << e.output;
 }
 
+TEST(Sweep, MisspeltPseudoKeyAndRepeatedVaryAreBadInput) {
+    // Issue 28: a misspelt `satellites` passed validate and failed only when each point loaded; a key
+    // given twice to --vary kept the last list silently. Both are bad input (exit 2) before any point.
+    const auto dir = fresh_dir("sweep_traps");
+    const auto misspelt = write_scenario(dir, std::string(tiny_scenario) + "sweep:\n  vary:\n    satelites: [5, 13]\n");
+    const auto v = run_command(skyfabric() + " validate " + misspelt.string());
+    EXPECT_EQ(v.status, 2) << v.output;
+    EXPECT_NE(v.output.find("tiny.yaml:13:5: key 'sweep.vary.satelites'"), std::string::npos) << v.output;
+    EXPECT_NE(v.output.find("did you mean the sweep's pseudo-key 'satellites'"), std::string::npos) << v.output;
+    const auto base = write_scenario(dir, tiny_scenario, "base.yaml");
+    const auto cli = run_command(skyfabric() + " sweep " + base.string() + " --vary satellite=5,13 --no-plot -o " +
+                                 (dir / "a").string());
+    EXPECT_EQ(cli.status, 2) << cli.output;
+    EXPECT_NE(cli.output.find("did you mean the sweep's pseudo-key 'satellites'"), std::string::npos) << cli.output;
+    const auto twice = run_command(skyfabric() + " sweep " + base.string() + " --vary seed=1,2 --vary seed=3 --no-plot -o " +
+                                   (dir / "b").string());
+    EXPECT_EQ(twice.status, 2) << twice.output;
+    EXPECT_NE(twice.output.find("--vary seed is given twice"), std::string::npos) << twice.output;
+    EXPECT_FALSE(fs::exists(dir / "b" / "points")) << "no point may run";
+    fs::remove_all(dir);
+}
+
 TEST(Sweep, ThreadsReachEveryPoint) {
     // Issue 18: `sweep --threads N` runs every point with `run --threads N` (here: the Monte Carlo
     // trials of each point on one thread, whatever radiation.threads asks).
