@@ -30,7 +30,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 SKIP = re.compile(r"^(run|run_id|index|id|seed|status|path|dir|output|name|scenario|rank|"
-                  r"error|message|complete|stop_reason|wall_s|host)$", re.I)
+                  r"error|message|complete|stop_reason|wall_s|simulation_wall_s|host)$", re.I)
 
 
 def to_float(text):
@@ -74,8 +74,8 @@ HEADLINE = OrderedDict([
     ("workload.tokens_per_s", "throughput"),
     ("workload.mfu", "MFU"),
     ("workload.bus_bw_mean_B_s", "bus bandwidth, mean"),
-    ("radiation.monte_carlo.goodput.median", "goodput, median of trials"),
-    ("radiation.goodput", "goodput (trial 0)"),
+    ("radiation.goodput", "goodput, median of trials"),
+    ("radiation.goodput_vs_fault_free", "goodput / fault-free goodput"),
     ("radiation.annual_dose_rad_per_yr", "annual dose"),
     ("station_keeping.delta_v_per_satellite_per_year_m_s", "station keeping"),
     ("point_wall_s", "wall time per point"),

@@ -6,13 +6,13 @@
 #include "cli/season_command.hpp"
 #include "cli/progress.hpp"
 #include "cli/sweep_command.hpp"
+#include "output/provenance.hpp"
 #include "output/run_directory.hpp"
 #include "output/summary.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/yaml_reader.hpp"
 #include "simulation/simulation.hpp"
 #include "sweep/sweep_plan.hpp"
-#include "version.hpp"
 
 #include <skyfabric/workloads/flow_solver.hpp>
 
@@ -85,7 +85,7 @@ int command_validate(const std::string& file, const std::vector<std::string>& ov
 }
 
 int command_info() {
-    std::cout << "skyfabric " << skyfabric::version << "\n"
+    std::cout << "skyfabric " << output::build_description() << "\n"
               << "  CUDA backend: " << (SKYFABRIC_WITH_CUDA ? "built" : "not built");
     if (SKYFABRIC_WITH_CUDA) {
         const int devices = workloads::cuda_device_count();
@@ -99,9 +99,10 @@ int command_info() {
 }  // namespace
 
 int main(int argc, char** argv) {
+    output::record_command_line(argc, argv);  // every output's provenance
     CLI::App app{"skyfabric — simulate orbital compute constellations: formation flight, optical links, "
                  "training collectives and radiation faults, coupled in one run."};
-    app.set_version_flag("--version", std::string("skyfabric ") + skyfabric::version);
+    app.set_version_flag("--version", "skyfabric " + output::build_description());
     app.require_subcommand(1);
 
     RunOptions run;

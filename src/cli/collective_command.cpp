@@ -5,6 +5,7 @@
 
 #include "cli/command_support.hpp"
 #include "cli/progress.hpp"
+#include "output/provenance.hpp"
 #include "output/trace_writer.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/yaml_reader.hpp"
@@ -232,6 +233,8 @@ int run(const Options& o) {
     if (!o.trace.empty()) {
         // The sizes one after another on one track, as nccl-tests runs them.
         output::TraceWriter writer(o.trace);
+        const nlohmann::json provenance = output::provenance_json(output::provenance_of(sc.yaml_text));
+        for (auto it = provenance.begin(); it != provenance.end(); ++it) writer.metadata(it.key(), *it);
         writer.metadata("scenario", sc.name);
         writer.metadata("op", workloads::to_string(op));
         writer.metadata("algorithm", workloads::to_string(algorithm));

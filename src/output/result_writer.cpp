@@ -1,6 +1,6 @@
 #include "output/result_writer.hpp"
 
-#include "version.hpp"
+#include "output/provenance.hpp"
 
 namespace skyfabric::output {
 
@@ -204,6 +204,7 @@ void write_trials(Hdf5File& file, const simulation::RadiationOutcome& r) {
     write_column(file, "/radiation/trials/lost_checkpoints_s", t, [](const Trial& x) { return x.lost_checkpoints_s; }, "s");
     write_column(file, "/radiation/trials/lost_fabric_s", t, [](const Trial& x) { return x.lost_fabric_s; }, "s");
     write_column(file, "/radiation/trials/lost_shrunk_ring_s", t, [](const Trial& x) { return x.lost_shrink_s; }, "s");
+    write_column(file, "/radiation/trials/gained_fabric_s", t, [](const Trial& x) { return x.gained_fabric_s; }, "s");
     write_column(file, "/radiation/trials/step_time_median_s", t, [](const Trial& x) { return x.step_time_median_s; }, "s");
     write_column(file, "/radiation/trials/step_time_p99_s", t, [](const Trial& x) { return x.step_time_p99_s; }, "s");
     write_column(file, "/radiation/trials/ranks_lost", t, [](const Trial& x) { return x.ranks_lost; }, "1");
@@ -223,8 +224,7 @@ void ResultWriter::begin(const simulation::RunSetup& setup) {
     compression_level_ = sc.output.compression_level;
     eci_ = sc.output.eci;
     file_ = std::make_unique<Hdf5File>(path_);
-    file_->set_attribute("skyfabric_version", std::string(skyfabric::version));
-    file_->set_attribute("scenario_yaml", sc.yaml_text);
+    write_provenance_attributes(*file_, provenance_of(sc.yaml_text));
     file_->set_attribute("scenario_name", sc.name);
     file_->set_attribute("seed", static_cast<std::uint64_t>(sc.seed));
     file_->set_attribute("dynamics_model", std::string(scenario::to_string(sc.dynamics.model)));

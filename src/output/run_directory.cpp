@@ -1,12 +1,14 @@
 #include "output/run_directory.hpp"
 
 #include "output/output_folder.hpp"
+#include "output/provenance.hpp"
 #include "output/result_writer.hpp"
 #include "output/summary.hpp"
 #include "output/trace_writer.hpp"
 #include "output/vtk_recorder.hpp"
 #include "scenario/yaml_reader.hpp"
 
+#include <chrono>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -37,6 +39,8 @@ void write_trace(const scenario::Scenario& sc, const simulation::RunSummary& sum
         options.window_end_s = sc.output.trace_window_end_s;
     }
     TraceWriter writer(path, options);
+    const nlohmann::json provenance = provenance_json(provenance_of(sc.yaml_text));
+    for (auto it = provenance.begin(); it != provenance.end(); ++it) writer.metadata(it.key(), *it);
     writer.metadata("scenario", sc.name);
     writer.metadata("seed", sc.seed);
     writer.metadata("complete", summary.complete);
@@ -97,6 +101,7 @@ void write_trace(const scenario::Scenario& sc, const simulation::RunSummary& sum
 nlohmann::json run_to_directory(const scenario::Scenario& sc, const fs::path& dir, bool force,
                                 std::vector<simulation::Recorder*> extra, const std::atomic<bool>* stop,
                                 const fs::path& trace_path) {
+    const auto start = std::chrono::steady_clock::now();
     refuse_unreplaceable_folder(dir);
     const FolderLock lock(dir);  // a second run into dir is refused here (exit 2)
     refuse_to_overwrite(dir, force);
@@ -138,6 +143,8 @@ nlohmann::json run_to_directory(const scenario::Scenario& sc, const fs::path& di
     if (sc.output.hdf5) j["files"].push_back("result.h5");
     if (vtk_written) j["files"].push_back("vtk/formation.pvd");
     if (trace_inside) j["files"].push_back("trace.json");
+    // The wall time a user waited: the simulation (summary.json's simulation_wall_s) and every file written.
+    j["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     write_json_file(out / "summary.json", j);
     staged.publish();
     return j;

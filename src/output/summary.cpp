@@ -2,8 +2,7 @@
 
 #include "output/output_folder.hpp"
 
-#include "output/hdf5_file.hpp"
-#include "version.hpp"
+#include "output/provenance.hpp"
 
 #include <skyfabric/links/topology_policy.hpp>
 #include <skyfabric/workloads/collectives.hpp>
@@ -15,15 +14,146 @@
 #include <cstdio>
 #include <fstream>
 #include <numeric>
+#include <span>
+#include <string>
+#include <vector>
 
 namespace skyfabric::output {
 
+namespace {
+
+using nlohmann::json;
+
+json finite_or_null(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
+
+// A figure over the trials at top level: the median, and where the trials lie (radiation.interval
+// names the kind: two of the trials' own values, never interpolated).
+void put_estimate(json& r, const std::string& name, const workloads::TrialStatistics& t) {
+    r[name] = t.median;
+    r[name + "_interval"] = {t.spread_low, t.spread_high};
+}
+
+json statistics_json(const workloads::TrialStatistics& t) {
+    return json{{"mean", t.mean},
+                {"median", t.median},
+                {"stddev", t.stddev},
+                {"mean_ci95", {t.mean_ci95_low, t.mean_ci95_high}},
+                {"interval", {t.spread_low, t.spread_high}}};
+}
+
+// summary.json's radiation section: top-level figures are estimates over the trials (trial 0 alone
+// when there is one); trial 0's own figures (the events and timeline result.h5 holds) under trial0.
+json radiation_json(const scenario::Scenario& sc, const simulation::RunSummary& s) {
+    const auto& r = *s.radiation;
+    const double days = s.simulated_s / physics::seconds_per_day;
+    json events_by_kind, expected_by_kind;
+    std::array<std::int64_t, workloads::fault_kind_count> counts{};
+    for (const auto& e : r.events) ++counts[static_cast<int>(e.kind)];
+    for (int k = 0; k < workloads::fault_kind_count; ++k) {
+        const char* name = workloads::fault_kind_name(static_cast<workloads::FaultKind>(k));
+        events_by_kind[name] = counts[k];
+        expected_by_kind[name] = r.expected_events[k];
+    }
+    json j = {
+        {"shielding_mm_al", sc.radiation.environment.shielding_mm_al},
+        {"dose_mean_rad", r.dose_mean_rad},
+        {"dose_max_rad", r.dose_max_rad},
+        {"dose_rate_mean_rad_per_yr", r.dose_rate_mean_rad_per_yr},
+        {"annual_dose_rad_per_yr", r.annual_dose_rad_per_yr},
+        {"expected_events_by_kind", expected_by_kind},
+        {"mean_time_between_interruptions_s", finite_or_null(r.interruption_mtbf_s)},
+        {"long_term_mean_time_between_interruptions_s", finite_or_null(r.long_term_interruption_mtbf_s)},
+        {"rate_scale", sc.radiation.faults.rate_scale},
+        {"on_rank_loss", workloads::rank_loss_policy_name(sc.radiation.recovery.on_rank_loss)},
+        {"link_outage_s", sc.radiation.recovery.link_outage_s},
+    };
+    json trial0 = {{"events_by_kind", events_by_kind},
+                   {"events_per_day", days > 0 ? json(static_cast<double>(r.events.size()) / days) : json(nullptr)}};
+    const workloads::MonteCarloResult* m = r.monte_carlo ? &*r.monte_carlo : nullptr;
+    const std::size_t trials = m ? static_cast<std::size_t>(m->trials) : 1;
+    j["trials"] = trials;
+    j["interval"] = workloads::spread_kind(trials);
+    // Trial 0 alone as the estimate when there is no Monte Carlo (radiation.trials: 1).
+    const auto one = [](double x) { return workloads::trial_statistics(std::span<const double>(&x, 1)); };
+    if (days > 0) put_estimate(j, "events_per_day", m ? m->events_per_day : one(static_cast<double>(r.events.size()) / days));
+    if (r.goodput) {
+        const auto& g = *r.goodput;
+        j["checkpoint_interval_s"] = g.checkpoint_interval_s;
+        j["checkpoint_interval_from"] = sc.radiation.recovery.checkpoint_interval_s > 0.0 ? "scenario" : "long_term_mtbf";
+        trial0["goodput"] = g.goodput;
+        trial0["rollbacks"] = g.rollbacks;
+        trial0["corrupted_steps"] = g.corrupted_steps;
+        trial0["recomputed_steps"] = g.recomputed_steps;
+        trial0["checkpoints"] = g.checkpoints;
+        trial0["ranks_lost"] = g.ranks_lost;
+        trial0["links_lost"] = g.links_lost;
+        trial0["damaged_steps"] = g.damaged_steps;
+        const std::vector<double> goodputs = m ? m->goodput_per_trial : std::vector<double>{g.goodput};
+        put_estimate(j, "goodput", m ? m->goodput : one(g.goodput));
+        if (days > 0) put_estimate(j, "interruptions_per_day", m ? m->interruptions_per_day : one(static_cast<double>(g.rollbacks) / days));
+        // The same accounting without faults: completed steps over the run (1 but for the unfinished tail).
+        // Goodput over it isolates what faults (and checkpoints against them) cost from the boundary step.
+        if (s.training && s.simulated_s > 0.0) {
+            const double fault_free = (s.training->summary.end_s - s.training->summary.start_s) / s.simulated_s;
+            j["fault_free_goodput"] = fault_free;
+            if (fault_free > 0.0) {
+                std::vector<double> ratio;
+                for (const double x : goodputs) ratio.push_back(x / fault_free);
+                put_estimate(j, "goodput_vs_fault_free", workloads::trial_statistics(ratio));
+            }
+        }
+        if (std::isfinite(r.interruption_mtbf_s) && r.interruption_mtbf_s > 0.0) {
+            // Daly/Young's renewal formula: checkpoints and restarts only, interrupts at this run's mean rate
+            // held constant. A model to compare with, not a bound (clustered SAA interrupts cost less).
+            j["daly_young_constant_rate_goodput"] = workloads::expected_goodput_constant_rate(
+                g.checkpoint_interval_s, sc.radiation.recovery.checkpoint_cost_s, sc.radiation.recovery.restart_s,
+                r.interruption_mtbf_s);
+        }
+    }
+    j["trial0"] = trial0;
+    j["fabric"] = {{"coupled", r.fabric_note.empty()},
+                   {"topologies", r.fabric_topologies},
+                   {"keyframes", r.fabric_keyframes},
+                   {"memory_bytes", r.fabric_memory_bytes},
+                   {"damaged_steps_solved", r.fabric_evaluations}};
+    if (!r.fabric_note.empty()) j["fabric"]["note"] = r.fabric_note;
+    if (m) {
+        auto per_trial = [&](auto field) {
+            std::vector<double> v;
+            for (const auto& t : m->per_trial) v.push_back(static_cast<double>(field(t)));
+            return statistics_json(workloads::trial_statistics(v));
+        };
+        using Trial = workloads::MonteCarloResult::Trial;
+        j["monte_carlo"] = {
+            {"trials", m->trials},
+            {"backend", workloads::to_string(m->backend)},
+            {"threads", m->threads},
+            {"wall_s", r.trials_wall_s},
+            {"goodput", statistics_json(m->goodput)},
+            {"interruptions_per_day", statistics_json(m->interruptions_per_day)},
+            {"events_per_day", statistics_json(m->events_per_day)},
+            // Every term is >= 0; a smaller re-formed ring's faster steps are a gain, apart.
+            {"lost_s",
+             {{"faults", per_trial([](const Trial& t) { return t.lost_faults_s; })},
+              {"restarts", per_trial([](const Trial& t) { return t.lost_restarts_s; })},
+              {"checkpoints", per_trial([](const Trial& t) { return t.lost_checkpoints_s; })},
+              {"fabric", per_trial([](const Trial& t) { return t.lost_fabric_s; })},
+              {"shrunk_ring", per_trial([](const Trial& t) { return t.lost_shrink_s; })}}},
+            {"gained_s", {{"fabric", per_trial([](const Trial& t) { return t.gained_fabric_s; })}}},
+            {"ranks_lost", per_trial([](const Trial& t) { return t.ranks_lost; })},
+            {"links_lost", per_trial([](const Trial& t) { return t.links_lost; })},
+            {"damaged_steps", per_trial([](const Trial& t) { return t.damaged_steps; })},
+            {"step_time_median_s", per_trial([](const Trial& t) { return t.step_time_median_s; })},
+            {"step_time_p99_s", per_trial([](const Trial& t) { return t.step_time_p99_s; })}};
+    }
+    return j;
+}
+
+}  // namespace
+
 nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_count,
                             const simulation::RunSummary& s) {
-    using nlohmann::json;
-    auto finite_or_null = [](double x) { return std::isfinite(x) ? json(x) : json(nullptr); };
-    json j;
-    j["skyfabric_version"] = skyfabric::version;
+    json j = provenance_json(provenance_of(sc.yaml_text));  // skyfabric_version, git_commit, …
     j["scenario"] = sc.name;
     j["seed"] = sc.seed;
     j["complete"] = s.complete;
@@ -33,7 +163,7 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
     j["duration_s"] = sc.duration_s;
     j["simulated_s"] = s.simulated_s;
     j["samples"] = s.samples_written;
-    j["wall_s"] = s.wall_s;
+    j["simulation_wall_s"] = s.wall_s;  // run_to_directory adds wall_s, the files' writing included
     if (sc.fabric) j["fabric"] = workloads::make_fabric(*sc.fabric).description;
     if (!sc.fabric) j["formation"] = {
         {"nearest_neighbour_min_m", finite_or_null(s.nearest_neighbour_min_m)},
@@ -187,93 +317,7 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
             {"stopped", t.stopped},
         };
     }
-    if (s.radiation) {
-        const auto& r = *s.radiation;
-        json events_by_kind, expected_by_kind;
-        std::array<std::int64_t, workloads::fault_kind_count> counts{};
-        for (const auto& e : r.events) ++counts[static_cast<int>(e.kind)];
-        for (int k = 0; k < workloads::fault_kind_count; ++k) {
-            const char* name = workloads::fault_kind_name(static_cast<workloads::FaultKind>(k));
-            events_by_kind[name] = counts[k];
-            expected_by_kind[name] = r.expected_events[k];
-        }
-        const double days = s.simulated_s / physics::seconds_per_day;
-        j["radiation"] = {
-            {"shielding_mm_al", sc.radiation.environment.shielding_mm_al},
-            {"dose_mean_rad", r.dose_mean_rad},
-            {"dose_max_rad", r.dose_max_rad},
-            {"dose_rate_mean_rad_per_yr", r.dose_rate_mean_rad_per_yr},
-            {"annual_dose_rad_per_yr", r.annual_dose_rad_per_yr},
-            {"events_by_kind", events_by_kind},
-            {"expected_events_by_kind", expected_by_kind},
-            {"events_per_day", days > 0 ? json(static_cast<double>(r.events.size()) / days) : json(nullptr)},
-            {"mean_time_between_interruptions_s", std::isfinite(r.interruption_mtbf_s) ? json(r.interruption_mtbf_s) : json(nullptr)},
-        };
-        if (r.goodput) {
-            const auto& g = *r.goodput;
-            j["radiation"]["checkpoint_interval_s"] = g.checkpoint_interval_s;
-            j["radiation"]["goodput"] = g.goodput;
-            j["radiation"]["rollbacks"] = g.rollbacks;
-            j["radiation"]["corrupted_steps"] = g.corrupted_steps;
-            j["radiation"]["recomputed_steps"] = g.recomputed_steps;
-            j["radiation"]["checkpoints"] = g.checkpoints;
-            j["radiation"]["ranks_lost"] = g.ranks_lost;
-            j["radiation"]["links_lost"] = g.links_lost;
-            j["radiation"]["damaged_steps"] = g.damaged_steps;
-            // The same accounting without faults: completed steps over the run (1 but for the unfinished tail).
-            if (s.training && s.simulated_s > 0.0)
-                j["radiation"]["fault_free_goodput"] =
-                    (s.training->summary.end_s - s.training->summary.start_s) / s.simulated_s;
-        }
-        j["radiation"]["rate_scale"] = sc.radiation.faults.rate_scale;
-        j["radiation"]["on_rank_loss"] = workloads::rank_loss_policy_name(sc.radiation.recovery.on_rank_loss);
-        j["radiation"]["link_outage_s"] = sc.radiation.recovery.link_outage_s;
-        j["radiation"]["fabric"] = {{"coupled", r.fabric_note.empty()},
-                                    {"topologies", r.fabric_topologies},
-                                    {"keyframes", r.fabric_keyframes},
-                                    {"memory_bytes", r.fabric_memory_bytes},
-                                    {"damaged_steps_solved", r.fabric_evaluations}};
-        if (!r.fabric_note.empty()) j["radiation"]["fabric"]["note"] = r.fabric_note;
-        if (r.goodput && std::isfinite(r.interruption_mtbf_s) && r.interruption_mtbf_s > 0.0) {
-            // Daly/Young's renewal formula: checkpoints and restarts only, interrupts at the mean rate.
-            const auto& g = *r.goodput;
-            const double w = g.checkpoint_interval_s;
-            j["radiation"]["analytic_goodput"] = workloads::expected_goodput_constant_rate(
-                w, sc.radiation.recovery.checkpoint_cost_s, sc.radiation.recovery.restart_s, r.interruption_mtbf_s);
-        }
-        if (r.monte_carlo) {
-            const auto& m = *r.monte_carlo;
-            auto stats = [](const workloads::TrialStatistics& t) {
-                return json{{"mean", t.mean}, {"median", t.median}, {"stddev", t.stddev}, {"mean_ci95", {t.mean_ci95_low, t.mean_ci95_high}},
-                            {"p2_5", t.p2_5}, {"p97_5", t.p97_5}};
-            };
-            auto per_trial = [&](auto field) {
-                std::vector<double> v;
-                for (const auto& t : m.per_trial) v.push_back(static_cast<double>(field(t)));
-                return stats(workloads::trial_statistics(v));
-            };
-            using Trial = workloads::MonteCarloResult::Trial;
-            j["radiation"]["monte_carlo"] = {
-                {"trials", m.trials},
-                {"backend", workloads::to_string(m.backend)},
-                {"threads", m.threads},
-                {"wall_s", r.trials_wall_s},
-                {"goodput", stats(m.goodput)},
-                {"interruptions_per_day", stats(m.interruptions_per_day)},
-                {"events_per_day", stats(m.events_per_day)},
-                {"lost_s",
-                 {{"faults", per_trial([](const Trial& t) { return t.lost_faults_s; })},
-                  {"restarts", per_trial([](const Trial& t) { return t.lost_restarts_s; })},
-                  {"checkpoints", per_trial([](const Trial& t) { return t.lost_checkpoints_s; })},
-                  {"fabric", per_trial([](const Trial& t) { return t.lost_fabric_s; })},
-                  {"shrunk_ring", per_trial([](const Trial& t) { return t.lost_shrink_s; })}}},
-                {"ranks_lost", per_trial([](const Trial& t) { return t.ranks_lost; })},
-                {"links_lost", per_trial([](const Trial& t) { return t.links_lost; })},
-                {"damaged_steps", per_trial([](const Trial& t) { return t.damaged_steps; })},
-                {"step_time_median_s", per_trial([](const Trial& t) { return t.step_time_median_s; })},
-                {"step_time_p99_s", per_trial([](const Trial& t) { return t.step_time_p99_s; })}};
-        }
-    }
+    if (s.radiation) j["radiation"] = radiation_json(sc, s);
     return j;
 }
 
@@ -294,7 +338,9 @@ std::string summary_table(const nlohmann::json& j) {
         std::snprintf(b, sizeof b, fmt, v.get<double>());
         return std::string(b);
     };
-    out += "skyfabric " + j["skyfabric_version"].get<std::string>() + " — " + j["scenario"].get<std::string>() + "\n";
+    const std::string commit = j.value("git_commit", std::string("unknown")).substr(0, 12);
+    out += "skyfabric " + j["skyfabric_version"].get<std::string>() + " (" + commit + (j.value("git_dirty", false) ? ", dirty" : "") +
+           ") — " + j["scenario"].get<std::string>() + "\n";
     row("status", j["complete"].get<bool>() ? "complete" : "INCOMPLETE: " + j.value("stop_reason", std::string()));
     row(j.contains("fabric") ? "ranks" : "satellites", std::to_string(j["satellites"].get<std::size_t>()));
     if (!j.contains("fabric")) row("dynamics model", j["dynamics_model"].get<std::string>());
@@ -430,26 +476,41 @@ std::string summary_table(const nlohmann::json& j) {
                                                    num(r["shielding_mm_al"], "%.3g mm Al"));
         row("dose this run (mean / max)", num(r["dose_mean_rad"], "%.3g") + " / " + num(r["dose_max_rad"], "%.3g rad(Si)") +
                                               " (" + num(r["dose_rate_mean_rad_per_yr"], "%.3g rad(Si)/yr") + " over this run)");
-        std::string kinds;
-        for (const auto& [name, count] : r["events_by_kind"].items()) {
-            if (name == "link_outage" && count.get<std::int64_t>() == 0) continue;
-            kinds += (kinds.empty() ? "" : ", ") + std::to_string(count.get<std::int64_t>()) + " " + name;
+        std::string expected, drawn;
+        for (const auto& [name, count] : r["expected_events_by_kind"].items()) {
+            if (name == "link_outage" && count.get<double>() == 0.0) continue;
+            expected += (expected.empty() ? "" : ", ") + num(count, "%.3g") + " " + name;
         }
-        row("fault events", kinds);
-        row("mean time between interruptions", num(r["mean_time_between_interruptions_s"], "%.4g s"));
+        for (const auto& [name, count] : r["trial0"]["events_by_kind"].items()) {
+            if (name == "link_outage" && count.get<std::int64_t>() == 0) continue;
+            drawn += (drawn.empty() ? "" : ", ") + std::to_string(count.get<std::int64_t>()) + " " + name;
+        }
+        row("fault events per trial (expected)", expected);
+        row("fault events in trial 0", drawn);
+        row("mean time between interruptions", num(r["mean_time_between_interruptions_s"], "%.4g s") + " this run, " +
+                                                   num(r["long_term_mean_time_between_interruptions_s"], "%.4g s") +
+                                                   " long-term");
         if (r.contains("goodput")) {
-            row("checkpoint interval", num(r["checkpoint_interval_s"], "%.0f s"));
-            std::string goodput = num(r["goodput"], "%.4f");
-            if (r.contains("monte_carlo")) {
-                const auto& g = r["monte_carlo"]["goodput"];
-                goodput = "median " + num(g["median"], "%.4f") + " (95 % of trials " + num(g["p2_5"], "%.4f") + " – " +
-                          num(g["p97_5"], "%.4f") + ", " + std::to_string(r["monte_carlo"]["trials"].get<int>()) + " trials)";
-            }
+            row("checkpoint interval", num(r["checkpoint_interval_s"], "%.0f s") +
+                                           (r["checkpoint_interval_from"] == "scenario" ? " (scenario)"
+                                                                                      : " (Daly, long-term interruption rate)"));
+            const auto trials = r["trials"].get<std::size_t>();
+            // The interval's kind in words: the trials' min and max, or nearest-rank percentiles of them.
+            const auto estimate = [&](const char* key, const char* fmt) {
+                std::string text = (trials > 1 ? "median " : "") + num(r[key], fmt);
+                if (trials == 1) return text + " (one trial: radiation.trials 1)";
+                const auto& in = r[std::string(key) + "_interval"];
+                return text + " (" + (r["interval"] == "min_max" ? "min–max" : "2.5–97.5 % nearest rank") + " of " +
+                       std::to_string(trials) + " trials " + num(in[0], fmt) + " – " + num(in[1], fmt) + ")";
+            };
+            std::string goodput = estimate("goodput", "%.4f");
             if (r.contains("fault_free_goodput")) goodput += "; fault-free " + num(r["fault_free_goodput"], "%.4f");
             row("goodput", goodput);
-            if (r.contains("analytic_goodput")) {
-                row("  Daly/Young analytic", num(r["analytic_goodput"], "%.4f") +
-                                             " (checkpoints + restarts only: no reboot waits, SDC, fabric)");
+            if (r.contains("goodput_vs_fault_free")) row("goodput / fault-free goodput", estimate("goodput_vs_fault_free", "%.4f"));
+            if (r.contains("daly_young_constant_rate_goodput")) {
+                row("  Daly/Young model (not a bound)", num(r["daly_young_constant_rate_goodput"], "%.4f") +
+                                                        " (this run's mean interruption rate held constant; checkpoints + "
+                                                        "restarts only: no reboot waits, SDC, fabric)");
             }
             if (r.contains("monte_carlo")) {
                 const auto& l = r["monte_carlo"]["lost_s"];
@@ -458,6 +519,10 @@ std::string summary_table(const nlohmann::json& j) {
                                                         num(l["checkpoints"]["median"], "%.0f s") + ", fabric " +
                                                         num(l["fabric"]["median"], "%.3g s") + ", shrunk ring " +
                                                         num(l["shrunk_ring"]["median"], "%.3g s"));
+                const auto& gained = r["monte_carlo"]["gained_s"]["fabric"];
+                if (gained["mean"].get<double>() > 0.0)
+                    row("time gained per trial (median)", "fabric " + num(gained["median"], "%.3g s") +
+                                                              " (re-formed smaller rings faster than the full one)");
                 const auto& m = r["monte_carlo"];
                 row("per trial (mean)", num(m["ranks_lost"]["mean"], "%.3g") + " ranks lost, " +
                                             num(m["links_lost"]["mean"], "%.3g") + " links lost, " +
@@ -473,7 +538,8 @@ std::string summary_table(const nlohmann::json& j) {
                                                 : f["note"].get<std::string>());
         }
     }
-    row("wall time", num(j["wall_s"], "%.2f s"));
+    row("wall time", num(j.value("wall_s", nlohmann::json(nullptr)), "%.2f s") + " (simulation " +
+                         num(j["simulation_wall_s"], "%.2f s") + ", the rest writing the files)");
     return out;
 }
 

@@ -247,6 +247,8 @@ private:
                                                                             sc_.orbit.semi_major_axis_m - physics::earth_equatorial_radius_m,
                                                                             sc_.orbit.inclination_rad) *
                                      physics::seconds_per_year_radiation;
+        out.long_term_interruption_mtbf_s = workloads::interruption_mtbf_at_dose_rate_s(
+            out.annual_dose_rad_per_yr / physics::seconds_per_year_radiation, r.faults, n - r.recovery.spare_satellites);
         if (summary_.training && !summary_.training->steps.empty() && duration_s > 0.0) {
             workloads::StepDurations steps;
             for (const auto& step : summary_.training->steps) {
@@ -255,11 +257,12 @@ private:
             }
             steps.nominal_s = summary_.training->summary.step_time_median_s;
             auto recovery = r.recovery;
-            // Daly's interval from the run's mean interruption rate (no interruptions: no checkpoints needed
-            // within the run, so one interval spans it).
+            // Daly's interval from the orbit's long-term interruption rate (the annual dose's), not from the
+            // SAA passes this run happened to see, so that runs of any length checkpoint alike (no
+            // interruptions: no checkpoints needed within the run, so one interval spans it).
             if (recovery.checkpoint_interval_s <= 0.0) {
-                recovery.mtbf_s = std::isfinite(out.interruption_mtbf_s) && out.interruption_mtbf_s > 0.0
-                                      ? out.interruption_mtbf_s
+                recovery.mtbf_s = std::isfinite(out.long_term_interruption_mtbf_s) && out.long_term_interruption_mtbf_s > 0.0
+                                      ? out.long_term_interruption_mtbf_s
                                       : 1e3 * duration_s;
             }
             // Faults act on the fabric: each trial's outages and reboots damage the run's topology

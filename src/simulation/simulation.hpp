@@ -78,7 +78,9 @@ struct RadiationOutcome {
     std::optional<workloads::GoodputResult> goodput;     // trial 0, when there is a workload
     std::optional<workloads::MonteCarloResult> monte_carlo;  // when trials > 1 and a workload
     std::array<double, workloads::fault_kind_count> expected_events{};
-    double interruption_mtbf_s = 0.0;
+    double interruption_mtbf_s = 0.0;                    // this run's dose history (its SAA passes)
+    // At the long-term annual dose (below): what an automatic checkpoint interval is planned on.
+    double long_term_interruption_mtbf_s = 0.0;
     // The fabric the trials damaged (0 / a note when faults could not act on it).
     std::int64_t fabric_topologies = 0;   // fault-free topologies the run produced
     std::int64_t fabric_keyframes = 0;    // of them kept (the link set or a capacity changed)

@@ -51,14 +51,22 @@ std::string last_component(const std::string& key) {
     return dot == std::string::npos ? key : key.substr(dot + 1);
 }
 
-void check_key(const std::string& key, const std::string& context) {
-    if (key == satellites_key) return;
+// Empty when `key` can be swept; else what is wrong with it. A word close to a pseudo-key is taken
+// for a misspelt one (no top-level scenario key is near `satellites`): the points would otherwise
+// only fail when loaded, as an unknown scenario key.
+std::string key_problem(const std::string& key) {
+    if (key == satellites_key) return {};
+    if (key.find('.') == std::string::npos) {
+        const std::string near = scenario::nearest_key(key, {satellites_key});
+        if (!near.empty()) return "unknown key (did you mean the sweep's pseudo-key '" + near + "'?)";
+    }
     // parse_override validates the path; the value is irrelevant here.
     try {
         (void)scenario::parse_override(key + "=0");
     } catch (const ScenarioError&) {
-        throw ScenarioError(context + ": '" + key + "' is not a key path (expected e.g. formation.radius_m)");
+        return "not a key path (expected e.g. formation.radius_m)";
     }
+    return {};
 }
 
 }  // namespace
@@ -70,7 +78,8 @@ Axis parse_vary_argument(const std::string& argument) {
     }
     Axis axis;
     axis.key = trim(argument.substr(0, eq));
-    check_key(axis.key, "--vary " + argument);
+    if (const std::string problem = key_problem(axis.key); !problem.empty())
+        throw ScenarioError("--vary " + argument + ": '" + axis.key + "': " + problem);
     const std::string list = argument.substr(eq + 1);
     int depth = 0;
     std::string current;
@@ -117,11 +126,7 @@ SweepSpec read_sweep_block(const std::string& yaml_text, const std::string& sour
         }
         axis.key = entry.first.Scalar();
         const std::string path = "sweep.vary." + axis.key;
-        try {
-            check_key(axis.key, "sweep.vary");
-        } catch (const ScenarioError& e) {
-            vary_section.fail_at(entry.first, path, "not a key path (expected e.g. formation.radius_m)");
-        }
+        if (const std::string problem = key_problem(axis.key); !problem.empty()) vary_section.fail_at(entry.first, path, problem);
         const YAML::Node values = entry.second;
         if (values.IsSequence()) {
             for (const auto& v : values) {
@@ -144,6 +149,13 @@ SweepSpec read_sweep_block(const std::string& yaml_text, const std::string& sour
 }
 
 SweepSpec merge(SweepSpec spec, const std::vector<Axis>& cli, bool zip_flag) {
+    for (std::size_t i = 0; i < cli.size(); ++i) {
+        for (std::size_t j = 0; j < i; ++j) {
+            if (cli[j].key == cli[i].key)
+                throw ScenarioError("--vary " + cli[i].key + " is given twice; give every value in one list: --vary " +
+                                    cli[i].key + "=V1,V2,...");
+        }
+    }
     for (const auto& axis : cli) {
         bool replaced = false;
         for (auto& a : spec.axes) {

@@ -34,7 +34,8 @@ Axis parse_vary_argument(const std::string& argument);
 // empty spec when there is none. Errors name file:line:column. Throws ScenarioError.
 SweepSpec read_sweep_block(const std::string& yaml_text, const std::string& source_name);
 
-// --vary axes replace the block's axis of the same key and are appended otherwise;
+// --vary axes replace the block's axis of the same key and are appended otherwise; one key given
+// twice on the command line is refused (ScenarioError: it used to keep the last silently);
 // zip is on when either asks for it.
 SweepSpec merge(SweepSpec from_file, const std::vector<Axis>& from_command_line, bool zip_flag);
 

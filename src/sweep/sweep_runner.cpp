@@ -2,6 +2,7 @@
 
 #include "output/hdf5_file.hpp"
 #include "output/output_folder.hpp"
+#include "output/sha256.hpp"
 #include "output/summary.hpp"
 #include "scenario/yaml_reader.hpp"
 #include "sweep/sweep_plan.hpp"
@@ -108,21 +109,11 @@ std::string plot_script() {
     return fs::exists(script) ? script.string() : std::string();
 }
 
-// FNV-1a, 64 bit, as hex: a stable fingerprint of a point's full scenario text.
-std::string fingerprint(const std::string& text) {
-    std::uint64_t h = 1469598103934665603ull;
-    for (const unsigned char c : text) {
-        h ^= c;
-        h *= 1099511628211ull;
-    }
-    char hex[17];
-    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-    return hex;
-}
 
 // What every rank knows about the sweep (all compute the same plan).
 struct Plan {
     std::string scenario_file;
+    std::string scenario_yaml;  // with the base overrides, before any point's
     std::vector<std::string> base_overrides;
     SweepSpec spec;
     std::vector<Point> points;
@@ -327,6 +318,7 @@ Plan make_plan(const SweepOptions& o) {
     std::vector<scenario::Override> base_overrides;
     for (const auto& a : o.overrides) base_overrides.push_back(scenario::parse_override(a));
     const auto base = scenario::load_scenario_file(o.scenario_file, base_overrides);
+    plan.scenario_yaml = base.yaml_text;
 
     std::vector<Axis> cli_axes;
     for (const auto& v : o.vary) cli_axes.push_back(parse_vary_argument(v));
@@ -347,7 +339,7 @@ Plan make_plan(const SweepOptions& o) {
                 if (++refused_count <= 5) refused += "\n  point " + p.name + ": " + e.what();
             }
         }
-        plan.fingerprints.push_back(fingerprint(point_text));
+        plan.fingerprints.push_back(output::sha256_hex(point_text));  // = the point's summary.json scenario_sha256
     }
     if (refused_count > 0) {
         throw scenario::ScenarioError(std::to_string(refused_count) + " of " + std::to_string(plan.points.size()) +
@@ -433,7 +425,7 @@ public:
         write(false);
     }
     void write(bool complete) {
-        TableInput in{plan_.spec.axes, &plan_.points, rows_, complete};
+        TableInput in{plan_.spec.axes, &plan_.points, rows_, complete, plan_.scenario_yaml};
         write_table(plan_.dir, in);
     }
     Reporter& reporter() { return reporter_; }

@@ -2,7 +2,7 @@
 
 #include "output/hdf5_file.hpp"
 #include "output/output_folder.hpp"
-#include "version.hpp"
+#include "output/provenance.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -204,7 +204,7 @@ void write_table(const fs::path& dir, const TableInput& in) {
     const fs::path h5_tmp = temporary_beside(h5);
     {
         output::Hdf5File file(h5_tmp);
-        file.set_attribute("skyfabric_version", std::string(skyfabric::version));
+        output::write_provenance_attributes(file, output::provenance_of(in.scenario_yaml));
         file.set_attribute("rows", static_cast<std::int64_t>(t.cells.size()));
         file.set_attribute_bool("complete", in.complete);
         std::string names;

@@ -36,6 +36,7 @@ struct TableInput {
     const std::vector<Point>* points = nullptr;  // indexed by Row::index
     std::vector<Row> rows;                       // finished points, any order
     bool complete = false;                       // every point has a row
+    std::string scenario_yaml;                   // the sweep's scenario with its --set overrides (provenance)
 };
 
 // Column names and cell texts, rows sorted by index (what sweep.csv holds).

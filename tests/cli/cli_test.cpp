@@ -33,6 +33,45 @@ TEST(Cli, VersionHelpAndInfo) {
     EXPECT_EQ(run_command(skyfabric() + " run --no-such-flag x.yaml").status, 2);
 }
 
+TEST(Cli, ProvenanceInEveryOutput) {
+    // Issue 28: version, git commit and dirty flag (baked in at build time), the command line, the
+    // resolved scenario and its SHA-256, read back from summary.json, result.h5, the trace and sweep.h5
+    // by tests/cli/check_provenance.py (hashlib and git, not skyfabric's code).
+    const auto dir = fresh_dir("provenance");
+    const auto run_dir = dir / "run", trace = dir / "run.trace.json";
+    const auto r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") +
+                               " --set duration_s=60 --set output.vtk=false -o " + run_dir.string() + " --trace " + trace.string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto sweep = run_command(skyfabric() + " sweep " + source("scenarios/smoke.yaml") +
+                                   " --set duration_s=60 --set output.vtk=false --vary seed=1,2 --no-plot -q -o " +
+                                   (dir / "sweep").string());
+    ASSERT_EQ(sweep.status, 0) << sweep.output;
+    const auto check = run_command("/usr/bin/python3 " + source("tests/cli/check_provenance.py") + " " + source("") + " " +
+                                   run_dir.string() + " " + trace.string() + " " + (dir / "sweep").string());
+    EXPECT_EQ(check.status, 0) << check.output;
+    EXPECT_NE(check.output.find("ok"), std::string::npos) << check.output;
+    // --version names the commit too.
+    const auto version = run_command(skyfabric() + " --version");
+    EXPECT_NE(version.output.find("(commit "), std::string::npos) << version.output;
+    fs::remove_all(dir);
+}
+
+TEST(Cli, PrintedWallTimeIncludesWritingTheFiles) {
+    // Issue 28: the wall time printed and in summary.json (wall_s) spans the files' writing, after the
+    // simulation's own figure (simulation_wall_s) was taken: wall_s > simulation_wall_s, and the table prints wall_s.
+    const auto dir = fresh_dir("wall_time");
+    const auto r = run_command(skyfabric() + " run " + source("scenarios/smoke.yaml") + " -o " + dir.string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto check = run_command(
+        "/usr/bin/python3 -c \"import json,sys; s=json.load(open(sys.argv[1]+'/summary.json')); "
+        "assert s['wall_s'] > s['simulation_wall_s'] > 0, s; print('%.2f s (simulation %.2f s' % (s['wall_s'], s['simulation_wall_s']))\" " +
+        dir.string());
+    ASSERT_EQ(check.status, 0) << check.output;
+    EXPECT_NE(r.output.find("wall time                          " + check.output.substr(0, check.output.size() - 1)), std::string::npos)
+        << r.output << check.output;
+    fs::remove_all(dir);
+}
+
 TEST(Cli, RunsSmokeAndWritesReadableHdf5) {
     const auto dir = fresh_dir("smoke");
     const auto r = run_command(skyfabric() + " run " + source("scenarios/smoke.yaml") + " -o " + dir.string());
@@ -239,12 +278,12 @@ TEST(Cli, RadiationDoseAndFaultsOverADay) {
         "assert f['radiation/flux'].shape == t.shape and f['radiation/flux'][:].max() > 1.5; "
         "ev = f['radiation/events/time_s'][:] if 'radiation/events' in f else np.zeros(0); "
         "assert np.all((ev >= 0) & (ev <= t[-1])); "
-        "assert 0 < s['goodput'] <= 1 and 'monte_carlo' in s; "
+        "assert 0 < s['goodput'] <= 1 and 'monte_carlo' in s and 0 < s['trial0']['goodput'] <= 1; "
         "assert s['monte_carlo']['backend'] in ('cpu', 'cuda'); "
         "g=f['radiation/job_timeline']; a=g['start_s'][:]; b=g['end_s'][:]; ph=g['phase'][:]; "
         "assert a[0] == 0 and abs(b[-1] - t[-1]) < 1e-9 and np.all(np.abs(a[1:] - b[:-1]) < 1e-6) and np.all(b > a); "
         "assert 'recovery' in g['phase'].attrs['phase_names'] and set(ph) <= set(range(9)); "
-        "kept = ((ph == 0) | (ph == 1)); assert abs((b - a)[kept].sum() / t[-1] - s['goodput']) < 1e-9, s['goodput']; "
+        "kept = ((ph == 0) | (ph == 1)); g0 = s['trial0']['goodput']; assert abs((b - a)[kept].sum() / t[-1] - g0) < 1e-9, g0; "
         "print('ok', per_yr, len(ev))\" " + dir.string());
     EXPECT_EQ(check.status, 0) << check.output;
     fs::remove_all(dir);
@@ -353,7 +392,10 @@ TEST(Cli, AnnualDoseIsTheOrbitsLongTermAverageWhateverTheRunLength) {
     // Issue 14: a one-orbit run printed its own SAA passes scaled to a year (any single orbit gives
     // 11-350 rad(Si)/yr). The annual figure must be the orbit's long-term average: within 100-225
     // rad(Si)/yr at 650 km SSO behind 10 mm Al (Suncatcher: ~150), the same for a half-orbit and a
-    // one-orbit run, and printed beside the run's own dose, labelled as such.
+    // one-orbit run, and printed beside the run's own dose, labelled as such. Issue 28: the automatic
+    // checkpoint interval is planned on it too, the same for both runs: Daly's τ(δ, M) at the long-term
+    // MTBF M = 1 / (5 ranks · Σ 1/D_k · Ḋ_year), Σ 1/D_k = 1/44 + 1/5000 + 1/450 + 1/400 per rad (UECC,
+    // SEFI, host CPU, host RAM), τ = √(2δM)(1 + √(δ/2M)/3 + δ/(18M)) − δ (Daly 2006).
     std::string annual[2];
     const char* durations[2] = {"2935", "5871"};
     for (int k = 0; k < 2; ++k) {
@@ -364,13 +406,33 @@ TEST(Cli, AnnualDoseIsTheOrbitsLongTermAverageWhateverTheRunLength) {
         EXPECT_NE(r.output.find("annual dose (long-term average)"), std::string::npos) << r.output;
         EXPECT_NE(r.output.find("over this run"), std::string::npos) << r.output;
         const auto check = run_command(
-            "/usr/bin/python3 -c \"import json,sys; s=json.load(open(sys.argv[1]+'/summary.json'))['radiation']; "
-            "a=s['annual_dose_rad_per_yr']; assert 100 <= a <= 225, a; print(repr(a))\" " + dir.string());
+            "/usr/bin/python3 -c \"import json,sys,math; s=json.load(open(sys.argv[1]+'/summary.json'))['radiation']; "
+            "a=s['annual_dose_rad_per_yr']; assert 100 <= a <= 225, a; "
+            "M = 1 / (5 * a / (365.25 * 86400) * (1/44 + 1/5000 + 1/450 + 1/400)); d = 60.0; x = d / (2 * M); "
+            "tau = math.sqrt(2 * d * M) * (1 + math.sqrt(x) / 3 + x / 9) - d; "
+            "assert abs(s['long_term_mean_time_between_interruptions_s'] - M) < 1e-9 * M, (s, M); "
+            "assert abs(s['checkpoint_interval_s'] - tau) < 1e-9 * tau, (s['checkpoint_interval_s'], tau); "
+            "assert s['checkpoint_interval_from'] == 'long_term_mtbf'; print(repr(a), repr(s['checkpoint_interval_s']))\" " +
+            dir.string());
         EXPECT_EQ(check.status, 0) << check.output;
         annual[k] = check.output;
         fs::remove_all(dir);
     }
     EXPECT_EQ(annual[0], annual[1]);
+}
+
+TEST(Cli, FaultFreeGoodputIsDividedOut) {
+    // Issue 28: with no faults (rate_scale 0) goodput is below 1 (the unfinished last step), and the
+    // trials' goodput over the fault-free goodput is 1: the boundary step is divided out.
+    const auto dir = fresh_dir("fault_free_ratio");
+    const auto r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") +
+                               " --set radiation.rate_scale=0 --set output.vtk=false -o " + dir.string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto check = run_command(
+        "/usr/bin/python3 -c \"import json,sys; s=json.load(open(sys.argv[1]+'/summary.json'))['radiation']; "
+        "assert s['goodput'] < 0.999 and abs(s['goodput_vs_fault_free'] - 1) < 1e-9, s; print('ok')\" " + dir.string());
+    EXPECT_EQ(check.status, 0) << check.output;
+    fs::remove_all(dir);
 }
 
 TEST(Cli, VtkFramesShowRadiationFaultsRebootsAndSpares) {

@@ -294,6 +294,28 @@ TEST(Sweep, BlockInTheScenarioWithTheSatellitesPseudoKey) {
     EXPECT_NE(e.output.find("did you mean 'zip'"), std::string::npos) << e.output;
 }
 
+TEST(Sweep, MisspeltPseudoKeyAndRepeatedVaryAreBadInput) {
+    // Issue 28: a misspelt `satellites` passed validate and failed only when each point loaded; a key
+    // given twice to --vary kept the last list silently. Both are bad input (exit 2) before any point.
+    const auto dir = fresh_dir("sweep_traps");
+    const auto misspelt = write_scenario(dir, std::string(tiny_scenario) + "sweep:\n  vary:\n    satelites: [5, 13]\n");
+    const auto v = run_command(skyfabric() + " validate " + misspelt.string());
+    EXPECT_EQ(v.status, 2) << v.output;
+    EXPECT_NE(v.output.find("tiny.yaml:13:5: key 'sweep.vary.satelites'"), std::string::npos) << v.output;
+    EXPECT_NE(v.output.find("did you mean the sweep's pseudo-key 'satellites'"), std::string::npos) << v.output;
+    const auto base = write_scenario(dir, tiny_scenario, "base.yaml");
+    const auto cli = run_command(skyfabric() + " sweep " + base.string() + " --vary satellite=5,13 --no-plot -o " +
+                                 (dir / "a").string());
+    EXPECT_EQ(cli.status, 2) << cli.output;
+    EXPECT_NE(cli.output.find("did you mean the sweep's pseudo-key 'satellites'"), std::string::npos) << cli.output;
+    const auto twice = run_command(skyfabric() + " sweep " + base.string() + " --vary seed=1,2 --vary seed=3 --no-plot -o " +
+                                   (dir / "b").string());
+    EXPECT_EQ(twice.status, 2) << twice.output;
+    EXPECT_NE(twice.output.find("--vary seed is given twice"), std::string::npos) << twice.output;
+    EXPECT_FALSE(fs::exists(dir / "b" / "points")) << "no point may run";
+    fs::remove_all(dir);
+}
+
 TEST(Sweep, ThreadsReachEveryPoint) {
     // Issue 18: `sweep --threads N` runs every point with `run --threads N` (here: the Monte Carlo
     // trials of each point on one thread, whatever radiation.threads asks).
@@ -311,5 +333,27 @@ TEST(Sweep, ThreadsReachEveryPoint) {
         ++points;
     }
     EXPECT_EQ(points, 2);
+    fs::remove_all(dir);
+}
+
+TEST(Sweep, RateScaleSweepHeadlineGoodputIsTheMedianOverTrials) {
+    // Issue 28: a 10-point rate-scale sweep; at every point sweep.csv's radiation.goodput must be the
+    // median of that point's trials as result.h5 stores them (not trial 0), with the trials' min and
+    // max as its interval, and no loss in any summary negative (tests/cli/check_sweep_estimates.py).
+    // The two minutes at the epoch miss the SAA (0.2 rad/yr): a solar particle event raises them to
+    // about 60 rad/yr, and ×1e2 … ×1e5 gives about 0.01 to 10 fault events per trial.
+    const auto dir = fresh_dir("rate_scale");
+    const auto scenario = write_scenario(
+        dir, std::string(tiny_scenario) +
+                 "radiation: { trials: 4, checkpoint_cost_s: 5, restart_s: 20, reboot_s: 60, threads: 1,\n"
+                 "  solar_particle_events: [{start_s: 0, duration_s: 1000, flux_factor: 1e6}] }\n");
+    const auto r = run_command(skyfabric() + " sweep " + scenario.string() +
+                               " --vary radiation.rate_scale=1e2,2e2,5e2,1e3,2e3,5e3,1e4,2e4,5e4,1e5 --no-plot -q -j 2 -o " +
+                               (dir / "sweep").string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto check = run_command("/usr/bin/python3 " + source("tests/cli/check_sweep_estimates.py") + " " +
+                                   (dir / "sweep").string() + " 10");
+    EXPECT_EQ(check.status, 0) << check.output;
+    EXPECT_NE(check.output.find("ok"), std::string::npos) << check.output;
     fs::remove_all(dir);
 }

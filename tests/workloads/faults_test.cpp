@@ -223,6 +223,18 @@ TEST(CheckpointInterval, DalyAndYoungMatchTheirFormulas) {
         EXPECT_LT(sw::expected_goodput_constant_rate(tau, delta, 300.0, M), g_daly + 1e-3);
 }
 
+TEST(Goodput, LongTermMtbfCountsEveryInterruptingKindOnTheActiveSatellites) {
+    // Trillium v6e per chip and host: UECC 1/44, SEFI 1/5000, host 1/450 + 1/400 per rad (SDC does
+    // not interrupt); 3 active satellites at 2 rad/yr, rate_scale 10:
+    //   1/M = 3 · 10 · (1/44 + 1/5000 + 1/450 + 1/400) · 2 / (365.25 · 86400) per second.
+    sw::FaultModel m;
+    m.rate_scale = 10.0;
+    const double dose_rate = 2.0 / (365.25 * 86400.0);
+    const double per_rad = 1.0 / 44 + 1.0 / 5000 + 1.0 / 450 + 1.0 / 400;
+    EXPECT_NEAR(sw::interruption_mtbf_at_dose_rate_s(dose_rate, m, 3), 1.0 / (3 * 10.0 * per_rad * dose_rate), 1e-3);
+    EXPECT_TRUE(std::isinf(sw::interruption_mtbf_at_dose_rate_s(0.0, m, 3)));
+}
+
 TEST(Goodput, ConstantFailureRateMatchesRenewalFormula) {
     const int sats = 8;
     const double M = 3600.0, delta = 60.0, R = 300.0, step = 10.0, tau = 1200.0, T = 2.0e6;
@@ -230,6 +242,7 @@ TEST(Goodput, ConstantFailureRateMatchesRenewalFormula) {
     // Σ_sat Ḋ/44 = 1/M.
     const sw::DoseRateSeries series = sw::constant_dose_rate(sats, 44.0 / (sats * M));
     EXPECT_NEAR(sw::interruption_mtbf_s(series, m, sats, T), M, 1e-6 * M);
+    EXPECT_NEAR(sw::interruption_mtbf_at_dose_rate_s(44.0 / (sats * M), m, sats), M, 1e-9 * M);
     sw::RecoveryConfig c;
     c.checkpoint_interval_s = tau;
     c.checkpoint_cost_s = delta;
@@ -249,8 +262,8 @@ TEST(Goodput, ConstantFailureRateMatchesRenewalFormula) {
     // Every UECC hits an active rank and interrupts (steps, checkpoints and restarts alike):
     // 86400/M = 24 per day, Poisson.
     EXPECT_NEAR(mc.interruptions_per_day.mean, 86400.0 / M, 4 * std::sqrt(86400.0 / M / (T / 86400.0) / 16));
-    EXPECT_LE(mc.goodput.p2_5, mc.goodput.mean);
-    EXPECT_GE(mc.goodput.p97_5, mc.goodput.mean);
+    EXPECT_LE(mc.goodput.spread_low, mc.goodput.mean);
+    EXPECT_GE(mc.goodput.spread_high, mc.goodput.mean);
 }
 
 TEST(Goodput, AutoIntervalUsesDalyFromTheRateModel) {
@@ -451,8 +464,10 @@ TEST(MonteCarlo, TrialStatisticsOfAKnownSample) {
     const sw::TrialStatistics s = sw::trial_statistics(v);
     EXPECT_DOUBLE_EQ(s.mean, 3.0);
     EXPECT_NEAR(s.stddev, std::sqrt(2.5), 1e-12);
-    EXPECT_NEAR(s.p2_5, 1.1, 1e-12);
-    EXPECT_NEAR(s.p97_5, 4.9, 1e-12);
+    // Fewer than 40 trials: the spread is the trials' min and max, values some trial has.
+    EXPECT_EQ(s.spread_low, 1.0);
+    EXPECT_EQ(s.spread_high, 5.0);
+    EXPECT_STREQ(sw::spread_kind(v.size()), "min_max");
     // Bootstrap interval of the mean: about mean ± 1.96 σ/√n (≈ ±1.24 less the bootstrap's
     // √((n-1)/n) shrink), reproducible from run to run.
     EXPECT_LT(s.mean_ci95_low, s.mean);
@@ -461,6 +476,24 @@ TEST(MonteCarlo, TrialStatisticsOfAKnownSample) {
     const sw::TrialStatistics again = sw::trial_statistics(v);
     EXPECT_EQ(again.mean_ci95_low, s.mean_ci95_low);
     EXPECT_EQ(again.mean_ci95_high, s.mean_ci95_high);
+}
+
+// Issue 28: from 40 trials the spread is the nearest-rank 2.5th and 97.5th percentiles, ranks
+// ceil(0.025 n) and ceil(0.975 n): for 1 … 40 that is ranks 1 and 39 (ceil(39.0) = 39, so the top
+// trial is left out), for 1 … 100 ranks 3 and 98 — trial values, no interpolation.
+TEST(MonteCarlo, SpreadFromFortyTrialsIsTheNearestRankPercentiles) {
+    std::vector<double> forty(40), hundred(100);
+    for (std::size_t i = 0; i < forty.size(); ++i) forty[i] = static_cast<double>(40 - i);  // unsorted input
+    for (std::size_t i = 0; i < hundred.size(); ++i) hundred[i] = static_cast<double>(i + 1);
+    const sw::TrialStatistics a = sw::trial_statistics(forty);
+    EXPECT_EQ(a.spread_low, 1.0);
+    EXPECT_EQ(a.spread_high, 39.0);
+    EXPECT_STREQ(sw::spread_kind(forty.size()), "nearest_rank_p2.5_p97.5");
+    EXPECT_STREQ(sw::spread_kind(39), "min_max");
+    const sw::TrialStatistics b = sw::trial_statistics(hundred);
+    EXPECT_EQ(b.spread_low, 3.0);
+    EXPECT_EQ(b.spread_high, 98.0);
+    EXPECT_EQ(b.median, 50.5);  // the mean of the two middle trials, as numpy.median
 }
 
 // Issue 15: rare events (most trials 0 or 1 events, one trial many) gave mean ± 1.96 σ/√n

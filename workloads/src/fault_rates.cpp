@@ -178,4 +178,11 @@ double interruption_mtbf_s(const DoseRateSeries& series, const FaultModel& model
     return r > 0.0 ? 1.0 / r : std::numeric_limits<double>::infinity();
 }
 
+double interruption_mtbf_at_dose_rate_s(double dose_rate_rad_s, const FaultModel& model, std::int32_t active) {
+    const std::array<double, fault_kind_count> k = fault_rates_per_s(dose_rate_rad_s, model);
+    const double r = std::max(active, 0) * (k[kind_index(FaultKind::hbm_uecc)] + k[kind_index(FaultKind::chip_crash)] +
+                                            k[kind_index(FaultKind::host_crash)]);
+    return r > 0.0 ? 1.0 / r : std::numeric_limits<double>::infinity();
+}
+
 }  // namespace skyfabric::workloads

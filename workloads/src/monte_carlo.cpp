@@ -39,9 +39,14 @@ TrialStatistics trial_statistics(std::span<const double> v) {
     };
     std::vector<double> sorted(v.begin(), v.end());
     std::sort(sorted.begin(), sorted.end());
-    s.p2_5 = quantile(sorted, 0.025);
     s.median = quantile(sorted, 0.5);
-    s.p97_5 = quantile(sorted, 0.975);
+    // Nearest rank: the value at rank ceil(q n), 1-based (Hyndman & Fan's definition 1).
+    const auto nearest_rank = [&sorted](double q) {
+        const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sorted.size()) - 1e-9));  // 0.975 × 40 is 39, not 39.000…01
+        return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];
+    };
+    s.spread_low = nearest_rank(0.025);
+    s.spread_high = nearest_rank(0.975);
     // Percentile bootstrap of the mean: means of resamples drawn with replacement. The generator
     // has a fixed seed, so the same trials give the same interval (determinism).
     constexpr int resamples = 1000;
@@ -65,6 +70,10 @@ TrialStatistics trial_statistics(std::span<const double> v) {
     s.mean_ci95_low = quantile(means, 0.025);
     s.mean_ci95_high = quantile(means, 0.975);
     return s;
+}
+
+const char* spread_kind(std::size_t trials) {
+    return trials < spread_min_max_below_trials ? "min_max" : "nearest_rank_p2.5_p97.5";
 }
 
 std::pair<double, double> poisson_rate_ci95(double total, std::int32_t trials, double days) {
@@ -119,7 +128,8 @@ MonteCarloResult monte_carlo_goodput(const DoseRateSeries& series, const FaultMo
                     tr.lost_faults_s += r.sdc_recompute_s - r.restart_total_s;
                     tr.lost_restarts_s = r.restart_total_s;
                     tr.lost_checkpoints_s = r.checkpoint_s;
-                    tr.lost_fabric_s = r.fabric_s + r.stalled_s;
+                    tr.lost_fabric_s = r.fabric_loss_s + r.stalled_s;
+                    tr.gained_fabric_s = r.fabric_gain_s;
                     tr.lost_shrink_s = r.shrunk_s;
                     tr.step_time_median_s = r.step_time_median_s;
                     tr.step_time_p99_s = r.step_time_p99_s;

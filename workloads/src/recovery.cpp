@@ -108,7 +108,7 @@ public:
             step(extra);
         }
         res_.useful_s = useful_committed_ + since_useful_s_;
-        res_.fabric_s += since_fabric_s_;
+        commit_fabric();
         res_.shrunk_s += since_shrunk_s_;
         res_.steps_completed = steps_committed_ + steps_since_;
         res_.corrupted_steps = corrupt_committed_ + corrupt_since_;
@@ -253,7 +253,7 @@ private:
         if (cut == JobPhase::stalled) res_.stalled_s += e.time_s - t_;
         else res_.rework_s[k] += e.time_s - t_;
         res_.rework_s[k] += since_ckpt_s_;
-        since_ckpt_s_ = since_useful_s_ = since_fabric_s_ = since_shrunk_s_ = 0.0;
+        since_ckpt_s_ = since_useful_s_ = since_fabric_loss_s_ = since_fabric_gain_s_ = since_shrunk_s_ = 0.0;
         steps_since_ = corrupt_since_ = 0;
         ++i_;
         const double resume = recover(e.time_s, e);
@@ -289,11 +289,11 @@ private:
         ++res_.checkpoints;
         res_.checkpoint_s += config_.checkpoint_cost_s;
         useful_committed_ += since_useful_s_;
-        res_.fabric_s += since_fabric_s_;
+        commit_fabric();
         res_.shrunk_s += since_shrunk_s_;
         steps_committed_ += steps_since_;
         corrupt_committed_ += corrupt_since_;
-        since_ckpt_s_ = since_useful_s_ = since_fabric_s_ = since_shrunk_s_ = 0.0;
+        since_ckpt_s_ = since_useful_s_ = since_fabric_loss_s_ = since_fabric_gain_s_ = since_shrunk_s_ = 0.0;
         steps_since_ = corrupt_since_ = 0;
         t_ = end;
         // Rebooted satellites that left a shrunk ring rejoin it from this checkpoint.
@@ -308,6 +308,12 @@ private:
                 ++k;
             }
         }
+    }
+
+    // Kept steps' fabric extras become the trial's (rolled-back ones are rework).
+    void commit_fabric() {
+        res_.fabric_loss_s += since_fabric_loss_s_;
+        res_.fabric_gain_s += since_fabric_gain_s_;
     }
 
     // Repairs due by t_: outages over, reboots done.
@@ -398,13 +404,13 @@ private:
             return;
         }
         // Credit one undamaged step of the ranks that took part; the rest is the fabric's or the
-        // missing ranks' (exact partition: d = useful + shrunk + extra).
+        // missing ranks' (exact partition: d = useful + shrunk + extra; a negative extra is a gain).
         const double share = static_cast<double>(rank_sat_.size()) / static_cast<double>(initial_ranks_);
         const double useful = share == 1.0 ? free_s : free_s * share;
         since_ckpt_s_ += d;
         since_useful_s_ += useful;
         since_shrunk_s_ += free_s - useful;
-        since_fabric_s_ += extra;
+        (extra > 0.0 ? since_fabric_loss_s_ : since_fabric_gain_s_) += std::abs(extra);
         ++steps_since_;
         if (corrupt) ++corrupt_since_;
     }
@@ -430,7 +436,8 @@ private:
 
     std::size_t i_ = 0;  // next event
     double t_ = 0.0;
-    double since_ckpt_s_ = 0.0, since_useful_s_ = 0.0, since_fabric_s_ = 0.0, since_shrunk_s_ = 0.0;
+    double since_ckpt_s_ = 0.0, since_useful_s_ = 0.0, since_shrunk_s_ = 0.0;
+    double since_fabric_loss_s_ = 0.0, since_fabric_gain_s_ = 0.0;
     std::int64_t steps_since_ = 0, corrupt_since_ = 0, steps_committed_ = 0, corrupt_committed_ = 0;
     double useful_committed_ = 0.0;
     std::size_t kept_from_ = 0;  // timeline: steps since the last checkpoint start here

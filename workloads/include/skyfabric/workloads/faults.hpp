@@ -163,6 +163,9 @@ double interruption_rate_per_s(const DoseRateSeries& series, const FaultModel& m
                                double duration_s);
 double interruption_mtbf_s(const DoseRateSeries& series, const FaultModel& model, std::int32_t active_satellites,
                            double duration_s);
+// The same at a constant dose rate on every active satellite, e.g. the orbit's long-term average
+// (a run's own history depends on which SAA passes it covered): 1 / (active Σ_interrupts λ_k(Ḋ)).
+double interruption_mtbf_at_dose_rate_s(double dose_rate_rad_s, const FaultModel& model, std::int32_t active_satellites);
 
 // Step durations: nominal_s, or a series (duration_s[i] applies to a step that starts at wall
 // time t with start_s[i] <= t < start_s[i+1]; before start_s[0] the first value) — e.g. the
@@ -263,13 +266,16 @@ struct GoodputResult {
     std::int64_t damaged_steps = 0;     // steps run on a damaged fabric (rerouted, or fewer ranks)
     double step_time_median_s = 0.0;    // over completed steps (damaged ones included)
     double step_time_p99_s = 0.0;
-    // Where the rest of the time went; useful + all of these = elapsed.
+    // Where the rest of the time went; useful + all of these − fabric_gain_s = elapsed.
     std::array<double, fault_kind_count> rework_s{};    // rolled-back work + interrupted step/checkpoint
     std::array<double, fault_kind_count> recovery_s{};  // wait for a satellite + restart R (repeats included)
     double sdc_recompute_s = 0.0;
     double checkpoint_s = 0.0;          // completed checkpoints
     double tail_s = 0.0;                // unfinished step or checkpoint at the end
-    double fabric_s = 0.0;              // steps' extra time on a damaged fabric (reroutes, re-formed rings)
+    // Steps' extra time on a damaged fabric (reroutes, re-formed rings), split by sign so that
+    // neither is negative: a smaller re-formed ring can be faster than the full one (a gain).
+    double fabric_loss_s = 0.0;         // sum of the steps' positive extras
+    double fabric_gain_s = 0.0;         // sum of the steps' negative extras, as a positive number
     double stalled_s = 0.0;             // waiting for a path: the damaged fabric could not complete a step
     double shrunk_s = 0.0;              // work a shrunk ring did not do: step time × (1 − ranks/initial ranks)
     double restart_total_s = 0.0;       // the restarts R within recovery_s (repeats included)
@@ -311,7 +317,8 @@ std::vector<SatelliteCondition> satellite_conditions(std::span<const FaultEvent>
 //    moved or dropped) lasts step_duration_at_s(t) + fabric->extra_step_s(t, damage) — the
 //    damage at the step's start holds for the step; a step that cannot complete (+inf) waits
 //    (stalled) until the next repair or topology change. Useful time credits the undamaged step
-//    time × ranks/initial ranks; the extra is fabric_s, the missing ranks' share shrunk_s.
+//    time × ranks/initial ranks; the extra is fabric_loss_s (or fabric_gain_s when it is
+//    negative), the missing ranks' share shrunk_s.
 //    Without a fabric link outages and rebooting satellites cost nothing here.
 // Useful time counts completed steps not rolled back (the tail since the last checkpoint
 // included). For constant failure rate 1/M (interrupts only), renewal theory gives exactly
@@ -342,9 +349,15 @@ struct TrialStatistics {
     // monte_carlo_goodput gives events_per_day the exact Garwood interval (poisson_rate_ci95).
     double mean_ci95_low = 0.0;
     double mean_ci95_high = 0.0;
-    double p2_5 = 0.0;          // 2.5th and 97.5th percentiles of the trials (linear interpolation)
-    double p97_5 = 0.0;
+    // Where the trials lie: the nearest-rank 2.5th and 97.5th percentiles, two of the trials' own
+    // values (never interpolated). Below 40 trials those ranks are the first and the last, so the
+    // interval is the trials' min–max (spread_kind says which).
+    double spread_low = 0.0;
+    double spread_high = 0.0;
 };
+// "min_max" below 40 trials, "nearest_rank_p2.5_p97.5" from 40 (TrialStatistics::spread_low/high).
+const char* spread_kind(std::size_t trials);
+inline constexpr std::size_t spread_min_max_below_trials = 40;
 TrialStatistics trial_statistics(std::span<const double> values);
 // Garwood's exact 95 % interval for a Poisson mean: `total` events counted over `trials` trials
 // of `days` each (the sum is Poisson with mean trials · rate · days), as a rate per day:
@@ -365,7 +378,8 @@ struct MonteCarloResult {
         double lost_faults_s = 0.0;       // rework + waiting for satellites + SDC recomputes
         double lost_restarts_s = 0.0;     // restarts R
         double lost_checkpoints_s = 0.0;  // completed checkpoints
-        double lost_fabric_s = 0.0;       // damaged-fabric extra step time + stalls
+        double lost_fabric_s = 0.0;       // damaged-fabric extra step time (its positive part) + stalls
+        double gained_fabric_s = 0.0;     // steps a smaller re-formed ring ran faster than the full one
         double lost_shrink_s = 0.0;       // shrunk ring's missing share
         double step_time_median_s = 0.0;
         double step_time_p99_s = 0.0;
