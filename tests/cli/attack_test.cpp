@@ -287,3 +287,25 @@ TEST(Attack, CtrlCAtEveryTenthOfASecondOfTheFirstSecondExits130) {
     }
     fs::remove_all(dir);
 }
+
+TEST(Attack, ErrorsNeverEchoAFileThatIsNotAnEdgeListAndSetsRefuseDuplicates) {
+    // Finding 11: --topology file:/etc/shadow echoed the file's first line in the error;
+    // constellation.algorithms: [ring, ring] was accepted.
+    const auto dir = fresh_dir("attack_echo");
+    std::ofstream(dir / "secret") << "root:SECRET-HASH:20228:0:99999:7:::\n";
+    auto r = run_command(skyfabric() + " run -q " + smoke() + " -o " + (dir / "out").string() + " --topology file:" +
+                         (dir / "secret").string());
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("not an edge list"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("SECRET"), std::string::npos) << r.output;
+    std::ifstream in(source("scenarios/constellation-4x81.yaml"));
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string all = "algorithms: [ring, hierarchical, diloco, noloco]";
+    ASSERT_NE(text.find(all), std::string::npos);
+    text.replace(text.find(all), all.size(), "algorithms: [ring, ring]");
+    std::ofstream(dir / "twice.yaml") << text;
+    r = run_command(skyfabric() + " validate " + (dir / "twice.yaml").string());
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("lists ring twice"), std::string::npos) << r.output;
+    fs::remove_all(dir);
+}
