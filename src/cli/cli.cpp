@@ -53,18 +53,23 @@ void stop_with_parent() {
 }
 
 int command_run(const RunOptions& o) {
+    install_stop_handlers();  // from the start: a Ctrl-C at any instant is an interrupted run (130)
     stop_with_parent();
     auto overrides = parse_overrides(o.overrides);
     if (!o.topology.empty()) overrides.push_back({"topology", o.topology});
     auto sc = scenario::load_scenario_file(o.scenario_file, overrides, {.refuse_large_runs = !o.yes});
     sc.threads = o.threads;
     const fs::path dir = o.output_dir.empty() ? fs::path("out") / sc.name : fs::path(o.output_dir);
-    install_stop_handlers();
+    if (stop_requested().load()) {
+        std::fprintf(stderr, "skyfabric: interrupted before the run started; nothing was written\n");
+        return exit_interrupted;
+    }
     ProgressBar progress(!o.quiet && stderr_is_terminal());
     const auto j = output::run_to_directory(sc, dir, o.force, {&progress}, &stop_requested(), o.trace);
     if (!o.quiet) {
-        std::cout << output::summary_table(j);
-        std::cout << "  output                             " << dir.string() << "/\n";
+        std::ostream& table = o.trace == "-" ? std::cerr : std::cout;  // standard output carries the trace alone
+        table << output::summary_table(j);
+        table << "  output                             " << dir.string() << "/\n";
     }
     if (j["complete"].get<bool>()) return exit_ok;
     std::fprintf(stderr, "skyfabric: run stopped: %s (outputs so far are in %s, marked incomplete)\n",
@@ -100,6 +105,11 @@ int command_info() {
 
 int main(int argc, char** argv) {
     output::record_command_line(argc, argv);  // every output's provenance
+    // A file-size limit (ulimit -f) or a closed pipe is a write failure like a full disk: the write
+    // returns EFBIG or EPIPE, the command fails with the reason (exit 1) and removes its staging,
+    // instead of dying by the signal with a staging folder left behind.
+    std::signal(SIGXFSZ, SIG_IGN);
+    std::signal(SIGPIPE, SIG_IGN);
     CLI::App app{"skyfabric — simulate orbital compute constellations: formation flight, optical links, "
                  "training collectives and radiation faults, coupled in one run."};
     app.set_version_flag("--version", "skyfabric " + output::build_description());
@@ -115,7 +125,8 @@ int main(int argc, char** argv) {
                         "switch:p=16,..., torus2d:x=8,y=8,..., fully_connected:p=8,..., file:edges.csv")
         ->type_name("SPEC");
     run_cmd->add_option("--trace", run.trace,
-                        "Write a Chrome trace-event / Perfetto timeline of the training job (and faults) to FILE")
+                        "Write a Chrome trace-event / Perfetto timeline of the training job (and faults) to FILE (- : standard "
+                        "output, the summary table then goes to standard error; DIR/trace.json: kept with the run)")
         ->type_name("FILE");
     run_cmd->add_flag("-q,--quiet", run.quiet, "No progress bar and no summary table");
     run_cmd->add_flag("--force", run.force, "Overwrite a folder that already holds a complete run");
@@ -167,6 +178,13 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "skyfabric: error: %s\n", e.what());
         return exit_bad_input;
     } catch (const std::exception& e) {
+        // A stop asked for before the run had its first sample ends it on the way (the staging
+        // is removed): the run was interrupted, not broken.
+        if (stop_requested().load()) {
+            std::fprintf(stderr, "skyfabric: interrupted before the run had its first sample; nothing was written (%s)\n",
+                         e.what());
+            return exit_interrupted;
+        }
         std::fprintf(stderr, "skyfabric: run failed: %s\n", e.what());
         return exit_run_failure;
     }

@@ -149,6 +149,7 @@ private:
 };
 
 int run(const Options& o) {
+    if (!o.trace.empty() && !output::is_standard_output(o.trace)) output::refuse_non_regular_target(o.trace);  // before the timing
     auto overrides = parse_overrides(o.overrides);
     if (!o.topology.empty()) overrides.push_back({"topology", o.topology});
     if (o.scenario_file.empty() && o.topology.empty()) {
@@ -274,7 +275,7 @@ std::function<int()> add_collective_command(CLI::App& app, CLI::App*& command) {
     command->add_option("--algorithm", o->algorithm,
                         "ring, double_binary_tree, halving_doubling, hierarchical_ring, pairwise, direct (default: the op's usual one)");
     command->add_option("--sizes", o->sizes, "MIN..MAX (doubling) or a comma list, e.g. 1MiB..16GiB")->capture_default_str();
-    command->add_option("--trace", o->trace, "Write the sizes' collectives as a Chrome trace-event timeline to FILE")
+    command->add_option("--trace", o->trace, "Write the sizes' collectives as a Chrome trace-event timeline to FILE (- : standard output)")
         ->type_name("FILE");
     command->add_option("--ranks", o->ranks, "Ranks (0 = every satellite)")->capture_default_str()->check(CLI::NonNegativeNumber);
     command

@@ -4,7 +4,8 @@
 
 #include "cli/command_support.hpp"
 
-#include "output/output_folder.hpp"
+#include "output/file_output.hpp"
+#include "output/hdf5_file.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/yaml_reader.hpp"
 
@@ -13,7 +14,9 @@
 #include <skyfabric/physics/time.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <memory>
 #include <sstream>
@@ -49,6 +52,9 @@ std::string calendar_date(double julian_date) {
 }
 
 int run(const Options& o) {
+    const bool csv_to_stdout = output::is_standard_output(o.csv);
+    if (!o.csv.empty() && !csv_to_stdout) output::refuse_non_regular_target(o.csv);
+    std::FILE* report = csv_to_stdout ? stderr : stdout;  // standard output carries the CSV alone
     const auto sc = scenario::load_scenario_file(o.scenario_file, parse_overrides(o.overrides));
     if (sc.fabric) throw scenario::ScenarioError("season needs an orbit; this scenario runs on a synthetic topology");
     const double j2 = scenario::dynamics_j2(sc) > 0.0 ? scenario::dynamics_j2(sc) : physics::earth_j2;
@@ -84,9 +90,9 @@ int run(const Options& o) {
         compute_sum += d.sustainable_compute;
     }
     const auto limited = std::count_if(days.begin(), days.end(), [](auto& d) { return d.sustainable_compute < 1.0; });
-    std::printf("skyfabric season — %s, %d (one orbit a day, orbit-averaged; power: %s preset%s)\n", sc.name.c_str(), first.year,
+    std::fprintf(report, "skyfabric season — %s, %d (one orbit a day, orbit-averaged; power: %s preset%s)\n", sc.name.c_str(), first.year,
                 "suncatcher_class", sc.power.enabled ? " with the scenario's power keys" : "");
-    std::printf("  days with an eclipse                %ld", static_cast<long>(eclipse_days));
+    std::fprintf(report, "  days with an eclipse                %ld", static_cast<long>(eclipse_days));
     if (eclipse_days > 0) {
         // The season may wrap around the new year: report the first and last eclipse day after a sunlit one.
         std::string from, to;
@@ -95,18 +101,18 @@ int run(const Options& o) {
             if (now && !before) from = calendar_date(days[i].julian_date);
             if (!now && before) to = calendar_date(days[(i + days.size() - 1) % days.size()].julian_date);
         }
-        if (!from.empty()) std::printf(" (%s to %s%s)", from.c_str(), to.c_str(), to < from ? ", across the new year" : "");
+        if (!from.empty()) std::fprintf(report, " (%s to %s%s)", from.c_str(), to.c_str(), to < from ? ", across the new year" : "");
     }
-    std::printf("\n  longest shadow per orbit            %.1f min (umbra %.1f min) on %s\n", longest->shadow_s / 60.0,
+    std::fprintf(report, "\n  longest shadow per orbit            %.1f min (umbra %.1f min) on %s\n", longest->shadow_s / 60.0,
                 longest->umbra_s / 60.0, calendar_date(longest->julian_date).c_str());
-    std::printf("  smallest |beta|                     %.1f deg\n", min_abs_beta);
-    std::printf("  sustainable compute (min / mean)    %.3f on %s / %.3f; %ld days below full\n", least->sustainable_compute,
+    std::fprintf(report, "  smallest |beta|                     %.1f deg\n", min_abs_beta);
+    std::fprintf(report, "  sustainable compute (min / mean)    %.3f on %s / %.3f; %ld days below full\n", least->sustainable_compute,
                 calendar_date(least->julian_date).c_str(), compute_sum / static_cast<double>(days.size()), static_cast<long>(limited));
-    std::printf("\n  %-10s %8s %10s %10s %12s %12s %10s\n", "date", "beta_deg", "shadow_min", "umbra_min", "array_Wh", "load_Wh",
+    std::fprintf(report, "\n  %-10s %8s %10s %10s %12s %12s %10s\n", "date", "beta_deg", "shadow_min", "umbra_min", "array_Wh", "load_Wh",
                 "compute");
     for (std::size_t i = 0; i < days.size(); i += 7) {
         const auto& d = days[i];
-        std::printf("  %-10s %8.1f %10.2f %10.2f %12.1f %12.1f %10.3f\n", calendar_date(d.julian_date).c_str(), d.beta_rad * deg,
+        std::fprintf(report, "  %-10s %8.1f %10.2f %10.2f %12.1f %12.1f %10.3f\n", calendar_date(d.julian_date).c_str(), d.beta_rad * deg,
                     d.shadow_s / 60.0, d.umbra_s / 60.0, d.generated_wh, d.load_full_wh, d.sustainable_compute);
     }
     if (!o.csv.empty()) {
@@ -119,8 +125,13 @@ int run(const Options& o) {
                 << d.umbra_s / 60.0 << ',' << d.period_s << ',' << d.generated_wh << ',' << d.load_full_wh << ','
                 << d.generated_wh - d.load_full_wh << ',' << d.sustainable_compute << '\n';
         }
-        output::write_file_atomically(o.csv, csv.str());
-        std::printf("\n  every day: %s (scripts/plot --season %s draws it)\n", o.csv.c_str(), o.csv.c_str());
+        if (csv_to_stdout) {
+            std::fputs(csv.str().c_str(), stdout);
+            if (std::fflush(stdout) != 0) throw output::OutputError(std::string("cannot write to standard output: ") + std::strerror(errno));
+        } else {
+            output::write_file_atomically(o.csv, csv.str());
+            std::fprintf(report, "\n  every day: %s (scripts/plot --season %s draws it)\n", o.csv.c_str(), o.csv.c_str());
+        }
     }
     return 0;
 }
@@ -135,7 +146,7 @@ std::function<int()> add_season_command(CLI::App& app, CLI::App*& command) {
     command->add_option("scenario", o->scenario_file, "Scenario YAML file")->required();
     add_set_option(*command, o->overrides);
     command->add_option("--year", o->year, "Calendar year to scan (default: the scenario epoch's)")->check(CLI::Range(1950, 2199));
-    command->add_option("--csv", o->csv, "Write every day to FILE (CSV)")->type_name("FILE");
+    command->add_option("--csv", o->csv, "Write every day to FILE (CSV; - : to standard output, the report then goes to standard error)")->type_name("FILE");
     return [o] { return run(*o); };
 }
 

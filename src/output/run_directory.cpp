@@ -8,6 +8,7 @@
 #include "output/vtk_recorder.hpp"
 #include "scenario/yaml_reader.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -96,6 +97,33 @@ void write_trace(const scenario::Scenario& sc, const simulation::RunSummary& sum
     writer.close();
 }
 
+bool lies_within(const fs::path& path, const fs::path& folder) {
+    return std::mismatch(folder.begin(), folder.end(), path.begin(), path.end()).first == folder.end();
+}
+
+// The trace's name inside DIR when it goes there (output.trace: trace.json; --trace naming a file
+// directly in DIR): it is then staged with the run's other files, and listed as one of them. Empty
+// when it goes elsewhere. A --trace deeper inside DIR is refused (exit 2): it would be swapped away
+// with the previous folder at the end of the run; so is a device, FIFO, link or folder.
+std::string trace_name_inside(const scenario::Scenario& sc, const fs::path& dir, const fs::path& trace_path) {
+    if (trace_path.empty()) return sc.output.trace ? "trace.json" : "";
+    if (is_standard_output(trace_path)) return "";
+    const fs::path folder = fs::absolute(dir).lexically_normal(), trace = fs::absolute(trace_path).lexically_normal();
+    std::error_code ec;
+    const fs::path real_folder = fs::weakly_canonical(folder, ec), real_trace = fs::weakly_canonical(trace, ec);
+    const bool within = lies_within(trace, folder) || (!ec && lies_within(real_trace, real_folder));
+    if (!within) {
+        refuse_non_regular_target(trace_path);
+        return "";
+    }
+    const bool directly_in = trace.parent_path() == folder || (!ec && real_trace.parent_path() == real_folder);
+    if (directly_in && !trace.filename().empty() && !is_run_output(trace.filename().string())) return trace.filename().string();
+    if (directly_in && trace.filename() == "trace.json") return "trace.json";
+    throw scenario::ScenarioError("--trace " + trace_path.string() + " lies inside the output folder " + dir.string() +
+                                  ", which a run replaces as a whole: give a file directly in it (e.g. " +
+                                  (dir / "trace.json").string() + ", kept with the run) or one outside it");
+}
+
 }  // namespace
 
 nlohmann::json run_to_directory(const scenario::Scenario& sc, const fs::path& dir, bool force,
@@ -103,11 +131,12 @@ nlohmann::json run_to_directory(const scenario::Scenario& sc, const fs::path& di
                                 const fs::path& trace_path) {
     const auto start = std::chrono::steady_clock::now();
     refuse_unreplaceable_folder(dir);
+    const std::string trace_in_folder = trace_name_inside(sc, dir, trace_path);
     const FolderLock lock(dir);  // a second run into dir is refused here (exit 2)
     refuse_to_overwrite(dir, force);
     // Every file is written into a fresh staging folder and the whole set replaces dir in one step at
     // the end (output_folder.hpp): a kill at any instant leaves dir the previous run or this one.
-    StagedFolder staged(dir);
+    StagedFolder staged(dir, lock);
     const fs::path& out = staged.path();
     std::vector<simulation::Recorder*> recorders;
     std::optional<ResultWriter> writer;
@@ -122,8 +151,7 @@ nlohmann::json run_to_directory(const scenario::Scenario& sc, const fs::path& di
     }
     recorders.insert(recorders.end(), extra.begin(), extra.end());
 
-    const bool trace_inside = trace_path.empty() && sc.output.trace;
-    const fs::path trace = trace_inside ? out / "trace.json" : trace_path;
+    const fs::path trace = !trace_in_folder.empty() ? out / trace_in_folder : trace_path;
     // A trace draws the busiest links' capacity and utilisation over time, the VTK frames each link's
     // utilisation: the training records them.
     scenario::Scenario traced;
@@ -137,12 +165,12 @@ nlohmann::json run_to_directory(const scenario::Scenario& sc, const fs::path& di
     vtk.reset();
     if (!trace.empty()) write_trace(sc, summary, trace);
     auto j = summary_json(sc, scenario::node_count(sc), summary);
-    if (!trace.empty()) j["trace"] = (trace_inside ? dir / "trace.json" : trace).string();
+    if (!trace.empty()) j["trace"] = is_standard_output(trace) ? "-" : (!trace_in_folder.empty() ? dir / trace_in_folder : trace).string();
     // What this run published beside summary.json (sweep --resume checks them before reusing a point).
     j["files"] = nlohmann::json::array();
     if (sc.output.hdf5) j["files"].push_back("result.h5");
     if (vtk_written) j["files"].push_back("vtk/formation.pvd");
-    if (trace_inside) j["files"].push_back("trace.json");
+    if (!trace_in_folder.empty()) j["files"].push_back(trace_in_folder);
     // The wall time a user waited: the simulation (summary.json's simulation_wall_s) and every file written.
     j["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     write_json_file(out / "summary.json", j);

@@ -1,5 +1,7 @@
 #include "output/trace_writer.hpp"
 
+#include "output/hdf5_file.hpp"  // OutputError
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -61,16 +63,14 @@ const char* status_name(workloads::StepStatus s) {
 
 TraceWriter::TraceWriter(std::filesystem::path path, TraceOptions options)
     : path_(std::move(path)), options_(options) {
-    // Written under PATH.tmp, created afresh (O_EXCL | O_NOFOLLOW: a symlink planted at either name is
-    // never followed), and renamed over PATH when closed.
-    const std::string temporary = temporary_path();
-    ::unlink(temporary.c_str());
-    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    file_ = fd >= 0 ? ::fdopen(fd, "wb") : nullptr;
-    if (!file_) {
-        const std::string reason = std::strerror(errno);
-        if (fd >= 0) ::close(fd);
-        throw std::runtime_error("cannot write trace file '" + temporary + "': " + reason);
+    if (is_standard_output(path_)) {
+        file_ = std::tmpfile();  // the tail is rewritten in place: a pipe cannot seek
+        if (!file_) throw OutputError(std::string("cannot create a temporary file for the trace: ") + std::strerror(errno));
+    } else {
+        out_.emplace(path_);
+        file_ = ::fdopen(out_->fd(), "wb");
+        if (!file_) throw OutputError("cannot write trace file " + path_.string() + ": " + std::strerror(errno));
+        out_->release_fd();  // file_ owns it now
     }
     static constexpr char head[] = "{\"traceEvents\":[\n";
     std::fwrite(head, 1, sizeof head - 1, file_);
@@ -82,12 +82,27 @@ TraceWriter::TraceWriter(std::filesystem::path path, TraceOptions options)
 TraceWriter::~TraceWriter() {
     try {
         close();
-    } catch (...) {
-        ::unlink(temporary_path().c_str());
+    } catch (...) {  // out_ removes the temporary
     }
 }
 
-std::string TraceWriter::temporary_path() const { return path_.string() + ".tmp"; }
+std::filesystem::path TraceWriter::temporary_path() const { return out_ ? out_->temporary() : std::filesystem::path(); }
+
+namespace {
+
+// Copies the finished trace in `from` to standard output.
+void copy_to_standard_output(std::FILE* from) {
+    std::rewind(from);
+    char buffer[1 << 16];
+    std::size_t n = 0;
+    while ((n = std::fread(buffer, 1, sizeof buffer, from)) > 0) {
+        if (std::fwrite(buffer, 1, n, stdout) != n) break;
+    }
+    if (std::ferror(from) || std::fflush(stdout) != 0 || std::ferror(stdout))
+        throw OutputError(std::string("cannot write the trace to standard output: ") + std::strerror(errno));
+}
+
+}  // namespace
 
 std::string TraceWriter::tail(bool complete) const {
     nlohmann::json m = metadata_;
@@ -112,7 +127,7 @@ std::string TraceWriter::tail(bool complete) const {
 void TraceWriter::write_block(bool complete) {
     if (!file_) return;
     if (std::fseek(file_, tail_offset_, SEEK_SET) != 0)
-        throw std::runtime_error("trace file '" + path_.string() + "': seek failed");
+        throw OutputError("cannot write trace file " + path_.string() + ": " + std::strerror(errno));
     if (!pending_.empty()) std::fwrite(pending_.data(), 1, pending_.size(), file_);
     tail_offset_ += static_cast<long>(pending_.size());
     pending_.clear();
@@ -122,7 +137,7 @@ void TraceWriter::write_block(bool complete) {
     tail_length_ = t.size();
     std::fwrite(t.data(), 1, t.size(), file_);
     if (std::fflush(file_) != 0 || std::ferror(file_))
-        throw std::runtime_error("trace file '" + path_.string() + "': write failed");
+        throw OutputError("cannot write trace file " + path_.string() + ": " + std::strerror(errno));
 }
 
 void TraceWriter::append(const std::string& event) {
@@ -233,19 +248,16 @@ void TraceWriter::flush() { write_block(false); }
 
 void TraceWriter::close() {
     if (!file_) return;
-    std::FILE* f = file_;
     try {
         write_block(true);
+        if (!out_) copy_to_standard_output(file_);
     } catch (...) {
-        std::fclose(f);
-        file_ = nullptr;
+        std::fclose(std::exchange(file_, nullptr));
         throw;
     }
-    file_ = nullptr;
-    if (std::fclose(f) != 0) throw std::runtime_error("trace file '" + temporary_path() + "': " + std::strerror(errno));
-    if (::rename(temporary_path().c_str(), path_.c_str()) != 0) {
-        throw std::runtime_error("cannot rename '" + temporary_path() + "' to '" + path_.string() + "': " + std::strerror(errno));
-    }
+    if (std::fclose(std::exchange(file_, nullptr)) != 0)
+        throw OutputError("cannot write trace file " + path_.string() + ": " + std::strerror(errno));
+    if (out_) out_->commit();
 }
 
 // ------------------------------------------------------------- training timeline

@@ -15,12 +15,15 @@
 
 #include <skyfabric/workloads/training.hpp>
 
+#include "output/file_output.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -40,7 +43,10 @@ enum class InstantScope : std::uint8_t { thread = 0, process = 1, global = 2 };
 
 class TraceWriter {
 public:
-    // Creates (truncates) the file; throws std::runtime_error naming the path on failure.
+    // Writes through a FileReplacement (file_output.hpp): the file appears at `path` when closed;
+    // until then the temporary beside it holds valid JSON. Path "-": standard output, written at
+    // the close. Throws ScenarioError for a path that is a device, FIFO, link or folder, and
+    // OutputError (with the OS reason) when it cannot be written.
     TraceWriter(std::filesystem::path path, TraceOptions options = {});
     ~TraceWriter();  // close(), errors swallowed
     TraceWriter(const TraceWriter&) = delete;
@@ -75,6 +81,8 @@ public:
     std::int64_t events_dropped() const { return dropped_; }
     std::int64_t events_outside_window() const { return outside_window_; }
     const std::filesystem::path& path() const { return path_; }
+    // Where the trace is until close() (empty for standard output).
+    std::filesystem::path temporary_path() const;
     const TraceOptions& options() const { return options_; }
 
 private:
@@ -85,8 +93,8 @@ private:
     std::string tail(bool complete) const;
     void write_block(bool complete);
 
-    std::string temporary_path() const;
     std::filesystem::path path_;
+    std::optional<FileReplacement> out_;  // absent: standard output (file_ is a tmpfile until the close)
     TraceOptions options_;
     std::FILE* file_ = nullptr;
     std::string pending_;

@@ -328,6 +328,8 @@ ConstellationConfig read_constellation(Section s, bool present) {
         for (const auto& node : s.sequence("algorithms")) {
             const std::string name = node.IsScalar() ? node.as<std::string>() : std::string();
             if (!workloads::cluster_algorithm_from_name(name)) s.fail_at(node, s.path() + ".algorithms", "expected one of " + listed);
+            if (std::find(names.begin(), names.end(), name) != names.end())
+                s.fail_at(node, s.path() + ".algorithms", "lists " + name + " twice; each algorithm once (a set of " + listed + ")");
             names.push_back(name);
         }
         if (names.empty()) s.fail("algorithms", "list at least one of " + listed);

@@ -270,6 +270,8 @@ private:
             std::optional<workloads::DamagedFabric> fabric;
             const std::int32_t ranks = n - recovery.spare_satellites;
             if (timeline_.keyframe_count() > 0 && sc_.workload.job.data_parallel == ranks) {
+                // A shrunk mixture of experts keeps whole expert groups (the solver needs them).
+                if (sc_.workload.job.moe.layers > 0) recovery.rank_multiple = std::max(1, sc_.workload.job.moe.expert_parallel);
                 fabric.emplace(timeline_, workloads::StepModel{sc_.workload.job, sc_.workload.accelerator, sc_.workload.options},
                                ranks);
             } else {

@@ -113,16 +113,6 @@ void write_string_dataset(hid_t file, const std::string& path, const std::vector
     output::check(status, "writing " + path);
 }
 
-fs::path temporary_beside(const fs::path& path) {
-    return path.parent_path() / ("." + path.filename().string() + "." + std::to_string(getpid()) + ".tmp");
-}
-
-void rename_into_place(const fs::path& from, const fs::path& to) {
-    std::error_code ec;
-    fs::rename(from, to, ec);
-    if (ec) throw output::OutputError("cannot rename " + from.string() + " to " + to.string() + ": " + ec.message());
-}
-
 }  // namespace
 
 std::map<std::string, double> flatten_metrics(const nlohmann::json& summary) {
@@ -200,10 +190,9 @@ void write_table(const fs::path& dir, const TableInput& in) {
 
     // sweep.h5: one dataset per column under /table, float64 where every cell is a
     // number (empty cells NaN), UTF-8 strings otherwise.
-    const fs::path h5 = dir / "sweep.h5";
-    const fs::path h5_tmp = temporary_beside(h5);
+    output::FileReplacement h5(dir / "sweep.h5");  // its temporary is removed if this throws
     {
-        output::Hdf5File file(h5_tmp);
+        output::Hdf5File file(h5.temporary_for_named_writer());
         output::write_provenance_attributes(file, output::provenance_of(in.scenario_yaml));
         file.set_attribute("rows", static_cast<std::int64_t>(t.cells.size()));
         file.set_attribute_bool("complete", in.complete);
@@ -236,7 +225,7 @@ void write_table(const fs::path& dir, const TableInput& in) {
         }
         file.flush();
     }
-    rename_into_place(h5_tmp, h5);
+    h5.commit();
 }
 
 }  // namespace skyfabric::sweep

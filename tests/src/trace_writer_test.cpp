@@ -1,6 +1,7 @@
 // Trace files: valid JSON (also when closed early or cut short by the bound), one track per
 // rank, slices nested and ordered per track, durations equal to the step timings given.
 #include "output/trace_writer.hpp"
+#include "scenario/yaml_reader.hpp"
 
 #include <gtest/gtest.h>
 
@@ -128,36 +129,43 @@ TEST(TraceWriter, FileIsValidJsonWhileOpenAndAfterAnEarlyStop) {
     auto w = std::make_unique<so::TraceWriter>(path, o);
     w->thread_name(1, 0, "rank 0");
     for (int i = 0; i < 200; ++i) w->complete(1, 0, "compute", "compute", i, 0.5);
-    // Not closed: what is on disk now (under PATH.tmp until the close) must already parse.
-    const json partial = read_json(path.string() + ".tmp");
+    // Not closed: what is on disk now (under the temporary until the close) must already parse.
+    const auto temporary = w->temporary_path();
+    ASSERT_EQ(temporary.parent_path(), path.parent_path());
+    const json partial = read_json(temporary);
     EXPECT_EQ(partial["metadata"]["complete"], false);
     EXPECT_GT(partial["traceEvents"].size(), 100u);
     w.reset();
     const json done = read_json(path);
     EXPECT_EQ(done["metadata"]["complete"], true);
     EXPECT_EQ(done["traceEvents"].size(), 201u);
-    EXPECT_FALSE(std::filesystem::exists(path.string() + ".tmp"));
+    EXPECT_FALSE(std::filesystem::exists(temporary));
 }
 
-TEST(TraceWriter, NeverWritesThroughASymlinkPlantedAtItsPathOrItsTemporary) {
-    // Issue 15: a symlink planted as trace.json made skyfabric overwrite the file it pointed to.
+TEST(TraceWriter, RefusesASymlinkPlantedAtItsPathAndNeverTouchesAFileAtItsOldTemporaryName) {
+    // Issue 15: a symlink planted as trace.json made skyfabric overwrite the file it pointed to;
+    // issue 29: replacing the link (or a device, a FIFO) is as bad. The link is refused and stays.
     const auto victim = temp_file("victim.txt");
     const auto path = temp_file("planted.json");
-    for (const std::string& planted : {path.string(), path.string() + ".tmp"}) {
-        { std::ofstream(victim) << "precious"; }
-        std::filesystem::remove(path);
-        std::filesystem::remove(path.string() + ".tmp");
-        std::filesystem::create_symlink(victim, planted);
-        {
-            so::TraceWriter w(path, so::TraceOptions{});
-            w.complete(1, 0, "compute", "compute", 0, 1);
-        }
-        std::ifstream in(victim);
-        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        EXPECT_EQ(text, "precious") << planted;
-        EXPECT_FALSE(std::filesystem::is_symlink(path)) << planted;
-        EXPECT_EQ(read_json(path)["metadata"]["complete"], true) << planted;
+    { std::ofstream(victim) << "precious"; }
+    std::filesystem::remove(path);
+    std::filesystem::create_symlink(victim, path);
+    EXPECT_THROW(so::TraceWriter(path, so::TraceOptions{}), skyfabric::scenario::ScenarioError);
+    EXPECT_TRUE(std::filesystem::is_symlink(path));
+    std::filesystem::remove(path);
+    // A link at PATH.tmp (the name earlier versions wrote through) is neither followed nor removed.
+    const std::string old_temporary = path.string() + ".tmp";
+    std::filesystem::remove(old_temporary);
+    std::filesystem::create_symlink(victim, old_temporary);
+    {
+        so::TraceWriter w(path, so::TraceOptions{});
+        w.complete(1, 0, "compute", "compute", 0, 1);
     }
+    std::ifstream in(victim);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(text, "precious");
+    EXPECT_TRUE(std::filesystem::is_symlink(old_temporary));
+    EXPECT_EQ(read_json(path)["metadata"]["complete"], true);
 }
 
 TEST(TraceWriter, MaxEventsBoundHoldsAndIsRecorded) {

@@ -388,3 +388,119 @@ TEST(TopologyTimeline, KeyframesRebuiltFromChangesEqualTheTopologiesAppended) {
     }
     EXPECT_EQ(timeline.keyframe_index_at(-1.0), 0u);
 }
+
+namespace {
+
+// A mixture of experts on 12 satellites, fully connected, in expert groups of 4.
+sw::StepModel moe_model(std::int32_t p, std::int32_t expert_parallel) {
+    sw::StepModel m = exposed_job(p);
+    m.job.active_parameters = 5e8;
+    m.job.moe.layers = 2;
+    m.job.moe.expert_parallel = expert_parallel;
+    m.job.moe.experts_per_token = 2;
+    m.job.moe.hidden_size = 1024;
+    m.job.moe.expert_parameters = 6e8;
+    return m;
+}
+
+// Forwards to the damaged fabric and records the rank counts the play asked it to solve.
+class CountingFabric final : public sw::FabricModel {
+public:
+    explicit CountingFabric(sw::DamagedFabric& fabric) : fabric_(fabric) {}
+    double extra_step_s(double t, const sw::FabricDamage& damage) override {
+        rank_counts.push_back(static_cast<std::int32_t>(damage.ranks.size()));
+        return fabric_.extra_step_s(t, damage);
+    }
+    bool outage_link(std::int32_t satellite, double t, double mark, std::pair<std::int32_t, std::int32_t>& link) const override {
+        return fabric_.outage_link(satellite, t, mark, link);
+    }
+    double next_change_s(double t) const override { return fabric_.next_change_s(t); }
+    std::vector<std::int32_t> rank_counts;
+
+private:
+    sw::DamagedFabric& fabric_;
+};
+
+}  // namespace
+
+TEST(CoupledPlay, ShrunkMixtureOfExpertsKeepsWholeExpertGroupsAndIdlesTheRest) {
+    const std::int32_t p = 12, groups_of = 4;
+    const sw::TopologyTimeline timeline = timeline_of(swt::complete(p, capacity_bps, alpha_s));
+    sw::DamagedFabric fabric(timeline, moe_model(p, groups_of), p);
+    const double full = fabric.step_s(0, all_ranks(p));
+    ASSERT_TRUE(std::isfinite(full));
+    sw::StepDurations steps;
+    steps.nominal_s = full;
+    sw::RecoveryConfig c;
+    c.on_rank_loss = sw::RankLossPolicy::shrink;
+    c.checkpoint_interval_s = 100.0;
+    c.checkpoint_cost_s = 10.0;
+    c.restart_s = 30.0;
+    c.reboot_s = 200.0;
+    const double T = 2000.0;
+    const std::vector<sw::FaultEvent> one = {{50.0, 5, sw::FaultKind::chip_crash, false, 0.0}};
+
+    // Without the multiple, the 11 survivors cannot form expert groups of 4: the solver refuses.
+    EXPECT_THROW(sw::simulate_training_with_faults(one, p, T, steps, c, false, &fabric), std::invalid_argument);
+
+    // With it: 8 ranks (two whole groups) train and 3 survivors idle until the checkpoint after
+    // satellite 5's reboot (at 250 s), when all 12 rejoin. Each shrunk step credits 8/12 of a full
+    // step; the missing third is shrunk_s.
+    c.rank_multiple = groups_of;
+    CountingFabric counting(fabric);
+    const sw::GoodputResult r = sw::simulate_training_with_faults(one, p, T, steps, c, false, &counting);
+    EXPECT_EQ(r.ranks_lost, 1);
+    EXPECT_EQ(r.ranks_idled, 3);
+    ASSERT_GT(r.damaged_steps, 0);
+    EXPECT_NEAR(r.shrunk_s, r.damaged_steps * full * 4.0 / 12.0, 1e-9 * T);
+    EXPECT_TRUE(std::count(counting.rank_counts.begin(), counting.rank_counts.end(), 8) > 0);
+    for (const std::int32_t n : counting.rank_counts) EXPECT_TRUE(n == 8 || n == 12) << n;
+
+    // A multiple that does not divide the ranks is refused.
+    c.rank_multiple = 5;
+    EXPECT_THROW(sw::simulate_training_with_faults(one, p, T, steps, c, false, &fabric), std::invalid_argument);
+}
+
+TEST(CoupledPlay, ShrunkMixtureOfExpertsCompletesOverSeedsOfHeavyCrashes) {
+    // The suncatcher-81-moe stress test (rate_scale 100) in small: crashes every ~40 s on 12
+    // satellites, 10 seeds. Every step the play solves has a whole number of expert groups, and
+    // at least one group always remains.
+    const std::int32_t p = 12, groups_of = 3;
+    const sw::TopologyTimeline timeline = timeline_of(swt::complete(p, capacity_bps, alpha_s));
+    sw::DamagedFabric fabric(timeline, moe_model(p, groups_of), p);
+    sw::StepDurations steps;
+    steps.nominal_s = fabric.step_s(0, all_ranks(p));
+    sw::RecoveryConfig c;
+    c.on_rank_loss = sw::RankLossPolicy::shrink;
+    c.rank_multiple = groups_of;
+    c.checkpoint_interval_s = 60.0;
+    c.checkpoint_cost_s = 5.0;
+    c.restart_s = 10.0;
+    c.reboot_s = 300.0;
+    const double T = 3000.0;
+    for (std::uint32_t seed = 1; seed <= 10; ++seed) {
+        std::uint64_t state = seed * 0x9E3779B97F4A7C15ull;  // splitmix64: a fixed stream per seed
+        const auto next = [&state] {
+            std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+            z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+            z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+            return (z ^ (z >> 31)) >> 11;
+        };
+        std::vector<sw::FaultEvent> events;
+        for (double t = 0.0;;) {
+            t += 5.0 + static_cast<double>(next() % 70);
+            if (t >= T) break;
+            events.push_back({t, static_cast<std::int32_t>(next() % p),
+                              next() % 2 ? sw::FaultKind::chip_crash : sw::FaultKind::host_crash, false, 0.0});
+        }
+        CountingFabric counting(fabric);
+        sw::GoodputResult r;
+        ASSERT_NO_THROW(r = sw::simulate_training_with_faults(events, p, T, steps, c, false, &counting)) << "seed " << seed;
+        EXPECT_GT(r.ranks_lost, 0) << "seed " << seed;
+        EXPECT_GT(r.ranks_idled, 0) << "seed " << seed;
+        for (const std::int32_t n : counting.rank_counts) {
+            EXPECT_EQ(n % groups_of, 0) << "seed " << seed;
+            EXPECT_GE(n, groups_of) << "seed " << seed;
+        }
+    }
+}

@@ -83,6 +83,8 @@ public:
         if (fabric_ && !(config.link_outage_s >= 0.0)) throw std::invalid_argument("link_outage_s must be >= 0");
         tau_ = resolve_checkpoint_interval_s(config);
         initial_ranks_ = n_sat_ - spares;
+        if (config.rank_multiple < 1 || initial_ranks_ % config.rank_multiple != 0)
+            throw std::invalid_argument("rank_multiple must be >= 1 and divide the initial ranks (satellites - spares)");
         res_.elapsed_s = T_;
         res_.checkpoint_interval_s = tau_;
         res_.effects.assign(events.size(), FaultEffect::after_end);
@@ -166,6 +168,17 @@ private:
         ++damage_version_;
     }
 
+    // Shrink: the highest-numbered ranks beyond a whole multiple of rank_multiple idle (they wait
+    // with the dropped ones and rejoin at a checkpoint that can fill a group). Nothing to do while
+    // no more than one multiple is left: those wait for their reboots.
+    void idle_to_multiple() {
+        const auto m = static_cast<std::size_t>(config_.rank_multiple);
+        while (rank_sat_.size() % m != 0) {
+            drop_rank(rank_sat_.back());
+            ++res_.ranks_idled;
+        }
+    }
+
     // Recovery from an interrupt at t_fail; returns when training resumes (may exceed T).
     double recover(double t_fail, const FaultEvent& first) {
         double begin = t_fail;
@@ -174,16 +187,19 @@ private:
             if (failed >= 0) take_down(failed, begin + config_.reboot_s);
             double ready = begin;
             if (config_.on_rank_loss == RankLossPolicy::shrink) {
-                // Every rank that is down leaves the ring (at least one rank stays: then it waits).
+                // Every rank that is down leaves the ring (at least rank_multiple stay: then they
+                // wait); survivors beyond a whole multiple idle.
+                const auto keep = static_cast<std::size_t>(config_.rank_multiple);
                 for (std::size_t k = 0; k < rank_sat_.size();) {
                     const std::int32_t sat = rank_sat_[k];
-                    if (down_until_[static_cast<std::size_t>(sat)] > begin && rank_sat_.size() > 1) {
+                    if (down_until_[static_cast<std::size_t>(sat)] > begin && rank_sat_.size() > keep) {
                         drop_rank(sat);
                         continue;
                     }
-                    ready = std::max(ready, down_until_[static_cast<std::size_t>(sat)]);
                     ++k;
                 }
+                idle_to_multiple();
+                for (const std::int32_t sat : rank_sat_) ready = std::max(ready, down_until_[static_cast<std::size_t>(sat)]);
             } else {
                 for (std::int32_t& sat : rank_sat_) {
                     const auto s = static_cast<std::size_t>(sat);
@@ -296,17 +312,24 @@ private:
         since_ckpt_s_ = since_useful_s_ = since_fabric_loss_s_ = since_fabric_gain_s_ = since_shrunk_s_ = 0.0;
         steps_since_ = corrupt_since_ = 0;
         t_ = end;
-        // Rebooted satellites that left a shrunk ring rejoin it from this checkpoint.
-        for (std::size_t k = 0; k < dropped_.size();) {
-            const std::int32_t sat = dropped_[k];
-            if (down_until_[static_cast<std::size_t>(sat)] <= t_) {
-                rank_sat_.insert(std::upper_bound(rank_sat_.begin(), rank_sat_.end(), sat), sat);
-                is_active_[static_cast<std::size_t>(sat)] = 1;
-                dropped_.erase(dropped_.begin() + static_cast<std::ptrdiff_t>(k));
-                ++damage_version_;
-            } else {
-                ++k;
-            }
+        // Rebooted satellites that left a shrunk ring rejoin it from this checkpoint (in whole
+        // multiples of rank_multiple: the rest idle on).
+        rejoin_up_ranks();
+    }
+
+    void rejoin_up_ranks() {
+        std::vector<std::int32_t> up;
+        for (const std::int32_t sat : dropped_)
+            if (down_until_[static_cast<std::size_t>(sat)] <= t_) up.push_back(sat);
+        std::sort(up.begin(), up.end());
+        const std::size_t m = static_cast<std::size_t>(config_.rank_multiple);
+        const std::size_t admitted = (rank_sat_.size() + up.size()) / m * m - rank_sat_.size();
+        for (std::size_t k = 0; k < admitted; ++k) {
+            const std::int32_t sat = up[k];
+            rank_sat_.insert(std::upper_bound(rank_sat_.begin(), rank_sat_.end(), sat), sat);
+            is_active_[static_cast<std::size_t>(sat)] = 1;
+            dropped_.erase(std::find(dropped_.begin(), dropped_.end(), sat));
+            ++damage_version_;
         }
     }
 

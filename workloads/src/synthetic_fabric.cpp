@@ -251,6 +251,12 @@ links::Topology parse_edge_list_csv(std::string_view text, std::string_view name
         const auto cells = split(line, ',');
         if (!have_header) {
             const std::vector<std::string> wanted{"source", "target", "bw_gbps", "latency_ns"};
+            // A first line naming none of the columns is not an edge list (file:/etc/shadow): the
+            // message must not echo what the file holds.
+            if (std::none_of(cells.begin(), cells.end(), [&](std::string_view c) {
+                    return std::find(wanted.begin(), wanted.end(), std::string(trim(c))) != wanted.end();
+                }))
+                throw FabricSpecError(where + "not an edge list: its first line is not the header source,target,bw_gbps,latency_ns");
             for (std::size_t i = 0; i < cells.size(); ++i) {
                 const std::string cell(trim(cells[i]));
                 int* slot = cell == "source"       ? &col_source

@@ -151,6 +151,10 @@ struct RecoveryConfig {
     std::int32_t spare_satellites = 0;   // the highest-numbered satellites start as hot spares
     RankLossPolicy on_rank_loss = RankLossPolicy::spare;  // spare with no spares = wait
     double link_outage_s = 60.0;         // a terminal outage keeps its link down this long
+    // Shrink keeps the ranks taking part a multiple of this (a mixture of experts' expert_parallel:
+    // its all-to-all groups must be whole); the survivors left over idle until the next checkpoint
+    // at which enough ranks are up to fill a group (GoodputResult::ranks_idled).
+    std::int32_t rank_multiple = 1;
 };
 
 // τ used: checkpoint_interval_s if > 0, else Daly(δ, mtbf_s) (job.hpp daly_interval_s).
@@ -262,6 +266,7 @@ struct GoodputResult {
     std::int64_t rollbacks = 0;         // interruptions (including ones during a restart)
     std::int64_t replacements = 0;      // ranks moved to a hot spare
     std::int64_t ranks_lost = 0;        // crashes of satellites holding a rank
+    std::int64_t ranks_idled = 0;       // shrink: surviving ranks set aside to keep rank_multiple
     std::int64_t links_lost = 0;        // terminal outages that took a link down
     std::int64_t damaged_steps = 0;     // steps run on a damaged fabric (rerouted, or fewer ranks)
     double step_time_median_s = 0.0;    // over completed steps (damaged ones included)
