@@ -18,6 +18,50 @@
 
 namespace skyfabric::output {
 
+namespace {
+
+// A constellation's fault trials, per algorithm: goodput over trials (median and the trials'
+// 95 % interval), the fault-free goodput and tokens/s kept, time lost by cause, what was lost.
+nlohmann::json cluster_faults_json(const simulation::RunSummary& s) {
+    using nlohmann::json;
+    using Trial = workloads::MonteCarloResult::Trial;
+    json out = json::object();
+    for (std::size_t i = 0; i < s.radiation->constellation.size(); ++i) {
+        const auto& a = s.radiation->constellation[i];
+        const auto& m = a.monte_carlo;
+        const auto median = [&](auto field) {
+            std::vector<double> v;
+            for (const Trial& t : m.per_trial) v.push_back(static_cast<double>(field(t)));
+            const auto st = workloads::trial_statistics(v);
+            return json{{"median", st.median}, {"mean", st.mean}, {"p2_5", st.p2_5}, {"p97_5", st.p97_5}};
+        };
+        const double tokens_per_s = i < s.constellation.size() ? s.constellation[i].tokens_per_s : 0.0;
+        out[std::string(workloads::to_string(a.algorithm))] = {
+            {"trials", m.trials},
+            {"checkpoint_interval_s", m.checkpoint_interval_s},
+            {"goodput", {{"median", m.goodput.median}, {"mean", m.goodput.mean}, {"mean_ci95", {m.goodput.mean_ci95_low, m.goodput.mean_ci95_high}},
+                         {"p2_5", m.goodput.p2_5}, {"p97_5", m.goodput.p97_5}}},
+            {"fault_free_goodput", a.fault_free_goodput},
+            // The fault-free run's tokens/s times the goodput (median over trials).
+            {"tokens_per_s_kept_median", tokens_per_s * m.goodput.median},
+            {"lost_s",
+             {{"faults", median([](const Trial& t) { return t.lost_faults_s; })},
+              {"restarts", median([](const Trial& t) { return t.lost_restarts_s; })},
+              {"checkpoints", median([](const Trial& t) { return t.lost_checkpoints_s; })},
+              {"fabric", median([](const Trial& t) { return t.lost_fabric_s; })},
+              {"shrunk_ring", median([](const Trial& t) { return t.lost_shrink_s; })},
+              {"waiting_for_replicas", median([](const Trial& t) { return t.lost_waiting_s; })}}},
+            {"ranks_lost", median([](const Trial& t) { return t.ranks_lost; })},
+            {"links_lost", median([](const Trial& t) { return t.links_lost; })},
+            {"gateway_links_lost", median([](const Trial& t) { return t.gateway_links_lost; })},
+            {"damaged_steps_solved", a.fabric_evaluations},
+        };
+    }
+    return out;
+}
+
+}  // namespace
+
 nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_count,
                             const simulation::RunSummary& s) {
     using nlohmann::json;
@@ -225,6 +269,7 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
                 j["radiation"]["fault_free_goodput"] =
                     (s.training->summary.end_s - s.training->summary.start_s) / s.simulated_s;
         }
+        if (!r.constellation.empty()) j["radiation"]["constellation"] = cluster_faults_json(s);
         j["radiation"]["rate_scale"] = sc.radiation.faults.rate_scale;
         j["radiation"]["on_rank_loss"] = workloads::rank_loss_policy_name(sc.radiation.recovery.on_rank_loss);
         j["radiation"]["link_outage_s"] = sc.radiation.recovery.link_outage_s;
@@ -472,6 +517,30 @@ std::string summary_table(const nlohmann::json& j) {
                                                       std::to_string(f["damaged_steps_solved"].get<std::int64_t>()) + " damaged steps solved"
                                                 : f["note"].get<std::string>());
         }
+    }
+    if (j.contains("radiation") && j["radiation"].contains("constellation")) {
+        const auto& rc = j["radiation"]["constellation"];
+        std::snprintf(line, sizeof line, "  %-14s %-26s %10s %10s  %-40s %8s\n", "faults", "goodput median (95 % trials)",
+                      "fault-free", "tokens/s", "lost s (median): faults/restart/ckpt/fabric/wait", "gw links");
+        out += line;
+        for (const auto algorithm : workloads::cluster_algorithms) {
+            const std::string name(workloads::to_string(algorithm));
+            if (!rc.contains(name)) continue;
+            const auto& a = rc[name];
+            const auto& g = a["goodput"];
+            const auto& l = a["lost_s"];
+            const std::string goodput = num(g["median"], "%.4f") + " (" + num(g["p2_5"], "%.4f") + "–" + num(g["p97_5"], "%.4f") + ")";
+            const std::string lost = num(l["faults"]["median"], "%.0f") + "/" + num(l["restarts"]["median"], "%.0f") + "/" +
+                                     num(l["checkpoints"]["median"], "%.0f") + "/" + num(l["fabric"]["median"], "%.3g") + "/" +
+                                     num(l["waiting_for_replicas"]["median"], "%.0f");
+            std::snprintf(line, sizeof line, "  %-14s %-28s %10.4f %10.4g  %-40s %8s\n", name.c_str(), goodput.c_str(),
+                          a["fault_free_goodput"].get<double>(), a["tokens_per_s_kept_median"].get<double>(), lost.c_str(),
+                          num(a["gateway_links_lost"]["mean"], "%.3g").c_str());
+            out += line;
+        }
+        row("  trials, fault model", std::to_string(rc.begin()->at("trials").get<int>()) +
+                                         " trials, the same draws for every algorithm; gw links: gateway links lost per trial (mean)"
+                                         "; diloco/noloco: replica plays composed (docs/constellations.md)");
     }
     row("wall time", num(j["wall_s"], "%.2f s"));
     return out;

@@ -217,8 +217,15 @@ private:
         RadiationOutcome out;
         const double duration_s = summary_.simulated_s;
         const auto n = static_cast<std::int32_t>(dose_.size());
+        // A constellation's gateway satellites carry gateway terminals, which fail on their own.
+        workloads::FaultModel model = r.faults;
+        if (clusters_ && clusters_->constellation()) {
+            for (const auto& gateways : clusters_->gateway_nodes())
+                model.gateway_satellites.insert(model.gateway_satellites.end(), gateways.begin(), gateways.end());
+            std::sort(model.gateway_satellites.begin(), model.gateway_satellites.end());
+        }
         if (dose_series_.sample_count > 0 && duration_s > 0.0) {
-            out.expected_events = workloads::expected_fault_counts(dose_series_, r.faults, duration_s);
+            out.expected_events = workloads::expected_fault_counts(dose_series_, model, duration_s);
             // The loader refused what its orbit-average estimate would not fit; this run's own dose
             // history (SAA passes: a few times the average) is checked again, with a margin, against
             // what the estimate cannot see (a satellite that left the formation) before drawing.
@@ -232,7 +239,7 @@ private:
                 summary_.radiation = std::move(out);
                 return;
             }
-            out.events = workloads::sample_fault_events(dose_series_, r.faults, duration_s, sc_.seed, 0);
+            out.events = workloads::sample_fault_events(dose_series_, model, duration_s, sc_.seed, 0);
             out.interruption_mtbf_s =
                 workloads::interruption_mtbf_s(dose_series_, r.faults, n - r.recovery.spare_satellites, duration_s);
         }
@@ -247,13 +254,11 @@ private:
                                                                             sc_.orbit.semi_major_axis_m - physics::earth_equatorial_radius_m,
                                                                             sc_.orbit.inclination_rad) *
                                      physics::seconds_per_year_radiation;
-        if (summary_.training && !summary_.training->steps.empty() && duration_s > 0.0) {
-            workloads::StepDurations steps;
-            for (const auto& step : summary_.training->steps) {
-                steps.start_s.push_back(step.start_s);
-                steps.duration_s.push_back(step.end_s - step.start_s);
-            }
-            steps.nominal_s = summary_.training->summary.step_time_median_s;
+        if (clusters_ && clusters_->constellation()) {
+            if (!summary_.constellation.empty() && dose_series_.sample_count > 0 && duration_s > 0.0)
+                play_constellation_faults(out, model, duration_s);
+        } else if (summary_.training && !summary_.training->steps.empty() && duration_s > 0.0) {
+            const workloads::StepDurations steps = workloads::fault_free_steps(*summary_.training);
             auto recovery = r.recovery;
             // Daly's interval from the run's mean interruption rate (no interruptions: no checkpoints needed
             // within the run, so one interval spans it).
@@ -291,6 +296,36 @@ private:
             }
         }
         summary_.radiation = std::move(out);
+    }
+
+    // Each cluster algorithm's trials over the same fault draws (workloads/cluster_faults.hpp).
+    void play_constellation_faults(RadiationOutcome& out, const workloads::FaultModel& model, double duration_s) {
+        const auto& r = sc_.radiation;
+        workloads::ClusterFaultSetup s;
+        s.series = &dose_series_;
+        s.model = model;
+        s.recovery = r.recovery;
+        // Daly's interval from the run's mean interruption rate (none: one interval spans the run).
+        if (s.recovery.checkpoint_interval_s <= 0.0)
+            s.recovery.mtbf_s = std::isfinite(out.interruption_mtbf_s) && out.interruption_mtbf_s > 0.0 ? out.interruption_mtbf_s
+                                                                                                        : 1e3 * duration_s;
+        s.duration_s = duration_s;
+        s.seed = sc_.seed;
+        s.trials = r.trials;
+        s.backend = backend_;
+        s.threads = scenario::monte_carlo_threads(sc_);
+        s.timeline = &timeline_;
+        s.training = constellation_setup_;
+        const auto trials_start = std::chrono::steady_clock::now();
+        for (auto* rec : recorders_) rec->phase("fault trials of every algorithm");
+        std::vector<workloads::ClusterAlgorithm> algorithms;
+        for (const auto& c : summary_.constellation) algorithms.push_back(c.algorithm);
+        out.constellation = workloads::monte_carlo_cluster_goodput(algorithms, s, summary_.constellation, every_step_steps_);
+        for (const auto& c : out.constellation) out.fabric_evaluations += c.fabric_evaluations;
+        out.trials_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - trials_start).count();
+        out.fabric_keyframes = static_cast<std::int64_t>(timeline_.keyframe_count());
+        out.fabric_topologies = timeline_.topology_count();
+        out.fabric_memory_bytes = static_cast<std::int64_t>(timeline_.memory_bytes());
     }
 
     // The training job pulls one topology per sample; the physics advances as it pulls.
@@ -350,12 +385,15 @@ private:
         setup.seed = sc_.seed;
         setup.topologies = [this](double from_s) { return timeline_.source_from(from_s); };
         setup.cluster_nodes = clusters_->cluster_nodes();
+        constellation_setup_ = setup;
         for (const auto algorithm : con.algorithms) {
             const std::string what = "training " + std::string(workloads::to_string(algorithm)) + " (" +
                                      std::to_string(summary_.constellation.size() + 1) + " of " +
                                      std::to_string(con.algorithms.size()) + ")";
             for (auto* r : recorders_) r->phase(what);
             summary_.constellation.push_back(workloads::simulate_cluster_training(algorithm, setup));
+            // What the fault trials replay: ring's and hierarchical's fault-free steps.
+            every_step_steps_.push_back(workloads::fault_free_steps(summary_.constellation.back().training));
             if (summary_.constellation.size() == 1 && (algorithm == workloads::ClusterAlgorithm::ring ||
                                                        algorithm == workloads::ClusterAlgorithm::hierarchical))
                 summary_.training = std::move(summary_.constellation.back().training);
@@ -584,6 +622,8 @@ private:
 
     std::optional<workloads::Fabric> fabric_;
     std::optional<ClusterSet> clusters_;                // every cluster's physics and links (one without a constellation)
+    workloads::ClusterTrainingSetup constellation_setup_;  // the cluster algorithms' (for the fault trials)
+    std::vector<workloads::StepDurations> every_step_steps_;  // per algorithm: its fault-free steps (empty: diloco, noloco)
     std::optional<physics::FormationPropagator> truth_;
     std::vector<double> delta_v_all_;                  // a constellation's clusters' delta-v, concatenated
     double gateway_capacity_sum_bps_ = 0.0, oversubscription_sum_ = 0.0;

@@ -33,6 +33,7 @@
 #include <string_view>
 #include <vector>
 
+#include <skyfabric/workloads/damaged_fabric.hpp>
 #include <skyfabric/workloads/job.hpp>
 #include <skyfabric/workloads/training.hpp>
 
@@ -100,6 +101,12 @@ struct ClusterTrainingResult {
 // Throws std::invalid_argument for fewer than two clusters, unequal cluster sizes where the
 // algorithm needs equal ones, or inner_steps < 1.
 ClusterTrainingResult simulate_cluster_training(ClusterAlgorithm algorithm, const ClusterTrainingSetup& setup);
+
+// One step of ring or hierarchical: every rank, a ring per cluster (rank_groups), the global batch.
+StepModel every_step_model(ClusterAlgorithm algorithm, const ClusterTrainingSetup& setup);
+// One inner step of diloco's or noloco's replica (cluster) `replica`: its ranks (rank_nodes), its
+// share of the global batch, a ring all-reduce inside it.
+StepModel replica_step_model(const ClusterTrainingSetup& setup, std::size_t replica);
 
 // The seeded pairing of `replicas` for outer round `round`: peer[r] (−1: sits this round out).
 // A uniformly random perfect matching (Fisher–Yates on a counter-based stream, then consecutive pairs).
