@@ -208,15 +208,19 @@ public:
                 }
                 const auto peer = noloco_pairing(static_cast<std::int32_t>(m), static_cast<std::int64_t>(r), s_.training.seed);
                 // A partner late by more than a fault-free round's work is recovering: not waited for.
+                // The one left waiting pairs with others left so; the late one skips the average.
                 std::vector<std::int32_t> partner(m, -1), alone;
                 for (std::size_t a = 0; a < m; ++a) {
                     if (!running[a]) continue;
                     const std::int32_t b = peer[a];
-                    const bool usable = b >= 0 && running[static_cast<std::size_t>(b)] &&
-                                        std::abs(ready[a] - ready[static_cast<std::size_t>(b)]) <=
-                                            std::min(rounds_[a].round_work_s(r), rounds_[static_cast<std::size_t>(b)].round_work_s(r));
-                    if (usable) partner[a] = b;
-                    else alone.push_back(static_cast<std::int32_t>(a));
+                    if (b < 0 || !running[static_cast<std::size_t>(b)]) {
+                        alone.push_back(static_cast<std::int32_t>(a));
+                        continue;
+                    }
+                    const auto bi = static_cast<std::size_t>(b);
+                    const double limit = std::min(rounds_[a].round_work_s(r), rounds_[bi].round_work_s(r));
+                    if (std::abs(ready[a] - ready[bi]) <= limit) partner[a] = b;
+                    else if (ready[a] < ready[bi]) alone.push_back(static_cast<std::int32_t>(a));
                 }
                 for (std::size_t i = 0; i + 1 < alone.size(); i += 2) {
                     partner[static_cast<std::size_t>(alone[i])] = alone[i + 1];
@@ -294,7 +298,9 @@ std::vector<ClusterGoodput> monte_carlo_cluster_goodput(std::span<const ClusterA
                                                         std::span<const StepDurations> steps) {
     if (!s.series || !s.timeline) throw std::invalid_argument("cluster faults: no dose series or topology timeline");
     if (s.recovery.spare_satellites != 0) throw std::invalid_argument("cluster faults: spare satellites are not modelled");
-    if (s.trials < 1) throw std::invalid_argument("cluster faults: trials must be >= 1");
+    const bool given = !s.events.empty();
+    const std::int32_t trials = given ? static_cast<std::int32_t>(s.events.size()) : s.trials;
+    if (trials < 1) throw std::invalid_argument("cluster faults: trials must be >= 1");
     if (fault_free.size() != algorithms.size() || steps.size() != algorithms.size())
         throw std::invalid_argument("cluster faults: one fault-free run and step series per algorithm");
     const auto& clusters = s.training.cluster_nodes;
@@ -323,8 +329,19 @@ std::vector<ClusterGoodput> monte_carlo_cluster_goodput(std::span<const ClusterA
             continue;
         }
         DamagedFabric fabric(*s.timeline, every_step_model(algorithms[i], s.training), all, cluster_of);
-        out[i].monte_carlo = monte_carlo_goodput(*s.series, s.model, recovery, steps[i], s.duration_s, s.seed, s.trials,
-                                                 s.backend, &fabric, threads);
+        if (given) {
+            MonteCarloResult& mc = out[i].monte_carlo;
+            mc.trials = trials;
+            mc.checkpoint_interval_s = recovery.checkpoint_interval_s;
+            for (const auto& events : s.events)
+                mc.per_trial.push_back(trial_summary(simulate_training_with_faults(
+                    events, static_cast<std::int32_t>(all.size()), s.duration_s, steps[i], recovery, false, &fabric)));
+            for (const auto& tr : mc.per_trial) mc.goodput_per_trial.push_back(tr.goodput);
+            mc.goodput = trial_statistics(mc.goodput_per_trial);
+        } else {
+            out[i].monte_carlo = monte_carlo_goodput(*s.series, s.model, recovery, steps[i], s.duration_s, s.seed, s.trials,
+                                                     s.backend, &fabric, threads);
+        }
         out[i].fault_free_goodput =
             simulate_training_with_faults({}, static_cast<std::int32_t>(all.size()), s.duration_s, steps[i], recovery, false, &fabric)
                 .goodput;
@@ -335,11 +352,11 @@ std::vector<ClusterGoodput> monte_carlo_cluster_goodput(std::span<const ClusterA
     for (const std::size_t i : replicated) {
         compositions.push_back(std::make_unique<ReplicaComposition>(s, fault_free[i], recovery));
         MonteCarloResult& mc = out[i].monte_carlo;
-        mc.trials = s.trials;
+        mc.trials = trials;
         mc.checkpoint_interval_s = recovery.checkpoint_interval_s;
         mc.backend = resolve_backend(s.backend);
-        mc.threads = std::min(threads, s.trials);
-        mc.per_trial.resize(static_cast<std::size_t>(s.trials));
+        mc.threads = std::min(threads, trials);
+        mc.per_trial.resize(static_cast<std::size_t>(trials));
     }
     // One set of replica plays per trial serves every replicated algorithm: the replicas' inner
     // steps as the first one's fault-free run timed them (the others' differ only by when their
@@ -349,11 +366,14 @@ std::vector<ClusterGoodput> monte_carlo_cluster_goodput(std::span<const ClusterA
         for (std::size_t j = 0; j < replicated.size(); ++j)
             out[replicated[j]].monte_carlo.per_trial[trial] = compositions[j]->compose(algorithms[replicated[j]], plays);
     };
-    for (std::int32_t first = 0; first < s.trials; first += monte_carlo_batch_trials) {
-        const std::int32_t batch = std::min(monte_carlo_batch_trials, s.trials - first);
+    if (given) {
+        for (std::size_t t = 0; t < s.events.size(); ++t) play_and_compose(s.events[t], t);
+    }
+    for (std::int32_t first = 0; !given && first < trials; first += monte_carlo_batch_trials) {
+        const std::int32_t batch = std::min(monte_carlo_batch_trials, trials - first);
         const auto drawn = sample_fault_events_batch(*s.series, s.model, s.duration_s, s.seed, static_cast<std::uint64_t>(first),
                                                      batch, resolve_backend(s.backend));
-        for_each_trial(std::min(threads, s.trials), batch, [&](std::int32_t b) {
+        for_each_trial(std::min(threads, trials), batch, [&](std::int32_t b) {
             play_and_compose(drawn[static_cast<std::size_t>(b)], static_cast<std::size_t>(first + b));
         });
     }

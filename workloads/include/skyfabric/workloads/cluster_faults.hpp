@@ -15,9 +15,9 @@
 //                 rework, restarts and checkpoints included) and s_r the fault-free outer sync.
 //   noloco        the same replica plays on the replicas' own clocks; a pair waits only for
 //                 itself — unless one of the two is late by more than a fault-free round's inner
-//                 work (it is recovering): then neither waits and the replicas left without a
-//                 partner this way pair up among themselves, in index order (one odd one out
-//                 skips the round's average).
+//                 work (it is recovering): then the late one skips the round's average, and the
+//                 replicas left without a partner this way pair up among themselves, in index
+//                 order (an odd one out goes on alone).
 // The replicas' composition is a model of its own: a replica's play does not see the time it
 // would spend waiting at a barrier (its faults fall on its own clock), and the outer syncs take
 // their fault-free time (a gateway outage or a satellite down during one is not replayed).
@@ -47,6 +47,8 @@ struct ClusterFaultSetup {
     double duration_s = 0.0;
     std::uint64_t seed = 42;
     std::int32_t trials = 1;
+    // Given instead of drawn: each trial's sorted events (trials = their count; a test's known faults).
+    std::span<const std::vector<FaultEvent>> events;
     Backend backend = Backend::cpu;          // where the events are drawn
     std::int32_t threads = 1;                // 0: every core
     const TopologyTimeline* timeline = nullptr;  // the fault-free fabric
