@@ -269,7 +269,10 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
                 j["radiation"]["fault_free_goodput"] =
                     (s.training->summary.end_s - s.training->summary.start_s) / s.simulated_s;
         }
-        if (!r.constellation.empty()) j["radiation"]["constellation"] = cluster_faults_json(s);
+        if (!r.constellation.empty()) {
+            j["radiation"]["constellation"] = cluster_faults_json(s);
+            j["radiation"]["constellation_wall_s"] = r.trials_wall_s;
+        }
         j["radiation"]["rate_scale"] = sc.radiation.faults.rate_scale;
         j["radiation"]["on_rank_loss"] = workloads::rank_loss_policy_name(sc.radiation.recovery.on_rank_loss);
         j["radiation"]["link_outage_s"] = sc.radiation.recovery.link_outage_s;
