@@ -79,6 +79,7 @@ void write_constellation(Hdf5File& file, const std::vector<workloads::ClusterTra
     write_column(file, g + "outer_rounds", rows, [](const R& r) { return r.outer_rounds; }, "1");
     write_column(file, g + "outer_sync_mean_s", rows, [](const R& r) { return r.outer_sync_mean_s; }, "s");
     write_column(file, g + "outer_wait_mean_s", rows, [](const R& r) { return r.outer_wait_mean_s; }, "s");
+    write_column(file, g + "compute_throttled_s", rows, [](const R& r) { return r.compute_throttled_s; }, "s");
     write_column(file, g + "truncated", rows, [](const R& r) { return r.truncated ? 1 : 0; }, "1");
     index_dimension(file, "/constellation/algorithms", "row", rows.size());
 }

@@ -178,6 +178,7 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
                 {"outer_rounds", r.outer_rounds},
                 {"outer_sync_mean_s", r.outer_sync_mean_s},
                 {"outer_wait_mean_s", r.outer_wait_mean_s},
+                {"compute_throttled_s", r.compute_throttled_s},
                 {"truncated", r.truncated},
             };
         }
@@ -444,6 +445,13 @@ std::string summary_table(const nlohmann::json& j) {
                               a["outer_rounds"].get<std::int64_t>() > 0 ? num(a["outer_sync_mean_s"], "%.3f").c_str() : "-");
                 out += line;
             }
+            std::string throttled;
+            for (const auto algorithm : workloads::cluster_algorithms) {
+                const std::string name(workloads::to_string(algorithm));
+                if (c["algorithms"].contains(name) && c["algorithms"][name].value("compute_throttled_s", 0.0) > 0.0)
+                    throttled += (throttled.empty() ? "" : ", ") + name + " " + num(c["algorithms"][name]["compute_throttled_s"], "%.4g s");
+            }
+            if (!throttled.empty()) row("time lost to throttling", throttled + " (compute beyond full speed; diloco, noloco: per replica)");
             for (const auto algorithm : workloads::cluster_algorithms) {
                 const std::string name(workloads::to_string(algorithm));
                 if (!c["algorithms"].contains(name)) continue;

@@ -803,7 +803,6 @@ void check_constellation(Section& top, const Scenario& sc, const std::vector<std
                                                          "clusters of unequal size, which its all-reduce cannot split: use wait, "
                                                          "or drop hierarchical from constellation.algorithms");
     }
-    if (sc.power.enabled) top.fail("power", "power with a constellation is not supported yet: run one cluster");
     if (sc.dynamics.compare_to_nonlinear) top.section("dynamics").fail("compare_to_nonlinear", "is not supported with a constellation");
     const auto smallest = *std::min_element(sizes.begin(), sizes.end());
     if (static_cast<std::size_t>(con.gateways.gateways_per_cluster) > smallest) {

@@ -385,6 +385,11 @@ private:
         setup.seed = sc_.seed;
         setup.topologies = [this](double from_s) { return timeline_.source_from(from_s); };
         setup.cluster_nodes = clusters_->cluster_nodes();
+        if (sc_.power.enabled) {  // every sample is simulated: the clusters' shares are known
+            setup.cluster_compute_done_s = [this](std::size_t c, double start_s, double work_s) {
+                return compute_done_s(start_s, work_s, cluster_fraction_[c]);
+            };
+        }
         constellation_setup_ = setup;
         for (const auto algorithm : con.algorithms) {
             const std::string what = "training " + std::string(workloads::to_string(algorithm)) + " (" +
@@ -448,8 +453,15 @@ private:
         s.temperature_k.resize(n);
         double fraction = 1.0;
         std::vector<bool> browned(n, false);
+        // A constellation: each cluster its own β (its own plane) and its own compute share.
+        const auto cluster_of = clusters_->cluster_of();
+        const std::size_t clusters = clusters_->cluster_count();
+        if (clusters > 1 && cluster_fraction_.empty()) cluster_fraction_.assign(clusters, std::vector<double>(times_.size(), 1.0));
+        std::vector<double> cluster_fraction(clusters, 1.0);
         for (std::size_t i = 0; i < n; ++i) {
-            s.solar_w[i] = physics::solar_power_w(p.array, au, s.shadow_fraction[i], std::sin(s.beta_angle_rad),
+            const std::size_t c = clusters > 1 ? static_cast<std::size_t>(cluster_of[i]) : 0;
+            const double beta_rad = clusters > 1 ? cluster_beta_rad_[c] : s.beta_angle_rad;
+            s.solar_w[i] = physics::solar_power_w(p.array, au, s.shadow_fraction[i], std::sin(beta_rad),
                                                   t / physics::seconds_per_julian_year);
             const physics::PowerStep step = dt > 0.0 ? physics::advance_power(p, power_state_[i], s.solar_w[i], degree[i], requested,
                                                                               sc_.workload.power_policy, dt)
@@ -457,7 +469,10 @@ private:
             s.load_w[i] = step.load_w;
             s.state_of_charge[i] = p.battery.capacity_wh > 0.0 ? power_state_[i].battery_wh / p.battery.capacity_wh : 0.0;
             s.temperature_k[i] = power_state_[i].temperature_k;
-            if (requested > 0.0) fraction = std::min(fraction, step.utilisation);
+            if (requested > 0.0) {
+                fraction = std::min(fraction, step.utilisation);
+                cluster_fraction[c] = std::min(cluster_fraction[c], step.utilisation);
+            }
             browned[i] = step.browned_out;
             power_generated_j_ += s.solar_w[i] * dt;
             power_used_j_ += step.load_w * dt;
@@ -468,6 +483,7 @@ private:
         }
         s.compute_fraction = fraction;
         compute_fraction_[k] = fraction;
+        for (std::size_t c = 0; clusters > 1 && c < clusters; ++c) cluster_fraction_[c][k] = cluster_fraction[c];
         if (fraction < 1.0 && requested > 0.0) {
             ++summary_.power_samples_limited;
             summary_.power_compute_lost_s += (1.0 - fraction) * dt;
@@ -481,7 +497,9 @@ private:
 
     // When `work_s` of full-speed compute started at start_s is done, at the power-allowed share of each
     // sample interval; samples not yet simulated are simulated now (their topologies kept for the training's clock).
-    double compute_done_s(double start_s, double work_s) {
+    double compute_done_s(double start_s, double work_s) { return compute_done_s(start_s, work_s, compute_fraction_); }
+    // The same at a share series of one's own (a constellation's cluster).
+    double compute_done_s(double start_s, double work_s, const std::vector<double>& compute_fraction) {
         std::size_t k = static_cast<std::size_t>(std::upper_bound(times_.begin(), times_.end(), start_s) - times_.begin());
         k = k > 0 ? k - 1 : 0;
         double t = start_s, left = work_s;
@@ -495,7 +513,7 @@ private:
                 pending_topologies_.push_back(topology_);
             }
             const double end = k + 1 < times_.size() ? times_[k + 1] : std::numeric_limits<double>::infinity();
-            const double rate = compute_fraction_[k];
+            const double rate = compute_fraction[k];
             if (rate > 0.0 && t + left / rate <= end) return t + left / rate;
             if (!std::isfinite(end)) return end;
             left -= rate * (end - t);
@@ -509,6 +527,13 @@ private:
         const Eigen::Vector3d& sun = sun_eci_m_;
         sample_.sun_direction_eci = sun.normalized();
         sample_.beta_angle_rad = physics::beta_angle_rad(snapshot_.chief_eci.position_m, snapshot_.chief_eci.velocity_m_s, sun);
+        if (clusters_->constellation()) {
+            cluster_beta_rad_.resize(clusters_->cluster_count());
+            for (std::size_t c = 0; c < cluster_beta_rad_.size(); ++c) {
+                const auto& chief = clusters_->cluster_snapshot(c).chief_eci;
+                cluster_beta_rad_[c] = physics::beta_angle_rad(chief.position_m, chief.velocity_m_s, sun);
+            }
+        }
         sample_.shadow_fraction.resize(snapshot_.satellites_eci.size());
         for (std::size_t i = 0; i < snapshot_.satellites_eci.size(); ++i) {
             sample_.shadow_fraction[i] = physics::shadow_fraction(snapshot_.satellites_eci[i].position_m, sun);
@@ -632,6 +657,8 @@ private:
     double shadow_sum_ = 0.0;
     std::vector<physics::PowerState> power_state_;     // [N]
     std::vector<double> compute_fraction_;             // per sample: compute share allowed until the next
+    std::vector<std::vector<double>> cluster_fraction_;  // a constellation's: [cluster][sample]
+    std::vector<double> cluster_beta_rad_;             // a constellation's clusters' β at the current sample
     std::deque<links::Topology> pending_topologies_;   // simulated ahead for compute_done_s, not yet pulled
     double power_generated_j_ = 0.0, power_used_j_ = 0.0, power_shunted_j_ = 0.0;
     physics::FormationSnapshot snapshot_, truth_snapshot_;

@@ -35,19 +35,11 @@ private:
     const std::vector<std::int32_t>& nodes_;
 };
 
-// A replica's fault-free full rounds (H inner steps each): inner work and sync durations.
-struct ReplicaRounds {
-    std::vector<double> work_s, sync_s, start_s;
-    double round_work_s(std::size_t r) const { return work_s[std::min(r, work_s.size() - 1)]; }
+// A replica's fault-free outer syncs, round by round (full rounds of H inner steps).
+struct ReplicaSyncs {
+    std::vector<double> sync_s;
+    double at(std::size_t r) const { return sync_s[std::min(r, sync_s.size() - 1)]; }
 };
-
-// The times at which a play's kept steps completed, in order.
-std::vector<double> kept_step_ends(const GoodputResult& r) {
-    std::vector<double> ends;
-    for (const JobInterval& i : r.timeline)
-        if (i.phase == JobPhase::step || i.phase == JobPhase::step_corrupted) ends.push_back(i.end_s);
-    return ends;
-}
 
 // Time lost by cause from the replicas' own plays (mean over replicas), scaled to `lost_s`.
 void attribute(MonteCarloResult::Trial& tr, const std::vector<MonteCarloResult::Trial>& own, double lost_s) {
@@ -82,7 +74,7 @@ public:
                 cluster_of_[static_cast<std::size_t>(node)] = static_cast<std::int32_t>(c);
             }
         local_of_.assign(cluster_of_.size(), -1);
-        rounds_.resize(m);
+        syncs_.resize(m);
         for (std::size_t c = 0; c < m; ++c) {
             for (std::size_t i = 0; i < clusters[c].size(); ++i) local_of_[static_cast<std::size_t>(clusters[c][i])] = static_cast<std::int32_t>(i);
             fabrics_.push_back(std::make_unique<DamagedFabric>(*s.timeline, replica_step_model(s.training, c), clusters[c], cluster_of_));
@@ -94,27 +86,21 @@ public:
                 const double step = (rr.ready_s - rr.start_s) / static_cast<double>(rr.inner_steps);
                 steps.start_s.push_back(rr.start_s);
                 steps.duration_s.push_back(step);
-                if (rr.inner_steps == s.training.inner_steps) {
-                    rounds_[c].work_s.push_back(rr.ready_s - rr.start_s);
-                    rounds_[c].sync_s.push_back(rr.end_s - rr.sync_start_s);
-                    rounds_[c].start_s.push_back(rr.start_s);
-                }
+                if (rr.inner_steps == s.training.inner_steps) syncs_[c].sync_s.push_back(rr.end_s - rr.sync_start_s);
             }
             if (steps.duration_s.empty()) throw std::invalid_argument("cluster faults: a replica did no fault-free step");
             std::vector<double> sorted = steps.duration_s;
             std::sort(sorted.begin(), sorted.end());
             steps.nominal_s = sorted[sorted.size() / 2];
-            if (rounds_[c].work_s.empty()) {  // not one full round: a round is the run
-                rounds_[c].work_s.push_back(steps.nominal_s * s.training.inner_steps);
-                rounds_[c].sync_s.push_back(0.0);
-            }
+            if (syncs_[c].sync_s.empty()) syncs_[c].sync_s.push_back(0.0);  // not one full round: no sync
             steps_.push_back(std::move(steps));
         }
     }
 
-    // Every replica's own play of one trial's events: its kept steps' end times and its losses.
+    // Every replica's own play of one trial's events: its kept steps' end times, the fault-free
+    // time of its first n kept steps (free[c][n], the step series at each one's start), its losses.
     struct Plays {
-        std::vector<std::vector<double>> kept;
+        std::vector<std::vector<double>> kept, free;
         std::vector<MonteCarloResult::Trial> own;
         MonteCarloResult::Trial counts;  // lost links, ranks, ... summed over replicas
     };
@@ -124,6 +110,7 @@ public:
         const double T = s_.duration_s;
         Plays p;
         p.kept.resize(m);
+        p.free.resize(m);
         p.own.resize(m);
         auto& tr = p.counts;
         for (std::size_t c = 0; c < m; ++c) {
@@ -135,7 +122,12 @@ public:
             }
             const GoodputResult r = simulate_training_with_faults(mine, static_cast<std::int32_t>(clusters[c].size()), T,
                                                                   steps_[c], recovery_, /*record_timeline=*/true, views_[c].get());
-            p.kept[c] = kept_step_ends(r);
+            p.free[c].push_back(0.0);
+            for (const JobInterval& i : r.timeline) {
+                if (i.phase != JobPhase::step && i.phase != JobPhase::step_corrupted) continue;
+                p.kept[c].push_back(i.end_s);
+                p.free[c].push_back(p.free[c].back() + step_duration_at_s(steps_[c], i.start_s));
+            }
             p.own[c] = trial_summary(r);
             tr.ranks_lost += r.ranks_lost;
             tr.links_lost += r.links_lost;
@@ -154,6 +146,7 @@ public:
         const auto H = static_cast<std::size_t>(s_.training.inner_steps);
         const double T = s_.duration_s;
         const auto& kept = p.kept;
+        const auto& free = p.free;
         MonteCarloResult::Trial tr = p.counts;
         // w(c, r): replica c's own time for round r's H kept steps; absent past its play's end.
         const auto done_at = [&](std::size_t c, std::size_t n) {  // time its n-th kept step ended (0: none)
@@ -161,13 +154,19 @@ public:
         };
         const auto has_round = [&](std::size_t c, std::size_t r) { return kept[c].size() >= (r + 1) * H; };
         const auto work = [&](std::size_t c, std::size_t r) { return done_at(c, (r + 1) * H) - done_at(c, r * H); };
-        // Kept steps of replica c in its round r within `left_s` of its start, at its fault-free step.
+        // The fault-free time of round r's H steps (what the round is credited).
+        const auto work0 = [&](std::size_t c, std::size_t r) { return free[c][(r + 1) * H] - free[c][r * H]; };
+        // The fault-free time of replica c's kept steps in its round r within `left_s` of its start.
         const auto partial = [&](std::size_t c, std::size_t r, double left_s) {
-            const double from = done_at(c, r * H);
-            const auto n = static_cast<double>(
-                std::upper_bound(kept[c].begin(), kept[c].end(), from + left_s) - kept[c].begin() - static_cast<std::ptrdiff_t>(r * H));
-            return std::max(0.0, n) * rounds_[c].round_work_s(r) / static_cast<double>(H);
+            if (kept[c].size() < r * H) return 0.0;
+            const auto first = r * H;
+            const auto last = static_cast<std::size_t>(std::upper_bound(kept[c].begin(), kept[c].end(), done_at(c, first) + left_s) -
+                                                       kept[c].begin());
+            return last > first ? free[c][last] - free[c][first] : 0.0;
         };
+        // Waiting beyond what the fault-free schedule waits (a sunlit replica waiting for a throttled one
+        // is in both: credited, not lost).
+        const auto extra_wait = [](double waited_s, double free_wait_s) { return std::max(0.0, waited_s - free_wait_s); };
         std::vector<double> useful(m, 0.0), waiting(m, 0.0);
         if (algorithm == ClusterAlgorithm::diloco) {
             double E = 0.0;
@@ -181,12 +180,12 @@ public:
                         break;
                     }
                     slowest = std::max(slowest, work(c, r));
-                    free_work = std::max(free_work, rounds_[c].round_work_s(r));
-                    sync = std::max(sync, rounds_[c].sync_s[std::min(r, rounds_[c].sync_s.size() - 1)]);
+                    free_work = std::max(free_work, work0(c, r));
+                    sync = std::max(sync, syncs_[c].at(r));
                 }
                 if (!all || E + slowest + sync > T) break;
                 for (std::size_t c = 0; c < m; ++c) {
-                    waiting[c] += slowest - work(c, r);
+                    waiting[c] += extra_wait(slowest - work(c, r), free_work - work0(c, r));
                     useful[c] += free_work + sync;
                 }
                 E += slowest + sync;
@@ -218,7 +217,7 @@ public:
                         continue;
                     }
                     const auto bi = static_cast<std::size_t>(b);
-                    const double limit = std::min(rounds_[a].round_work_s(r), rounds_[bi].round_work_s(r));
+                    const double limit = std::min(work0(a, r), work0(bi, r));
                     if (std::abs(ready[a] - ready[bi]) <= limit) partner[a] = b;
                     else if (ready[a] < ready[bi]) alone.push_back(static_cast<std::int32_t>(a));
                 }
@@ -230,25 +229,25 @@ public:
                     if (!running[a]) continue;
                     const std::int32_t b = partner[a];
                     if (b < 0) {  // no average this round
-                        useful[a] += rounds_[a].round_work_s(r);
+                        useful[a] += work0(a, r);
                         clock[a] = ready[a];
                         continue;
                     }
                     if (static_cast<std::size_t>(b) < a) continue;  // each pair once
                     const auto bi = static_cast<std::size_t>(b);
                     const double start = std::max(ready[a], ready[bi]);
-                    const double sync = std::max(rounds_[a].sync_s[std::min(r, rounds_[a].sync_s.size() - 1)],
-                                                 rounds_[bi].sync_s[std::min(r, rounds_[bi].sync_s.size() - 1)]);
+                    const double sync = std::max(syncs_[a].at(r), syncs_[bi].at(r));
                     if (start + sync > T) {  // the sync does not finish: the round's steps still count
                         for (auto c : {a, bi}) {
-                            useful[c] += rounds_[c].round_work_s(r);
+                            useful[c] += work0(c, r);
                             running[c] = false;
                         }
                         continue;
                     }
+                    const double free_work = std::max(work0(a, r), work0(bi, r));
                     for (auto c : {a, bi}) {
-                        waiting[c] += start - ready[c];
-                        useful[c] += rounds_[c].round_work_s(r) + sync;
+                        waiting[c] += extra_wait(start - ready[c], free_work - work0(c, r));
+                        useful[c] += free_work + sync;
                         clock[c] = start + sync;
                     }
                 }
@@ -278,7 +277,7 @@ private:
     std::vector<std::unique_ptr<DamagedFabric>> fabrics_;
     std::vector<std::unique_ptr<ClusterView>> views_;
     std::vector<StepDurations> steps_;
-    std::vector<ReplicaRounds> rounds_;
+    std::vector<ReplicaSyncs> syncs_;
 };
 
 }  // namespace

@@ -34,6 +34,11 @@ struct LinkClasses {
     }
 };
 
+// A step's compute beyond full speed; the rounding of the power clock's sums (1e-16 relative) is none.
+double throttled_s(const StepRecord& step, double compute_s) {
+    return step.compute_s > compute_s * (1.0 + 1e-9) ? step.compute_s - compute_s : 0.0;
+}
+
 std::int32_t equal_cluster_size(const ClusterTrainingSetup& s, ClusterAlgorithm algorithm) {
     const auto k = static_cast<std::int32_t>(s.cluster_nodes.front().size());
     for (const auto& c : s.cluster_nodes)
@@ -62,6 +67,7 @@ ClusterTrainingResult every_step(ClusterAlgorithm algorithm, const ClusterTraini
     r.mfu = t.mfu;
     const double wall = r.end_s - r.start_s;
     r.idle_fraction = wall > 0.0 ? 1.0 - static_cast<double>(r.steps) * r.compute_per_step_s / wall : 0.0;
+    for (const StepRecord& step : r.training.steps) r.compute_throttled_s += throttled_s(step, r.compute_per_step_s);
     classes.add(r.training.links);
     return r;
 }
@@ -139,6 +145,8 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
             o.record_collectives = false;
             const TrainingResult inner_run = simulate_training(inner, s.accelerator, s.topologies(t[gi]), o);
             classes.add(inner_run.links, {g});
+            for (const StepRecord& step : inner_run.steps)
+                r.compute_throttled_s += throttled_s(step, r.compute_per_step_s) / static_cast<double>(m);
             ReplicaRound rr;
             rr.replica = g;
             rr.round = round;
@@ -230,6 +238,13 @@ StepModel every_step_model(ClusterAlgorithm algorithm, const ClusterTrainingSetu
         o.all_reduce = Algorithm::hierarchical_ring;
         o.schedule.hierarchical_group_size = equal_cluster_size(s, algorithm);
     }
+    if (s.cluster_compute_done_s) {  // every rank steps together: the slowest cluster's compute
+        o.compute_done_s = [done = s.cluster_compute_done_s, clusters = s.cluster_nodes.size()](double start_s, double work_s) {
+            double end = start_s + work_s;
+            for (std::size_t c = 0; c < clusters; ++c) end = std::max(end, done(c, start_s, work_s));
+            return end;
+        };
+    }
     std::int32_t ranks = 0;
     for (const auto& c : s.cluster_nodes) ranks += static_cast<std::int32_t>(c.size());
     m.job.data_parallel = ranks;
@@ -246,6 +261,11 @@ StepModel replica_step_model(const ClusterTrainingSetup& s, std::size_t replica)
     TrainingOptions& o = m.options;
     o.rank_nodes = s.cluster_nodes[replica];  // a ring along this cluster's links, re-embedded as they change
     o.rank_groups.clear();
+    if (s.cluster_compute_done_s) {  // at its own cluster's pace
+        o.compute_done_s = [done = s.cluster_compute_done_s, replica](double start_s, double work_s) {
+            return done(replica, start_s, work_s);
+        };
+    }
     o.placement = PlacementPolicy::topology_aware;
     o.replan_on_topology_change = true;
     o.all_reduce = Algorithm::ring;

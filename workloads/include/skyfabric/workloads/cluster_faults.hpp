@@ -21,9 +21,13 @@
 // The replicas' composition is a model of its own: a replica's play does not see the time it
 // would spend waiting at a barrier (its faults fall on its own clock), and the outer syncs take
 // their fault-free time (a gateway outage or a satellite down during one is not replayed).
-// Goodput, every algorithm: the fault-free time of the work kept (steps × the fault-free step,
-// or fault-free rounds: inner steps, barrier and sync) over the elapsed time, so checkpoints count
-// as lost and a fault-free trial gives 1 − checkpoint overhead.
+// Goodput, every algorithm: the fault-free time of the work kept (each kept step's fault-free
+// duration; diloco/noloco rounds: the slowest replica's fault-free inner steps and the sync) over
+// the elapsed time, so checkpoints count as lost and a fault-free trial gives 1 − checkpoint
+// overhead. Replicas checkpoint on their own clocks: with replicas of unequal pace (a throttled
+// cluster) their checkpoints fall in different rounds and the barrier pays each, so diloco's and
+// noloco's fault-free goodput is then below ring's. Waiting counts only beyond the fault-free
+// schedule's own (a sunlit replica waiting for a throttled one is credited there).
 // Pure: no I/O.
 
 #include <cstdint>

@@ -60,6 +60,10 @@ struct ClusterTrainingSetup {
     std::uint64_t seed = 42;                // noloco's pairings
     // A topology source positioned at from_s (the keyframe valid then, onwards).
     std::function<TopologySource(double from_s)> topologies;
+    // Power: when cluster c's ranks finish work_s of full-speed compute started at start_s (its own
+    // sun, shadow and battery; empty: full speed). Ring and hierarchical steps wait for the slowest
+    // cluster; a diloco or noloco replica runs at its own cluster's pace.
+    std::function<double(std::size_t cluster, double start_s, double work_s)> cluster_compute_done_s;
 };
 
 // One replica's (cluster's) outer round: its inner steps, then the wait for its peer(s) and the sync.
@@ -86,6 +90,9 @@ struct ClusterTrainingResult {
     double idle_fraction = 0.0;        // 1 − compute time / wall, mean over accelerators
     double outer_sync_mean_s = 0.0;    // diloco, noloco: mean outer-sync duration (from sync start)
     double outer_wait_mean_s = 0.0;    // diloco, noloco: mean time a replica waited for others to be ready
+    // Compute time beyond full speed (a power limit), summed over steps; diloco, noloco: mean over
+    // replicas of their own (what others lose waiting for them is in outer_wait_mean_s).
+    double compute_throttled_s = 0.0;
     std::int64_t outer_rounds = 0;
     double intra_cluster_bytes = 0.0;  // carried by links inside clusters (both directions)
     double gateway_bytes = 0.0;        // carried by links between clusters
