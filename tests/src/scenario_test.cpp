@@ -51,6 +51,10 @@ TEST(ScenarioLoader, ShippedScenariosLoad) {
     EXPECT_NO_THROW(load_scenario_file(std::string(SKYFABRIC_SOURCE_DIR) + "/scenarios/smoke.yaml"));
     const auto four = load_scenario_file(std::string(SKYFABRIC_SOURCE_DIR) + "/scenarios/constellation-4x81.yaml");
     EXPECT_EQ(skyfabric::scenario::node_count(four), 4 * 81u);
+    const auto stress = load_scenario_file(std::string(SKYFABRIC_SOURCE_DIR) + "/scenarios/constellation-4x81-stress.yaml");
+    EXPECT_TRUE(stress.radiation.enabled && stress.power.enabled);
+    EXPECT_EQ(stress.constellation.gateways.topology, skyfabric::links::AggregationTopology::spread);
+    EXPECT_NEAR(stress.constellation.clusters[3].raan_offset_rad, 40.0 * skyfabric::physics::pi / 180.0, 1e-15);
 }
 
 TEST(ScenarioLoader, DurationInOrbitsUsesTheNodalPeriod) {
