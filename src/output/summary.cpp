@@ -550,8 +550,10 @@ std::string summary_table(const nlohmann::json& j) {
             out += line;
         }
         row("  trials, fault model", std::to_string(rc.begin()->at("trials").get<int>()) +
-                                         " trials, the same draws for every algorithm; gw links: gateway links lost per trial (mean)"
-                                         "; diloco/noloco: replica plays composed (docs/constellations.md)");
+                                         " trials, the same draws for every algorithm, checkpoint interval " +
+                                         num(rc.begin()->at("checkpoint_interval_s"), "%.0f s") +
+                                         "; gw links: gateway links lost per trial (mean); diloco/noloco: replica plays composed "
+                                         "(docs/constellations.md)");
     }
     row("wall time", num(j["wall_s"], "%.2f s"));
     return out;

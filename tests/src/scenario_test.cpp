@@ -510,6 +510,10 @@ TEST(ScenarioLoader, ConstellationErrorsNameTheKey) {
     EXPECT_NE(shrink.find("hierarchical"), std::string::npos) << shrink;
     const std::string single = error_of(minimal + "radiation: {gateway_outages_per_day: 1}\n");
     EXPECT_NE(single.find("radiation.gateway_outages_per_day"), std::string::npos) << single;
-    const std::string power = error_of(constellation_base + "  clusters: 2\n  spacing_km: 10\npower: {}\n");
-    EXPECT_NE(power.find("not supported"), std::string::npos) << power;
+    // Power too (each cluster its own eclipses); mixture of experts is still refused.
+    EXPECT_TRUE(load_scenario_text(constellation_base + "  clusters: 2\n  spacing_km: 10\npower: {}\n", "test.yaml").power.enabled);
+    const std::string moe = error_of(minimal + "links: {}\nworkload: {moe: {layers: 2, hidden_size: 512, experts_per_token: 2, expert_parameters: 1.0e8}}\n"
+                                               "constellation:\n  clusters: 2\n  spacing_km: 10\n");
+    EXPECT_NE(moe.find("workload.moe"), std::string::npos) << moe;
+    EXPECT_NE(moe.find("not supported with a constellation"), std::string::npos) << moe;
 }
