@@ -79,6 +79,7 @@ void write_constellation(Hdf5File& file, const std::vector<workloads::ClusterTra
     write_column(file, g + "outer_rounds", rows, [](const R& r) { return r.outer_rounds; }, "1");
     write_column(file, g + "outer_sync_mean_s", rows, [](const R& r) { return r.outer_sync_mean_s; }, "s");
     write_column(file, g + "outer_wait_mean_s", rows, [](const R& r) { return r.outer_wait_mean_s; }, "s");
+    write_column(file, g + "compute_throttled_s", rows, [](const R& r) { return r.compute_throttled_s; }, "s");
     write_column(file, g + "truncated", rows, [](const R& r) { return r.truncated ? 1 : 0; }, "1");
     index_dimension(file, "/constellation/algorithms", "row", rows.size());
 }
@@ -193,25 +194,52 @@ void write_link_outages(Hdf5File& file, const simulation::RadiationOutcome& r) {
     index_dimension(file, "/radiation/link_outages", "outage", lo.size());
 }
 
-// Every Monte Carlo trial's outcome, one row per trial (trial order).
-void write_trials(Hdf5File& file, const simulation::RadiationOutcome& r) {
+// Every Monte Carlo trial's outcome under `group`, one row per trial (trial order); a
+// constellation's rows also say what the gateways lost and what replicas waited for.
+void write_trial_rows(Hdf5File& file, const std::string& group, const std::vector<workloads::MonteCarloResult::Trial>& t,
+                      bool constellation) {
     using Trial = workloads::MonteCarloResult::Trial;
-    if (!r.monte_carlo || r.monte_carlo->per_trial.empty()) return;
-    const auto& t = r.monte_carlo->per_trial;
-    write_column(file, "/radiation/trials/goodput", t, [](const Trial& x) { return x.goodput; }, "1");
-    write_column(file, "/radiation/trials/lost_faults_s", t, [](const Trial& x) { return x.lost_faults_s; }, "s");
-    write_column(file, "/radiation/trials/lost_restarts_s", t, [](const Trial& x) { return x.lost_restarts_s; }, "s");
-    write_column(file, "/radiation/trials/lost_checkpoints_s", t, [](const Trial& x) { return x.lost_checkpoints_s; }, "s");
-    write_column(file, "/radiation/trials/lost_fabric_s", t, [](const Trial& x) { return x.lost_fabric_s; }, "s");
-    write_column(file, "/radiation/trials/lost_shrunk_ring_s", t, [](const Trial& x) { return x.lost_shrink_s; }, "s");
-    write_column(file, "/radiation/trials/gained_fabric_s", t, [](const Trial& x) { return x.gained_fabric_s; }, "s");
-    write_column(file, "/radiation/trials/step_time_median_s", t, [](const Trial& x) { return x.step_time_median_s; }, "s");
-    write_column(file, "/radiation/trials/step_time_p99_s", t, [](const Trial& x) { return x.step_time_p99_s; }, "s");
-    write_column(file, "/radiation/trials/ranks_lost", t, [](const Trial& x) { return x.ranks_lost; }, "1");
-    write_column(file, "/radiation/trials/links_lost", t, [](const Trial& x) { return x.links_lost; }, "1");
-    write_column(file, "/radiation/trials/damaged_steps", t, [](const Trial& x) { return x.damaged_steps; }, "1");
-    write_column(file, "/radiation/trials/rollbacks", t, [](const Trial& x) { return x.rollbacks; }, "1");
-    index_dimension(file, "/radiation/trials", "trial", t.size());
+    write_column(file, group + "/goodput", t, [](const Trial& x) { return x.goodput; }, "1");
+    write_column(file, group + "/lost_faults_s", t, [](const Trial& x) { return x.lost_faults_s; }, "s");
+    write_column(file, group + "/lost_restarts_s", t, [](const Trial& x) { return x.lost_restarts_s; }, "s");
+    write_column(file, group + "/lost_checkpoints_s", t, [](const Trial& x) { return x.lost_checkpoints_s; }, "s");
+    write_column(file, group + "/lost_fabric_s", t, [](const Trial& x) { return x.lost_fabric_s; }, "s");
+    write_column(file, group + "/lost_shrunk_ring_s", t, [](const Trial& x) { return x.lost_shrink_s; }, "s");
+    write_column(file, group + "/gained_fabric_s", t, [](const Trial& x) { return x.gained_fabric_s; }, "s");
+    write_column(file, group + "/step_time_median_s", t, [](const Trial& x) { return x.step_time_median_s; }, "s");
+    write_column(file, group + "/step_time_p99_s", t, [](const Trial& x) { return x.step_time_p99_s; }, "s");
+    write_column(file, group + "/ranks_lost", t, [](const Trial& x) { return x.ranks_lost; }, "1");
+    write_column(file, group + "/links_lost", t, [](const Trial& x) { return x.links_lost; }, "1");
+    write_column(file, group + "/damaged_steps", t, [](const Trial& x) { return x.damaged_steps; }, "1");
+    write_column(file, group + "/rollbacks", t, [](const Trial& x) { return x.rollbacks; }, "1");
+    if (constellation) {
+        write_column(file, group + "/lost_waiting_s", t, [](const Trial& x) { return x.lost_waiting_s; }, "s");
+        write_column(file, group + "/gateway_links_lost", t, [](const Trial& x) { return x.gateway_links_lost; }, "1");
+    }
+    index_dimension(file, group, "trial", t.size());
+}
+
+void write_trials(Hdf5File& file, const simulation::RadiationOutcome& r) {
+    if (r.monte_carlo && !r.monte_carlo->per_trial.empty())
+        write_trial_rows(file, "/radiation/trials", r.monte_carlo->per_trial, false);
+    // A constellation: one row per algorithm (the order of /constellation/algorithms), and each
+    // algorithm's trials (the same draws) under its name.
+    using G = workloads::ClusterGoodput;
+    const auto& rows = r.constellation;
+    if (rows.empty()) return;
+    const std::string g = "/radiation/constellation/";
+    write_column(file, g + "algorithm", rows, [](const G& a) { return static_cast<int>(a.algorithm); }, "1");
+    file.set_attribute(g + "algorithm", "algorithm_names", "0=ring,1=hierarchical,2=diloco,3=noloco");
+    write_column(file, g + "goodput_median", rows, [](const G& a) { return a.monte_carlo.goodput.median; }, "1");
+    // Where the trials lie: two of their own values, of the kind the attribute `interval` names.
+    write_column(file, g + "goodput_interval_low", rows, [](const G& a) { return a.monte_carlo.goodput.spread_low; }, "1");
+    write_column(file, g + "goodput_interval_high", rows, [](const G& a) { return a.monte_carlo.goodput.spread_high; }, "1");
+    file.set_attribute("/radiation/constellation", "interval",
+                       std::string(workloads::spread_kind(static_cast<std::size_t>(rows.front().monte_carlo.trials))));
+    write_column(file, g + "fault_free_goodput", rows, [](const G& a) { return a.fault_free_goodput; }, "1");
+    write_column(file, g + "checkpoint_interval_s", rows, [](const G& a) { return a.monte_carlo.checkpoint_interval_s; }, "s");
+    index_dimension(file, "/radiation/constellation", "row", rows.size());
+    for (const auto& a : rows) write_trial_rows(file, g + std::string(workloads::to_string(a.algorithm)), a.monte_carlo.per_trial, true);
 }
 
 }  // namespace

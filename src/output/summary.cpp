@@ -41,6 +41,44 @@ json statistics_json(const workloads::TrialStatistics& t) {
                 {"interval", {t.spread_low, t.spread_high}}};
 }
 
+// A constellation's fault trials, per algorithm: goodput over trials (median and the trials'
+// interval of the kind radiation.interval names), the fault-free goodput and tokens/s kept, time lost by cause, what was lost.
+nlohmann::json cluster_faults_json(const simulation::RunSummary& s) {
+    using Trial = workloads::MonteCarloResult::Trial;
+    json out = json::object();
+    for (std::size_t i = 0; i < s.radiation->constellation.size(); ++i) {
+        const auto& a = s.radiation->constellation[i];
+        const auto& m = a.monte_carlo;
+        const auto median = [&](auto field) {
+            std::vector<double> v;
+            for (const Trial& t : m.per_trial) v.push_back(static_cast<double>(field(t)));
+            const auto st = workloads::trial_statistics(v);
+            return json{{"median", st.median}, {"mean", st.mean}, {"interval", {st.spread_low, st.spread_high}}};
+        };
+        const double tokens_per_s = i < s.constellation.size() ? s.constellation[i].tokens_per_s : 0.0;
+        out[std::string(workloads::to_string(a.algorithm))] = {
+            {"trials", m.trials},
+            {"checkpoint_interval_s", m.checkpoint_interval_s},
+            {"goodput", statistics_json(m.goodput)},
+            {"fault_free_goodput", a.fault_free_goodput},
+            // The fault-free run's tokens/s times the goodput (median over trials).
+            {"tokens_per_s_kept_median", tokens_per_s * m.goodput.median},
+            {"lost_s",
+             {{"faults", median([](const Trial& t) { return t.lost_faults_s; })},
+              {"restarts", median([](const Trial& t) { return t.lost_restarts_s; })},
+              {"checkpoints", median([](const Trial& t) { return t.lost_checkpoints_s; })},
+              {"fabric", median([](const Trial& t) { return t.lost_fabric_s; })},
+              {"shrunk_ring", median([](const Trial& t) { return t.lost_shrink_s; })},
+              {"waiting_for_replicas", median([](const Trial& t) { return t.lost_waiting_s; })}}},
+            {"ranks_lost", median([](const Trial& t) { return t.ranks_lost; })},
+            {"links_lost", median([](const Trial& t) { return t.links_lost; })},
+            {"gateway_links_lost", median([](const Trial& t) { return t.gateway_links_lost; })},
+            {"damaged_steps_solved", a.fabric_evaluations},
+        };
+    }
+    return out;
+}
+
 // summary.json's radiation section: top-level figures are estimates over the trials (trial 0 alone
 // when there is one); trial 0's own figures (the events and timeline result.h5 holds) under trial0.
 json radiation_json(const scenario::Scenario& sc, const simulation::RunSummary& s) {
@@ -70,7 +108,10 @@ json radiation_json(const scenario::Scenario& sc, const simulation::RunSummary& 
     json trial0 = {{"events_by_kind", events_by_kind},
                    {"events_per_day", days > 0 ? json(static_cast<double>(r.events.size()) / days) : json(nullptr)}};
     const workloads::MonteCarloResult* m = r.monte_carlo ? &*r.monte_carlo : nullptr;
-    const std::size_t trials = m ? static_cast<std::size_t>(m->trials) : 1;
+    // A constellation's trials are per algorithm (the same draws for each): their count is the same.
+    const std::size_t trials = m ? static_cast<std::size_t>(m->trials)
+                               : !r.constellation.empty() ? static_cast<std::size_t>(r.constellation.front().monte_carlo.trials)
+                                                          : 1;
     j["trials"] = trials;
     j["interval"] = workloads::spread_kind(trials);
     // Trial 0 alone as the estimate when there is no Monte Carlo (radiation.trials: 1).
@@ -109,6 +150,10 @@ json radiation_json(const scenario::Scenario& sc, const simulation::RunSummary& 
                 g.checkpoint_interval_s, sc.radiation.recovery.checkpoint_cost_s, sc.radiation.recovery.restart_s,
                 r.interruption_mtbf_s);
         }
+    }
+    if (!r.constellation.empty()) {
+        j["constellation"] = cluster_faults_json(s);
+        j["constellation_wall_s"] = r.trials_wall_s;
     }
     j["trial0"] = trial0;
     j["fabric"] = {{"coupled", r.fabric_note.empty()},
@@ -264,6 +309,7 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
                 {"outer_rounds", r.outer_rounds},
                 {"outer_sync_mean_s", r.outer_sync_mean_s},
                 {"outer_wait_mean_s", r.outer_wait_mean_s},
+                {"compute_throttled_s", r.compute_throttled_s},
                 {"truncated", r.truncated},
             };
         }
@@ -442,6 +488,13 @@ std::string summary_table(const nlohmann::json& j) {
                               a["outer_rounds"].get<std::int64_t>() > 0 ? num(a["outer_sync_mean_s"], "%.3f").c_str() : "-");
                 out += line;
             }
+            std::string throttled;
+            for (const auto algorithm : workloads::cluster_algorithms) {
+                const std::string name(workloads::to_string(algorithm));
+                if (c["algorithms"].contains(name) && c["algorithms"][name].value("compute_throttled_s", 0.0) > 0.0)
+                    throttled += (throttled.empty() ? "" : ", ") + name + " " + num(c["algorithms"][name]["compute_throttled_s"], "%.4g s");
+            }
+            if (!throttled.empty()) row("time lost to throttling", throttled + " (compute beyond full speed; diloco, noloco: per replica)");
             for (const auto algorithm : workloads::cluster_algorithms) {
                 const std::string name(workloads::to_string(algorithm));
                 if (!c["algorithms"].contains(name)) continue;
@@ -537,6 +590,32 @@ std::string summary_table(const nlohmann::json& j) {
                                                       std::to_string(f["damaged_steps_solved"].get<std::int64_t>()) + " damaged steps solved"
                                                 : f["note"].get<std::string>());
         }
+    }
+    if (j.contains("radiation") && j["radiation"].contains("constellation")) {
+        const auto& rc = j["radiation"]["constellation"];
+        std::snprintf(line, sizeof line, "  %-14s %-26s %10s %10s  %-40s %8s\n", "faults", "goodput median (interval)",
+                      "fault-free", "tokens/s", "lost s (median): faults/restart/ckpt/fabric/wait", "gw links");
+        out += line;
+        for (const auto algorithm : workloads::cluster_algorithms) {
+            const std::string name(workloads::to_string(algorithm));
+            if (!rc.contains(name)) continue;
+            const auto& a = rc[name];
+            const auto& g = a["goodput"];
+            const auto& l = a["lost_s"];
+            const std::string goodput = num(g["median"], "%.4f") + " (" + num(g["interval"][0], "%.4f") + "–" + num(g["interval"][1], "%.4f") + ")";
+            const std::string lost = num(l["faults"]["median"], "%.0f") + "/" + num(l["restarts"]["median"], "%.0f") + "/" +
+                                     num(l["checkpoints"]["median"], "%.0f") + "/" + num(l["fabric"]["median"], "%.3g") + "/" +
+                                     num(l["waiting_for_replicas"]["median"], "%.0f");
+            std::snprintf(line, sizeof line, "  %-14s %-28s %10.4f %10.4g  %-40s %8s\n", name.c_str(), goodput.c_str(),
+                          a["fault_free_goodput"].get<double>(), a["tokens_per_s_kept_median"].get<double>(), lost.c_str(),
+                          num(a["gateway_links_lost"]["mean"], "%.3g").c_str());
+            out += line;
+        }
+        row("  trials, fault model", std::to_string(rc.begin()->at("trials").get<int>()) +
+                                         " trials (interval: " + j["radiation"]["interval"].get<std::string>() + "), the same draws for every algorithm, checkpoint interval " +
+                                         num(rc.begin()->at("checkpoint_interval_s"), "%.0f s") +
+                                         "; gw links: gateway links lost per trial (mean); diloco/noloco: replica plays composed "
+                                         "(docs/constellations.md)");
     }
     row("wall time", num(j.value("wall_s", nlohmann::json(nullptr)), "%.2f s") + " (simulation " +
                          num(j["simulation_wall_s"], "%.2f s") + ", the rest writing the files)");

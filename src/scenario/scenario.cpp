@@ -507,6 +507,8 @@ RadiationConfig read_radiation(Section s, bool present, const physics::UtcEpoch&
     r.faults.chips_per_satellite = static_cast<std::int32_t>(s.integer("chips_per_satellite", 0, 4096, 0));
     r.faults.sdc_detection_probability = s.number("sdc_detection_probability", 0.0, 1.0, r.faults.sdc_detection_probability);
     r.faults.link_outage_rate_per_s = s.number("link_outages_per_day", 0.0, 1e4, 0.0, "1/day") / physics::seconds_per_day;
+    // A constellation's gateway terminals (one per gateway satellite), apart from the ISL terminals.
+    r.faults.gateway_outage_rate_per_s = s.number("gateway_outages_per_day", 0.0, 1e4, 0.0, "1/day") / physics::seconds_per_day;
     r.faults.rate_scale = s.number("rate_scale", 0.0, 1e6, 1.0);
     r.recovery.link_outage_s = s.number("link_outage_s", 0.0, 1e7, r.recovery.link_outage_s, "s");
     r.threads = static_cast<std::int32_t>(s.integer("threads", 0, 1024, 0));
@@ -791,8 +793,18 @@ void check_constellation(Section& top, const Scenario& sc, const std::vector<std
     const auto& con = sc.constellation;
     if (sc.fabric) c.fail("clusters", "a constellation needs an orbit; a synthetic topology has none");
     if (!sc.links.enabled) c.fail("clusters", "a constellation needs a links section (the clusters' own fabrics)");
-    if (sc.radiation.enabled) top.fail("radiation", "radiation with a constellation is not supported yet: run one cluster");
-    if (sc.power.enabled) top.fail("power", "power with a constellation is not supported yet: run one cluster");
+    if (sc.radiation.enabled) {
+        Section radiation = top.section("radiation");
+        if (sc.radiation.recovery.spare_satellites > 0)
+            radiation.fail("spare_satellites", "hot spares in a constellation are not modelled yet (which cluster a spare "
+                                               "serves, and how it joins that cluster's ring): give 0");
+        const bool hierarchical = std::find(con.algorithms.begin(), con.algorithms.end(),
+                                            workloads::ClusterAlgorithm::hierarchical) != con.algorithms.end();
+        if (hierarchical && sc.workload.on_rank_loss == workloads::RankLossPolicy::shrink)
+            top.section("workload").fail("on_rank_loss", "shrink with the hierarchical algorithm across clusters would leave "
+                                                         "clusters of unequal size, which its all-reduce cannot split: use wait, "
+                                                         "or drop hierarchical from constellation.algorithms");
+    }
     if (sc.dynamics.compare_to_nonlinear) top.section("dynamics").fail("compare_to_nonlinear", "is not supported with a constellation");
     const auto smallest = *std::min_element(sizes.begin(), sizes.end());
     if (static_cast<std::size_t>(con.gateways.gateways_per_cluster) > smallest) {
@@ -989,6 +1001,8 @@ void check_across_sections(Section& top, Scenario& sc, const LoadOptions& option
             recovery.on_rank_loss = recovery.spare_satellites > 0 ? workloads::RankLossPolicy::spare
                                                                   : workloads::RankLossPolicy::wait;
         }
+        if (!sc.constellation.enabled && sc.radiation.faults.gateway_outage_rate_per_s > 0.0)
+            radiation.fail("gateway_outages_per_day", "needs a constellation: a single formation has no gateway terminals");
         auto& chips = sc.radiation.faults.chips_per_satellite;
         if (chips == 0) chips = sc.workload.enabled ? sc.workload.job.tensor_parallel : 1;
     }

@@ -217,8 +217,15 @@ private:
         RadiationOutcome out;
         const double duration_s = summary_.simulated_s;
         const auto n = static_cast<std::int32_t>(dose_.size());
+        // A constellation's gateway satellites carry gateway terminals, which fail on their own.
+        workloads::FaultModel model = r.faults;
+        if (clusters_ && clusters_->constellation()) {
+            for (const auto& gateways : clusters_->gateway_nodes())
+                model.gateway_satellites.insert(model.gateway_satellites.end(), gateways.begin(), gateways.end());
+            std::sort(model.gateway_satellites.begin(), model.gateway_satellites.end());
+        }
         if (dose_series_.sample_count > 0 && duration_s > 0.0) {
-            out.expected_events = workloads::expected_fault_counts(dose_series_, r.faults, duration_s);
+            out.expected_events = workloads::expected_fault_counts(dose_series_, model, duration_s);
             // The loader refused what its orbit-average estimate would not fit; this run's own dose
             // history (SAA passes: a few times the average) is checked again, with a margin, against
             // what the estimate cannot see (a satellite that left the formation) before drawing.
@@ -232,7 +239,7 @@ private:
                 summary_.radiation = std::move(out);
                 return;
             }
-            out.events = workloads::sample_fault_events(dose_series_, r.faults, duration_s, sc_.seed, 0);
+            out.events = workloads::sample_fault_events(dose_series_, model, duration_s, sc_.seed, 0);
             out.interruption_mtbf_s =
                 workloads::interruption_mtbf_s(dose_series_, r.faults, n - r.recovery.spare_satellites, duration_s);
         }
@@ -249,13 +256,11 @@ private:
                                      physics::seconds_per_year_radiation;
         out.long_term_interruption_mtbf_s = workloads::interruption_mtbf_at_dose_rate_s(
             out.annual_dose_rad_per_yr / physics::seconds_per_year_radiation, r.faults, n - r.recovery.spare_satellites);
-        if (summary_.training && !summary_.training->steps.empty() && duration_s > 0.0) {
-            workloads::StepDurations steps;
-            for (const auto& step : summary_.training->steps) {
-                steps.start_s.push_back(step.start_s);
-                steps.duration_s.push_back(step.end_s - step.start_s);
-            }
-            steps.nominal_s = summary_.training->summary.step_time_median_s;
+        if (clusters_ && clusters_->constellation()) {
+            if (!summary_.constellation.empty() && dose_series_.sample_count > 0 && duration_s > 0.0)
+                play_constellation_faults(out, model, duration_s);
+        } else if (summary_.training && !summary_.training->steps.empty() && duration_s > 0.0) {
+            const workloads::StepDurations steps = workloads::fault_free_steps(*summary_.training);
             auto recovery = r.recovery;
             // Daly's interval from the orbit's long-term interruption rate (the annual dose's), not from the
             // SAA passes this run happened to see, so that runs of any length checkpoint alike (no
@@ -296,6 +301,38 @@ private:
             }
         }
         summary_.radiation = std::move(out);
+    }
+
+    // Each cluster algorithm's trials over the same fault draws (workloads/cluster_faults.hpp).
+    void play_constellation_faults(RadiationOutcome& out, const workloads::FaultModel& model, double duration_s) {
+        const auto& r = sc_.radiation;
+        workloads::ClusterFaultSetup s;
+        s.series = &dose_series_;
+        s.model = model;
+        s.recovery = r.recovery;
+        // Daly's interval from the orbit's long-term interruption rate, as for one cluster (none: one
+        // interval spans the run).
+        if (s.recovery.checkpoint_interval_s <= 0.0)
+            s.recovery.mtbf_s = std::isfinite(out.long_term_interruption_mtbf_s) && out.long_term_interruption_mtbf_s > 0.0
+                                    ? out.long_term_interruption_mtbf_s
+                                    : 1e3 * duration_s;
+        s.duration_s = duration_s;
+        s.seed = sc_.seed;
+        s.trials = r.trials;
+        s.backend = backend_;
+        s.threads = scenario::monte_carlo_threads(sc_);
+        s.timeline = &timeline_;
+        s.training = constellation_setup_;
+        const auto trials_start = std::chrono::steady_clock::now();
+        for (auto* rec : recorders_) rec->phase("fault trials of every algorithm");
+        std::vector<workloads::ClusterAlgorithm> algorithms;
+        for (const auto& c : summary_.constellation) algorithms.push_back(c.algorithm);
+        out.constellation = workloads::monte_carlo_cluster_goodput(algorithms, s, summary_.constellation, every_step_steps_);
+        for (const auto& c : out.constellation) out.fabric_evaluations += c.fabric_evaluations;
+        out.trials_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - trials_start).count();
+        out.fabric_keyframes = static_cast<std::int64_t>(timeline_.keyframe_count());
+        out.fabric_topologies = timeline_.topology_count();
+        out.fabric_memory_bytes = static_cast<std::int64_t>(timeline_.memory_bytes());
     }
 
     // The training job pulls one topology per sample; the physics advances as it pulls.
@@ -355,12 +392,20 @@ private:
         setup.seed = sc_.seed;
         setup.topologies = [this](double from_s) { return timeline_.source_from(from_s); };
         setup.cluster_nodes = clusters_->cluster_nodes();
+        if (sc_.power.enabled) {  // every sample is simulated: the clusters' shares are known
+            setup.cluster_compute_done_s = [this](std::size_t c, double start_s, double work_s) {
+                return compute_done_s(start_s, work_s, cluster_fraction_[c]);
+            };
+        }
+        constellation_setup_ = setup;
         for (const auto algorithm : con.algorithms) {
             const std::string what = "training " + std::string(workloads::to_string(algorithm)) + " (" +
                                      std::to_string(summary_.constellation.size() + 1) + " of " +
                                      std::to_string(con.algorithms.size()) + ")";
             for (auto* r : recorders_) r->phase(what);
             summary_.constellation.push_back(workloads::simulate_cluster_training(algorithm, setup));
+            // What the fault trials replay: ring's and hierarchical's fault-free steps.
+            every_step_steps_.push_back(workloads::fault_free_steps(summary_.constellation.back().training));
             if (summary_.constellation.size() == 1 && (algorithm == workloads::ClusterAlgorithm::ring ||
                                                        algorithm == workloads::ClusterAlgorithm::hierarchical))
                 summary_.training = std::move(summary_.constellation.back().training);
@@ -415,8 +460,15 @@ private:
         s.temperature_k.resize(n);
         double fraction = 1.0;
         std::vector<bool> browned(n, false);
+        // A constellation: each cluster its own β (its own plane) and its own compute share.
+        const auto cluster_of = clusters_->cluster_of();
+        const std::size_t clusters = clusters_->cluster_count();
+        if (clusters > 1 && cluster_fraction_.empty()) cluster_fraction_.assign(clusters, std::vector<double>(times_.size(), 1.0));
+        std::vector<double> cluster_fraction(clusters, 1.0);
         for (std::size_t i = 0; i < n; ++i) {
-            s.solar_w[i] = physics::solar_power_w(p.array, au, s.shadow_fraction[i], std::sin(s.beta_angle_rad),
+            const std::size_t c = clusters > 1 ? static_cast<std::size_t>(cluster_of[i]) : 0;
+            const double beta_rad = clusters > 1 ? cluster_beta_rad_[c] : s.beta_angle_rad;
+            s.solar_w[i] = physics::solar_power_w(p.array, au, s.shadow_fraction[i], std::sin(beta_rad),
                                                   t / physics::seconds_per_julian_year);
             const physics::PowerStep step = dt > 0.0 ? physics::advance_power(p, power_state_[i], s.solar_w[i], degree[i], requested,
                                                                               sc_.workload.power_policy, dt)
@@ -424,7 +476,10 @@ private:
             s.load_w[i] = step.load_w;
             s.state_of_charge[i] = p.battery.capacity_wh > 0.0 ? power_state_[i].battery_wh / p.battery.capacity_wh : 0.0;
             s.temperature_k[i] = power_state_[i].temperature_k;
-            if (requested > 0.0) fraction = std::min(fraction, step.utilisation);
+            if (requested > 0.0) {
+                fraction = std::min(fraction, step.utilisation);
+                cluster_fraction[c] = std::min(cluster_fraction[c], step.utilisation);
+            }
             browned[i] = step.browned_out;
             power_generated_j_ += s.solar_w[i] * dt;
             power_used_j_ += step.load_w * dt;
@@ -435,6 +490,7 @@ private:
         }
         s.compute_fraction = fraction;
         compute_fraction_[k] = fraction;
+        for (std::size_t c = 0; clusters > 1 && c < clusters; ++c) cluster_fraction_[c][k] = cluster_fraction[c];
         if (fraction < 1.0 && requested > 0.0) {
             ++summary_.power_samples_limited;
             summary_.power_compute_lost_s += (1.0 - fraction) * dt;
@@ -448,7 +504,9 @@ private:
 
     // When `work_s` of full-speed compute started at start_s is done, at the power-allowed share of each
     // sample interval; samples not yet simulated are simulated now (their topologies kept for the training's clock).
-    double compute_done_s(double start_s, double work_s) {
+    double compute_done_s(double start_s, double work_s) { return compute_done_s(start_s, work_s, compute_fraction_); }
+    // The same at a share series of one's own (a constellation's cluster).
+    double compute_done_s(double start_s, double work_s, const std::vector<double>& compute_fraction) {
         std::size_t k = static_cast<std::size_t>(std::upper_bound(times_.begin(), times_.end(), start_s) - times_.begin());
         k = k > 0 ? k - 1 : 0;
         double t = start_s, left = work_s;
@@ -462,7 +520,7 @@ private:
                 pending_topologies_.push_back(topology_);
             }
             const double end = k + 1 < times_.size() ? times_[k + 1] : std::numeric_limits<double>::infinity();
-            const double rate = compute_fraction_[k];
+            const double rate = compute_fraction[k];
             if (rate > 0.0 && t + left / rate <= end) return t + left / rate;
             if (!std::isfinite(end)) return end;
             left -= rate * (end - t);
@@ -476,6 +534,13 @@ private:
         const Eigen::Vector3d& sun = sun_eci_m_;
         sample_.sun_direction_eci = sun.normalized();
         sample_.beta_angle_rad = physics::beta_angle_rad(snapshot_.chief_eci.position_m, snapshot_.chief_eci.velocity_m_s, sun);
+        if (clusters_->constellation()) {
+            cluster_beta_rad_.resize(clusters_->cluster_count());
+            for (std::size_t c = 0; c < cluster_beta_rad_.size(); ++c) {
+                const auto& chief = clusters_->cluster_snapshot(c).chief_eci;
+                cluster_beta_rad_[c] = physics::beta_angle_rad(chief.position_m, chief.velocity_m_s, sun);
+            }
+        }
         sample_.shadow_fraction.resize(snapshot_.satellites_eci.size());
         for (std::size_t i = 0; i < snapshot_.satellites_eci.size(); ++i) {
             sample_.shadow_fraction[i] = physics::shadow_fraction(snapshot_.satellites_eci[i].position_m, sun);
@@ -589,6 +654,8 @@ private:
 
     std::optional<workloads::Fabric> fabric_;
     std::optional<ClusterSet> clusters_;                // every cluster's physics and links (one without a constellation)
+    workloads::ClusterTrainingSetup constellation_setup_;  // the cluster algorithms' (for the fault trials)
+    std::vector<workloads::StepDurations> every_step_steps_;  // per algorithm: its fault-free steps (empty: diloco, noloco)
     std::optional<physics::FormationPropagator> truth_;
     std::vector<double> delta_v_all_;                  // a constellation's clusters' delta-v, concatenated
     double gateway_capacity_sum_bps_ = 0.0, oversubscription_sum_ = 0.0;
@@ -597,6 +664,8 @@ private:
     double shadow_sum_ = 0.0;
     std::vector<physics::PowerState> power_state_;     // [N]
     std::vector<double> compute_fraction_;             // per sample: compute share allowed until the next
+    std::vector<std::vector<double>> cluster_fraction_;  // a constellation's: [cluster][sample]
+    std::vector<double> cluster_beta_rad_;             // a constellation's clusters' β at the current sample
     std::deque<links::Topology> pending_topologies_;   // simulated ahead for compute_done_s, not yet pulled
     double power_generated_j_ = 0.0, power_used_j_ = 0.0, power_shunted_j_ = 0.0;
     physics::FormationSnapshot snapshot_, truth_snapshot_;

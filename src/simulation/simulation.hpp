@@ -14,6 +14,7 @@
 #include <skyfabric/links/topology.hpp>
 #include <skyfabric/physics/propagation.hpp>
 #include <skyfabric/physics/radiation.hpp>
+#include <skyfabric/workloads/cluster_faults.hpp>
 #include <skyfabric/workloads/cluster_training.hpp>
 #include <skyfabric/workloads/damaged_fabric.hpp>
 #include <skyfabric/workloads/faults.hpp>
@@ -77,6 +78,9 @@ struct RadiationOutcome {
     std::vector<workloads::FaultEvent> events;           // trial 0
     std::optional<workloads::GoodputResult> goodput;     // trial 0, when there is a workload
     std::optional<workloads::MonteCarloResult> monte_carlo;  // when trials > 1 and a workload
+    // A constellation: each training algorithm's trials over the same draws (in the scenario's order;
+    // goodput, monte_carlo and the job timeline above are then left out).
+    std::vector<workloads::ClusterGoodput> constellation;
     std::array<double, workloads::fault_kind_count> expected_events{};
     double interruption_mtbf_s = 0.0;                    // this run's dose history (its SAA passes)
     // At the long-term annual dose (below): what an automatic checkpoint interval is planned on.

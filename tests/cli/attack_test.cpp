@@ -157,7 +157,7 @@ TEST(Attack, ARunIntoANameThatPrefixesAnotherFolderLeavesThatRunAlone) {
     const auto dir = fresh_dir("attack_prefix");
     const fs::path other = dir / "a.staging.1";
     const std::string first = skyfabric() + " run -q " + source("scenarios/suncatcher-81.yaml") +
-                              " --set output.vtk=false -o " + other.string();
+                              " --set output.vtk=false --set duration_s=86400 -o " + other.string();  // a day: still running when the second ends
     const std::string script = "( exec " + first + " ) & pid=$!; i=0; while ! " + staged_exists(other, "result.h5") +
                                " && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; " + run_into(dir / "a") +
                                "; echo second=$?; ls -a " + dir.string() + " | grep -c '^.a.staging.1.staging.'; wait $pid; echo first=$?";

@@ -732,6 +732,38 @@ print("ok", len(groups))
     fs::remove_all(dir);
 }
 
+TEST(Cli, ConstellationRadiationReportsEveryAlgorithmsGoodputAndGatewayLosses) {
+    // Issue 25: radiation with a constellation. A short, heavily scaled run so that every trial
+    // has faults: each algorithm's goodput interval is its trials' min-max (6 trials) with its median
+    // below its fault-free goodput, gateway terminals lose links, and result.h5 holds one row per
+    // algorithm and each algorithm's trials, consistent with summary.json.
+    const auto dir = fresh_dir("constellation_radiation");
+    const auto r = run_command(skyfabric() + " run -q " + source("scenarios/constellation-4x81.yaml") +
+                               " --set duration_s=1800 --set output_step_s=60 --set output.vtk=false"
+                               " --set constellation.inner_steps=5 --set radiation.enabled=true --set radiation.rate_scale=1000"
+                               " --set radiation.trials=6 --set radiation.link_outages_per_day=0 -o " + dir.string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto check = run_command(
+        "/usr/bin/python3 -c \"import h5py,json,sys,numpy as np; d=sys.argv[1]; f=h5py.File(d+'/result.h5','r'); "
+        "s=json.load(open(d+'/summary.json'))['radiation']['constellation']; "
+        "names=['ring','hierarchical','diloco','noloco']; assert sorted(s) == sorted(names), list(s); "
+        "g=f['radiation/constellation']; assert list(g['algorithm'][:]) == [0, 1, 2, 3]; "
+        "[(lambda a, i: ("
+        "  a['goodput']['interval'] == [min(f['radiation/constellation/' + n + '/goodput'][:]), max(f['radiation/constellation/' + n + '/goodput'][:])] or sys.exit('interval ' + n), "
+        "  g.attrs['interval'] == 'min_max' or sys.exit('kind'), "
+        "  g['goodput_interval_low'][i] == a['goodput']['interval'][0] or sys.exit('h5 interval ' + n), "
+        "  a['goodput']['median'] < a['fault_free_goodput'] or sys.exit('median ' + n), "
+        "  a['gateway_links_lost']['mean'] > 0 or sys.exit('gateway ' + n), "
+        "  abs(np.median(f['radiation/constellation/' + n + '/goodput'][:]) - a['goodput']['median']) < 1e-12 or sys.exit('h5 ' + n), "
+        "  abs(g['fault_free_goodput'][i] - a['fault_free_goodput']) < 1e-12 or sys.exit('row ' + n), "
+        "  len(f['radiation/constellation/' + n + '/gateway_links_lost'][:]) == 6 or sys.exit('trials ' + n)))(s[n], i) "
+        " for i, n in enumerate(names)]; "
+        "print('ok')\" " + dir.string());
+    EXPECT_EQ(check.status, 0) << check.output;
+    EXPECT_NE(check.output.find("ok"), std::string::npos) << check.output;
+    fs::remove_all(dir);
+}
+
 TEST(Cli, ConstellationRunsItsClustersGatewayLayerAndAlgorithms) {
     // Issue 17: four clusters with their aggregation layer, checked independently
     // (tests/cli/check_constellation.py): chiefs spaced along the orbit, cluster 1 where its own

@@ -129,6 +129,69 @@ TEST(GatewayPairs, SpreadJoinsThePlanesIntoOneMesh) {
     }
 }
 
+namespace {
+// Links' worth of capacity between clusters a and b over the gateway layer once gateway index
+// `failed` is down in every cluster (gateway plane `failed` lost): the max flow with each cluster
+// one node (its own mesh carries several times its gateway capacity, so it is never the cut) and
+// each surviving gateway link one unit (Edmonds–Karp on the cluster multigraph).
+int links_between_after_plane_failure(std::int32_t clusters, std::int32_t g, AggregationTopology topology,
+                                      std::int32_t failed, int a, int b) {
+    const auto n = static_cast<std::size_t>(clusters);
+    std::vector<std::vector<int>> capacity(n, std::vector<int>(n, 0));
+    for (const auto& p : gateway_pairs(clusters, g, topology)) {
+        if (p.gateway_a == failed || p.gateway_b == failed) continue;
+        ++capacity[static_cast<std::size_t>(p.cluster_a)][static_cast<std::size_t>(p.cluster_b)];
+        ++capacity[static_cast<std::size_t>(p.cluster_b)][static_cast<std::size_t>(p.cluster_a)];
+    }
+    int flow = 0;
+    for (;;) {
+        std::vector<int> from(n, -1);
+        from[static_cast<std::size_t>(a)] = a;
+        std::vector<int> queue{a};
+        for (std::size_t q = 0; q < queue.size(); ++q)
+            for (std::size_t v = 0; v < n; ++v)
+                if (from[v] < 0 && capacity[static_cast<std::size_t>(queue[q])][v] > 0) {
+                    from[v] = queue[q];
+                    queue.push_back(static_cast<int>(v));
+                }
+        if (from[static_cast<std::size_t>(b)] < 0) return flow;
+        for (int v = b; v != a; v = from[static_cast<std::size_t>(v)]) {
+            --capacity[static_cast<std::size_t>(from[static_cast<std::size_t>(v)])][static_cast<std::size_t>(v)];
+            ++capacity[static_cast<std::size_t>(v)][static_cast<std::size_t>(from[static_cast<std::size_t>(v)])];
+        }
+        ++flow;
+    }
+}
+}  // namespace
+
+// Issue 25: the capacity left between two clusters after one gateway plane (index k in every
+// cluster) fails, 4 clusters × 4 gateways, in units of one gateway link's capacity c.
+//  planar: plane k's links join failed gateways only (k ↔ k), one per cluster pair, so every pair
+//    keeps G − 1 = 3 direct links; between a and b: 3 direct + 3 through each of the two other
+//    clusters = 9 (the cut around a: 3 pairs × 3).
+//  spread: gateway k of a meets gateway k + o(a, b) of b, o = a + b + 2ab + 1 mod 4:
+//    o(0,1) = 2, o(0,2) = 3, o(0,3) = 0, o(1,2) = 0, o(1,3) = 3, o(2,3) = 2. A pair with o ≠ 0
+//    loses two links to the failed index (k → k + o and k − o → k, each with one live end), a pair
+//    with o = 0 one: multiplicities 2, 2, 3, 3, 2, 2. Every cluster has one o = 0 pair, so the cut
+//    around any cluster is 3 + 2 + 2 = 7 and every cut splitting two from two is 2+3+3+2 = 10 or
+//    2+2+2+2 = 8: 7 between any pair.
+// So in this model spread keeps less than planar when a whole plane fails: planar loses only
+// links whose both ends are dead, where spread's cross-plane links lose a live end's partner. With
+// c = 12 × 400 Gbit/s = 4.8 Tbit/s: 43.2 Tbit/s (planar) vs 33.6 Tbit/s (spread) of 57.6 Tbit/s.
+TEST(GatewayPairs, CapacityLeftBetweenTwoClustersAfterOneGatewayPlaneFails) {
+    for (std::int32_t failed = 0; failed < 4; ++failed)
+        for (int a = 0; a < 4; ++a)
+            for (int b = a + 1; b < 4; ++b) {
+                EXPECT_EQ(links_between_after_plane_failure(4, 4, AggregationTopology::planar, failed, a, b), 9)
+                    << failed << ": " << a << "-" << b;
+                EXPECT_EQ(links_between_after_plane_failure(4, 4, AggregationTopology::spread, failed, a, b), 7)
+                    << failed << ": " << a << "-" << b;
+                // Before the failure both keep 3 × G = 12.
+                EXPECT_EQ(links_between_after_plane_failure(4, 4, AggregationTopology::planar, -1, a, b), 12);
+                EXPECT_EQ(links_between_after_plane_failure(4, 4, AggregationTopology::spread, -1, a, b), 12);
+            }
+}
+
 TEST(ChooseGateways, PicksDistinctRimSatellitesFacingEachDirection) {
     // 24 rim satellites every 15° (φ from +along-track towards +radial) at 1 km, and an inner
     // ring at 600 m offset by 7.5°. Direction 2πk/count, a multiple of 15°, is met exactly by

@@ -223,3 +223,57 @@ TEST(ClusterTraining, ReportsBytesAPairSendsThroughOtherClusters) {
     // DiLoCo's sync is one collective over every cluster: nothing is outside it.
     EXPECT_EQ(sw::simulate_cluster_training(sw::ClusterAlgorithm::diloco, f.setup).bytes_outside_own_clusters, 0.0);
 }
+
+// Issue 25, power per cluster: cluster 0 alone in the Earth's shadow computes at half speed
+// (its ranks finish w of full-speed compute in 2w); the others are sunlit. The ring steps every
+// rank together, so each of its steps' compute takes 2c and the throttle costs c per step; a
+// NoLoCo replica runs at its own cluster's pace, so only replica 0's inner steps take 2c' (the
+// mean over the 4 replicas: a quarter of its), its partner waits for it at their sync, and the
+// other pair syncs exactly when it would with every cluster sunlit. DiLoCo's barrier makes every
+// replica wait for replica 0.
+TEST(ClusterTraining, AClusterInShadowSlowsTheRingButNotNolocosOtherPair) {
+    const int m = 4, k = 2;
+    const Topology t = two_level(m, k, 800e9, 1e-6, 100e9, 1e-4);
+    const auto shadowed = [](std::size_t c, double start_s, double work_s) { return start_s + work_s / (c == 0 ? 0.5 : 1.0); };
+    const auto run = [&](sw::ClusterAlgorithm a, bool shadow) {
+        Fixture f(m, k, t, 400.0);
+        f.setup.inner_steps = 3;
+        if (shadow) f.setup.cluster_compute_done_s = shadowed;
+        return sw::simulate_cluster_training(a, f.setup);
+    };
+    const auto ring = run(sw::ClusterAlgorithm::ring, true);
+    ASSERT_GT(ring.steps, 0);
+    for (const auto& s : ring.training.steps) EXPECT_NEAR(s.compute_s, 2.0 * ring.compute_per_step_s, 1e-9 * s.compute_s);
+    EXPECT_NEAR(ring.compute_throttled_s, static_cast<double>(ring.steps) * ring.compute_per_step_s, 1e-9 * ring.compute_throttled_s);
+    EXPECT_DOUBLE_EQ(run(sw::ClusterAlgorithm::ring, false).compute_throttled_s, 0.0);
+
+    const auto sunlit = run(sw::ClusterAlgorithm::noloco, false);
+    const auto noloco = run(sw::ClusterAlgorithm::noloco, true);
+    const auto peer = sw::noloco_pairing(m, 0, Fixture(m, k, t, 400.0).setup.seed);
+    const auto round0 = [](const sw::ClusterTrainingResult& r, std::int32_t replica) {
+        for (const auto& rr : r.rounds)
+            if (rr.round == 0 && rr.replica == replica) return rr;
+        return sw::ReplicaRound{};
+    };
+    const std::int32_t partner = peer[0];
+    ASSERT_GE(partner, 0);
+    for (std::int32_t g = 1; g < m; ++g) {
+        if (g == partner) {
+            // Waits for replica 0: its sync starts when replica 0 is ready, later than itself.
+            EXPECT_DOUBLE_EQ(round0(noloco, g).sync_start_s, round0(noloco, 0).ready_s);
+            EXPECT_GT(round0(noloco, g).sync_start_s, round0(noloco, g).ready_s);
+        } else {
+            EXPECT_DOUBLE_EQ(round0(noloco, g).end_s, round0(sunlit, g).end_s) << g;  // the other pair does not wait
+        }
+    }
+    // Replica 0's 3 inner steps of compute c' each took 2c': 3c' throttled, a quarter of it per replica,
+    // over the rounds it ran.
+    std::int64_t replica0_steps = 0;
+    for (const auto& rr : noloco.rounds)
+        if (rr.replica == 0) replica0_steps += rr.inner_steps;
+    EXPECT_NEAR(noloco.compute_throttled_s, static_cast<double>(replica0_steps) * noloco.compute_per_step_s / m,
+                1e-9 * noloco.compute_throttled_s);
+
+    const auto diloco = run(sw::ClusterAlgorithm::diloco, true);
+    for (std::int32_t g = 1; g < m; ++g) EXPECT_DOUBLE_EQ(round0(diloco, g).sync_start_s, round0(diloco, 0).ready_s);
+}

@@ -411,8 +411,9 @@ public:
         rank_counts.push_back(static_cast<std::int32_t>(damage.ranks.size()));
         return fabric_.extra_step_s(t, damage);
     }
-    bool outage_link(std::int32_t satellite, double t, double mark, std::pair<std::int32_t, std::int32_t>& link) const override {
-        return fabric_.outage_link(satellite, t, mark, link);
+    bool outage_link(std::int32_t satellite, double t, double mark, bool gateway,
+                     std::pair<std::int32_t, std::int32_t>& link) const override {
+        return fabric_.outage_link(satellite, t, mark, gateway, link);
     }
     double next_change_s(double t) const override { return fabric_.next_change_s(t); }
     std::vector<std::int32_t> rank_counts;

@@ -531,13 +531,15 @@ TEST(MonteCarlo, PoissonRateIntervalIsGarwoodsExactInterval) {
 namespace {
 
 // A varying dose rate on 16 satellites for a day, four chips each, link outages on: every field of
-// an event is exercised, and a few thousand events over the trials.
+// an event is exercised (gateway terminals on two of them), and a few thousand events over the trials.
 struct BackendCase {
     sw::DoseRateSeries series = sample_series(Wavy{2e-3, 5900.0}, 16, 10.0, 86400.0);
     sw::FaultModel model = [] {
         sw::FaultModel m;
         m.chips_per_satellite = 4;
         m.link_outage_rate_per_s = 2e-5;
+        m.gateway_outage_rate_per_s = 2e-5;  // drawn on the host for either backend
+        m.gateway_satellites = {0, 3};
         return m;
     }();
     double duration_s = 86400.0;
@@ -560,6 +562,7 @@ TEST(FaultBackends, CudaDrawsTheSameEventsAsCpu) {
             EXPECT_EQ(gpu[t][i].satellite, cpu[t][i].satellite);
             EXPECT_EQ(gpu[t][i].kind, cpu[t][i].kind);
             EXPECT_EQ(gpu[t][i].detected, cpu[t][i].detected);
+            EXPECT_EQ(gpu[t][i].gateway, cpu[t][i].gateway);
             // Equal up to the last bits of the GPU's logarithm.
             EXPECT_NEAR(gpu[t][i].time_s, cpu[t][i].time_s, 1e-12 * std::max(1.0, cpu[t][i].time_s));
         }

@@ -34,6 +34,11 @@ struct LinkClasses {
     }
 };
 
+// A step's compute beyond full speed; the rounding of the power clock's sums (1e-16 relative) is none.
+double throttled_s(const StepRecord& step, double compute_s) {
+    return step.compute_s > compute_s * (1.0 + 1e-9) ? step.compute_s - compute_s : 0.0;
+}
+
 std::int32_t equal_cluster_size(const ClusterTrainingSetup& s, ClusterAlgorithm algorithm) {
     const auto k = static_cast<std::int32_t>(s.cluster_nodes.front().size());
     for (const auto& c : s.cluster_nodes)
@@ -45,21 +50,9 @@ std::int32_t equal_cluster_size(const ClusterTrainingSetup& s, ClusterAlgorithm 
 
 // ring and hierarchical: one synchronous job over every rank, clusters one after another.
 ClusterTrainingResult every_step(ClusterAlgorithm algorithm, const ClusterTrainingSetup& s, LinkClasses& classes) {
-    TrainingOptions o = s.options;
-    o.rank_nodes.clear();
-    o.rank_groups = s.cluster_nodes;  // a ring in each cluster, clusters one after another
-    o.placement = PlacementPolicy::topology_aware;
-    o.replan_on_topology_change = true;
-    o.all_reduce = Algorithm::ring;
-    if (algorithm == ClusterAlgorithm::hierarchical) {
-        o.all_reduce = Algorithm::hierarchical_ring;
-        o.schedule.hierarchical_group_size = equal_cluster_size(s, algorithm);
-    }
-    TrainingJob job = s.job;
-    std::int32_t ranks = 0;
-    for (const auto& c : s.cluster_nodes) ranks += static_cast<std::int32_t>(c.size());
-    job.data_parallel = ranks;
-    job.sync = SyncMode::every_step;
+    const StepModel m = every_step_model(algorithm, s);
+    const TrainingOptions& o = m.options;
+    const TrainingJob& job = m.job;
     ClusterTrainingResult r;
     r.algorithm = algorithm;
     r.training = simulate_training(job, s.accelerator, s.topologies(o.start_s), o);
@@ -74,6 +67,7 @@ ClusterTrainingResult every_step(ClusterAlgorithm algorithm, const ClusterTraini
     r.mfu = t.mfu;
     const double wall = r.end_s - r.start_s;
     r.idle_fraction = wall > 0.0 ? 1.0 - static_cast<double>(r.steps) * r.compute_per_step_s / wall : 0.0;
+    for (const StepRecord& step : r.training.steps) r.compute_throttled_s += throttled_s(step, r.compute_per_step_s);
     classes.add(r.training.links);
     return r;
 }
@@ -87,10 +81,7 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
     if (!(end >= 0.0)) throw std::invalid_argument("cluster training: diloco and noloco need an end time");
 
     // A replica's job: its ranks' share of the global batch, all-reducing inside itself every step.
-    TrainingJob inner = s.job;
-    inner.data_parallel = k;
-    inner.tokens_per_step = s.job.tokens_per_step / m;
-    inner.sync = SyncMode::every_step;
+    const TrainingJob inner = replica_step_model(s, 0).job;
     const double outer_bytes = s.job.parameters * s.outer_bytes_per_element;
 
     ClusterTrainingResult r;
@@ -148,17 +139,14 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
         for (std::int32_t g = 0; g < m; ++g) {
             const auto gi = static_cast<std::size_t>(g);
             if (!running[gi]) continue;
-            TrainingOptions o = s.options;
-            o.rank_nodes = s.cluster_nodes[gi];  // a ring along this cluster's links, re-embedded as they change
-            o.rank_groups.clear();
-            o.placement = PlacementPolicy::topology_aware;
-            o.replan_on_topology_change = true;
-            o.all_reduce = Algorithm::ring;
+            TrainingOptions o = replica_step_model(s, gi).options;
             o.start_s = t[gi];
             o.max_steps = s.inner_steps;
             o.record_collectives = false;
             const TrainingResult inner_run = simulate_training(inner, s.accelerator, s.topologies(t[gi]), o);
             classes.add(inner_run.links, {g});
+            for (const StepRecord& step : inner_run.steps)
+                r.compute_throttled_s += throttled_s(step, r.compute_per_step_s) / static_cast<double>(m);
             ReplicaRound rr;
             rr.replica = g;
             rr.round = round;
@@ -237,6 +225,52 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
 }
 
 }  // namespace
+
+StepModel every_step_model(ClusterAlgorithm algorithm, const ClusterTrainingSetup& s) {
+    StepModel m{s.job, s.accelerator, s.options};
+    TrainingOptions& o = m.options;
+    o.rank_nodes.clear();
+    o.rank_groups = s.cluster_nodes;  // a ring in each cluster, clusters one after another
+    o.placement = PlacementPolicy::topology_aware;
+    o.replan_on_topology_change = true;
+    o.all_reduce = Algorithm::ring;
+    if (algorithm == ClusterAlgorithm::hierarchical) {
+        o.all_reduce = Algorithm::hierarchical_ring;
+        o.schedule.hierarchical_group_size = equal_cluster_size(s, algorithm);
+    }
+    if (s.cluster_compute_done_s) {  // every rank steps together: the slowest cluster's compute
+        o.compute_done_s = [done = s.cluster_compute_done_s, clusters = s.cluster_nodes.size()](double start_s, double work_s) {
+            double end = start_s + work_s;
+            for (std::size_t c = 0; c < clusters; ++c) end = std::max(end, done(c, start_s, work_s));
+            return end;
+        };
+    }
+    std::int32_t ranks = 0;
+    for (const auto& c : s.cluster_nodes) ranks += static_cast<std::int32_t>(c.size());
+    m.job.data_parallel = ranks;
+    m.job.sync = SyncMode::every_step;
+    return m;
+}
+
+StepModel replica_step_model(const ClusterTrainingSetup& s, std::size_t replica) {
+    StepModel m{s.job, s.accelerator, s.options};
+    const auto replicas = static_cast<double>(s.cluster_nodes.size());
+    m.job.data_parallel = static_cast<std::int32_t>(s.cluster_nodes.at(replica).size());
+    m.job.tokens_per_step = s.job.tokens_per_step / replicas;
+    m.job.sync = SyncMode::every_step;
+    TrainingOptions& o = m.options;
+    o.rank_nodes = s.cluster_nodes[replica];  // a ring along this cluster's links, re-embedded as they change
+    o.rank_groups.clear();
+    if (s.cluster_compute_done_s) {  // at its own cluster's pace
+        o.compute_done_s = [done = s.cluster_compute_done_s, replica](double start_s, double work_s) {
+            return done(replica, start_s, work_s);
+        };
+    }
+    o.placement = PlacementPolicy::topology_aware;
+    o.replan_on_topology_change = true;
+    o.all_reduce = Algorithm::ring;
+    return m;
+}
 
 std::optional<ClusterAlgorithm> cluster_algorithm_from_name(std::string_view name) {
     for (auto a : cluster_algorithms)

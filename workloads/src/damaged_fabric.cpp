@@ -168,14 +168,24 @@ std::size_t TopologyTimeline::memory_bytes() const {
 }
 
 DamagedFabric::DamagedFabric(const TopologyTimeline& timeline, StepModel model, std::int32_t initial_ranks)
-    : timeline_(timeline), model_(std::move(model)), initial_ranks_(initial_ranks) {
+    : DamagedFabric(timeline, std::move(model), [&] {
+          std::vector<std::int32_t> ranks(static_cast<std::size_t>(std::max(0, initial_ranks)));
+          std::iota(ranks.begin(), ranks.end(), 0);
+          return ranks;
+      }(), {}) {}
+
+DamagedFabric::DamagedFabric(const TopologyTimeline& timeline, StepModel model, std::vector<std::int32_t> rank_nodes,
+                             std::vector<std::int32_t> cluster_of)
+    : timeline_(timeline), model_(std::move(model)), initial_ranks_(static_cast<std::int32_t>(rank_nodes.size())),
+      cluster_of_(std::move(cluster_of)) {
     if (timeline_.keyframe_count() == 0) throw std::invalid_argument("damaged fabric: empty topology timeline");
-    if (initial_ranks < 1 || initial_ranks > timeline_.keyframe(0).node_count)
-        throw std::invalid_argument("damaged fabric: initial ranks must be in 1..node_count");
-    if (model_.job.data_parallel != initial_ranks)
+    const std::int32_t nodes = timeline_.keyframe(0).node_count;
+    if (initial_ranks_ < 1 || !std::is_sorted(rank_nodes.begin(), rank_nodes.end()) || rank_nodes.front() < 0 ||
+        rank_nodes.back() >= nodes)
+        throw std::invalid_argument("damaged fabric: the ranks must be 1..node_count sorted nodes");
+    if (model_.job.data_parallel != initial_ranks_)
         throw std::invalid_argument("damaged fabric: the job's data_parallel must equal the initial ranks");
-    undamaged_.ranks.resize(static_cast<std::size_t>(initial_ranks));
-    std::iota(undamaged_.ranks.begin(), undamaged_.ranks.end(), 0);
+    undamaged_.ranks = std::move(rank_nodes);
     // One step, on a one-topology series, at full compute (a power limit acts on the fault-free
     // steps, to which the damage's extra time is added).
     model_.options.max_steps = 1;
@@ -202,7 +212,14 @@ DamagedFabric::Solved DamagedFabric::solve(std::size_t k, const FabricDamage& da
         job.data_parallel = ranks;
     }
     TrainingOptions options = model_.options;
-    options.rank_nodes = damage.ranks;
+    if (options.rank_groups.empty()) {
+        options.rank_nodes = damage.ranks;
+    } else {
+        // Each surviving rank stays in its cluster's ring (a group left empty is dropped).
+        for (auto& group : options.rank_groups)
+            std::erase_if(group, [&](std::int32_t node) { return !std::binary_search(damage.ranks.begin(), damage.ranks.end(), node); });
+        std::erase_if(options.rank_groups, [](const std::vector<std::int32_t>& g) { return g.empty(); });
+    }
     options.start_s = topology.time_s;
     const links::Topology series[] = {std::move(topology)};
     const TrainingResult r = simulate_training(job, model_.accelerator, series, options);
@@ -259,13 +276,18 @@ double DamagedFabric::extra_step_s(double t, const FabricDamage& damage) {
     return damaged - solved(k, undamaged_).step_s;
 }
 
-bool DamagedFabric::outage_link(std::int32_t satellite, double t, double mark,
+bool DamagedFabric::outage_link(std::int32_t satellite, double t, double mark, bool gateway,
                                 std::pair<std::int32_t, std::int32_t>& link) const {
     const auto shared = keyframe(timeline_.keyframe_index_at(t));
     const links::Topology& topology = *shared;
+    // A gateway terminal carries the links between clusters, the ISL terminals the others.
+    const auto between_clusters = [&](const links::Link& l) {
+        return !cluster_of_.empty() && cluster_of_[static_cast<std::size_t>(l.source)] != cluster_of_[static_cast<std::size_t>(l.target)];
+    };
     std::vector<const links::Link*> own;
     for (const links::Link& l : topology.links)
-        if ((l.source == satellite || l.target == satellite) && l.capacity_bps > 0.0) own.push_back(&l);
+        if ((l.source == satellite || l.target == satellite) && l.capacity_bps > 0.0 && between_clusters(l) == gateway)
+            own.push_back(&l);
     if (own.empty()) return false;
     const auto pick = std::min(own.size() - 1, static_cast<std::size_t>(mark * static_cast<double>(own.size())));
     link = {own[pick]->source, own[pick]->target};

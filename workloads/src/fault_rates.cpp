@@ -154,8 +154,11 @@ std::array<double, fault_kind_count> expected_fault_counts(const DoseRateSeries&
     for (std::int32_t s = 0; s < series.satellite_count; ++s) dose += integrate_dose(series, s, duration_s);
     std::array<double, fault_kind_count> n = per_rad(model);
     for (double& x : n) x *= dose;
+    // ISL terminals on every satellite, and a gateway terminal on each gateway satellite.
     n[kind_index(FaultKind::link_outage)] =
-        detail::link_outage_rate_per_s(model) * series.satellite_count * std::max(0.0, duration_s - series.start_s);
+        (detail::link_outage_rate_per_s(model) * series.satellite_count +
+         detail::gateway_outage_rate_per_s(model) * static_cast<double>(model.gateway_satellites.size())) *
+        std::max(0.0, duration_s - series.start_s);
     return n;
 }
 

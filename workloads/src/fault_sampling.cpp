@@ -51,6 +51,22 @@ void sort_events(std::vector<FaultEvent>& events) {
     });
 }
 
+// The gateway terminals' outages of one trial: a constant-rate stream per gateway satellite,
+// fault_stream_id(trial, satellite, 5), drawn on the host for either backend (a few streams).
+void append_gateway_outages(const detail::FaultStreams& f, std::uint64_t trial, std::vector<FaultEvent>& events) {
+    if (!(f.gateway_outage_rate_per_s > 0.0) || !(f.end_s > f.start_s)) return;
+    constexpr std::uint32_t gateway_stream = 5;
+    for (const std::int32_t sat : f.gateway_satellites) {
+        std::uint64_t c = 0;
+        const double none = 0.0;
+        core::thin_window(core::ThinningWindow{f.start_s, f.end_s, f.gateway_outage_rate_per_s, 0, 0}, &none, 1, 1.0,
+                          f.start_s, f.step_s, f.key, core::fault_stream_id(trial, static_cast<std::uint32_t>(sat), gateway_stream),
+                          c, [&](double t, double mark) {
+                              events.push_back(FaultEvent{t, sat, FaultKind::link_outage, false, mark, /*gateway=*/true});
+                          });
+    }
+}
+
 std::vector<FaultEvent> sample_trial(const detail::FaultStreams& f, std::uint64_t trial) {
     std::vector<FaultEvent> events;
     const auto n = static_cast<std::size_t>(f.sample_count);
@@ -61,6 +77,7 @@ std::vector<FaultEvent> sample_trial(const detail::FaultStreams& f, std::uint64_
                                       f.start_s, f.step_s, f.end_s, f.marks, f.key, trial, sat,
                                       [&](const FaultEvent& e) { events.push_back(e); });
     }
+    append_gateway_outages(f, trial, events);
     sort_events(events);
     return events;
 }
@@ -75,7 +92,10 @@ std::vector<std::vector<FaultEvent>> sample_batch(const detail::FaultStreams& f,
     if (trials <= 0) return out;
     if (resolve_backend(backend) == Backend::cuda) {
         out = detail::cuda_sample_fault_events_batch(f, first_trial, trials);
-        for (auto& events : out) sort_events(events);
+        for (std::size_t i = 0; i < out.size(); ++i) {
+            append_gateway_outages(f, first_trial + i, out[i]);
+            sort_events(out[i]);
+        }
         return out;
     }
     out.reserve(static_cast<std::size_t>(trials));
@@ -95,6 +115,11 @@ FaultStreams prepare_fault_streams(const DoseRateSeries& series, const FaultMode
     f.end_s = duration_s;
     f.dose_rate_by_satellite = satellite_major(series);
     f.marks = fault_marks(model);
+    if (!(model.gateway_outage_rate_per_s >= 0.0)) throw std::invalid_argument("gateway_outage_rate_per_s must be >= 0");
+    for (const std::int32_t g : model.gateway_satellites)
+        if (g < 0 || g >= series.satellite_count) throw std::invalid_argument("gateway satellite out of range");
+    f.gateway_satellites = model.gateway_satellites;
+    f.gateway_outage_rate_per_s = detail::gateway_outage_rate_per_s(model);
     f.key = physics::rng::derive_seed(seed, core::faults_seed_tag);
     const auto n = static_cast<std::size_t>(f.sample_count);
     f.window_offsets.push_back(0);

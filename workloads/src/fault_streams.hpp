@@ -17,6 +17,8 @@ void check_series(const DoseRateSeries& s);
 std::array<double, fault_kind_count> per_rad(const FaultModel& m);
 // The link-outage rate per satellite, rate_scale applied.
 inline double link_outage_rate_per_s(const FaultModel& m) { return m.link_outage_rate_per_s * m.rate_scale; }
+// The gateway-terminal outage rate per gateway satellite, rate_scale applied.
+inline double gateway_outage_rate_per_s(const FaultModel& m) { return m.gateway_outage_rate_per_s * m.rate_scale; }
 
 struct FaultStreams {
     std::int32_t satellite_count = 0;
@@ -26,6 +28,8 @@ struct FaultStreams {
     std::vector<std::int64_t> window_offsets;    // satellite_count + 1
     std::vector<core::ThinningWindow> windows;
     core::FaultMarks marks;
+    std::vector<std::int32_t> gateway_satellites;  // each with a gateway-terminal stream (host only)
+    double gateway_outage_rate_per_s = 0.0;
     std::uint64_t key = 0;  // Philox key: derive_seed(seed, core::faults_seed_tag)
 };
 

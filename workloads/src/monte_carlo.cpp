@@ -84,6 +84,48 @@ std::pair<double, double> poisson_rate_ci95(double total, std::int32_t trials, d
     return {low / exposure, high / exposure};
 }
 
+MonteCarloResult::Trial trial_summary(const GoodputResult& r) {
+    MonteCarloResult::Trial tr;
+    tr.goodput = r.goodput;
+    for (int j = 0; j < fault_kind_count; ++j)
+        tr.lost_faults_s += r.rework_s[static_cast<std::size_t>(j)] + r.recovery_s[static_cast<std::size_t>(j)];
+    tr.lost_faults_s += r.sdc_recompute_s - r.restart_total_s;
+    tr.lost_restarts_s = r.restart_total_s;
+    tr.lost_checkpoints_s = r.checkpoint_s;
+    tr.lost_fabric_s = r.fabric_loss_s + r.stalled_s;
+    tr.gained_fabric_s = r.fabric_gain_s;
+    tr.lost_shrink_s = r.shrunk_s;
+    tr.step_time_median_s = r.step_time_median_s;
+    tr.step_time_p99_s = r.step_time_p99_s;
+    tr.ranks_lost = r.ranks_lost;
+    tr.links_lost = r.links_lost;
+    tr.gateway_links_lost = r.gateway_links_lost;
+    tr.damaged_steps = r.damaged_steps;
+    tr.rollbacks = r.rollbacks;
+    return tr;
+}
+
+void for_each_trial(std::int32_t threads, std::int32_t count, const std::function<void(std::int32_t)>& work) {
+    std::atomic<std::int32_t> next{0};
+    std::exception_ptr failure;
+    std::mutex failure_mutex;
+    const auto worker = [&] {
+        try {
+            for (std::int32_t i = next++; i < count; i = next++) work(i);
+        } catch (...) {
+            const std::lock_guard lock(failure_mutex);
+            if (!failure) failure = std::current_exception();
+            next = count;
+        }
+    };
+    std::vector<std::thread> pool;
+    // Every trial on a worker thread, the caller only waiting: the caller's malloc arena carries the
+    // physics run's heap, and trials played on it ran 1.3-1.4x slower (bench/coupled_trials.sh).
+    for (std::int32_t w = 0; w < std::min(std::max(threads, 1), count); ++w) pool.emplace_back(worker);
+    for (auto& th : pool) th.join();
+    if (failure) std::rethrow_exception(failure);
+}
+
 MonteCarloResult monte_carlo_goodput(const DoseRateSeries& series, const FaultModel& model,
                                      const RecoveryConfig& config, const StepDurations& steps, double duration_s,
                                      std::uint64_t seed, std::int32_t trials, Backend backend, FabricModel* fabric,
@@ -111,49 +153,16 @@ MonteCarloResult monte_carlo_goodput(const DoseRateSeries& series, const FaultMo
         const std::vector<std::vector<FaultEvent>> drawn =
             detail::sample_batch(streams, static_cast<std::uint64_t>(first), batch, out.backend);
         // Trials are independent: each thread takes the next one; results land in trial order.
-        std::atomic<std::int32_t> next{0};
-        std::exception_ptr failure;
-        std::mutex failure_mutex;
-        const auto work = [&] {
-            try {
-                for (std::int32_t b = next++; b < batch; b = next++) {
-                    const auto& ev = drawn[static_cast<std::size_t>(b)];
-                    const GoodputResult r =
-                        simulate_training_with_faults(ev, series.satellite_count, duration_s, steps, c, false, fabric);
-                    const auto k = static_cast<std::size_t>(first + b);
-                    MonteCarloResult::Trial& tr = out.per_trial[k];
-                    tr.goodput = r.goodput;
-                    for (int j = 0; j < fault_kind_count; ++j)
-                        tr.lost_faults_s += r.rework_s[static_cast<std::size_t>(j)] + r.recovery_s[static_cast<std::size_t>(j)];
-                    tr.lost_faults_s += r.sdc_recompute_s - r.restart_total_s;
-                    tr.lost_restarts_s = r.restart_total_s;
-                    tr.lost_checkpoints_s = r.checkpoint_s;
-                    tr.lost_fabric_s = r.fabric_loss_s + r.stalled_s;
-                    tr.gained_fabric_s = r.fabric_gain_s;
-                    tr.lost_shrink_s = r.shrunk_s;
-                    tr.step_time_median_s = r.step_time_median_s;
-                    tr.step_time_p99_s = r.step_time_p99_s;
-                    tr.ranks_lost = r.ranks_lost;
-                    tr.links_lost = r.links_lost;
-                    tr.damaged_steps = r.damaged_steps;
-                    tr.rollbacks = r.rollbacks;
-                    interrupts[k] = static_cast<double>(r.rollbacks) / days;
-                    all_events[k] = static_cast<double>(ev.size()) / days;
-                    event_counts[k] = ev.size();
-                    by_kind[k] = r.events_by_kind;
-                }
-            } catch (...) {
-                const std::lock_guard lock(failure_mutex);
-                if (!failure) failure = std::current_exception();
-                next = batch;
-            }
-        };
-        std::vector<std::thread> pool;
-        // Every trial on a worker thread, the caller only waiting: the caller's malloc arena carries the
-        // physics run's heap, and trials played on it ran 1.3-1.4x slower (bench/coupled_trials.sh).
-        for (std::int32_t w = 0; w < std::min(out.threads, batch); ++w) pool.emplace_back(work);
-        for (auto& th : pool) th.join();
-        if (failure) std::rethrow_exception(failure);
+        for_each_trial(out.threads, batch, [&](std::int32_t b) {
+            const auto& ev = drawn[static_cast<std::size_t>(b)];
+            const GoodputResult r = simulate_training_with_faults(ev, series.satellite_count, duration_s, steps, c, false, fabric);
+            const auto k = static_cast<std::size_t>(first + b);
+            out.per_trial[k] = trial_summary(r);
+            interrupts[k] = static_cast<double>(r.rollbacks) / days;
+            all_events[k] = static_cast<double>(ev.size()) / days;
+            event_counts[k] = ev.size();
+            by_kind[k] = r.events_by_kind;
+        });
     }
     // Sums in trial order: the same bits for any thread count.
     double total_events = 0.0;

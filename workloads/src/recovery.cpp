@@ -149,10 +149,11 @@ private:
         } else if (e.kind == FaultKind::link_outage) {
             res_.effects[i_] = FaultEffect::link_down;
             std::pair<std::int32_t, std::int32_t> link;
-            if (fabric_ && config_.link_outage_s > 0.0 && fabric_->outage_link(e.satellite, e.time_s, e.mark, link)) {
+            if (fabric_ && config_.link_outage_s > 0.0 && fabric_->outage_link(e.satellite, e.time_s, e.mark, e.gateway, link)) {
                 outages_.push_back({e.time_s + config_.link_outage_s, link});
                 if (record_) res_.link_outages.push_back({e.time_s, e.time_s + config_.link_outage_s, link.first, link.second});
                 ++res_.links_lost;
+                if (e.gateway) ++res_.gateway_links_lost;
                 ++damage_version_;
             }
         } else {

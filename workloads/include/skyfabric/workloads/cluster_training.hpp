@@ -33,6 +33,7 @@
 #include <string_view>
 #include <vector>
 
+#include <skyfabric/workloads/damaged_fabric.hpp>
 #include <skyfabric/workloads/job.hpp>
 #include <skyfabric/workloads/training.hpp>
 
@@ -59,6 +60,10 @@ struct ClusterTrainingSetup {
     std::uint64_t seed = 42;                // noloco's pairings
     // A topology source positioned at from_s (the keyframe valid then, onwards).
     std::function<TopologySource(double from_s)> topologies;
+    // Power: when cluster c's ranks finish work_s of full-speed compute started at start_s (its own
+    // sun, shadow and battery; empty: full speed). Ring and hierarchical steps wait for the slowest
+    // cluster; a diloco or noloco replica runs at its own cluster's pace.
+    std::function<double(std::size_t cluster, double start_s, double work_s)> cluster_compute_done_s;
 };
 
 // One replica's (cluster's) outer round: its inner steps, then the wait for its peer(s) and the sync.
@@ -85,6 +90,9 @@ struct ClusterTrainingResult {
     double idle_fraction = 0.0;        // 1 − compute time / wall, mean over accelerators
     double outer_sync_mean_s = 0.0;    // diloco, noloco: mean outer-sync duration (from sync start)
     double outer_wait_mean_s = 0.0;    // diloco, noloco: mean time a replica waited for others to be ready
+    // Compute time beyond full speed (a power limit), summed over steps; diloco, noloco: mean over
+    // replicas of their own (what others lose waiting for them is in outer_wait_mean_s).
+    double compute_throttled_s = 0.0;
     std::int64_t outer_rounds = 0;
     double intra_cluster_bytes = 0.0;  // carried by links inside clusters (both directions)
     double gateway_bytes = 0.0;        // carried by links between clusters
@@ -100,6 +108,12 @@ struct ClusterTrainingResult {
 // Throws std::invalid_argument for fewer than two clusters, unequal cluster sizes where the
 // algorithm needs equal ones, or inner_steps < 1.
 ClusterTrainingResult simulate_cluster_training(ClusterAlgorithm algorithm, const ClusterTrainingSetup& setup);
+
+// One step of ring or hierarchical: every rank, a ring per cluster (rank_groups), the global batch.
+StepModel every_step_model(ClusterAlgorithm algorithm, const ClusterTrainingSetup& setup);
+// One inner step of diloco's or noloco's replica (cluster) `replica`: its ranks (rank_nodes), its
+// share of the global batch, a ring all-reduce inside it.
+StepModel replica_step_model(const ClusterTrainingSetup& setup, std::size_t replica);
 
 // The seeded pairing of `replicas` for outer round `round`: peer[r] (−1: sits this round out).
 // A uniformly random perfect matching (Fisher–Yates on a counter-based stream, then consecutive pairs).

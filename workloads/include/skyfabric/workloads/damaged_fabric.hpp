@@ -87,8 +87,14 @@ class DamagedFabric final : public FabricModel {
 public:
     // initial_ranks: satellites 0 … initial_ranks-1 hold the ranks of the undamaged fabric.
     DamagedFabric(const TopologyTimeline& timeline, StepModel model, std::int32_t initial_ranks);
+    // A constellation's: the undamaged ranks on rank_nodes (sorted); cluster_of (node → cluster)
+    // tells gateway links (between clusters) from the clusters' own for terminal outages. With
+    // model.options.rank_groups (a ring per cluster) a damaged step keeps each surviving rank in
+    // its group.
+    DamagedFabric(const TopologyTimeline& timeline, StepModel model, std::vector<std::int32_t> rank_nodes,
+                  std::vector<std::int32_t> cluster_of);
     double extra_step_s(double t, const FabricDamage& damage) override;
-    bool outage_link(std::int32_t satellite, double t, double mark,
+    bool outage_link(std::int32_t satellite, double t, double mark, bool gateway,
                      std::pair<std::int32_t, std::int32_t>& link) const override;
     double next_change_s(double t) const override;
 
@@ -110,6 +116,7 @@ private:
     const TopologyTimeline& timeline_;
     StepModel model_;
     std::int32_t initial_ranks_ = 0;
+    std::vector<std::int32_t> cluster_of_;  // empty: one cluster
     FabricDamage undamaged_;
     mutable std::shared_mutex mutex_;
     std::unordered_map<std::string, Solved> cache_;

@@ -30,6 +30,7 @@
 #include <limits>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <utility>
@@ -77,6 +78,10 @@ struct FaultModel {
     std::int32_t chips_per_satellite = 1;   // accelerators per satellite (tensor_parallel)
     std::int32_t hosts_per_satellite = 1;
     double link_outage_rate_per_s = 0.0;    // per satellite, constant (0 = off)
+    // A constellation's gateway terminals: each satellite listed carries one more terminal (its links
+    // to the other clusters) that fails at this constant rate, apart from its ISL terminals.
+    double gateway_outage_rate_per_s = 0.0;
+    std::vector<std::int32_t> gateway_satellites;
     double sdc_detection_probability = 0.9; // detected SDC → step recomputed; else silent
     // Every rate (dose-driven and link outages) multiplied by this: a stress test that makes faults
     // happen in every trial of a short run (scenario radiation.rate_scale).
@@ -108,6 +113,7 @@ struct FaultEvent {
     FaultKind kind = FaultKind::sdc;
     bool detected = false;  // SDC only: caught by the step's checks (drawn with the event)
     double mark = 0.0;      // link outage only: a uniform in [0, 1) that picks which of its links
+    bool gateway = false;   // link outage only: of the gateway terminal (one of its links to other clusters)
 };
 
 // Expected event counts ∫_0^T Σ_sat λ_k dt per kind (exact for the piecewise-linear rate).
@@ -119,7 +125,8 @@ std::array<double, fault_kind_count> expected_fault_counts(const DoseRateSeries&
 // chip_crash, host_crash) are one thinned stream at the summed rate, stream id
 // fault_stream_id(trial, satellite, 0), each event marked with its kind in proportion to the
 // kinds' rates (Poisson marking; the mark's uniform also decides SDC detection); link outages
-// are a constant-rate stream fault_stream_id(trial, satellite, 4).
+// are a constant-rate stream fault_stream_id(trial, satellite, 4); a gateway satellite's gateway
+// terminal outages (kind link_outage, gateway set) another, fault_stream_id(trial, satellite, 5).
 std::vector<FaultEvent> sample_fault_events(const DoseRateSeries& series, const FaultModel& model, double duration_s,
                                             std::uint64_t seed, std::uint64_t trial = 0);
 // Trials first_trial … first_trial+trials-1, each as sample_fault_events would draw it. On the
@@ -239,8 +246,9 @@ public:
     // complete the step's collectives (a rank cut off).
     virtual double extra_step_s(double t, const FabricDamage& damage) = 0;
     // The link a terminal outage on `satellite` at t takes down: one of its usable links, picked
-    // by mark in [0, 1). Returns false (and leaves `link`) when it has none.
-    virtual bool outage_link(std::int32_t satellite, double t, double mark,
+    // by mark in [0, 1) — its gateway links (to other clusters) for a gateway terminal's, else its
+    // other links. Returns false (and leaves `link`) when it has none.
+    virtual bool outage_link(std::int32_t satellite, double t, double mark, bool gateway,
                              std::pair<std::int32_t, std::int32_t>& link) const = 0;
     // The first instant after t at which the undamaged fabric changes (+inf: never).
     virtual double next_change_s(double t) const = 0;
@@ -268,6 +276,7 @@ struct GoodputResult {
     std::int64_t ranks_lost = 0;        // crashes of satellites holding a rank
     std::int64_t ranks_idled = 0;       // shrink: surviving ranks set aside to keep rank_multiple
     std::int64_t links_lost = 0;        // terminal outages that took a link down
+    std::int64_t gateway_links_lost = 0;  // of them, gateway terminals' (links between clusters)
     std::int64_t damaged_steps = 0;     // steps run on a damaged fabric (rerouted, or fewer ranks)
     double step_time_median_s = 0.0;    // over completed steps (damaged ones included)
     double step_time_p99_s = 0.0;
@@ -390,6 +399,8 @@ struct MonteCarloResult {
         double step_time_p99_s = 0.0;
         std::int64_t ranks_lost = 0;
         std::int64_t links_lost = 0;
+        std::int64_t gateway_links_lost = 0;
+        double lost_waiting_s = 0.0;      // cluster replicas (diloco, noloco): waiting for other replicas
         std::int64_t damaged_steps = 0;
         std::int64_t rollbacks = 0;
     };
@@ -397,6 +408,13 @@ struct MonteCarloResult {
     Backend backend = Backend::cpu;  // where the events were drawn
     std::int32_t threads = 1;        // CPU threads that played the trials
 };
+
+// One trial's row: goodput, time lost by cause, what the fabric lost (lost_waiting_s left 0).
+MonteCarloResult::Trial trial_summary(const GoodputResult& r);
+
+// Runs work(i) for i = 0 … count-1 on `threads` worker threads (each takes the next i; the
+// caller only waits); the first exception is rethrown after every thread has stopped.
+void for_each_trial(std::int32_t threads, std::int32_t count, const std::function<void(std::int32_t)>& work);
 
 // trials independent repeats (trial = 0 … trials-1) of sample_fault_events +
 // simulate_training_with_faults (on `fabric` when given), played on `threads` CPU threads (0:

@@ -1,0 +1,181 @@
+// Radiation faults across clusters: each algorithm's recovery semantics on known faults, derived
+// by hand from the renewal arithmetic of the play (checkpoint every τ of useful compute, rollback
+// to the last one, wait for the reboot, restart R) and the outer syncs' composition
+// (workloads/cluster_faults.hpp); gateway terminals' outages drawn and played.
+#include <skyfabric/workloads/cluster_faults.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "test_helpers.hpp"
+
+namespace sw = skyfabric::workloads;
+namespace swt = skyfabric::workloads::testing;
+
+namespace {
+
+// Two clusters of two satellites on a ring 0–1–2–3–0: links 1–2 and 3–0 join the clusters.
+// Every step (ring's, and each replica's inner step) lasts 1 s; a fault-free round is H = 10
+// inner steps then a 2 s outer sync. Checkpoints every τ = 100 s of useful compute cost
+// δ = 10 s; a crash waits for the reboot (50 s), then restarts (R = 20 s). T = 1000 s.
+struct TwoClusters {
+    sw::TopologyTimeline timeline;
+    sw::DoseRateSeries series = sw::constant_dose_rate(4, 0.0);
+    sw::ClusterFaultSetup setup;
+    std::vector<sw::ClusterTrainingResult> fault_free;
+    std::vector<sw::StepDurations> steps;
+    std::vector<sw::ClusterAlgorithm> algorithms{sw::ClusterAlgorithm::ring, sw::ClusterAlgorithm::diloco,
+                                                 sw::ClusterAlgorithm::noloco};
+
+    TwoClusters() {
+        timeline.append(swt::ring(4, 800e9, 1e-6));
+        setup.series = &series;
+        setup.timeline = &timeline;
+        setup.duration_s = 1000.0;
+        auto& r = setup.recovery;
+        r.checkpoint_interval_s = 100.0;
+        r.checkpoint_cost_s = 10.0;
+        r.restart_s = 20.0;
+        r.reboot_s = 50.0;
+        r.on_rank_loss = sw::RankLossPolicy::wait;
+        auto& t = setup.training;
+        t.job.parameters = 1e6;
+        t.job.tokens_per_step = 4e3;
+        t.job.data_parallel = 4;
+        t.cluster_nodes = {{0, 1}, {2, 3}};
+        t.inner_steps = 10;
+        for (auto a : algorithms) {
+            sw::ClusterTrainingResult f;
+            f.algorithm = a;
+            if (a != sw::ClusterAlgorithm::ring) {
+                for (std::int32_t replica = 0; replica < 2; ++replica)
+                    for (std::int64_t round = 0; round < 100; ++round) {
+                        sw::ReplicaRound rr;
+                        rr.replica = replica;
+                        rr.round = round;
+                        rr.inner_steps = 10;
+                        rr.start_s = 12.0 * static_cast<double>(round);
+                        rr.ready_s = rr.sync_start_s = rr.start_s + 10.0;
+                        rr.end_s = rr.ready_s + 2.0;
+                        f.rounds.push_back(rr);
+                    }
+            }
+            fault_free.push_back(f);
+            sw::StepDurations s;
+            s.nominal_s = 1.0;
+            steps.push_back(s);
+        }
+    }
+    std::vector<sw::ClusterGoodput> run(const std::vector<std::vector<sw::FaultEvent>>& trials) {
+        setup.events = trials;
+        return sw::monte_carlo_cluster_goodput(algorithms, setup, fault_free, steps);
+    }
+};
+
+}  // namespace
+
+// No faults: the checkpoints alone.
+//  ring: 9 cycles of 100 steps + δ end at 990 s, then 10 steps: useful 910 s → 0.91.
+//  diloco/noloco (the replicas in step): a round is 10 s of steps + 2 s of sync, 10 s more when
+//  it holds a checkpoint (every 10th round from round 10): rounds 0–9 end at 120 s, each next 10
+//  take 130 s (E_70 = 900), rounds 70–76 end at 994; round 77 would end at 1006 > T. Useful =
+//  77 rounds × 12 s + the 6 inner steps done in the last 6 s = 930 s → 0.93.
+TEST(ClusterFaults, FaultFreeGoodputIsTheCheckpointsOverhead) {
+    TwoClusters c;
+    const auto out = c.run({{}});
+    ASSERT_EQ(out.size(), 3u);
+    EXPECT_NEAR(out[0].monte_carlo.per_trial[0].goodput, 0.91, 1e-12);
+    EXPECT_NEAR(out[0].fault_free_goodput, 0.91, 1e-12);
+    for (std::size_t i = 1; i < 3; ++i) {
+        EXPECT_NEAR(out[i].monte_carlo.per_trial[0].goodput, 0.93, 1e-12) << i;
+        EXPECT_NEAR(out[i].fault_free_goodput, 0.93, 1e-12) << i;
+        EXPECT_NEAR(out[i].monte_carlo.per_trial[0].lost_waiting_s, 0.0, 1e-12) << i;
+    }
+}
+
+// One host crash on satellite 0 (cluster 0) at 250.5 s.
+//  ring: every rank rolls back to the checkpoint at 220 s (30.5 s of rework), waits for the
+//  reboot to 300.5 s, restarts to 320.5 s, then 6 cycles of 110 s to 980.5 s and 19 steps:
+//  useful 200 + 600 + 19 = 819 s → 0.819.
+//  diloco: replica 0 alone replays that timeline; its round 20 (steps 201–210) takes
+//  W0(210) − W0(200) = 330.5 − 210 = 120.5 s where replica 1's takes 20 s (a checkpoint), so the
+//  barrier ends it at 250 + 120.5 + 2 = 372.5 s and replica 1 waits 100.5 s (mean over the two:
+//  50.25 s). From there both rounds take 12 s (22 s every 10th): rounds 21–68 end at 988.5 s;
+//  round 69 would end at 1000.5. Useful = 69 × 12 + 10 inner steps each in the last 11.5 s = 838 s.
+//  noloco: in round 20 replica 0 is 100.5 s late (more than a round's 10 s of work), so neither
+//  waits and, the two never meeting again, each goes on alone at its own rounds without syncs:
+//  replica 1 completes rounds 21–87 (clock 270 → 1000 s): 240 + 10 + 670 = 920 s; replica 0
+//  rounds 21–77 (370.5 → 990.5 s) and 9 inner steps: 240 + 10 + 570 + 9 = 829 s. Mean 874.5 s.
+TEST(ClusterFaults, RingRollsEveryRankBackDilocoWaitsForTheSlowestNolocoGoesOn) {
+    TwoClusters c;
+    const auto out = c.run({{sw::FaultEvent{250.5, 0, sw::FaultKind::host_crash}}});
+    const auto& ring = out[0].monte_carlo.per_trial[0];
+    const auto& diloco = out[1].monte_carlo.per_trial[0];
+    const auto& noloco = out[2].monte_carlo.per_trial[0];
+    EXPECT_NEAR(ring.goodput, 0.819, 1e-12);
+    EXPECT_EQ(ring.ranks_lost, 1);
+    EXPECT_NEAR(ring.lost_restarts_s, 20.0, 1e-9);
+    EXPECT_NEAR(ring.lost_faults_s, 30.5 + 50.0, 1e-9);  // rework + the wait for the reboot
+    EXPECT_NEAR(ring.lost_waiting_s, 0.0, 1e-12);
+    EXPECT_NEAR(diloco.goodput, 0.838, 1e-12);
+    EXPECT_NEAR(diloco.lost_waiting_s, 50.25, 1e-9);
+    // The rest of what was lost is the replicas' own faults, restarts and checkpoints.
+    const double own = diloco.lost_faults_s + diloco.lost_restarts_s + diloco.lost_checkpoints_s + diloco.lost_fabric_s +
+                       diloco.lost_shrink_s;
+    EXPECT_NEAR(own, 1000.0 - 838.0 - 50.25, 1e-9);
+    EXPECT_NEAR(noloco.goodput, 0.8745, 1e-12);
+    EXPECT_NEAR(noloco.lost_waiting_s, 0.0, 1e-12);
+}
+
+// A gateway terminal's outage takes down one of its satellite's links to the other cluster, an
+// ISL terminal's one of its links inside the cluster; both are counted, the gateway's apart.
+TEST(ClusterFaults, GatewayTerminalOutagesTakeGatewayLinksDown) {
+    TwoClusters c;
+    c.setup.recovery.link_outage_s = 60.0;
+    sw::FaultEvent gateway{100.5, 1, sw::FaultKind::link_outage, false, 0.0, /*gateway=*/true};
+    sw::FaultEvent isl{300.5, 1, sw::FaultKind::link_outage, false, 0.0};
+    const auto out = c.run({{gateway, isl}});
+    const auto& ring = out[0].monte_carlo.per_trial[0];
+    EXPECT_EQ(ring.links_lost, 2);
+    EXPECT_EQ(ring.gateway_links_lost, 1);
+    // The replicas play their own cluster's events: satellite 1 is cluster 0's.
+    EXPECT_EQ(out[1].monte_carlo.per_trial[0].gateway_links_lost, 1);
+    EXPECT_EQ(out[1].monte_carlo.per_trial[0].links_lost, 2);
+
+    sw::DamagedFabric fabric(c.timeline, sw::every_step_model(sw::ClusterAlgorithm::ring, c.setup.training), {0, 1, 2, 3},
+                             {0, 0, 1, 1});
+    std::pair<std::int32_t, std::int32_t> link;
+    ASSERT_TRUE(fabric.outage_link(1, 0.0, 0.0, /*gateway=*/true, link));
+    EXPECT_EQ(link, (std::pair<std::int32_t, std::int32_t>{1, 2}));  // satellite 1's only gateway link
+    ASSERT_TRUE(fabric.outage_link(1, 0.0, 0.99, /*gateway=*/false, link));
+    EXPECT_EQ(link, (std::pair<std::int32_t, std::int32_t>{0, 1}));  // its only link inside cluster 0
+}
+
+// Gateway outages are a constant-rate stream per gateway satellite: expected count
+// rate × rate_scale × gateways × T, and the drawn events sit on gateway satellites only.
+TEST(ClusterFaults, GatewayOutagesAreDrawnOnGatewaySatellitesAtTheirRate) {
+    sw::FaultModel model;
+    model.device.sdc_rad_per_event = model.device.hbm_uecc_rad_per_event = 1e30;
+    model.device.chip_crash_rad_per_event = model.device.host_cpu_rad_per_event = model.device.host_ram_rad_per_event = 1e30;
+    model.gateway_outage_rate_per_s = 1e-3;
+    model.rate_scale = 2.0;
+    model.gateway_satellites = {1, 3};
+    const auto series = sw::constant_dose_rate(4, 0.0);
+    const double T = 10000.0;
+    const auto expected = sw::expected_fault_counts(series, model, T);
+    EXPECT_NEAR(expected[static_cast<std::size_t>(sw::FaultKind::link_outage)], 1e-3 * 2.0 * 2 * T, 1e-9);
+    double drawn = 0.0;
+    const int trials = 200;
+    for (const auto& events : sw::sample_fault_events_batch(series, model, T, 7, 0, trials)) {
+        for (const auto& e : events) {
+            EXPECT_TRUE(e.gateway);
+            EXPECT_TRUE(e.satellite == 1 || e.satellite == 3);
+        }
+        drawn += static_cast<double>(events.size());
+    }
+    // Mean 40 per trial; over 200 trials the sum is Poisson(8000): within 5 σ ≈ 450.
+    EXPECT_NEAR(drawn, 40.0 * trials, 450.0);
+}
