@@ -284,13 +284,13 @@ private:
                                   " data-parallel ranks are not the " + std::to_string(ranks) +
                                   " satellites outside the spares";
             }
-            workloads::FabricModel* model = fabric ? &*fabric : nullptr;
+            workloads::FabricModel* fabric_model = fabric ? &*fabric : nullptr;
             out.goodput = workloads::simulate_training_with_faults(out.events, n, duration_s, steps, recovery,
-                                                                   /*record_timeline=*/true, model);
+                                                                   /*record_timeline=*/true, fabric_model);
             if (r.trials > 1) {
                 const auto trials_start = std::chrono::steady_clock::now();
                 out.monte_carlo = workloads::monte_carlo_goodput(dose_series_, r.faults, recovery, steps, duration_s,
-                                                                 sc_.seed, r.trials, backend_, model, scenario::monte_carlo_threads(sc_));
+                                                                 sc_.seed, r.trials, backend_, fabric_model, scenario::monte_carlo_threads(sc_));
                 out.trials_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - trials_start).count();
             }
             if (fabric) {

@@ -422,9 +422,20 @@ output: {hdf5: true}
         keys.push_back(section.empty() || key.rfind(section + ".", 0) == 0 ? key : section + "." + key);
     }
     ASSERT_GT(keys.size(), 80u);
+#if defined(__SANITIZE_ADDRESS__)
+    // Under AddressSanitizer a process takes ~0.6 s to start: each key gets one of the four values,
+    // rotating so each value is still tried on a quarter of the keys; the release suite tries all.
+    constexpr std::size_t stride = 4;
+#else
+    constexpr std::size_t stride = 1;
+#endif
+    const std::vector<std::string> wrong_values{"'[1, 2]'", "'{a: 1}'", "abc", ""};
     std::string script;
-    for (const auto& k : keys) {
-        for (const std::string v : {"'[1, 2]'", "'{a: 1}'", "abc", ""}) {
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        const auto& k = keys[i];
+        for (std::size_t j = 0; j < wrong_values.size(); ++j) {
+            if ((i + j) % stride != 0) continue;
+            const std::string& v = wrong_values[j];
             script += "printf '%s=\\t' '" + k + "'; " + skyfabric() + " validate " + base.string() + " --set " + k + "=" +
                       v + " 2>&1 >/dev/null | head -n 1; echo \" $?\"; ";
         }
@@ -445,6 +456,6 @@ output: {hdf5: true}
         const std::string name = message.substr(named + 5, message.find('\'', named + 5) - named - 5);
         EXPECT_TRUE(name == key || name.rfind(key + ".", 0) == 0 || name.rfind(key + "[", 0) == 0) << line;
     }
-    EXPECT_GT(checked, 200) << r.output.substr(0, 2000);
+    EXPECT_GT(checked, 200 / static_cast<int>(stride)) << r.output.substr(0, 2000);
     fs::remove_all(dir);
 }
