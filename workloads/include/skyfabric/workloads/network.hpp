@@ -57,9 +57,13 @@ public:
     }
 
 private:
-    // Single paths: after this many targets from one source, its whole shortest-path tree is
-    // built once (the same paths, one search instead of one per target).
-    static constexpr std::int32_t tree_after_lookups = 1;
+    // Single paths: a source asking for more targets than this (an all-to-all asks p-1) gets its
+    // whole shortest-path tree, built once (the same paths, one search instead of one per target).
+    // A ring asks 2 (its neighbours) and keeps one search per target, which stops at the target:
+    // on 10k satellites two full trees per rank cost 4x the whole run; 2 rather than more so that
+    // an all-to-all through a p-port switch, where every search touches p nodes anyway, pays for
+    // only one extra search per source (docs/benchmarks.md).
+    static constexpr std::int32_t tree_after_lookups = 2;
     std::unordered_map<std::int64_t, std::vector<Path>> cache_;
     std::unordered_map<std::int32_t, std::int32_t> lookups_;
     std::unordered_map<std::int32_t, std::vector<std::int32_t>> trees_;  // via edge per node
