@@ -249,3 +249,43 @@ TEST(ServingRequests, StreamIsAPureFunctionOfTheSeedAndFollowsItsMeans) {
     // n gaps of mean 1/λ = 0.5 s: 50,000 s, standard error 0.5·√n ≈ 158 s.
     EXPECT_NEAR(last - 10.0, 50000.0, 1000.0);
 }
+
+TEST(RequestTrace, ReadsRowsInAnyColumnOrder) {
+    const auto r = sw::parse_request_trace_csv("# a trace\noutput_tokens, arrival_s,prompt_tokens,cached_tokens\n"
+                                               "10,0.5,1000,200\n\n3,0.5,20,0\n",
+                                               "t.csv");
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_EQ(r[0].id, 0);
+    EXPECT_DOUBLE_EQ(r[0].arrival_s, 0.5);
+    EXPECT_EQ(r[0].prompt_tokens, 1000);
+    EXPECT_EQ(r[0].cached_tokens, 200);
+    EXPECT_EQ(r[0].output_tokens, 10);
+    EXPECT_EQ(r[1].id, 1);
+    EXPECT_EQ(r[1].uncached_tokens(), 20);
+}
+
+TEST(RequestTrace, RefusesBadRowsNamingLineAndColumn) {
+    const auto message = [](const std::string& text) {
+        try {
+            (void)sw::parse_request_trace_csv(text, "t.csv");
+        } catch (const sw::RequestTraceError& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    const std::string header = "arrival_s,prompt_tokens,output_tokens\n";
+    // Negative length: line 3, the prompt cell starts at column 5.
+    EXPECT_EQ(message(header + "0,10,1\n1.5,-4,2\n"),
+              "t.csv:3:5: column 'prompt_tokens': expected a whole number of tokens >= 1, got '-4'");
+    // Unsorted times.
+    EXPECT_NE(message(header + "2,10,1\n1,10,1\n").find("t.csv:3:1: column 'arrival_s': expected a time no earlier"),
+              std::string::npos);
+    // Non-numeric: output column of line 2 starts at column 6.
+    EXPECT_EQ(message(header + "0,10,ten\n"),
+              "t.csv:2:6: column 'output_tokens': expected a whole number of tokens >= 1, got 'ten'");
+    EXPECT_EQ(message("arrival_s,prompt_tokens\n"), "t.csv:1:1: header: column 'output_tokens' missing");
+    EXPECT_NE(message(header + "0,10\n").find("t.csv:2:1: expected 3 comma-separated cells, got 2"), std::string::npos);
+    EXPECT_NE(message("arrival_s,prompt_tokens,cached_tokens,output_tokens\n0,10,11,1\n")
+                  .find("t.csv:2:6: column 'cached_tokens': expected at most the row's prompt_tokens (10)"),
+              std::string::npos);
+}

@@ -5,6 +5,8 @@
 #include <skyfabric/workloads/network.hpp>
 #include <skyfabric/workloads/training.hpp>
 
+#include "csv_text.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -73,6 +75,85 @@ Request RequestGenerator::next() {
     r.cached_tokens = static_cast<std::int64_t>(std::floor(stream_.cached_prefix_fraction * static_cast<double>(r.prompt_tokens)));
     ++index_;
     return r;
+}
+
+std::vector<Request> parse_request_trace_csv(std::string_view text, std::string_view name_view) {
+    const std::string name = name_view.empty() ? std::string("request trace") : std::string(name_view);
+    enum Column { arrival = 0, prompt = 1, cached = 2, output = 3 };
+    const char* const column_names[] = {"arrival_s", "prompt_tokens", "cached_tokens", "output_tokens"};
+    int at[4] = {-1, -1, -1, -1};
+    std::size_t columns = 0;
+    bool have_header = false;
+    std::vector<Request> out;
+    std::size_t line_no = 0;
+    for (std::string_view line : csv::split(text, '\n')) {
+        ++line_no;
+        const std::string_view content = csv::trim(line);
+        if (content.empty() || content.front() == '#') continue;
+        const auto cells = csv::split(line, ',');
+        // 1-based column of each cell's first character, for messages.
+        std::vector<std::size_t> cell_column;
+        std::size_t offset = 1;
+        for (const auto c : cells) {
+            const auto lead = c.find_first_not_of(" \t");
+            cell_column.push_back(offset + (lead == std::string_view::npos ? 0 : lead));
+            offset += c.size() + 1;
+        }
+        const auto where = [&](std::size_t cell) {
+            return name + ":" + std::to_string(line_no) + ":" + std::to_string(cell_column[cell]) + ": ";
+        };
+        if (!have_header) {
+            for (std::size_t i = 0; i < cells.size(); ++i) {
+                const std::string_view cell = csv::trim(cells[i]);
+                bool known = false;
+                for (int k = 0; k < 4; ++k)
+                    if (cell == column_names[k]) {
+                        if (at[k] >= 0) throw RequestTraceError(where(i) + "column '" + std::string(cell) + "' given twice");
+                        at[k] = static_cast<int>(i);
+                        known = true;
+                    }
+                if (!known)
+                    throw RequestTraceError(where(i) + "header: expected the columns arrival_s, prompt_tokens, output_tokens "
+                                                       "and optionally cached_tokens, got '" + std::string(cell) + "'");
+            }
+            for (int k : {arrival, prompt, output})
+                if (at[k] < 0)
+                    throw RequestTraceError(name + ":" + std::to_string(line_no) + ":1: header: column '" + column_names[k] +
+                                            "' missing");
+            columns = cells.size();
+            have_header = true;
+            continue;
+        }
+        if (cells.size() != columns)
+            throw RequestTraceError(name + ":" + std::to_string(line_no) + ":1: expected " + std::to_string(columns) +
+                                    " comma-separated cells, got " + std::to_string(cells.size()));
+        const auto cell_text = [&](int k) { return std::string(csv::trim(cells[static_cast<std::size_t>(at[k])])); };
+        const auto fail = [&](int k, const std::string& expected) {
+            throw RequestTraceError(where(static_cast<std::size_t>(at[k])) + "column '" + column_names[k] + "': expected " +
+                                    expected + ", got '" + cell_text(k) + "'");
+        };
+        const auto tokens = [&](int k, std::int64_t min) {
+            const auto v = csv::to_integer(cells[static_cast<std::size_t>(at[k])]);
+            if (!v || *v < min) fail(k, "a whole number of tokens >= " + std::to_string(min));
+            return *v;
+        };
+        Request r;
+        r.id = static_cast<std::int64_t>(out.size());
+        const auto t = csv::to_number(cells[static_cast<std::size_t>(at[arrival])]);
+        if (!t || *t < 0.0) fail(arrival, "a time in seconds >= 0");
+        if (!out.empty() && *t < out.back().arrival_s)
+            fail(arrival, "a time no earlier than the previous row's " + std::to_string(out.back().arrival_s) + " s (rows sorted by arrival)");
+        r.arrival_s = *t;
+        r.prompt_tokens = tokens(prompt, 1);
+        r.output_tokens = tokens(output, 1);
+        if (at[cached] >= 0) {
+            r.cached_tokens = tokens(cached, 0);
+            if (r.cached_tokens > r.prompt_tokens) fail(cached, "at most the row's prompt_tokens (" + std::to_string(r.prompt_tokens) + ")");
+        }
+        out.push_back(r);
+    }
+    if (!have_header) throw RequestTraceError(name + ": empty: expected a header arrival_s,prompt_tokens,output_tokens");
+    return out;
 }
 
 double prefill_time_s(const ServingModel& model, const Accelerator& a, std::int64_t chips, double mfu,

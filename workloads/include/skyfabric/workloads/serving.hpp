@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <stdexcept>
+#include <string_view>
 #include <vector>
 
 #include <skyfabric/workloads/flow_simulation.hpp>
@@ -67,6 +69,17 @@ struct Request {
     std::int64_t output_tokens = 0;
     std::int64_t uncached_tokens() const { return prompt_tokens - cached_tokens; }
 };
+
+// A bad row of a request trace: "name:line:column: column 'prompt_tokens': expected ..., got '...'".
+struct RequestTraceError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// A request trace as CSV text: a header naming the columns arrival_s, prompt_tokens, output_tokens and
+// optionally cached_tokens (any order), then one request per row; blank lines and lines starting with
+// '#' are skipped. Arrival times must not decrease; prompt and output at least 1 token; cached tokens
+// from 0 to the prompt. Ids follow the rows. Throws RequestTraceError naming the row and column.
+std::vector<Request> parse_request_trace_csv(std::string_view text, std::string_view name);
 
 // The stream's requests in arrival order, from start_s: request k is a pure function of (seed, k)
 // (counter-based draws, physics/random.hpp), so any run of the same seed sees the same requests.
