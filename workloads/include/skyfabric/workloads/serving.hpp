@@ -126,6 +126,10 @@ enum class ServingRouting : std::uint8_t {
     prfaas = 1,  // uncached length > threshold: the dedicated prefill group; otherwise the others
 };
 
+// "local", "prfaas".
+const char* to_string(ServingRouting routing);
+const char* to_string(AttentionKind attention);
+
 struct ServingConfig {
     ServingModel model;
     RequestStream requests;
