@@ -591,7 +591,7 @@ std::string summary_table(const nlohmann::json& j) {
             std::string value;
             for (const auto& name : names) {
                 char b[64];
-                std::snprintf(b, sizeof b, "%-26s", cell(in["routings"][name]).c_str());
+                std::snprintf(b, sizeof b, "%-30s ", cell(in["routings"][name]).c_str());
                 value += b;
             }
             row(label, value);

@@ -408,6 +408,8 @@ InferenceConfig read_inference(Section s, const std::string& source_name, std::u
         Section m = in.section("model", true);
         auto& model = v.model;
         model.parameters = m.number("parameters", 1.0, 1e15, {});
+        model.active_parameters = m.number("active_parameters", 0.0, 1e15, 0.0);
+        if (model.active_parameters > model.parameters) m.fail("active_parameters", "must not exceed parameters");
         model.bytes_per_parameter = m.number("bytes_per_parameter", 0.125, 16.0, model.bytes_per_parameter, "B");
         model.layers = static_cast<std::int32_t>(m.integer("layers", 1, 100000, {}));
         const std::string attention = m.choice("attention", {"dense", "hybrid", "mla"}, "dense");

@@ -426,7 +426,9 @@ private:
     void serve(const Topologies& topologies) {
         const auto& in = sc_.inference;
         std::vector<workloads::ServingRouting> routings{in.serving.routing};
-        if (in.compare_routing) routings = {workloads::ServingRouting::local, workloads::ServingRouting::prfaas};
+        if (in.compare_routing)
+            routings.push_back(in.serving.routing == workloads::ServingRouting::local ? workloads::ServingRouting::prfaas
+                                                                                    : workloads::ServingRouting::local);
         for (const auto routing : routings) {
             workloads::ServingConfig config = in.serving;
             config.routing = routing;

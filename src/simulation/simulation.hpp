@@ -162,7 +162,7 @@ struct RunSummary {
     std::vector<workloads::ClusterTrainingResult> constellation;
     std::optional<RadiationOutcome> radiation;
     // A serving workload (workload.kind: inference): one run per routing, over the same requests and
-    // the same fabric (the scenario's routing; local then prfaas with compare_routing).
+    // the same fabric (the scenario's routing first, then with compare_routing the other one).
     std::vector<workloads::ServingRouting> inference_routing;
     std::vector<workloads::ServingResult> inference;
 };

@@ -133,3 +133,18 @@ TEST(InferenceScenario, TraceFileRowsAreCheckedWithFileLineAndColumn) {
     EXPECT_NE(refused(header).find("no requests"), std::string::npos);
     std::filesystem::remove_all(dir);
 }
+
+TEST(InferenceScenario, ShippedServingScenariosLoadAndPlaceTheDedicatedPrefillApart) {
+    const auto four = load_scenario_file(std::string(SKYFABRIC_SOURCE_DIR) + "/scenarios/serving-4x81.yaml");
+    ASSERT_TRUE(four.inference.enabled && four.constellation.enabled);
+    // 6 dedicated prefill satellites from cluster 0's first (node 0); the other 6 prefill and 8 decode
+    // instances from the last cluster's first satellite, node 3 · 81 = 243.
+    const auto nodes = skyfabric::scenario::inference_nodes(four);
+    ASSERT_EQ(nodes.size(), 20u);
+    EXPECT_EQ(nodes[5], 5);
+    EXPECT_EQ(nodes[6], 243);
+    EXPECT_EQ(nodes[19], 256);
+    const auto two = load_scenario_file(std::string(SKYFABRIC_SOURCE_DIR) + "/scenarios/serving-two-datacentres.yaml");
+    EXPECT_TRUE(two.fabric.has_value());
+    EXPECT_DOUBLE_EQ(two.inference.accelerator.hbm_bandwidth_Bps, 4800e9);
+}

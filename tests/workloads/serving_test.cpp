@@ -289,3 +289,14 @@ TEST(RequestTrace, RefusesBadRowsNamingLineAndColumn) {
                   .find("t.csv:2:6: column 'cached_tokens': expected at most the row's prompt_tokens (10)"),
               std::string::npos);
 }
+
+TEST(Roofline, MixtureOfExpertsComputesWithItsActiveParametersAndReadsAllItsWeights) {
+    // 100e9 parameters, 10e9 active, on the round accelerator (1 TFLOP/s, 1 TB/s) at MFU 1:
+    // prefill of 100 tokens = 2 · 10e9 · 100 / 1e12 = 2 s (not the 20 s of all the parameters);
+    // a decode step of one sequence without context reads every weight, 2e11 B / 1e12 B/s = 0.2 s.
+    auto m = round_model();
+    m.parameters = 100e9;
+    m.active_parameters = 10e9;
+    EXPECT_DOUBLE_EQ(sw::prefill_time_s(m, round_accelerator(), 1, 1.0, 100), 2.0);
+    EXPECT_DOUBLE_EQ(sw::decode_step_time_s(m, round_accelerator(), 1, 1.0, 1, 0.0), 0.2);
+}

@@ -167,16 +167,20 @@ std::vector<Request> parse_request_trace_csv(std::string_view text, std::string_
     return out;
 }
 
+double flops_per_token(const ServingModel& model) {
+    return 2.0 * (model.active_parameters > 0.0 ? model.active_parameters : model.parameters);
+}
+
 double prefill_time_s(const ServingModel& model, const Accelerator& a, std::int64_t chips, double mfu,
                       std::int64_t uncached_tokens) {
-    return 2.0 * model.parameters * static_cast<double>(uncached_tokens) / (static_cast<double>(chips) * a.peak_flops * mfu);
+    return flops_per_token(model) * static_cast<double>(uncached_tokens) / (static_cast<double>(chips) * a.peak_flops * mfu);
 }
 
 double decode_step_time_s(const ServingModel& model, const Accelerator& a, std::int64_t chips, double mfu,
                           std::int64_t batch, double context_tokens) {
     const double c = static_cast<double>(chips);
     const double memory_s = (weight_bytes(model) + kv_bytes_per_token(model) * context_tokens) / (c * a.hbm_bandwidth_Bps);
-    const double compute_s = 2.0 * model.parameters * static_cast<double>(batch) / (c * a.peak_flops * mfu);
+    const double compute_s = flops_per_token(model) * static_cast<double>(batch) / (c * a.peak_flops * mfu);
     return std::max(memory_s, compute_s);
 }
 

@@ -24,7 +24,8 @@ enum class AttentionKind : std::uint8_t {
 };
 
 struct ServingModel {
-    double parameters = 8e9;             // weights read per decode step; 2·parameters FLOPs per token
+    double parameters = 8e9;             // weights read per decode step
+    double active_parameters = 0.0;      // a mixture of experts' parameters per token: 2·this FLOPs per token (0: parameters)
     double bytes_per_parameter = 2.0;    // bf16 weights
     std::int32_t layers = 32;
     std::int32_t kv_heads = 8;
@@ -110,12 +111,14 @@ struct ServingEngines {
     std::int64_t max_tokens = 0;
 };
 
-// prefill_s = 2 · parameters · uncached_tokens / (chips · peak · mfu)
+// FLOPs per token's pass: 2 · active parameters (attention's context-length term left out, docs/inference.md).
+double flops_per_token(const ServingModel& model);
+// prefill_s = flops_per_token · uncached_tokens / (chips · peak · mfu)
 double prefill_time_s(const ServingModel& model, const Accelerator& accelerator, std::int64_t chips, double mfu,
                       std::int64_t uncached_tokens);
 // One decode step of `batch` sequences holding `context_tokens` tokens of KV in total:
 // max((weights + kv_bytes_per_token · context_tokens) / (chips · HBM bandwidth),
-//     2 · parameters · batch / (chips · peak · mfu)).
+//     flops_per_token · batch / (chips · peak · mfu)).
 double decode_step_time_s(const ServingModel& model, const Accelerator& accelerator, std::int64_t chips, double mfu,
                           std::int64_t batch, double context_tokens);
 // floor((chips · hbm_bytes − weights) / kv_bytes_per_token), 0 when the weights do not fit.
