@@ -84,6 +84,34 @@ void write_constellation(Hdf5File& file, const std::vector<workloads::ClusterTra
     index_dimension(file, "/constellation/algorithms", "row", rows.size());
 }
 
+// A serving run's requests, one row each in arrival order (docs/output-format.md, "/inference").
+void write_requests(Hdf5File& file, const std::string& group, workloads::ServingRouting routing,
+                    const std::vector<workloads::RequestRecord>& rows) {
+    using R = workloads::RequestRecord;
+    if (rows.empty()) return;
+    const std::string g = group + "/";
+    write_column(file, g + "id", rows, [](const R& r) { return r.request.id; }, "1");
+    write_column(file, g + "arrival_s", rows, [](const R& r) { return r.request.arrival_s; }, "s");
+    write_column(file, g + "prompt_tokens", rows, [](const R& r) { return r.request.prompt_tokens; }, "1");
+    write_column(file, g + "cached_tokens", rows, [](const R& r) { return r.request.cached_tokens; }, "1");
+    write_column(file, g + "output_tokens", rows, [](const R& r) { return r.request.output_tokens; }, "1");
+    write_column(file, g + "status", rows, [](const R& r) { return static_cast<int>(r.status); }, "1");
+    file.set_attribute(g + "status", "status_names", "0=completed,1=unfinished,2=unservable");
+    write_column(file, g + "prefill_instance", rows, [](const R& r) { return r.prefill_instance; }, "1");
+    write_column(file, g + "decode_instance", rows, [](const R& r) { return r.decode_instance; }, "1");
+    write_column(file, g + "prefill_start_s", rows, [](const R& r) { return r.prefill_start_s; }, "s");
+    write_column(file, g + "prefill_end_s", rows, [](const R& r) { return r.prefill_end_s; }, "s");
+    write_column(file, g + "first_token_s", rows, [](const R& r) { return r.first_token_s; }, "s");
+    write_column(file, g + "finish_s", rows, [](const R& r) { return r.finish_s; }, "s");
+    write_column(file, g + "ttft_s", rows, [](const R& r) { return r.ttft_s(); }, "s");
+    write_column(file, g + "tpot_s", rows, [](const R& r) { return r.tpot_s(); }, "s");
+    write_column(file, g + "kv_bytes", rows, [](const R& r) { return r.kv_bytes; }, "B");
+    write_column(file, g + "kv_transfer_s", rows, [](const R& r) { return r.kv_transfer_s(); }, "s");
+    write_column(file, g + "tokens_generated", rows, [](const R& r) { return r.tokens_generated; }, "1");
+    file.set_attribute(group, "routing", workloads::to_string(routing));
+    index_dimension(file, group, "request", rows.size());
+}
+
 void write_training(Hdf5File& file, const workloads::TrainingResult& t) {
     using workloads::CollectiveRecord;
     using workloads::LinkUtilisation;
@@ -498,6 +526,12 @@ void ResultWriter::end(const simulation::RunSummary& summary) {
     }
     if (summary.training) write_training(*file_, *summary.training);
     write_constellation(*file_, summary.constellation);
+    // The scenario's routing at /inference/requests; with compare_routing, the other at /inference/requests_<routing>.
+    for (std::size_t k = 0; k < summary.inference.size(); ++k) {
+        const auto routing = summary.inference_routing[k];
+        write_requests(*file_, k == 0 ? "/inference/requests" : std::string("/inference/requests_") + workloads::to_string(routing),
+                       routing, summary.inference[k].requests);
+    }
     if (summary.radiation) {
         write_radiation_events(*file_, *summary.radiation);
         write_job_timeline(*file_, *summary.radiation);

@@ -196,6 +196,56 @@ json radiation_json(const scenario::Scenario& sc, const simulation::RunSummary& 
 
 }  // namespace
 
+json percentiles_json(const workloads::Percentiles& p) { return {{"p50", p.p50}, {"p90", p.p90}, {"p99", p.p99}}; }
+
+// A serving workload: its set-up, then each routing's figures (docs/output-format.md, "inference").
+json inference_json(const scenario::Scenario& sc, const simulation::RunSummary& s) {
+    const auto& in = sc.inference;
+    const auto& v = in.serving;
+    json routings = json::object();
+    for (std::size_t k = 0; k < s.inference.size(); ++k) {
+        const auto& r = s.inference[k].summary;
+        const bool prfaas = s.inference_routing[k] == workloads::ServingRouting::prfaas;
+        routings[workloads::to_string(s.inference_routing[k])] = {
+            {"name", prfaas ? "PrfaaS" : "local PD"},
+            {"arrived", r.arrived},
+            {"completed", r.completed},
+            {"unfinished", r.unfinished},
+            {"unservable", r.unservable},
+            {"requests_per_s", r.requests_per_s},
+            {"output_tokens_per_s", r.output_tokens_per_s},
+            {"ttft_s", percentiles_json(r.ttft_s)},
+            {"tpot_s", percentiles_json(r.tpot_s)},
+            {"slo_attainment", r.slo_attainment},
+            {"kv_bytes_moved", r.kv_bytes_moved},
+            {"kv_transfer_s", percentiles_json(r.kv_transfer_s)},
+            {"stalled_transfer_s", r.stalled_transfer_s},
+            {"prefill_routed_dedicated", r.prefill_routed_dedicated},
+            {"decode_steps", r.decode_steps},
+            {"topology_epochs", r.topology_epochs},
+        };
+    }
+    return {
+        {"accelerator", in.accelerator.name},
+        {"model_parameters", v.model.parameters},
+        {"attention", workloads::to_string(v.model.attention)},
+        {"kv_bytes_per_token", workloads::kv_bytes_per_token(v.model)},
+        {"arrivals", in.trace_file.empty() ? json("poisson") : json(in.trace_file)},
+        {"rate_per_s", in.trace_file.empty() ? json(v.requests.rate_per_s) : json(nullptr)},
+        {"prefill_instances", v.engines.prefill.instances},
+        {"decode_instances", v.engines.decode.instances},
+        {"satellites_per_prefill_instance", v.engines.prefill.satellites_per_instance},
+        {"satellites_per_decode_instance", v.engines.decode.satellites_per_instance},
+        {"kv_capacity_tokens_per_decode_instance", s.inference.front().summary.kv_capacity_tokens},
+        {"threshold_tokens", v.threshold_tokens},
+        {"dedicated_prefill_instances", v.dedicated_prefill_instances},
+        {"ttft_slo_s", v.ttft_slo_s},
+        {"tpot_slo_s", v.tpot_slo_s},
+        {"routing", workloads::to_string(s.inference_routing.front())},
+        {"routings", routings},
+    };
+}
+
 nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_count,
                             const simulation::RunSummary& s) {
     json j = provenance_json(provenance_of(sc.yaml_text));  // skyfabric_version, git_commit, …
@@ -363,6 +413,7 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
             {"stopped", t.stopped},
         };
     }
+    if (!s.inference.empty()) j["inference"] = inference_json(sc, s);
     if (s.radiation) j["radiation"] = radiation_json(sc, s);
     return j;
 }
@@ -522,6 +573,55 @@ std::string summary_table(const nlohmann::json& j) {
                                                 num(nlohmann::json(w["bus_bw_bound_B_s"].get<double>() / 1e9), "%.1f GB/s"));
         row("time lost to topology changes", num(w["time_lost_to_topology_s"], "%.3g s") + ", stalled " +
                                                  num(w["stalled_s"], "%.3g s"));
+    }
+    if (j.contains("inference")) {
+        const auto& in = j["inference"];
+        const std::string arrivals = in["rate_per_s"].is_null() ? "trace " + in["arrivals"].get<std::string>()
+                                                                : num(in["rate_per_s"], "%.4g requests/s (Poisson)");
+        row("serving", std::to_string(in["prefill_instances"].get<int>()) + " prefill and " +
+                           std::to_string(in["decode_instances"].get<int>()) + " decode instances, " + arrivals);
+        row("KV cache", num(in["kv_bytes_per_token"], "%.6g B/token") + " (" + in["attention"].get<std::string>() + "), " +
+                            std::to_string(in["kv_capacity_tokens_per_decode_instance"].get<std::int64_t>()) +
+                            " tokens per decode instance");
+        // One column per routing, side by side.
+        std::vector<std::string> names;
+        for (const auto& [name, r] : in["routings"].items()) names.push_back(name);
+        std::sort(names.begin(), names.end());  // local, prfaas
+        const auto columns = [&](const char* label, const auto& cell) {
+            std::string value;
+            for (const auto& name : names) {
+                char b[64];
+                std::snprintf(b, sizeof b, "%-30s ", cell(in["routings"][name]).c_str());
+                value += b;
+            }
+            row(label, value);
+        };
+        const auto p3 = [&](const nlohmann::json& p, double scale, const char* unit) {
+            char b[96];
+            std::snprintf(b, sizeof b, "%.3g / %.3g / %.3g %s", p["p50"].get<double>() * scale, p["p90"].get<double>() * scale,
+                          p["p99"].get<double>() * scale, unit);
+            return std::string(b);
+        };
+        columns("routing", [&](const nlohmann::json& r) { return std::string(r["name"].get<std::string>()); });
+        columns("requests (done/arrived)", [&](const nlohmann::json& r) {
+            return std::to_string(r["completed"].get<std::int64_t>()) + " / " + std::to_string(r["arrived"].get<std::int64_t>());
+        });
+        columns("throughput (requests/s)", [&](const nlohmann::json& r) { return num(r["requests_per_s"], "%.4g"); });
+        columns("throughput (output tokens/s)", [&](const nlohmann::json& r) { return num(r["output_tokens_per_s"], "%.4g"); });
+        columns("TTFT p50 / p90 / p99", [&](const nlohmann::json& r) { return p3(r["ttft_s"], 1.0, "s"); });
+        columns("TPOT p50 / p90 / p99", [&](const nlohmann::json& r) { return p3(r["tpot_s"], 1e3, "ms"); });
+        columns("SLO attainment", [&](const nlohmann::json& r) {
+            return num(nlohmann::json(100.0 * r["slo_attainment"].get<double>()), "%.1f %%");
+        });
+        columns("unservable / unfinished", [&](const nlohmann::json& r) {
+            return std::to_string(r["unservable"].get<std::int64_t>()) + " / " + std::to_string(r["unfinished"].get<std::int64_t>());
+        });
+        columns("KV moved", [&](const nlohmann::json& r) {
+            return num(nlohmann::json(r["kv_bytes_moved"].get<double>() / 1e12), "%.4g TB");
+        });
+        columns("KV transfer p50 / p90 / p99", [&](const nlohmann::json& r) { return p3(r["kv_transfer_s"], 1e3, "ms"); });
+        row("objectives", "TTFT " + num(in["ttft_slo_s"], "%.3g s") + ", TPOT " +
+                              num(nlohmann::json(in["tpot_slo_s"].get<double>() * 1e3), "%.3g ms"));
     }
     if (j.contains("radiation")) {
         const auto& r = j["radiation"];

@@ -367,14 +367,151 @@ ConstellationConfig read_constellation(Section s, bool present) {
     return c;
 }
 
+// workload.accelerator and its overrides, shared by both kinds of workload.
+workloads::Accelerator read_accelerator(Section& s) {
+    const std::string name = s.choice("accelerator", {"tpu_v6e", "custom"}, "tpu_v6e");
+    workloads::Accelerator a;
+    if (name != "custom") a = workloads::accelerator_preset(name);
+    else a.name = "custom";
+    a.peak_flops = 1e12 * s.number("peak_tflops", 1e-3, 1e6, a.peak_flops / 1e12, "TFLOP/s");
+    a.hbm_bytes = 1e9 * s.number("hbm_gb", 0.001, 1e6, a.hbm_bytes / 1e9, "GB");
+    a.hbm_bandwidth_Bps = 1e9 * s.number("hbm_bandwidth_gbs", 1e-3, 1e7, a.hbm_bandwidth_Bps / 1e9, "GB/s");
+    return a;
+}
+
+workloads::LengthDistribution read_lengths(Section s, workloads::LengthDistribution d) {
+    d.kind = s.choice("distribution", {"fixed", "lognormal"}, "fixed") == "lognormal" ? workloads::LengthKind::lognormal
+                                                                                      : workloads::LengthKind::fixed;
+    d.mean_tokens = s.number("mean", 1.0, 1e8, d.mean_tokens, "tokens");
+    d.sigma = s.number("sigma", 0.0, 10.0, d.kind == workloads::LengthKind::lognormal ? 1.0 : 0.0);
+    if (d.kind == workloads::LengthKind::fixed && d.sigma != 0.0) s.fail("sigma", "applies to distribution: lognormal only");
+    s.finish();
+    return d;
+}
+
+workloads::EngineGroup read_engine_group(Section s) {
+    workloads::EngineGroup g;
+    g.instances = static_cast<std::int32_t>(s.integer("instances", 1, max_satellites, {}));
+    g.satellites_per_instance = static_cast<std::int32_t>(s.integer("satellites_per_instance", 1, max_satellites, 1));
+    s.finish();
+    return g;
+}
+
+// workload.kind: inference (docs/inference.md). `s` is the workload section.
+InferenceConfig read_inference(Section s, const std::string& source_name, std::uint64_t seed) {
+    InferenceConfig c;
+    c.enabled = s.boolean("enabled", true);
+    c.accelerator = read_accelerator(s);
+    Section in = s.section("inference", true);
+    auto& v = c.serving;
+    {
+        Section m = in.section("model", true);
+        auto& model = v.model;
+        model.parameters = m.number("parameters", 1.0, 1e15, {});
+        model.active_parameters = m.number("active_parameters", 0.0, 1e15, 0.0);
+        if (model.active_parameters > model.parameters) m.fail("active_parameters", "must not exceed parameters");
+        model.bytes_per_parameter = m.number("bytes_per_parameter", 0.125, 16.0, model.bytes_per_parameter, "B");
+        model.layers = static_cast<std::int32_t>(m.integer("layers", 1, 100000, {}));
+        const std::string attention = m.choice("attention", {"dense", "hybrid", "mla"}, "dense");
+        model.attention = attention == "mla"      ? workloads::AttentionKind::mla
+                          : attention == "hybrid" ? workloads::AttentionKind::hybrid
+                                                  : workloads::AttentionKind::dense;
+        model.bytes_per_element = m.number("bytes_per_element", 0.125, 16.0, model.bytes_per_element, "B");
+        if (model.attention == workloads::AttentionKind::mla) {
+            model.kv_lora_rank = static_cast<std::int32_t>(m.integer("kv_lora_rank", 1, 1000000, model.kv_lora_rank));
+            model.rope_dim = static_cast<std::int32_t>(m.integer("rope_dim", 0, 1000000, model.rope_dim));
+        } else {
+            model.kv_heads = static_cast<std::int32_t>(m.integer("kv_heads", 1, 100000, {}));
+            model.head_dim = static_cast<std::int32_t>(m.integer("head_dim", 1, 100000, {}));
+        }
+        if (model.attention == workloads::AttentionKind::hybrid) {
+            model.full_attention_layers = static_cast<std::int32_t>(m.integer("full_attention_layers", 1, model.layers, {}));
+        }
+        m.finish();
+    }
+    {
+        Section a = in.section("arrivals", true);
+        if (a.has("rate_per_s") == a.has("trace"))
+            a.fail(a.has("trace") ? "trace" : "rate_per_s", "give either rate_per_s (Poisson arrivals) or trace (a CSV file), not both");
+        v.requests.seed = static_cast<std::uint64_t>(a.integer("seed", 0, std::numeric_limits<std::int64_t>::max(),
+                                                               static_cast<std::int64_t>(seed & 0x7fffffffffffffffull)));
+        if (a.has("rate_per_s")) {
+            v.requests.rate_per_s = a.number("rate_per_s", 1e-9, 1e6, {}, "1/s");
+        } else {
+            std::filesystem::path path = a.text("trace");
+            if (path.is_relative()) path = std::filesystem::path(source_name).parent_path() / path;
+            std::string text;
+            try {
+                text = read_input_file(path, max_edge_list_bytes, "request trace");
+                v.trace = workloads::parse_request_trace_csv(text, path.string());
+            } catch (const ScenarioError& e) {
+                a.fail("trace", e.what());
+            } catch (const workloads::RequestTraceError& e) {
+                a.fail("trace", e.what());
+            }
+            if (v.trace.empty()) a.fail("trace", path.string() + ": no requests (only a header)");
+            c.trace_file = path.string();
+        }
+        a.finish();
+    }
+    v.requests.prompt = read_lengths(in.section("prompt_tokens"), {workloads::LengthKind::fixed, 4096.0, 0.0});
+    v.requests.output = read_lengths(in.section("output_tokens"), {workloads::LengthKind::fixed, 256.0, 0.0});
+    v.requests.cached_prefix_fraction = in.number("cached_prefix_fraction", 0.0, 1.0, 0.0);
+    if (!v.trace.empty() && in.has("prompt_tokens")) in.fail("prompt_tokens", "comes from the trace (arrivals.trace); leave it out");
+    if (!v.trace.empty() && in.has("output_tokens")) in.fail("output_tokens", "comes from the trace (arrivals.trace); leave it out");
+    if (!v.trace.empty() && in.has("cached_prefix_fraction"))
+        in.fail("cached_prefix_fraction", "comes from the trace (its cached_tokens column); leave it out");
+    {
+        Section slo = in.section("slo");
+        v.ttft_slo_s = slo.number("ttft_s", 1e-6, 1e6, v.ttft_slo_s, "s");
+        v.tpot_slo_s = slo.number("tpot_s", 1e-6, 1e6, v.tpot_slo_s, "s");
+        slo.finish();
+    }
+    {
+        Section e = in.section("engines", true);
+        v.engines.prefill = read_engine_group(e.section("prefill", true));
+        v.engines.decode = read_engine_group(e.section("decode", true));
+        v.engines.chips_per_satellite = static_cast<std::int32_t>(e.integer("chips_per_satellite", 1, 1024, 1));
+        v.engines.mfu = e.number("mfu", 1e-4, 1.0, v.engines.mfu);
+        v.engines.max_batch = static_cast<std::int32_t>(e.integer("max_batch", 1, 1000000, v.engines.max_batch));
+        v.engines.max_tokens = e.integer("max_tokens", 0, std::numeric_limits<std::int64_t>::max() / 4, 0);
+        e.finish();
+    }
+    const std::string routing = in.choice("routing", {"local", "prfaas"}, "local");
+    v.routing = routing == "prfaas" ? workloads::ServingRouting::prfaas : workloads::ServingRouting::local;
+    c.compare_routing = in.boolean("compare_routing", false);
+    const bool dedicated = v.routing == workloads::ServingRouting::prfaas || c.compare_routing;
+    if (dedicated) {
+        v.threshold_tokens = in.integer("threshold_tokens", 0, std::numeric_limits<std::int32_t>::max(), {});
+        v.dedicated_prefill_instances = static_cast<std::int32_t>(
+            in.integer("dedicated_prefill_instances", 1, std::max(1, v.engines.prefill.instances - 1), 1));
+        if (v.engines.prefill.instances < 2)
+            in.section("engines").section("prefill").fail("instances", "prfaas needs at least 2 prefill instances: the dedicated "
+                                                                      "group and at least one beside the decode instances");
+    } else {
+        for (const char* key : {"threshold_tokens", "dedicated_prefill_instances"})
+            if (in.has(key)) in.fail(key, "applies to routing: prfaas (or compare_routing: true) only");
+    }
+    const std::string network = in.choice("network_routing", {"shortest_latency", "widest"}, "shortest_latency");
+    v.network_routing = network == "widest" ? workloads::RoutingPolicy::widest : workloads::RoutingPolicy::shortest_latency;
+    in.finish();
+    // A training key beside kind: inference is a mistake, not an unknown key.
+    for (const char* key : {"model_parameters", "active_parameters", "tokens_per_step", "parallelism", "moe", "mfu",
+                            "all_reduce", "placement", "routing", "sync", "local_steps", "gradient_buckets",
+                            "bytes_per_gradient_element", "paths_per_transfer", "per_message_overhead_us", "on_rank_loss",
+                            "power_policy", "backend"})
+        if (s.has(key)) s.fail(key, "is a training key; workload.kind is inference (its keys go under workload.inference)");
+    s.allow("kind");
+    s.finish();
+    return c;
+}
+
 WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed) {
     WorkloadConfig w;
     w.enabled = s.boolean("enabled", present);
-    const std::string accelerator = s.choice("accelerator", {"tpu_v6e", "custom"}, "tpu_v6e");
-    if (accelerator != "custom") w.accelerator = workloads::accelerator_preset(accelerator);
-    else w.accelerator.name = "custom";
-    w.accelerator.peak_flops = 1e12 * s.number("peak_tflops", 1e-3, 1e6, w.accelerator.peak_flops / 1e12, "TFLOP/s");
-    w.accelerator.hbm_bytes = 1e9 * s.number("hbm_gb", 0.001, 1e6, w.accelerator.hbm_bytes / 1e9, "GB");
+    s.allow("kind");
+    if (s.has("inference")) s.fail_first_leaf("inference", "is a serving key; it applies with workload.kind: inference only");
+    w.accelerator = read_accelerator(s);
     auto& j = w.job;
     j.mfu = s.number("mfu", 1e-4, 1.0, j.mfu);
     j.parameters = s.number("model_parameters", 1.0, 1e15, j.parameters);
@@ -969,6 +1106,24 @@ void check_across_sections(Section& top, Scenario& sc, const LoadOptions& option
                                            std::to_string(job.data_parallel) + " data-parallel ranks");
         }
     }
+    if (sc.inference.enabled) {
+        Section workload = top.section("workload");
+        if (!sc.fabric && !sc.links.enabled) workload.fail("kind", "a serving workload needs links: add a links section");
+        if (!(sc.duration_s > 0.0))
+            top.fail(top.has("duration_s") ? "duration_s" : "duration_orbits", "a serving workload needs a run of positive duration");
+        if (sc.radiation.enabled) top.fail("radiation", "faults do not act on a serving workload yet (docs/inference.md); set radiation.enabled: false");
+        if (sc.power.enabled) top.fail("power", "eclipse throttling does not act on a serving workload yet (docs/inference.md); remove the power section");
+        const auto& e = sc.inference.serving.engines;
+        const std::int64_t needed = static_cast<std::int64_t>(e.prefill.instances) * e.prefill.satellites_per_instance +
+                                    static_cast<std::int64_t>(e.decode.instances) * e.decode.satellites_per_instance;
+        if (inference_nodes(sc).empty()) {
+            Section engines = workload.section("inference").section("engines");
+            engines.fail("prefill", "the instances need " + std::to_string(needed) + " satellites" +
+                                        (sc.constellation.enabled ? " (dedicated prefill instances in cluster 0, the others in the last cluster, "
+                                                                    "of " + std::to_string(sizes.front()) + " and " + std::to_string(sizes.back()) + ")"
+                                                                  : "; there are " + std::to_string(satellites)));
+        }
+    }
     if (sc.workload.enabled) {
         // Every step computes for at least the job's compute time: an upper bound on the steps.
         const double compute_s = workloads::compute_time_per_step_s(sc.workload.job, sc.workload.accelerator);
@@ -1102,7 +1257,10 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
     sc.metrics = read_metrics(top.section("metrics"));
     sc.links = read_links(top.section("links"), top.has("links"));
     sc.constellation = read_constellation(top.section("constellation"), top.has("constellation"));
-    sc.workload = read_workload(top.section("workload"), top.has("workload"), sc.seed);
+    if (top.section("workload").choice("kind", {"training", "inference"}, "training") == "inference")
+        sc.inference = read_inference(top.section("workload"), source_name, sc.seed);
+    else
+        sc.workload = read_workload(top.section("workload"), top.has("workload"), sc.seed);
     sc.radiation = read_radiation(top.section("radiation"), top.has("radiation"), sc.orbit.epoch);
     sc.power = read_power(top.section("power"), top.has("power"), sc.workload.job.tensor_parallel);
     if (sc.power.enabled && sc.fabric) top.fail("power", "needs an orbit; a synthetic topology has no Sun");
@@ -1125,6 +1283,27 @@ std::string read_scenario_file(const std::filesystem::path& file) {
 Scenario load_scenario_file(const std::filesystem::path& file, const std::vector<Override>& overrides,
                             const LoadOptions& options) {
     return load_scenario_text(read_scenario_file(file), file.string(), overrides, options);
+}
+
+std::vector<std::int32_t> inference_nodes(const Scenario& sc) {
+    const auto& v = sc.inference.serving;
+    const auto& e = v.engines;
+    const std::int64_t dedicated = static_cast<std::int64_t>(v.dedicated_prefill_instances) * e.prefill.satellites_per_instance;
+    const std::int64_t all = static_cast<std::int64_t>(e.prefill.instances) * e.prefill.satellites_per_instance +
+                             static_cast<std::int64_t>(e.decode.instances) * e.decode.satellites_per_instance;
+    const auto sizes = cluster_sizes(sc);
+    std::vector<std::int32_t> nodes;
+    if (!sc.constellation.enabled || dedicated == 0) {
+        if (all > static_cast<std::int64_t>(node_count(sc))) return {};
+        for (std::int32_t i = 0; i < all; ++i) nodes.push_back(i);
+        return nodes;
+    }
+    // Dedicated prefill instances from cluster 0's first satellite, every other instance from the last cluster's.
+    const auto last_first = static_cast<std::int32_t>(std::accumulate(sizes.begin(), sizes.end() - 1, std::size_t{0}));
+    if (dedicated > static_cast<std::int64_t>(sizes.front()) || all - dedicated > static_cast<std::int64_t>(sizes.back())) return {};
+    for (std::int32_t i = 0; i < dedicated; ++i) nodes.push_back(i);
+    for (std::int32_t i = 0; i < all - dedicated; ++i) nodes.push_back(last_first + i);
+    return nodes;
 }
 
 std::string describe(const RunEstimate& e) {

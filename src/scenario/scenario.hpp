@@ -12,6 +12,7 @@
 #include <skyfabric/workloads/faults.hpp>
 #include <skyfabric/workloads/flow_solver.hpp>
 #include <skyfabric/workloads/job.hpp>
+#include <skyfabric/workloads/serving.hpp>
 #include <skyfabric/workloads/synthetic_fabric.hpp>
 #include <skyfabric/workloads/training.hpp>
 
@@ -100,6 +101,16 @@ struct WorkloadConfig {
     std::optional<workloads::RankLossPolicy> on_rank_loss;
 };
 
+// workload.kind: inference (docs/inference.md): serving a model with disaggregated prefill and decode.
+// The scenario's accelerator keys (workload.accelerator, peak_tflops, hbm_gb, hbm_bandwidth_gbs) apply.
+struct InferenceConfig {
+    bool enabled = false;
+    workloads::Accelerator accelerator;
+    workloads::ServingConfig serving;  // requests (or the trace), engines, routing; nodes and times set by the run
+    std::string trace_file;            // arrivals.trace as resolved (empty: the Poisson stream)
+    bool compare_routing = false;      // run local PD and PrfaaS on the same requests, side by side
+};
+
 // power: present = enabled. Each satellite's array, battery, loads and radiator (physics/power.hpp);
 // the workload's compute follows workload.power_policy.
 struct PowerConfig {
@@ -145,7 +156,8 @@ struct Scenario {
     physics::StationKeepingSettings station_keeping;
     MetricsConfig metrics;
     LinksConfig links;
-    WorkloadConfig workload;
+    WorkloadConfig workload;    // a training job (workload.kind: training)
+    InferenceConfig inference;  // a serving workload (workload.kind: inference)
     RadiationConfig radiation;
     PowerConfig power;
     // A synthetic fabric (ring, switch, torus, ...) instead of an orbit: the workload runs on
@@ -223,6 +235,11 @@ std::size_t cluster_count(const Scenario& scenario);
 std::vector<std::size_t> cluster_sizes(const Scenario& scenario);
 // Satellites of the formation (every cluster's), or ranks of the synthetic fabric.
 std::size_t node_count(const Scenario& scenario);
+// The satellites of a serving workload's instances, in ServingConfig::nodes order (prefill instances,
+// then decode; satellites_per_instance each): packed from node 0, except in a constellation, where the
+// dedicated prefill instances (prfaas, compare_routing) start at cluster 0's first satellite and every
+// other instance at the last cluster's. Empty when they do not fit.
+std::vector<std::int32_t> inference_nodes(const Scenario& scenario);
 // The chief's initial ECI state: the orbit section's elements are mean elements, mapped to osculating
 // when the dynamics include J2 (nonlinear with j2: true).
 physics::CartesianState initial_chief_state(const Scenario& scenario);

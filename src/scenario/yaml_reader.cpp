@@ -131,6 +131,16 @@ void Section::fail_missing(const std::string& key, const std::string& message) c
     fail(key, message);
 }
 
+void Section::fail_first_leaf(const std::string& key, const std::string& message) const {
+    YAML::Node v = value(key);
+    std::string path = key_path(key);
+    while (v.IsMap() && v.size() > 0 && v.begin()->first.IsScalar()) {
+        path += "." + v.begin()->first.Scalar();
+        v = v.begin()->second;
+    }
+    fail_at(v.IsDefined() ? v : node_, path, message);
+}
+
 void Section::fail_at(const YAML::Node& node, const std::string& key_path_text, const std::string& message) const {
     throw ScenarioError(location(node, key_path_text, *source_) + "key '" + key_path_text + "': " + message);
 }

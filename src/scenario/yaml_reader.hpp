@@ -63,6 +63,9 @@ public:
 
     [[noreturn]] void fail(const std::string& key, const std::string& message) const;
     [[noreturn]] void fail_at(const YAML::Node& node, const std::string& key_path, const std::string& message) const;
+    // A whole section that does not belong here: names its first leaf (the key the user wrote,
+    // `workload.inference.model.layers`), not only the section, then the message.
+    [[noreturn]] void fail_first_leaf(const std::string& key, const std::string& message) const;
 
 private:
     // A required key is missing: fail(key, message), or, when a key present here looks like a

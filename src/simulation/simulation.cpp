@@ -118,6 +118,7 @@ public:
         for (auto* r : recorders_) r->begin(setup_);
         try {
             if (fabric_) run_fabric_workload();
+            else if (sc_.inference.enabled) run_inference();
             else if (sc_.workload.enabled && clusters_->constellation()) run_constellation_workload();
             else if (sc_.workload.enabled) run_workload();
             while (advance()) {
@@ -413,6 +414,33 @@ private:
         }
     }
 
+    // Serving: the physics first, every topology kept as keyframes, then each routing replayed over them
+    // from the start, so that they compare on the same requests and the same fabric.
+    void run_inference() {
+        while (advance_keeping_results()) timeline_.append(topology_);
+        if (timeline_.keyframe_count() == 0) return;
+        serve([this](double from_s) { return timeline_.source_from(from_s); });
+    }
+
+    template <class Topologies>
+    void serve(const Topologies& topologies) {
+        const auto& in = sc_.inference;
+        std::vector<workloads::ServingRouting> routings{in.serving.routing};
+        if (in.compare_routing)
+            routings.push_back(in.serving.routing == workloads::ServingRouting::local ? workloads::ServingRouting::prfaas
+                                                                                    : workloads::ServingRouting::local);
+        for (const auto routing : routings) {
+            workloads::ServingConfig config = in.serving;
+            config.routing = routing;
+            config.nodes = scenario::inference_nodes(sc_);
+            config.start_s = 0.0;
+            config.end_s = summary_.simulated_s;
+            for (auto* r : recorders_) r->phase(std::string("serving, ") + workloads::to_string(routing) + " routing");
+            summary_.inference_routing.push_back(routing);
+            summary_.inference.push_back(workloads::simulate_serving(config, in.accelerator, topologies(0.0)));
+        }
+    }
+
     // advance() for the training's callbacks: a numerical failure becomes the stop reason instead of
     // unwinding through the training simulation (which would lose its results).
     bool advance_keeping_results() {
@@ -426,6 +454,11 @@ private:
 
     // A fixed synthetic fabric: one topology for the whole run, ranks on the fabric's nodes.
     void run_fabric_workload() {
+        if (sc_.inference.enabled) {
+            summary_.simulated_s = sc_.duration_s;
+            serve([this](double) { return workloads::topology_source(std::span(&fabric_->topology, 1)); });
+            return;
+        }
         if (!sc_.workload.enabled) return;
         auto options = sc_.workload.options;
         options.start_s = 0.0;

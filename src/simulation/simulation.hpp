@@ -19,6 +19,7 @@
 #include <skyfabric/workloads/damaged_fabric.hpp>
 #include <skyfabric/workloads/faults.hpp>
 #include <skyfabric/workloads/synthetic_fabric.hpp>
+#include <skyfabric/workloads/serving.hpp>
 #include <skyfabric/workloads/training.hpp>
 
 #include <atomic>
@@ -160,6 +161,10 @@ struct RunSummary {
     // A constellation's training algorithms, side by side (constellation.algorithms, in order).
     std::vector<workloads::ClusterTrainingResult> constellation;
     std::optional<RadiationOutcome> radiation;
+    // A serving workload (workload.kind: inference): one run per routing, over the same requests and
+    // the same fabric (the scenario's routing first, then with compare_routing the other one).
+    std::vector<workloads::ServingRouting> inference_routing;
+    std::vector<workloads::ServingResult> inference;
 };
 
 class Recorder {

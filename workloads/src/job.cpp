@@ -5,7 +5,7 @@
 
 namespace skyfabric::workloads {
 
-Accelerator tpu_v6e() { return Accelerator{"tpu_v6e", 918e12, 32e9}; }
+Accelerator tpu_v6e() { return Accelerator{"tpu_v6e", 918e12, 32e9, 1640e9}; }
 
 Accelerator accelerator_preset(const std::string& name) {
     if (name == "tpu_v6e" || name == "trillium") return tpu_v6e();

@@ -2,6 +2,7 @@
 // rollbacks, restarts, rank loss, the damaged fabric), and the analytic goodput it is checked against.
 #include <skyfabric/workloads/faults.hpp>
 #include <skyfabric/workloads/job.hpp>
+#include <skyfabric/workloads/training.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -60,13 +61,6 @@ const char* rank_loss_policy_name(RankLossPolicy policy) {
 
 namespace {
 
-// Nearest-rank percentile of sorted values.
-double percentile_sorted(const std::vector<double>& sorted, double q) {
-    if (sorted.empty()) return 0.0;
-    const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sorted.size())));
-    return sorted[std::min(sorted.size(), std::max<std::size_t>(rank, 1)) - 1];
-}
-
 // One trial's play (see simulate_training_with_faults in faults.hpp).
 class Play {
 public:
@@ -116,8 +110,8 @@ public:
         res_.corrupted_steps = corrupt_committed_ + corrupt_since_;
         res_.goodput = res_.useful_s / T_;
         std::sort(step_times_.begin(), step_times_.end());
-        res_.step_time_median_s = percentile_sorted(step_times_, 0.5);
-        res_.step_time_p99_s = percentile_sorted(step_times_, 0.99);
+        res_.step_time_median_s = nearest_rank_percentile(step_times_, 0.5);
+        res_.step_time_p99_s = nearest_rank_percentile(step_times_, 0.99);
         return std::move(res_);
     }
 

@@ -1,5 +1,7 @@
 #include <skyfabric/workloads/synthetic_fabric.hpp>
 
+#include "csv_text.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -19,38 +21,10 @@ namespace {
 
 constexpr double speed_of_light_m_s = 299792458.0;
 
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-    return s;
-}
-
-std::vector<std::string_view> split(std::string_view s, char sep) {
-    std::vector<std::string_view> out;
-    for (;;) {
-        const auto at = s.find(sep);
-        out.push_back(s.substr(0, at));
-        if (at == std::string_view::npos) break;
-        s.remove_prefix(at + 1);
-    }
-    return out;
-}
-
-std::optional<double> to_number(std::string_view s) {
-    s = trim(s);
-    if (s.empty()) return std::nullopt;
-    if (s.front() == '+') s.remove_prefix(1);
-    double v = 0.0;
-    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc{} || end != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
-    return v;
-}
-
-std::optional<std::int64_t> to_integer(std::string_view s) {
-    const auto v = to_number(s);
-    if (!v || *v != std::floor(*v) || std::fabs(*v) > 2e9) return std::nullopt;
-    return static_cast<std::int64_t>(*v);
-}
+using csv::split;
+using csv::to_integer;
+using csv::to_number;
+using csv::trim;
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
     std::vector<std::size_t> row(b.size() + 1);

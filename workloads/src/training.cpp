@@ -50,14 +50,13 @@ bool embedded(const TrainingOptions& o, const Network& net, const Placement& pla
     return true;
 }
 
-// Nearest-rank percentile of sorted values.
-double percentile(const std::vector<double>& sorted, double q) {
+}  // namespace
+
+double nearest_rank_percentile(std::span<const double> sorted, double q) {
     if (sorted.empty()) return 0.0;
     const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sorted.size())));
     return sorted[std::min(sorted.size(), std::max<std::size_t>(rank, 1)) - 1];
 }
-
-}  // namespace
 
 TrainingResult simulate_training(const TrainingJob& job, const Accelerator& accelerator,
                                  TopologySource source, const TrainingOptions& options) {
@@ -245,8 +244,8 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
     }
     std::vector<double> sorted = step_times;
     std::sort(sorted.begin(), sorted.end());
-    sum.step_time_median_s = percentile(sorted, 0.5);
-    sum.step_time_p99_s = percentile(sorted, 0.99);
+    sum.step_time_median_s = nearest_rank_percentile(sorted, 0.5);
+    sum.step_time_p99_s = nearest_rank_percentile(sorted, 0.99);
     double total = 0.0;
     for (double s : step_times) total += s;
     sum.step_time_mean_s = sorted.empty() ? 0.0 : total / static_cast<double>(sorted.size());

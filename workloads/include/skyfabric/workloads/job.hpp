@@ -11,9 +11,10 @@ struct Accelerator {
     std::string name = "tpu_v6e";
     double peak_flops = 918e12;   // dense bf16 FLOP/s per chip
     double hbm_bytes = 32e9;
+    double hbm_bandwidth_Bps = 1640e9;  // what a memory-bound decode step reads its weights and KV at
 };
 
-// Trillium (TPU v6e): 918 TFLOP/s bf16, 32 GB HBM (docs/references.md, "Training at scale").
+// Trillium (TPU v6e): 918 TFLOP/s bf16, 32 GB HBM at 1,640 GB/s (docs/references.md, "Training at scale").
 Accelerator tpu_v6e();
 // Named preset; throws std::invalid_argument for an unknown name.
 Accelerator accelerator_preset(const std::string& name);

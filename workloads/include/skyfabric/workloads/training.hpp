@@ -115,6 +115,9 @@ struct TrainingResult {
 
 TrainingResult simulate_training(const TrainingJob& job, const Accelerator& accelerator,
                                  TopologySource source, const TrainingOptions& options);
+
+// Nearest-rank percentile (the value at rank ceil(q·n), at least 1) of sorted values; 0 when empty.
+double nearest_rank_percentile(std::span<const double> sorted, double q);
 TrainingResult simulate_training(const TrainingJob& job, const Accelerator& accelerator,
                                  std::span<const links::Topology> series,
                                  const TrainingOptions& options);

@@ -1,0 +1,113 @@
+// Serving end to end: `skyfabric run` of the two-datacentre validation scenario prints local PD and
+// PrfaaS side by side, summary.json has the inference block, and result.h5 holds one row per request
+// that h5py and xarray read (netCDF dimension `request`); a bad request trace exits 2 naming its row.
+#include "cli_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace fs = std::filesystem;
+using namespace skyfabric_test;
+
+TEST(CliServing, RunPrintsBothRoutingsAndWritesOneRowPerRequest) {
+    const auto dir = fresh_dir("serving");
+    const auto r = run_command(skyfabric() + " run " + source("scenarios/serving-two-datacentres.yaml") + " -o " +
+                               (dir / "out").string() + " --set duration_s=600");
+    ASSERT_EQ(r.status, 0) << r.output;
+    for (const char* line : {"local PD", "PrfaaS", "TTFT p50 / p90 / p99", "TPOT p50 / p90 / p99", "SLO attainment",
+                             "throughput (requests/s)", "KV moved"})
+        EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
+    const std::string script = R"(
+import h5py, json, numpy as np, sys, xarray as xr
+out = sys.argv[1]
+s = json.load(open(out + '/summary.json'))['inference']
+assert s['routing'] == 'prfaas' and set(s['routings']) == {'local', 'prfaas'}, s.keys()
+f = h5py.File(out + '/result.h5', 'r')
+for group, routing in [('inference/requests', 'prfaas'), ('inference/requests_local', 'local')]:
+    g = f[group]
+    assert g.attrs['routing'] == routing
+    r = s['routings'][routing]
+    n = g['arrival_s'].shape[0]
+    assert n == r['arrived'], (n, r['arrived'])
+    status = g['status'][:]
+    assert (status == 0).sum() == r['completed'] and (status == 1).sum() == r['unfinished']
+    assert np.all(np.diff(g['arrival_s'][:]) >= 0)
+    done = status == 0
+    # TTFT = first token - arrival; the nearest-rank median matches the summary's.
+    ttft = g['first_token_s'][:] - g['arrival_s'][:]
+    assert np.allclose(ttft[done], g['ttft_s'][:][done])
+    v = np.sort(g['ttft_s'][:][np.isfinite(g['ttft_s'][:])])
+    assert abs(v[int(np.ceil(0.5 * len(v))) - 1] - r['ttft_s']['p50']) < 1e-12
+    # KV bytes = 253,952 B per prompt token (62 layers x 8 KV heads x 128 x 2 x 2 B).
+    assert np.allclose(g['kv_bytes'][:], 253952.0 * g['prompt_tokens'][:])
+    arrived = np.isfinite(g['first_token_s'][:])  # KV transfers completed (the finished requests and some still decoding)
+    assert abs(g['kv_bytes'][:][arrived].sum() - r['kv_bytes_moved']) < 1e-9 * r['kv_bytes_moved']
+    # PrfaaS: requests above 19,400 uncached tokens on the 4 dedicated instances, the others beside decode.
+    if routing == 'prfaas':
+        long = g['prompt_tokens'][:] - g['cached_tokens'][:] > 19400
+        assert np.all((g['prefill_instance'][:] < 4) == long)
+    ds = xr.open_dataset(out + '/result.h5', group=group)
+    assert ds.sizes['request'] == n and ds['tpot_s'].dims == ('request',)
+print('ok')
+)";
+    std::ofstream(dir / "check.py") << script;
+    const auto check = run_command("/usr/bin/python3 " + (dir / "check.py").string() + " " + (dir / "out").string());
+    EXPECT_EQ(check.status, 0) << check.output;
+    EXPECT_NE(check.output.find("ok"), std::string::npos) << check.output;
+    fs::remove_all(dir);
+}
+
+TEST(CliServing, BadRequestTraceExitsTwoNamingTheRowAndColumn) {
+    const auto dir = fresh_dir("serving_trace");
+    std::ofstream(dir / "requests.csv") << "arrival_s,prompt_tokens,output_tokens\n0,4000,10\n1,4000,-3\n";
+    fs::copy_file(source("scenarios/two-datacentres.csv"), dir / "two-datacentres.csv");
+    std::ifstream in(source("scenarios/serving-two-datacentres.yaml"));
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string from = "arrivals: { rate_per_s: 1 }";
+    text.replace(text.find(from), from.size(), "arrivals: { trace: requests.csv }");
+    for (const char* key : {"    prompt_tokens:", "    output_tokens:"}) {
+        const auto at = text.find(key);
+        text.erase(at, text.find('\n', at) + 1 - at);
+    }
+    std::ofstream(dir / "s.yaml") << text;
+    const auto r = run_command(skyfabric() + " run " + (dir / "s.yaml").string() + " -o " + (dir / "out").string());
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("key 'workload.inference.arrivals.trace': " + (dir / "requests.csv").string() +
+                            ":3:8: column 'output_tokens': expected a whole number of tokens >= 1, got '-3'"),
+              std::string::npos)
+        << r.output;
+    fs::remove_all(dir);
+}
+
+TEST(CliServing, PrfaasCachesCrossTheGatewaysOfAMovingConstellation) {
+    // serving-4x81 for ten minutes: the 6 dedicated prefill instances sit in cluster 0, the decode
+    // instances 300 km away in cluster 3, so every cache prefilled there crosses the gateway layer and
+    // arrives no sooner than light takes over 300 km (1.0 ms) after its prefill; local PD keeps the
+    // short prompts' caches inside cluster 3 as well, and both runs see the same requests.
+    const auto dir = fresh_dir("serving_orbit");
+    const auto r = run_command(skyfabric() + " run " + source("scenarios/serving-4x81.yaml") + " -o " +
+                               (dir / "out").string() + " --set duration_s=600 --quiet");
+    ASSERT_EQ(r.status, 0) << r.output;
+    const std::string script = R"(
+import h5py, numpy as np, sys
+f = h5py.File(sys.argv[1] + '/result.h5', 'r')
+p, l = f['inference/requests'], f['inference/requests_local']
+assert np.array_equal(p['arrival_s'][:], l['arrival_s'][:]) and np.array_equal(p['prompt_tokens'][:], l['prompt_tokens'][:])
+arrived = np.isfinite(p['first_token_s'][:])
+far = arrived & (p['prefill_instance'][:] < 6)
+near = arrived & (p['prefill_instance'][:] >= 6)
+assert far.sum() > 100 and near.sum() > 100, (far.sum(), near.sum())
+assert np.all(p['kv_transfer_s'][:][far] >= 300e3 / 299792458.0), p['kv_transfer_s'][:][far].min()
+# In cluster 3 a cache crosses a few ISLs of at most ~2 km: well under the 300 km crossing's latency.
+assert np.median(p['kv_transfer_s'][:][near]) < np.median(p['kv_transfer_s'][:][far])
+print('ok', far.sum(), near.sum())
+)";
+    std::ofstream(dir / "check.py") << script;
+    const auto check = run_command("/usr/bin/python3 " + (dir / "check.py").string() + " " + (dir / "out").string());
+    EXPECT_EQ(check.status, 0) << check.output;
+    EXPECT_NE(check.output.find("ok"), std::string::npos) << check.output;
+    fs::remove_all(dir);
+}

@@ -1,0 +1,150 @@
+// workload.kind: inference: the serving keys load into the model's config, and bad input names
+// file:line:column, the key and what was expected (a request trace: its own file, line and column).
+#include "scenario/scenario.hpp"
+#include "scenario/yaml_reader.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+using skyfabric::scenario::load_scenario_file;
+using skyfabric::scenario::load_scenario_text;
+using skyfabric::scenario::ScenarioError;
+namespace sw = skyfabric::workloads;
+
+namespace {
+
+// Two prefill instances (one dedicated) and two decode instances on a synthetic fabric of 8 ranks.
+const std::string serving = R"(name: t
+duration_s: 100
+topology: "fully_connected:p=8,bw_gbps=100,latency_ns=1000"
+workload:
+  kind: inference
+  inference:
+    model: { parameters: 8.0e9, layers: 32, kv_heads: 8, head_dim: 128 }
+    arrivals: { rate_per_s: 2 }
+    engines:
+      prefill: { instances: 2 }
+      decode: { instances: 2, satellites_per_instance: 2 }
+    routing: prfaas
+    threshold_tokens: 1000
+)";
+
+std::string error_of(const std::string& text, const std::string& name = "test.yaml") {
+    try {
+        load_scenario_text(text, name);
+    } catch (const ScenarioError& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+    const auto at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return text.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST(InferenceScenario, ServingKeysLoadIntoTheServingConfig) {
+    const auto sc = load_scenario_text(serving, "test.yaml");
+    EXPECT_FALSE(sc.workload.enabled);  // no training job
+    ASSERT_TRUE(sc.inference.enabled);
+    const auto& v = sc.inference.serving;
+    EXPECT_DOUBLE_EQ(sw::kv_bytes_per_token(v.model), 131072.0);
+    EXPECT_DOUBLE_EQ(v.requests.rate_per_s, 2.0);
+    EXPECT_EQ(v.routing, sw::ServingRouting::prfaas);
+    EXPECT_EQ(v.threshold_tokens, 1000);
+    EXPECT_EQ(v.dedicated_prefill_instances, 1);
+    EXPECT_EQ(v.engines.decode.satellites_per_instance, 2);
+    EXPECT_DOUBLE_EQ(sc.inference.accelerator.hbm_bandwidth_Bps, 1640e9);
+    // Instances packed from node 0: 2 prefill satellites then 2 × 2 decode satellites.
+    EXPECT_EQ(skyfabric::scenario::inference_nodes(sc), (std::vector<std::int32_t>{0, 1, 2, 3, 4, 5}));
+}
+
+TEST(InferenceScenario, BadServingKeysAreNamedWithTheirLocation) {
+    EXPECT_NE(error_of(replaced(serving, "kind: inference", "kind: serving"))
+                  .find("test.yaml:5:9: key 'workload.kind': expected one of training, inference, got 'serving'"),
+              std::string::npos);
+    EXPECT_NE(error_of(replaced(serving, "routing: prfaas", "routing: prfaas\n    model_parameters: 3"))
+                  .find("key 'workload.inference.model_parameters'"),
+              std::string::npos);
+    EXPECT_NE(error_of(replaced(serving, "  kind: inference", "  kind: inference\n  mfu: 0.4"))
+                  .find("key 'workload.mfu': is a training key; workload.kind is inference"),
+              std::string::npos);
+    EXPECT_NE(error_of(replaced(serving, "rate_per_s: 2", "rate_per_s: -2"))
+                  .find("test.yaml:8:29: key 'workload.inference.arrivals.rate_per_s'"),
+              std::string::npos);
+    EXPECT_NE(error_of(replaced(serving, "rate_per_s: 2", "rate_per_s: 2, trace: t.csv"))
+                  .find("give either rate_per_s (Poisson arrivals) or trace (a CSV file), not both"),
+              std::string::npos);
+    EXPECT_NE(error_of(replaced(serving, "    threshold_tokens: 1000\n", "")).find("key 'workload.inference.threshold_tokens'"),
+              std::string::npos);
+    EXPECT_NE(error_of(replaced(serving, "routing: prfaas", "routing: local"))
+                  .find("key 'workload.inference.threshold_tokens': applies to routing: prfaas"),
+              std::string::npos);
+    EXPECT_NE(error_of(replaced(serving, "prefill: { instances: 2 }", "prefill: { instances: 1 }"))
+                  .find("prfaas needs at least 2 prefill instances"),
+              std::string::npos);
+    EXPECT_NE(error_of(replaced(serving, "decode: { instances: 2,", "decode: { instances: 4,"))
+                  .find("key 'workload.inference.engines.prefill': the instances need 10 satellites; there are 8"),
+              std::string::npos);
+    EXPECT_NE(error_of(replaced(serving, "kv_heads: 8, head_dim: 128", "kv_heads: 8"))
+                  .find("key 'workload.inference.model.head_dim'"),
+              std::string::npos);
+}
+
+TEST(InferenceScenario, TraceFileRowsAreCheckedWithFileLineAndColumn) {
+    const auto dir = std::filesystem::temp_directory_path() / ("skyfabric_trace_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const auto write = [&](const std::string& name, const std::string& text) {
+        std::ofstream(dir / name) << text;
+        return dir / name;
+    };
+    const std::string with_trace = replaced(serving, "rate_per_s: 2", "trace: requests.csv");
+    write("requests.csv", "arrival_s,prompt_tokens,cached_tokens,output_tokens\n0,4000,0,10\n0.5,30000,2000,20\n");
+    const auto scenario = write("s.yaml", with_trace);
+    const auto sc = load_scenario_file(scenario);
+    ASSERT_EQ(sc.inference.serving.trace.size(), 2u);
+    EXPECT_EQ(sc.inference.serving.trace[1].uncached_tokens(), 28000);
+    const auto refused = [&](const std::string& csv) {
+        write("requests.csv", csv);
+        try {
+            (void)load_scenario_file(scenario);
+        } catch (const ScenarioError& e) {
+            return std::string(e.what());
+        }
+        return std::string("(no error)");
+    };
+    const std::string csv = (dir / "requests.csv").string();
+    const std::string header = "arrival_s,prompt_tokens,output_tokens\n";
+    // Negative length, unsorted times, non-numeric: each names the trace's line and column.
+    EXPECT_NE(refused(header + "0,4000,10\n1,-5,10\n").find(csv + ":3:3: column 'prompt_tokens': expected a whole number"),
+              std::string::npos);
+    EXPECT_NE(refused(header + "2,4000,10\n1,4000,10\n").find(csv + ":3:1: column 'arrival_s': expected a time no earlier"),
+              std::string::npos);
+    EXPECT_NE(refused(header + "0,4000,x\n").find(csv + ":2:8: column 'output_tokens'"), std::string::npos);
+    // The scenario's own location comes first.
+    EXPECT_NE(refused(header + "0,4000,x\n").find("s.yaml:8:24: key 'workload.inference.arrivals.trace'"), std::string::npos);
+    EXPECT_NE(refused(header).find("no requests"), std::string::npos);
+    std::filesystem::remove_all(dir);
+}
+
+TEST(InferenceScenario, ShippedServingScenariosLoadAndPlaceTheDedicatedPrefillApart) {
+    const auto four = load_scenario_file(std::string(SKYFABRIC_SOURCE_DIR) + "/scenarios/serving-4x81.yaml");
+    ASSERT_TRUE(four.inference.enabled && four.constellation.enabled);
+    // 6 dedicated prefill satellites from cluster 0's first (node 0); the other 6 prefill and 8 decode
+    // instances from the last cluster's first satellite, node 3 · 81 = 243.
+    const auto nodes = skyfabric::scenario::inference_nodes(four);
+    ASSERT_EQ(nodes.size(), 20u);
+    EXPECT_EQ(nodes[5], 5);
+    EXPECT_EQ(nodes[6], 243);
+    EXPECT_EQ(nodes[19], 256);
+    const auto two = load_scenario_file(std::string(SKYFABRIC_SOURCE_DIR) + "/scenarios/serving-two-datacentres.yaml");
+    EXPECT_TRUE(two.fabric.has_value());
+    EXPECT_DOUBLE_EQ(two.inference.accelerator.hbm_bandwidth_Bps, 4800e9);
+}

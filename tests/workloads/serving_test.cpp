@@ -1,0 +1,302 @@
+// Serving: KV bytes per token, roofline service times, queueing and KV transfers over links,
+// each against a value derived by hand (docs/serving.md).
+
+#include <cmath>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <skyfabric/workloads/serving.hpp>
+
+#include "test_helpers.hpp"
+
+namespace sw = skyfabric::workloads;
+using skyfabric::links::Topology;
+
+namespace {
+
+// A small accelerator with round numbers: 1 TFLOP/s, 100 GB of HBM at 1 TB/s.
+sw::Accelerator round_accelerator() { return sw::Accelerator{"round", 1e12, 100e9, 1e12}; }
+
+// 1e9 parameters (2e9 B of weights), 1000 B of KV per token: 2 · 1 layer · 1 head · 500 · 1 B.
+sw::ServingModel round_model() {
+    sw::ServingModel m;
+    m.parameters = 1e9;
+    m.bytes_per_parameter = 2.0;
+    m.layers = 1;
+    m.kv_heads = 1;
+    m.head_dim = 500;
+    m.bytes_per_element = 1.0;
+    return m;
+}
+
+sw::Request request(std::int64_t id, double arrival_s, std::int64_t prompt, std::int64_t output) {
+    sw::Request r;
+    r.id = id;
+    r.arrival_s = arrival_s;
+    r.prompt_tokens = prompt;
+    r.output_tokens = output;
+    return r;
+}
+
+sw::ServingConfig round_config(std::int32_t prefill_instances, std::int32_t decode_instances) {
+    sw::ServingConfig c;
+    c.model = round_model();
+    c.engines.prefill.instances = prefill_instances;
+    c.engines.decode.instances = decode_instances;
+    c.engines.mfu = 1.0;
+    c.start_s = 0.0;
+    c.end_s = 100.0;
+    return c;
+}
+
+}  // namespace
+
+TEST(KvBytesPerToken, DenseGqaEightBillionClassModel) {
+    // Llama-3.1-8B: 32 layers, 8 KV heads of 128, bf16: 2 · 32 · 8 · 128 · 2 = 131,072 B (128 KiB).
+    sw::ServingModel m;
+    m.layers = 32;
+    m.kv_heads = 8;
+    m.head_dim = 128;
+    m.bytes_per_element = 2.0;
+    EXPECT_DOUBLE_EQ(sw::kv_bytes_per_token(m), 131072.0);
+    // Llama-3.x-70B: 80 layers, the same heads: 2 · 80 · 8 · 128 · 2 = 327,680 B (320 KiB).
+    m.layers = 80;
+    EXPECT_DOUBLE_EQ(sw::kv_bytes_per_token(m), 327680.0);
+}
+
+TEST(KvBytesPerToken, MlaKeepsOneLatentAndTheRopeKeyPerLayer) {
+    // DeepSeek-V3: 61 layers · (512 + 64) elements · 2 B = 70,272 B, whatever the head counts.
+    sw::ServingModel m;
+    m.attention = sw::AttentionKind::mla;
+    m.layers = 61;
+    m.kv_lora_rank = 512;
+    m.rope_dim = 64;
+    m.kv_heads = 128;
+    m.head_dim = 128;
+    m.bytes_per_element = 2.0;
+    EXPECT_DOUBLE_EQ(sw::kv_bytes_per_token(m), 70272.0);
+}
+
+TEST(KvBytesPerToken, HybridCountsOnlyTheFullAttentionLayers) {
+    // 48 layers, 12 of them full attention, 4 KV heads of 128, bf16: 2 · 12 · 4 · 128 · 2 = 24,576 B,
+    // a quarter of the dense model's 2 · 48 · 4 · 128 · 2 = 98,304 B.
+    sw::ServingModel m;
+    m.attention = sw::AttentionKind::hybrid;
+    m.layers = 48;
+    m.full_attention_layers = 12;
+    m.kv_heads = 4;
+    m.head_dim = 128;
+    m.bytes_per_element = 2.0;
+    EXPECT_DOUBLE_EQ(sw::kv_bytes_per_token(m), 24576.0);
+}
+
+TEST(Roofline, PrefillIsComputeBoundAndDecodeMemoryBound) {
+    // 8e9 parameters on one Trillium (918 TFLOP/s, 1,640 GB/s) at MFU 0.4.
+    sw::ServingModel m;  // 8e9 parameters, bf16, 131,072 B/token
+    const auto chip = sw::tpu_v6e();
+    // Prefill of 1000 tokens: 2 · 8e9 · 1000 / (918e12 · 0.4) = 1.6e13 / 3.672e14 = 0.0435730 s.
+    EXPECT_NEAR(sw::prefill_time_s(m, chip, 1, 0.4, 1000), 1.6e13 / 3.672e14, 1e-15);
+    // Two chips halve it.
+    EXPECT_NEAR(sw::prefill_time_s(m, chip, 2, 0.4, 1000), 0.5 * 1.6e13 / 3.672e14, 1e-15);
+    // One decode step, batch 1, 1000 tokens of context: reads 16e9 B of weights + 131,072,000 B of KV
+    // at 1.64e12 B/s = 16.131072e9 / 1.64e12 = 9.836e-3 s; the compute bound 2 · 8e9 / 3.672e14 = 4.4e-5 s is below.
+    EXPECT_NEAR(sw::decode_step_time_s(m, chip, 1, 0.4, 1, 1000.0), 16.131072e9 / 1.64e12, 1e-15);
+    // A batch of 1000 sequences with no context is compute-bound: 2 · 8e9 · 1000 / 3.672e14 = 0.04357 s.
+    EXPECT_NEAR(sw::decode_step_time_s(m, chip, 1, 0.4, 1000, 0.0), 1.6e13 / 3.672e14, 1e-15);
+    // KV capacity beside the weights: (32e9 − 16e9) / 131,072 = 122,070.3 → 122,070 tokens; 1 chip of a
+    // 20e9-parameter model holds none.
+    EXPECT_EQ(sw::kv_capacity_tokens(m, chip, 1), 122070);
+    m.parameters = 20e9;
+    EXPECT_EQ(sw::kv_capacity_tokens(m, chip, 1), 0);
+}
+
+TEST(ServingQueue, TwoRequestsQueueForOnePrefillAndShipTheirKvOverOneLink) {
+    // Nodes 0 (prefill) and 1 (decode) joined by one 8 Mbit/s link (1e6 B/s) of 10 ms latency.
+    // Prefill of 1000 tokens: 2 · 1e9 · 1000 / 1e12 = 2 s; its KV is 1000 · 1000 B = 1e6 B → 1 s on the link.
+    // A arrives at 0: prefill [0, 2], transfer [2, 3] + 0.01 → first token at 3.01, TTFT 3.01.
+    // B arrives at 0.5, waits for A's prefill: prefill [2, 4], transfer [4, 5] + 0.01 → TTFT 5.01 − 0.5 = 4.51.
+    const Topology link = sw::testing::ring(2, 8e6, 0.01);
+    auto c = round_config(1, 1);
+    c.trace = {request(0, 0.0, 1000, 1), request(1, 0.5, 1000, 1)};
+    const auto r = sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&link, 1)));
+    ASSERT_EQ(r.requests.size(), 2u);
+    const auto& a = r.requests[0];
+    const auto& b = r.requests[1];
+    EXPECT_EQ(a.status, sw::RequestStatus::completed);
+    EXPECT_NEAR(a.prefill_end_s, 2.0, 1e-12);
+    EXPECT_NEAR(a.ttft_s(), 3.01, 1e-12);
+    EXPECT_NEAR(a.kv_transfer_s(), 1.0 + 0.01, 1e-12);  // bytes · 8 / capacity + latency
+    EXPECT_NEAR(b.prefill_start_s, 2.0, 1e-12);
+    EXPECT_NEAR(b.ttft_s(), 4.51, 1e-12);
+    EXPECT_EQ(r.summary.completed, 2);
+    EXPECT_DOUBLE_EQ(r.summary.kv_bytes_moved, 2e6);
+    EXPECT_DOUBLE_EQ(r.summary.slo_attainment, 0.0);  // both TTFTs exceed the default 2 s objective
+}
+
+TEST(ServingQueue, TransfersSharingALinkGetHalfItEach) {
+    // A line 0 — 1 — 2 of 8 Mbit/s links, 10 ms each: prefill instances on 0 and 1, decode on 2.
+    // Both requests arrive at 0 and prefill at once (2 s); both KV caches (1e6 B) then cross 1 → 2,
+    // max-min gives each 0.5e6 B/s: both drain at 4 s; A's path has two hops (20 ms), B's one.
+    Topology line;
+    line.node_count = 3;
+    line.links = {sw::testing::make_link(0, 1, 8e6, 0.01), sw::testing::make_link(1, 2, 8e6, 0.01)};
+    auto c = round_config(2, 1);
+    c.trace = {request(0, 0.0, 1000, 1), request(1, 0.0, 1000, 1)};
+    const auto r = sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&line, 1)));
+    EXPECT_EQ(r.requests[0].prefill_instance, 0);
+    EXPECT_EQ(r.requests[1].prefill_instance, 1);
+    EXPECT_NEAR(r.requests[0].ttft_s(), 4.02, 1e-12);
+    EXPECT_NEAR(r.requests[1].ttft_s(), 4.01, 1e-12);
+}
+
+TEST(ServingQueue, DecodeStepsFollowTheMemoryRoofline) {
+    // One request of 1000 prompt tokens and 3 output tokens on a 1 Tbit/s link (1e6 B take 8 µs).
+    // The first token comes with the KV cache; two decode steps follow, each reading 2e9 B of weights
+    // and the KV of the tokens so far at 1e12 B/s: (2e9 + 1000 · 1001) / 1e12 and (2e9 + 1000 · 1002) / 1e12
+    // (compute, 2e9 FLOP at 1e12 FLOP/s = 2e-3 s, is below). TPOT = their mean.
+    const Topology link = sw::testing::ring(2, 1e12, 0.0);
+    auto c = round_config(1, 1);
+    c.trace = {request(0, 0.0, 1000, 3)};
+    const auto r = sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&link, 1)));
+    const auto& a = r.requests[0];
+    ASSERT_EQ(a.status, sw::RequestStatus::completed);
+    const double s1 = (2e9 + 1000.0 * 1001) / 1e12, s2 = (2e9 + 1000.0 * 1002) / 1e12;
+    EXPECT_NEAR(a.finish_s - a.first_token_s, s1 + s2, 1e-15);
+    EXPECT_NEAR(a.tpot_s(), 0.5 * (s1 + s2), 1e-15);
+    EXPECT_EQ(r.summary.decode_steps, 2);
+}
+
+TEST(ServingQueue, PrefillQueueIsMD1) {
+    // Poisson arrivals at λ = 0.5/s, a fixed D = 1 s prefill (1000 tokens) on one instance, ample decode
+    // and a 1 PB/s link: an M/D/1 queue of load ρ = λD = 0.5, whose mean wait is
+    // W = ρ·D / (2(1 − ρ)) = 0.5 · 1 / (2 · 0.5) = 0.5 s (Pollaczek–Khinchine).
+    // Tolerance: successive waits are correlated, so the standard error comes from batch means (40 batches
+    // of 1000 requests, each far longer than the queue's relaxation of ~10 requests at ρ = 0.5); the sample
+    // mean must lie within 4 standard errors of W, and the standard error must be below 4 % of W so that
+    // the check means something.
+    const Topology link = sw::testing::ring(2, 1e15, 0.0);
+    auto c = round_config(1, 1);
+    c.model.parameters = 0.5e9;  // 2 · 0.5e9 · 1000 / 1e12 = 1 s
+    c.requests.rate_per_s = 0.5;
+    c.requests.prompt.mean_tokens = 1000;
+    c.requests.output.mean_tokens = 1;
+    c.end_s = 80000.0;
+    const auto r = sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&link, 1)));
+    std::vector<double> waits;
+    for (const auto& q : r.requests) {
+        ASSERT_NEAR(q.prefill_end_s - q.prefill_start_s, 1.0, 1e-12);
+        if (std::isfinite(q.prefill_start_s)) waits.push_back(q.prefill_start_s - q.request.arrival_s);
+    }
+    const std::size_t batch = 1000, batches = waits.size() / batch;
+    ASSERT_GE(batches, 38u);
+    std::vector<double> means(batches);
+    for (std::size_t b = 0; b < batches; ++b)
+        means[b] = std::accumulate(waits.begin() + static_cast<std::ptrdiff_t>(b * batch),
+                                   waits.begin() + static_cast<std::ptrdiff_t>((b + 1) * batch), 0.0) / batch;
+    const double mean = std::accumulate(means.begin(), means.end(), 0.0) / static_cast<double>(batches);
+    double ss = 0.0;
+    for (double m : means) ss += (m - mean) * (m - mean);
+    const double standard_error = std::sqrt(ss / static_cast<double>(batches - 1) / static_cast<double>(batches));
+    RecordProperty("mean_wait_s", std::to_string(mean));
+    RecordProperty("standard_error_s", std::to_string(standard_error));
+    EXPECT_LT(standard_error, 0.04 * 0.5);
+    EXPECT_NEAR(mean, 0.5, 4.0 * standard_error);
+    EXPECT_NEAR(static_cast<double>(r.summary.arrived) / c.end_s, 0.5, 0.01);
+}
+
+TEST(ServingRouting, PrfaasSendsLongPromptsToTheDedicatedGroup) {
+    // Three prefill instances, the first one dedicated; threshold 500 uncached tokens. A prompt of 1000
+    // with half of it cached (500 uncached) stays in the local group; one of 1000 uncached goes to instance 0.
+    const Topology t = sw::testing::complete(4, 1e12, 0.0);
+    auto c = round_config(3, 1);
+    c.routing = sw::ServingRouting::prfaas;
+    c.threshold_tokens = 500;
+    c.dedicated_prefill_instances = 1;
+    auto cached = request(0, 0.0, 1000, 1);
+    cached.cached_tokens = 500;
+    c.trace = {cached, request(1, 0.0, 1000, 1)};
+    const auto r = sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&t, 1)));
+    EXPECT_EQ(r.requests[0].prefill_instance, 1);
+    EXPECT_NEAR(r.requests[0].prefill_end_s - r.requests[0].prefill_start_s, 1.0, 1e-12);  // 500 uncached: 1 s
+    EXPECT_EQ(r.requests[1].prefill_instance, 0);
+    EXPECT_EQ(r.summary.prefill_routed_dedicated, 1);
+}
+
+TEST(ServingRequests, StreamIsAPureFunctionOfTheSeedAndFollowsItsMeans) {
+    sw::RequestStream s;
+    s.rate_per_s = 2.0;
+    s.prompt = {sw::LengthKind::lognormal, 4000.0, 1.0};
+    s.output = {sw::LengthKind::fixed, 100.0, 0.0};
+    s.cached_prefix_fraction = 0.25;
+    sw::RequestGenerator a(s, 10.0), b(s, 10.0);
+    double prompt_sum = 0.0, last = 10.0;
+    const int n = 100000;
+    for (int i = 0; i < n; ++i) {
+        const auto x = a.next();
+        const auto y = b.next();
+        ASSERT_EQ(x.arrival_s, y.arrival_s);
+        ASSERT_EQ(x.prompt_tokens, y.prompt_tokens);
+        ASSERT_EQ(x.output_tokens, 100);
+        ASSERT_EQ(x.cached_tokens, x.prompt_tokens / 4);
+        prompt_sum += static_cast<double>(x.prompt_tokens);
+        last = x.arrival_s;
+    }
+    // Lognormal mean 4000 with σ = 1: the sample mean's standard error is 4000·√(e − 1)/√n ≈ 16.6.
+    EXPECT_NEAR(prompt_sum / n, 4000.0, 100.0);
+    // n gaps of mean 1/λ = 0.5 s: 50,000 s, standard error 0.5·√n ≈ 158 s.
+    EXPECT_NEAR(last - 10.0, 50000.0, 1000.0);
+}
+
+TEST(RequestTrace, ReadsRowsInAnyColumnOrder) {
+    const auto r = sw::parse_request_trace_csv("# a trace\noutput_tokens, arrival_s,prompt_tokens,cached_tokens\n"
+                                               "10,0.5,1000,200\n\n3,0.5,20,0\n",
+                                               "t.csv");
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_EQ(r[0].id, 0);
+    EXPECT_DOUBLE_EQ(r[0].arrival_s, 0.5);
+    EXPECT_EQ(r[0].prompt_tokens, 1000);
+    EXPECT_EQ(r[0].cached_tokens, 200);
+    EXPECT_EQ(r[0].output_tokens, 10);
+    EXPECT_EQ(r[1].id, 1);
+    EXPECT_EQ(r[1].uncached_tokens(), 20);
+}
+
+TEST(RequestTrace, RefusesBadRowsNamingLineAndColumn) {
+    const auto message = [](const std::string& text) {
+        try {
+            (void)sw::parse_request_trace_csv(text, "t.csv");
+        } catch (const sw::RequestTraceError& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    const std::string header = "arrival_s,prompt_tokens,output_tokens\n";
+    // Negative length: line 3, the prompt cell starts at column 5.
+    EXPECT_EQ(message(header + "0,10,1\n1.5,-4,2\n"),
+              "t.csv:3:5: column 'prompt_tokens': expected a whole number of tokens >= 1, got '-4'");
+    // Unsorted times.
+    EXPECT_NE(message(header + "2,10,1\n1,10,1\n").find("t.csv:3:1: column 'arrival_s': expected a time no earlier"),
+              std::string::npos);
+    // Non-numeric: output column of line 2 starts at column 6.
+    EXPECT_EQ(message(header + "0,10,ten\n"),
+              "t.csv:2:6: column 'output_tokens': expected a whole number of tokens >= 1, got 'ten'");
+    EXPECT_EQ(message("arrival_s,prompt_tokens\n"), "t.csv:1:1: header: column 'output_tokens' missing");
+    EXPECT_NE(message(header + "0,10\n").find("t.csv:2:1: expected 3 comma-separated cells, got 2"), std::string::npos);
+    EXPECT_NE(message("arrival_s,prompt_tokens,cached_tokens,output_tokens\n0,10,11,1\n")
+                  .find("t.csv:2:6: column 'cached_tokens': expected at most the row's prompt_tokens (10)"),
+              std::string::npos);
+}
+
+TEST(Roofline, MixtureOfExpertsComputesWithItsActiveParametersAndReadsAllItsWeights) {
+    // 100e9 parameters, 10e9 active, on the round accelerator (1 TFLOP/s, 1 TB/s) at MFU 1:
+    // prefill of 100 tokens = 2 · 10e9 · 100 / 1e12 = 2 s (not the 20 s of all the parameters);
+    // a decode step of one sequence without context reads every weight, 2e11 B / 1e12 B/s = 0.2 s.
+    auto m = round_model();
+    m.parameters = 100e9;
+    m.active_parameters = 10e9;
+    EXPECT_DOUBLE_EQ(sw::prefill_time_s(m, round_accelerator(), 1, 1.0, 100), 2.0);
+    EXPECT_DOUBLE_EQ(sw::decode_step_time_s(m, round_accelerator(), 1, 1.0, 1, 0.0), 0.2);
+}

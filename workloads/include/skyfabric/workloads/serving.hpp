@@ -1,0 +1,215 @@
+#pragma once
+// Serving a model with disaggregated prefill and decode (docs/serving.md): requests arrive as a
+// Poisson process, are prefilled on a prefill instance (compute-bound roofline), their KV cache
+// moves to a decode instance as flows over the run's links (max-min fair, re-solved whenever a
+// transfer starts or ends and whenever the topology changes), and decode instances generate the
+// output tokens with continuous batching (memory-bound roofline). Pure: no I/O.
+
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <stdexcept>
+#include <string_view>
+#include <vector>
+
+#include <skyfabric/workloads/flow_simulation.hpp>
+#include <skyfabric/workloads/job.hpp>
+
+namespace skyfabric::workloads {
+
+enum class AttentionKind : std::uint8_t {
+    dense = 0,   // every layer keeps K and V of every KV head (GQA: the KV heads, not the query heads)
+    hybrid = 1,  // only full_attention_layers keep a per-token cache (sliding-window/linear layers: constant state, left out)
+    mla = 2,     // multi-head latent attention: one compressed latent (kv_lora_rank) plus the decoupled RoPE key per layer
+};
+
+struct ServingModel {
+    double parameters = 8e9;             // weights read per decode step
+    double active_parameters = 0.0;      // a mixture of experts' parameters per token: 2·this FLOPs per token (0: parameters)
+    double bytes_per_parameter = 2.0;    // bf16 weights
+    std::int32_t layers = 32;
+    std::int32_t kv_heads = 8;
+    std::int32_t head_dim = 128;
+    double bytes_per_element = 2.0;      // of the KV cache
+    AttentionKind attention = AttentionKind::dense;
+    std::int32_t full_attention_layers = 0;  // hybrid
+    std::int32_t kv_lora_rank = 512;          // mla (DeepSeek-V3: 512)
+    std::int32_t rope_dim = 64;               // mla (DeepSeek-V3: 64)
+};
+
+// KV-cache bytes per token:
+//   dense   2 · layers · kv_heads · head_dim · bytes_per_element
+//   hybrid  2 · full_attention_layers · kv_heads · head_dim · bytes_per_element
+//   mla     layers · (kv_lora_rank + rope_dim) · bytes_per_element
+double kv_bytes_per_token(const ServingModel& model);
+double weight_bytes(const ServingModel& model);
+
+enum class LengthKind : std::uint8_t { fixed = 0, lognormal = 1 };
+
+// Token counts. lognormal: mean_tokens is the distribution's mean, sigma the standard deviation of
+// its logarithm (μ = ln mean − σ²/2); draws are rounded to the nearest integer, at least 1.
+struct LengthDistribution {
+    LengthKind kind = LengthKind::fixed;
+    double mean_tokens = 1024.0;
+    double sigma = 0.0;
+};
+
+struct RequestStream {
+    double rate_per_s = 1.0;                // Poisson arrivals
+    LengthDistribution prompt;
+    LengthDistribution output{LengthKind::fixed, 256.0, 0.0};  // output tokens, the first one included
+    double cached_prefix_fraction = 0.0;    // of each prompt, already in the prefill instance's prefix cache
+    std::uint64_t seed = 42;
+};
+
+struct Request {
+    std::int64_t id = 0;
+    double arrival_s = 0.0;
+    std::int64_t prompt_tokens = 0;
+    std::int64_t cached_tokens = 0;   // floor(cached_prefix_fraction · prompt_tokens)
+    std::int64_t output_tokens = 0;
+    std::int64_t uncached_tokens() const { return prompt_tokens - cached_tokens; }
+};
+
+// A bad row of a request trace: "name:line:column: column 'prompt_tokens': expected ..., got '...'".
+struct RequestTraceError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// A request trace as CSV text: a header naming the columns arrival_s, prompt_tokens, output_tokens and
+// optionally cached_tokens (any order), then one request per row; blank lines and lines starting with
+// '#' are skipped. Arrival times must not decrease; prompt and output at least 1 token; cached tokens
+// from 0 to the prompt. Ids follow the rows. Throws RequestTraceError naming the row and column.
+std::vector<Request> parse_request_trace_csv(std::string_view text, std::string_view name);
+
+// The stream's requests in arrival order, from start_s: request k is a pure function of (seed, k)
+// (counter-based draws, physics/random.hpp), so any run of the same seed sees the same requests.
+class RequestGenerator {
+public:
+    RequestGenerator(const RequestStream& stream, double start_s);
+    Request next();
+
+private:
+    RequestStream stream_;
+    double last_arrival_s_ = 0.0;
+    std::int64_t index_ = 0;
+};
+
+struct EngineGroup {
+    std::int32_t instances = 1;
+    std::int32_t satellites_per_instance = 1;
+};
+
+struct ServingEngines {
+    EngineGroup prefill;
+    EngineGroup decode;
+    std::int32_t chips_per_satellite = 1;  // the instance's chips: satellites × this
+    double mfu = 0.4;                      // achieved fraction of peak FLOP/s (prefill; decode's compute bound)
+    std::int32_t max_batch = 64;           // sequences decoded together
+    // KV tokens a decode instance holds (its running sequences' prompt + output, reserved on admission);
+    // 0: what its HBM holds beside the weights (kv_capacity_tokens).
+    std::int64_t max_tokens = 0;
+};
+
+// FLOPs per token's pass: 2 · active parameters (attention's context-length term left out, docs/inference.md).
+double flops_per_token(const ServingModel& model);
+// prefill_s = flops_per_token · uncached_tokens / (chips · peak · mfu)
+double prefill_time_s(const ServingModel& model, const Accelerator& accelerator, std::int64_t chips, double mfu,
+                      std::int64_t uncached_tokens);
+// One decode step of `batch` sequences holding `context_tokens` tokens of KV in total:
+// max((weights + kv_bytes_per_token · context_tokens) / (chips · HBM bandwidth),
+//     flops_per_token · batch / (chips · peak · mfu)).
+double decode_step_time_s(const ServingModel& model, const Accelerator& accelerator, std::int64_t chips, double mfu,
+                          std::int64_t batch, double context_tokens);
+// floor((chips · hbm_bytes − weights) / kv_bytes_per_token), 0 when the weights do not fit.
+std::int64_t kv_capacity_tokens(const ServingModel& model, const Accelerator& accelerator, std::int64_t chips);
+
+enum class ServingRouting : std::uint8_t {
+    local = 0,   // every prefill instance serves every request (homogeneous PD)
+    prfaas = 1,  // uncached length > threshold: the dedicated prefill group; otherwise the others
+};
+
+// "local", "prfaas".
+const char* to_string(ServingRouting routing);
+const char* to_string(AttentionKind attention);
+
+struct ServingConfig {
+    ServingModel model;
+    RequestStream requests;
+    // Non-empty: exactly these requests (ids 0, 1, ... in arrival order) instead of the Poisson stream.
+    std::vector<Request> trace;
+    ServingEngines engines;
+    double ttft_slo_s = 2.0;
+    double tpot_slo_s = 0.1;
+    ServingRouting routing = ServingRouting::local;
+    std::int64_t threshold_tokens = 0;              // prfaas
+    std::int32_t dedicated_prefill_instances = 0;   // prfaas: the first ones of the prefill instances
+    // Nodes of the instances in order (prefill instances first, then decode), satellites_per_instance
+    // each; empty: nodes 0, 1, 2, ...
+    std::vector<std::int32_t> nodes;
+    RoutingPolicy network_routing = RoutingPolicy::shortest_latency;
+    double start_s = 0.0;
+    double end_s = 0.0;  // arrivals in [start_s, end_s); requests still in flight then are unfinished
+};
+
+enum class RequestStatus : std::uint8_t {
+    completed = 0,
+    unfinished = 1,   // still in flight at the end of the run
+    unservable = 2,   // prompt + output exceed every decode instance's KV capacity: refused on arrival
+};
+
+// Times absent (not reached by the end) are NaN.
+struct RequestRecord {
+    Request request;
+    RequestStatus status = RequestStatus::unfinished;
+    std::int32_t prefill_instance = -1;
+    std::int32_t decode_instance = -1;
+    double prefill_start_s = std::numeric_limits<double>::quiet_NaN();
+    double prefill_end_s = std::numeric_limits<double>::quiet_NaN();
+    double kv_bytes = 0.0;
+    double first_token_s = std::numeric_limits<double>::quiet_NaN();  // the KV cache arrived at decode
+    double finish_s = std::numeric_limits<double>::quiet_NaN();
+    std::int64_t tokens_generated = 0;
+    double ttft_s() const { return first_token_s - request.arrival_s; }
+    double kv_transfer_s() const { return first_token_s - prefill_end_s; }
+    // (finish − first token) / (output − 1); NaN for one output token or when unfinished.
+    double tpot_s() const;
+};
+
+struct Percentiles {
+    double p50 = 0.0, p90 = 0.0, p99 = 0.0;  // nearest rank; 0 with no values
+};
+
+struct ServingSummary {
+    std::int64_t arrived = 0;
+    std::int64_t completed = 0;
+    std::int64_t unfinished = 0;
+    std::int64_t unservable = 0;
+    double requests_per_s = 0.0;       // completed / run length
+    double output_tokens_per_s = 0.0;  // tokens generated in the run / run length
+    Percentiles ttft_s;                // requests with a first token
+    Percentiles tpot_s;                // completed requests of more than one output token
+    // Completed requests meeting both objectives, over the requests whose outcome is known: unfinished ones
+    // count as misses once past their TTFT objective without a first token or with a late one, and are
+    // left out while still undecided.
+    double slo_attainment = 0.0;
+    double kv_bytes_moved = 0.0;       // transfers completed
+    Percentiles kv_transfer_s;         // transfers completed (prefill end to arrival at decode)
+    std::int64_t kv_capacity_tokens = 0;  // per decode instance (max_tokens or the HBM's)
+    std::int64_t prefill_routed_dedicated = 0;  // prfaas: requests prefilled on the dedicated group
+    std::int64_t decode_steps = 0;
+    std::int64_t rate_solves = 0;
+    std::int64_t topology_epochs = 0;
+    double stalled_transfer_s = 0.0;   // transfer time with some shard without a path
+};
+
+struct ServingResult {
+    std::vector<RequestRecord> requests;  // in arrival order
+    ServingSummary summary;
+};
+
+// Throws std::invalid_argument when the instances need more nodes than the network has, or the
+// routing's groups are empty.
+ServingResult simulate_serving(const ServingConfig& config, const Accelerator& accelerator, TopologySource source);
+
+}  // namespace skyfabric::workloads

@@ -1,0 +1,588 @@
+#include <skyfabric/workloads/serving.hpp>
+
+#include <skyfabric/physics/random.hpp>
+#include <skyfabric/workloads/maxmin_core.hpp>
+#include <skyfabric/workloads/network.hpp>
+#include <skyfabric/workloads/training.hpp>
+
+#include "csv_text.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <numbers>
+#include <queue>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+namespace skyfabric::workloads {
+
+namespace {
+
+constexpr double inf = std::numeric_limits<double>::infinity();
+constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+
+// Philox streams of one serving seed: one per quantity drawn, so that changing one distribution
+// leaves the others' draws alone.
+constexpr std::uint64_t stream_gap = 1, stream_prompt = 2, stream_output = 3;
+constexpr std::uint64_t serving_seed_tag = 0x5345525645ull;  // "SERVE"
+
+std::int64_t draw_length(const LengthDistribution& d, std::uint64_t seed, std::uint64_t stream, std::int64_t index) {
+    double x = d.mean_tokens;
+    if (d.kind == LengthKind::lognormal && d.sigma > 0.0) {
+        // Box–Muller from two uniforms in (0, 1].
+        const auto i = static_cast<std::uint64_t>(index);
+        const double u1 = physics::rng::uniform01(seed, stream, 2 * i);
+        const double u2 = physics::rng::uniform01(seed, stream, 2 * i + 1);
+        const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+        const double mu = std::log(d.mean_tokens) - 0.5 * d.sigma * d.sigma;
+        x = std::exp(mu + d.sigma * z);
+    }
+    return std::max<std::int64_t>(1, std::llround(x));
+}
+
+}  // namespace
+
+double kv_bytes_per_token(const ServingModel& m) {
+    switch (m.attention) {
+        case AttentionKind::dense:
+            return 2.0 * m.layers * static_cast<double>(m.kv_heads) * m.head_dim * m.bytes_per_element;
+        case AttentionKind::hybrid:
+            return 2.0 * m.full_attention_layers * static_cast<double>(m.kv_heads) * m.head_dim * m.bytes_per_element;
+        case AttentionKind::mla:
+            return static_cast<double>(m.layers) * (m.kv_lora_rank + m.rope_dim) * m.bytes_per_element;
+    }
+    return 0.0;
+}
+
+const char* to_string(ServingRouting routing) { return routing == ServingRouting::prfaas ? "prfaas" : "local"; }
+
+const char* to_string(AttentionKind attention) {
+    switch (attention) {
+        case AttentionKind::dense: return "dense";
+        case AttentionKind::hybrid: return "hybrid";
+        case AttentionKind::mla: return "mla";
+    }
+    return "dense";
+}
+
+double weight_bytes(const ServingModel& m) { return m.parameters * m.bytes_per_parameter; }
+
+RequestGenerator::RequestGenerator(const RequestStream& stream, double start_s)
+    : stream_(stream), last_arrival_s_(start_s) {
+    stream_.seed = physics::rng::derive_seed(stream.seed, serving_seed_tag);
+}
+
+Request RequestGenerator::next() {
+    const auto i = static_cast<std::uint64_t>(index_);
+    Request r;
+    r.id = index_;
+    // Exponential gaps: −ln(u)/λ with u in (0, 1].
+    last_arrival_s_ += -std::log(physics::rng::uniform01(stream_.seed, stream_gap, i)) / stream_.rate_per_s;
+    r.arrival_s = last_arrival_s_;
+    r.prompt_tokens = draw_length(stream_.prompt, stream_.seed, stream_prompt, index_);
+    r.output_tokens = draw_length(stream_.output, stream_.seed, stream_output, index_);
+    r.cached_tokens = static_cast<std::int64_t>(std::floor(stream_.cached_prefix_fraction * static_cast<double>(r.prompt_tokens)));
+    ++index_;
+    return r;
+}
+
+std::vector<Request> parse_request_trace_csv(std::string_view text, std::string_view name_view) {
+    const std::string name = name_view.empty() ? std::string("request trace") : std::string(name_view);
+    enum Column { arrival = 0, prompt = 1, cached = 2, output = 3 };
+    const char* const column_names[] = {"arrival_s", "prompt_tokens", "cached_tokens", "output_tokens"};
+    int at[4] = {-1, -1, -1, -1};
+    std::size_t columns = 0;
+    bool have_header = false;
+    std::vector<Request> out;
+    std::size_t line_no = 0;
+    for (std::string_view line : csv::split(text, '\n')) {
+        ++line_no;
+        const std::string_view content = csv::trim(line);
+        if (content.empty() || content.front() == '#') continue;
+        const auto cells = csv::split(line, ',');
+        // 1-based column of each cell's first character, for messages.
+        std::vector<std::size_t> cell_column;
+        std::size_t offset = 1;
+        for (const auto c : cells) {
+            const auto lead = c.find_first_not_of(" \t");
+            cell_column.push_back(offset + (lead == std::string_view::npos ? 0 : lead));
+            offset += c.size() + 1;
+        }
+        const auto where = [&](std::size_t cell) {
+            return name + ":" + std::to_string(line_no) + ":" + std::to_string(cell_column[cell]) + ": ";
+        };
+        if (!have_header) {
+            for (std::size_t i = 0; i < cells.size(); ++i) {
+                const std::string_view cell = csv::trim(cells[i]);
+                bool known = false;
+                for (int k = 0; k < 4; ++k)
+                    if (cell == column_names[k]) {
+                        if (at[k] >= 0) throw RequestTraceError(where(i) + "column '" + std::string(cell) + "' given twice");
+                        at[k] = static_cast<int>(i);
+                        known = true;
+                    }
+                if (!known)
+                    throw RequestTraceError(where(i) + "header: expected the columns arrival_s, prompt_tokens, output_tokens "
+                                                       "and optionally cached_tokens, got '" + std::string(cell) + "'");
+            }
+            for (int k : {arrival, prompt, output})
+                if (at[k] < 0)
+                    throw RequestTraceError(name + ":" + std::to_string(line_no) + ":1: header: column '" + column_names[k] +
+                                            "' missing");
+            columns = cells.size();
+            have_header = true;
+            continue;
+        }
+        if (cells.size() != columns)
+            throw RequestTraceError(name + ":" + std::to_string(line_no) + ":1: expected " + std::to_string(columns) +
+                                    " comma-separated cells, got " + std::to_string(cells.size()));
+        const auto cell_text = [&](int k) { return std::string(csv::trim(cells[static_cast<std::size_t>(at[k])])); };
+        const auto fail = [&](int k, const std::string& expected) {
+            throw RequestTraceError(where(static_cast<std::size_t>(at[k])) + "column '" + column_names[k] + "': expected " +
+                                    expected + ", got '" + cell_text(k) + "'");
+        };
+        const auto tokens = [&](int k, std::int64_t min) {
+            const auto v = csv::to_integer(cells[static_cast<std::size_t>(at[k])]);
+            if (!v || *v < min) fail(k, "a whole number of tokens >= " + std::to_string(min));
+            return *v;
+        };
+        Request r;
+        r.id = static_cast<std::int64_t>(out.size());
+        const auto t = csv::to_number(cells[static_cast<std::size_t>(at[arrival])]);
+        if (!t || *t < 0.0) fail(arrival, "a time in seconds >= 0");
+        if (!out.empty() && *t < out.back().arrival_s)
+            fail(arrival, "a time no earlier than the previous row's " + std::to_string(out.back().arrival_s) + " s (rows sorted by arrival)");
+        r.arrival_s = *t;
+        r.prompt_tokens = tokens(prompt, 1);
+        r.output_tokens = tokens(output, 1);
+        if (at[cached] >= 0) {
+            r.cached_tokens = tokens(cached, 0);
+            if (r.cached_tokens > r.prompt_tokens) fail(cached, "at most the row's prompt_tokens (" + std::to_string(r.prompt_tokens) + ")");
+        }
+        out.push_back(r);
+    }
+    if (!have_header) throw RequestTraceError(name + ": empty: expected a header arrival_s,prompt_tokens,output_tokens");
+    return out;
+}
+
+double flops_per_token(const ServingModel& model) {
+    return 2.0 * (model.active_parameters > 0.0 ? model.active_parameters : model.parameters);
+}
+
+double prefill_time_s(const ServingModel& model, const Accelerator& a, std::int64_t chips, double mfu,
+                      std::int64_t uncached_tokens) {
+    return flops_per_token(model) * static_cast<double>(uncached_tokens) / (static_cast<double>(chips) * a.peak_flops * mfu);
+}
+
+double decode_step_time_s(const ServingModel& model, const Accelerator& a, std::int64_t chips, double mfu,
+                          std::int64_t batch, double context_tokens) {
+    const double c = static_cast<double>(chips);
+    const double memory_s = (weight_bytes(model) + kv_bytes_per_token(model) * context_tokens) / (c * a.hbm_bandwidth_Bps);
+    const double compute_s = flops_per_token(model) * static_cast<double>(batch) / (c * a.peak_flops * mfu);
+    return std::max(memory_s, compute_s);
+}
+
+std::int64_t kv_capacity_tokens(const ServingModel& model, const Accelerator& a, std::int64_t chips) {
+    const double free_bytes = static_cast<double>(chips) * a.hbm_bytes - weight_bytes(model);
+    const double per_token = kv_bytes_per_token(model);
+    if (!(free_bytes > 0.0) || !(per_token > 0.0)) return 0;
+    return static_cast<std::int64_t>(std::floor(free_bytes / per_token));
+}
+
+double RequestRecord::tpot_s() const {
+    if (status != RequestStatus::completed || request.output_tokens < 2) return nan;
+    return (finish_s - first_token_s) / static_cast<double>(request.output_tokens - 1);
+}
+
+namespace {
+
+// The event-driven run: arrivals, prefills, KV shards as flows on the clock's network, decode steps.
+class Serving {
+public:
+    Serving(const ServingConfig& c, const Accelerator& a, TopologySource source)
+        : c_(c), a_(a), clock_(std::move(source)), generator_(c.requests, c.start_s) {
+        const auto& e = c.engines;
+        const std::int32_t prefill_nodes = e.prefill.instances * e.prefill.satellites_per_instance;
+        const std::int32_t nodes_needed = prefill_nodes + e.decode.instances * e.decode.satellites_per_instance;
+        if (e.prefill.instances < 1 || e.decode.instances < 1 || e.prefill.satellites_per_instance < 1 ||
+            e.decode.satellites_per_instance < 1)
+            throw std::invalid_argument("serving needs at least one prefill and one decode instance of at least one satellite");
+        nodes_ = c.nodes;
+        if (nodes_.empty())
+            for (std::int32_t i = 0; i < nodes_needed; ++i) nodes_.push_back(i);
+        if (static_cast<std::int32_t>(nodes_.size()) < nodes_needed || nodes_needed > clock_.topology().node_count)
+            throw std::invalid_argument("serving: the instances need " + std::to_string(nodes_needed) + " satellites; the network has " +
+                                        std::to_string(clock_.topology().node_count));
+        if (c.routing == ServingRouting::prfaas &&
+            (c.dedicated_prefill_instances < 1 || c.dedicated_prefill_instances >= e.prefill.instances))
+            throw std::invalid_argument("serving: prfaas needs 1 <= dedicated prefill instances < prefill instances");
+        prefill_free_s_.assign(static_cast<std::size_t>(e.prefill.instances), c.start_s);
+        decode_.resize(static_cast<std::size_t>(e.decode.instances));
+        prefill_chips_ = static_cast<std::int64_t>(e.prefill.satellites_per_instance) * e.chips_per_satellite;
+        decode_chips_ = static_cast<std::int64_t>(e.decode.satellites_per_instance) * e.chips_per_satellite;
+        capacity_tokens_ = e.max_tokens > 0 ? e.max_tokens : kv_capacity_tokens(c.model, a, decode_chips_);
+        kv_per_token_ = kv_bytes_per_token(c.model);
+        clock_.advance_to(c.start_s);
+    }
+
+    ServingResult run() {
+        double now = c_.start_s;
+        Request next = next_request();
+        while (true) {
+            if (dirty_) solve_rates();
+            // The first drain as a duration, not an absolute time: now + d − now loses d's low bits
+            // when now is large, so draining shards are picked by their own durations.
+            double drain_dt = inf;
+            for (const auto& s : shards_)
+                if (s.rate > 0.0) drain_dt = std::min(drain_dt, s.remaining / s.rate);
+            const double t_drain = now + drain_dt;
+            const double t_event = events_.empty() ? inf : events_.top().time_s;
+            const double t_arrival = next.arrival_s;
+            const double t_topology = clock_.next_change_s();
+            const double t = std::min({t_drain, t_event, t_arrival, t_topology});
+            if (!(t < c_.end_s)) {
+                move_shards(c_.end_s - now);
+                break;
+            }
+            const double dt = t - now;
+            now = t;
+            if (t_drain <= t) {
+                // Shards that drain now (within rounding of the step): their last bit lands a path latency later.
+                std::erase_if(shards_, [&](Shard& s) {
+                    if (!(s.rate > 0.0) || s.remaining / s.rate > drain_dt + drain_dt * core::drain_tie_rel) return false;
+                    push(now + s.latency_s, EventKind::shard_arrived, s.request);
+                    return true;
+                });
+                move_shards(dt);
+                dirty_ = true;
+                continue;
+            }
+            move_shards(dt);
+            if (t_topology <= t) {
+                clock_.advance_to(t);
+                ++summary_.topology_epochs;
+                routes_.clear();
+                distances_.clear();
+                for (auto& s : shards_) route(s);
+                dirty_ = true;
+                continue;
+            }
+            if (t_event <= t) {
+                const Event ev = events_.top();
+                events_.pop();
+                handle(ev, now);
+                continue;
+            }
+            arrive(next, now);
+            next = next_request();
+        }
+        return finish();
+    }
+
+private:
+    enum class EventKind : std::uint8_t { prefill_done = 0, shard_arrived = 1, decode_step = 2 };
+    struct Event {
+        double time_s;
+        std::int64_t order;  // ties: in the order scheduled
+        EventKind kind;
+        std::int64_t subject;  // request, or decode instance
+        bool operator>(const Event& o) const { return time_s != o.time_s ? time_s > o.time_s : order > o.order; }
+    };
+    // One satellite's share of a request's KV cache, in flight from a prefill satellite to a decode satellite.
+    struct Shard {
+        std::int64_t request = 0;
+        std::int32_t source = 0, target = 0;
+        double remaining = 0.0;
+        double rate = 0.0;
+        double latency_s = 0.0;
+        std::vector<std::int32_t> edges;  // empty: no path now
+    };
+    struct DecodeInstance {
+        std::vector<std::int64_t> running;
+        std::deque<std::int64_t> waiting;
+        std::int64_t reserved_tokens = 0;   // prompt + output of the running sequences
+        double context_tokens = 0.0;        // KV tokens of the running sequences
+        std::int64_t assigned_tokens = 0;   // prompt + output of every request routed here and not done
+        bool stepping = false;
+    };
+
+    Request next_request() {
+        if (c_.trace.empty()) return generator_.next();
+        if (trace_next_ < c_.trace.size()) return c_.trace[trace_next_++];
+        Request none;
+        none.arrival_s = inf;
+        return none;
+    }
+
+    void push(double t, EventKind kind, std::int64_t subject) { events_.push(Event{t, order_++, kind, subject}); }
+
+    void move_shards(double dt) {
+        for (auto& s : shards_) {
+            s.remaining = std::max(0.0, s.remaining - s.rate * dt);
+            if (s.edges.empty()) summary_.stalled_transfer_s += dt;
+        }
+    }
+
+    void route(Shard& s) {
+        const auto& paths = routes_.get(clock_.network(), s.source, s.target, c_.network_routing, 1);
+        s.edges.clear();
+        s.latency_s = 0.0;
+        if (!paths.empty()) {
+            s.edges = paths.front().edges;
+            s.latency_s = paths.front().latency_s;
+        }
+    }
+
+    // Max-min fair rates of every shard in flight on the current network (maxmin_core.hpp).
+    void solve_rates() {
+        dirty_ = false;
+        if (shards_.empty()) return;
+        const auto& net = clock_.network();
+        const auto links = static_cast<int>(net.capacity_Bps.size());
+        const auto flows = static_cast<int>(shards_.size());
+        offsets_.assign(1, 0);
+        flow_links_.clear();
+        for (const auto& s : shards_) {
+            flow_links_.insert(flow_links_.end(), s.edges.begin(), s.edges.end());
+            offsets_.push_back(static_cast<int>(flow_links_.size()));
+        }
+        active_.assign(static_cast<std::size_t>(flows), 1);
+        rate_.assign(static_cast<std::size_t>(flows), 0.0);
+        frozen_.assign(static_cast<std::size_t>(flows), 0);
+        link_remaining_.assign(static_cast<std::size_t>(links), 0.0);
+        link_count_.assign(static_cast<std::size_t>(links), 0);
+        link_saturated_.assign(static_cast<std::size_t>(links), 0);
+        core::maxmin_rates(links, net.capacity_Bps.data(), flows, offsets_.data(), flow_links_.data(), active_.data(),
+                           rate_.data(), link_remaining_.data(), link_count_.data(), link_saturated_.data(), frozen_.data());
+        for (std::size_t f = 0; f < shards_.size(); ++f) shards_[f].rate = rate_[f];
+        ++summary_.rate_solves;
+    }
+
+    std::int32_t prefill_node(std::int32_t instance, std::int32_t k) const {
+        return nodes_[static_cast<std::size_t>(instance * c_.engines.prefill.satellites_per_instance + k)];
+    }
+    std::int32_t decode_node(std::int32_t instance, std::int32_t k) const {
+        const auto& e = c_.engines;
+        return nodes_[static_cast<std::size_t>(e.prefill.instances * e.prefill.satellites_per_instance +
+                                               instance * e.decode.satellites_per_instance + k)];
+    }
+
+    // Latency from a prefill instance's first satellite to every node, per topology epoch.
+    const std::vector<double>& distances_from(std::int32_t prefill_instance) {
+        auto it = distances_.find(prefill_instance);
+        if (it == distances_.end())
+            it = distances_.emplace(prefill_instance, latency_distances(clock_.network(), prefill_node(prefill_instance, 0))).first;
+        return it->second;
+    }
+
+    void arrive(const Request& r, double now) {
+        RequestRecord rec;
+        rec.request = r;
+        ++summary_.arrived;
+        const std::int64_t need = r.prompt_tokens + r.output_tokens;
+        if (need > capacity_tokens_) {
+            rec.status = RequestStatus::unservable;
+            records_.push_back(rec);
+            return;
+        }
+        // Prefill: the eligible instance free first (FCFS queue per instance).
+        std::int32_t first = 0, last = c_.engines.prefill.instances;
+        if (c_.routing == ServingRouting::prfaas) {
+            if (r.uncached_tokens() > c_.threshold_tokens) {
+                last = c_.dedicated_prefill_instances;
+                ++summary_.prefill_routed_dedicated;
+            } else {
+                first = c_.dedicated_prefill_instances;
+            }
+        }
+        std::int32_t p = first;
+        for (std::int32_t i = first; i < last; ++i)
+            if (prefill_free_s_[static_cast<std::size_t>(i)] < prefill_free_s_[static_cast<std::size_t>(p)]) p = i;
+        rec.prefill_instance = p;
+        rec.prefill_start_s = std::max(now, prefill_free_s_[static_cast<std::size_t>(p)]);
+        rec.prefill_end_s = rec.prefill_start_s + prefill_time_s(c_.model, a_, prefill_chips_, c_.engines.mfu, r.uncached_tokens());
+        prefill_free_s_[static_cast<std::size_t>(p)] = rec.prefill_end_s;
+        // Decode: the least loaded (tokens assigned), then the nearest to the prefill, then the lowest index.
+        const auto& distance = distances_from(p);
+        std::int32_t d = 0;
+        for (std::int32_t i = 1; i < c_.engines.decode.instances; ++i) {
+            const auto& a = decode_[static_cast<std::size_t>(i)];
+            const auto& b = decode_[static_cast<std::size_t>(d)];
+            const double da = distance[static_cast<std::size_t>(decode_node(i, 0))];
+            const double db = distance[static_cast<std::size_t>(decode_node(d, 0))];
+            if (a.assigned_tokens < b.assigned_tokens || (a.assigned_tokens == b.assigned_tokens && da < db)) d = i;
+        }
+        rec.decode_instance = d;
+        decode_[static_cast<std::size_t>(d)].assigned_tokens += need;
+        rec.kv_bytes = kv_per_token_ * static_cast<double>(r.prompt_tokens);
+        records_.push_back(rec);
+        push(rec.prefill_end_s, EventKind::prefill_done, r.id);
+    }
+
+    void handle(const Event& ev, double now) {
+        switch (ev.kind) {
+            case EventKind::prefill_done: start_transfer(ev.subject); break;
+            case EventKind::shard_arrived: shard_arrived(ev.subject, now); break;
+            case EventKind::decode_step: step_done(static_cast<std::int32_t>(ev.subject), now); break;
+        }
+    }
+
+    // The KV cache, split evenly over the prefill instance's satellites; shard k goes to decode satellite k mod size.
+    void start_transfer(std::int64_t id) {
+        auto& rec = records_[static_cast<std::size_t>(id)];
+        const std::int32_t ps = c_.engines.prefill.satellites_per_instance, ds = c_.engines.decode.satellites_per_instance;
+        shards_left_[id] = ps;
+        for (std::int32_t k = 0; k < ps; ++k) {
+            Shard s;
+            s.request = id;
+            s.source = prefill_node(rec.prefill_instance, k);
+            s.target = decode_node(rec.decode_instance, k % ds);
+            s.remaining = rec.kv_bytes / ps;
+            route(s);
+            shards_.push_back(std::move(s));
+        }
+        dirty_ = true;
+    }
+
+    void shard_arrived(std::int64_t id, double now) {
+        auto it = shards_left_.find(id);
+        if (--it->second > 0) return;
+        shards_left_.erase(it);
+        auto& rec = records_[static_cast<std::size_t>(id)];
+        // The prefill's token reaches the user with the hand-over (docs/serving.md).
+        rec.first_token_s = now;
+        rec.tokens_generated = 1;
+        ++tokens_generated_;
+        kv_transfers_.push_back(rec.kv_transfer_s());
+        summary_.kv_bytes_moved += rec.kv_bytes;
+        auto& inst = decode_[static_cast<std::size_t>(rec.decode_instance)];
+        if (rec.request.output_tokens <= 1) {
+            complete(rec, inst, now);
+            return;
+        }
+        inst.waiting.push_back(id);
+        if (!inst.stepping) start_step(rec.decode_instance, now);
+    }
+
+    void complete(RequestRecord& rec, DecodeInstance& inst, double now) {
+        rec.status = RequestStatus::completed;
+        rec.finish_s = now;
+        inst.assigned_tokens -= rec.request.prompt_tokens + rec.request.output_tokens;
+    }
+
+    // Continuous batching: admit waiting sequences FCFS while the batch and the KV capacity allow
+    // (the head of the queue blocks the rest), then step the batch.
+    void start_step(std::int32_t d, double now) {
+        auto& inst = decode_[static_cast<std::size_t>(d)];
+        while (!inst.waiting.empty() && static_cast<std::int32_t>(inst.running.size()) < c_.engines.max_batch) {
+            const auto& r = records_[static_cast<std::size_t>(inst.waiting.front())];
+            const std::int64_t need = r.request.prompt_tokens + r.request.output_tokens;
+            if (inst.reserved_tokens + need > capacity_tokens_) break;
+            inst.reserved_tokens += need;
+            inst.context_tokens += static_cast<double>(r.request.prompt_tokens + r.tokens_generated);
+            inst.running.push_back(inst.waiting.front());
+            inst.waiting.pop_front();
+        }
+        inst.stepping = !inst.running.empty();
+        if (!inst.stepping) return;
+        const auto batch = static_cast<std::int64_t>(inst.running.size());
+        push(now + decode_step_time_s(c_.model, a_, decode_chips_, c_.engines.mfu, batch, inst.context_tokens),
+             EventKind::decode_step, d);
+        ++summary_.decode_steps;
+    }
+
+    void step_done(std::int32_t d, double now) {
+        auto& inst = decode_[static_cast<std::size_t>(d)];
+        std::erase_if(inst.running, [&](std::int64_t id) {
+            auto& rec = records_[static_cast<std::size_t>(id)];
+            ++rec.tokens_generated;
+            ++tokens_generated_;
+            inst.context_tokens += 1.0;
+            if (rec.tokens_generated < rec.request.output_tokens) return false;
+            inst.reserved_tokens -= rec.request.prompt_tokens + rec.request.output_tokens;
+            inst.context_tokens -= static_cast<double>(rec.request.prompt_tokens + rec.tokens_generated);
+            complete(rec, inst, now);
+            return true;
+        });
+        if (inst.running.empty()) inst.context_tokens = 0.0;  // no drift from the running sums
+        start_step(d, now);
+    }
+
+    ServingResult finish() {
+        auto& s = summary_;
+        const double span = c_.end_s - c_.start_s;
+        std::vector<double> ttft, tpot;
+        std::int64_t met = 0, decided = 0;
+        for (const auto& r : records_) {
+            const bool has_first = std::isfinite(r.first_token_s);
+            if (has_first) ttft.push_back(r.ttft_s());
+            switch (r.status) {
+                case RequestStatus::completed: {
+                    ++s.completed;
+                    const double tp = r.tpot_s();
+                    if (std::isfinite(tp)) tpot.push_back(tp);
+                    ++decided;
+                    if (r.ttft_s() <= c_.ttft_slo_s && !(tp > c_.tpot_slo_s)) ++met;
+                    break;
+                }
+                case RequestStatus::unservable: ++s.unservable; ++decided; break;
+                case RequestStatus::unfinished: {
+                    ++s.unfinished;
+                    const double waited = has_first ? r.ttft_s() : c_.end_s - r.request.arrival_s;
+                    if (waited > c_.ttft_slo_s) ++decided;  // a miss already
+                    break;
+                }
+            }
+        }
+        const auto percentiles = [](std::vector<double>& v) {
+            std::sort(v.begin(), v.end());
+            return Percentiles{nearest_rank_percentile(v, 0.5), nearest_rank_percentile(v, 0.9), nearest_rank_percentile(v, 0.99)};
+        };
+        s.ttft_s = percentiles(ttft);
+        s.tpot_s = percentiles(tpot);
+        s.kv_transfer_s = percentiles(kv_transfers_);
+        s.slo_attainment = decided > 0 ? static_cast<double>(met) / static_cast<double>(decided) : 0.0;
+        if (span > 0.0) {
+            s.requests_per_s = static_cast<double>(s.completed) / span;
+            s.output_tokens_per_s = static_cast<double>(tokens_generated_) / span;
+        }
+        s.kv_capacity_tokens = capacity_tokens_;
+        return ServingResult{std::move(records_), s};
+    }
+
+    const ServingConfig& c_;
+    const Accelerator& a_;
+    NetworkClock clock_;
+    RequestGenerator generator_;
+    std::size_t trace_next_ = 0;
+    std::vector<std::int32_t> nodes_;
+    std::int64_t prefill_chips_ = 1, decode_chips_ = 1, capacity_tokens_ = 0;
+    double kv_per_token_ = 0.0;
+    std::vector<double> prefill_free_s_;
+    std::vector<DecodeInstance> decode_;
+    std::vector<RequestRecord> records_;
+    std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+    std::int64_t order_ = 0;
+    std::vector<Shard> shards_;
+    std::unordered_map<std::int64_t, std::int32_t> shards_left_;
+    bool dirty_ = false;
+    RouteCache routes_;
+    std::unordered_map<std::int32_t, std::vector<double>> distances_;
+    std::vector<double> kv_transfers_;
+    std::int64_t tokens_generated_ = 0;
+    ServingSummary summary_;
+    // solve_rates scratch
+    std::vector<int> offsets_, flow_links_, link_count_;
+    std::vector<unsigned char> active_, frozen_, link_saturated_;
+    std::vector<double> rate_, link_remaining_;
+};
+
+}  // namespace
+
+ServingResult simulate_serving(const ServingConfig& config, const Accelerator& accelerator, TopologySource source) {
+    return Serving(config, accelerator, std::move(source)).run();
+}
+
+}  // namespace skyfabric::workloads
