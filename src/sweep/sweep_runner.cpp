@@ -5,14 +5,11 @@
 #include "output/sha256.hpp"
 #include "output/summary.hpp"
 #include "scenario/yaml_reader.hpp"
+#include "sweep/messenger.hpp"
 #include "sweep/sweep_plan.hpp"
 #include "sweep/sweep_table.hpp"
 
 #include <nlohmann/json.hpp>
-
-#if SKYFABRIC_WITH_MPI
-#include <mpi.h>
-#endif
 
 #include <algorithm>
 #include <atomic>
@@ -460,40 +457,26 @@ void run_local(const Plan& plan, const std::vector<std::size_t>& todo, Gatherer&
     }
 }
 
-#if SKYFABRIC_WITH_MPI
 constexpr int tag_request = 1, tag_assign = 2, tag_result = 3, tag_done = 4;
 
 // Rank 0: serves requests for points, gathers rows, runs points of its own too.
-void run_mpi_root(const Plan& plan, const std::vector<std::size_t>& todo, Gatherer& gather, int jobs, int size) {
+void run_mpi_root(const Plan& plan, const std::vector<std::size_t>& todo, Gatherer& gather, int jobs, Messenger& mpi) {
     Pool pool(plan, jobs);
     std::size_t next = 0;
     int workers_done = 0;
     bool forwarded = false;
     while (true) {
         bool busy = false;
-        int flag = 0;
-        MPI_Status status;
-        while (MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &status) == MPI_SUCCESS && flag) {
+        while (auto message = mpi.try_receive()) {
             busy = true;
-            if (status.MPI_TAG == tag_request) {
-                int dummy = 0;
-                MPI_Recv(&dummy, 1, MPI_INT, status.MPI_SOURCE, tag_request, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (message->tag == tag_request) {
                 long long assign = -1;
                 if (!stopping() && next < todo.size()) assign = static_cast<long long>(todo[next++]);
-                MPI_Send(&assign, 1, MPI_LONG_LONG, status.MPI_SOURCE, tag_assign, MPI_COMM_WORLD);
-            } else if (status.MPI_TAG == tag_result) {
-                int length = 0;
-                MPI_Get_count(&status, MPI_CHAR, &length);
-                std::string text(static_cast<std::size_t>(length), '\0');
-                MPI_Recv(text.data(), length, MPI_CHAR, status.MPI_SOURCE, tag_result, MPI_COMM_WORLD,
-                         MPI_STATUS_IGNORE);
-                gather.add(Row::from_json(nlohmann::json::parse(text)), pool.running());
-            } else if (status.MPI_TAG == tag_done) {
-                int dummy = 0;
-                MPI_Recv(&dummy, 1, MPI_INT, status.MPI_SOURCE, tag_done, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                mpi.send(message->source, tag_assign, std::to_string(assign));
+            } else if (message->tag == tag_result) {
+                gather.add(Row::from_json(nlohmann::json::parse(message->bytes)), pool.running());
+            } else if (message->tag == tag_done) {
                 ++workers_done;
-            } else {
-                MPI_Recv(nullptr, 0, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             }
         }
         while (!stopping() && pool.has_room() && next < todo.size()) pool.start(todo[next++]);
@@ -503,7 +486,7 @@ void run_mpi_root(const Plan& plan, const std::vector<std::size_t>& todo, Gather
         }
         auto rows = pool.poll();
         for (auto& r : rows) gather.add(std::move(r), pool.running());
-        if (pool.idle() && (stopping() || next >= todo.size()) && workers_done == size - 1) break;
+        if (pool.idle() && (stopping() || next >= todo.size()) && workers_done == mpi.size() - 1) break;
         if (rows.empty() && !busy) {
             gather.reporter().draw(pool.running());
             sleep_a_little();
@@ -512,15 +495,13 @@ void run_mpi_root(const Plan& plan, const std::vector<std::size_t>& todo, Gather
 }
 
 // Other ranks: ask rank 0 for a point whenever a worker slot is free, send back rows.
-void run_mpi_worker(const Plan& plan, int jobs) {
+void run_mpi_worker(const Plan& plan, int jobs, Messenger& mpi) {
     Pool pool(plan, jobs);
     bool no_more = false, forwarded = false;
     while (true) {
         while (!no_more && !stopping() && pool.has_room()) {
-            int dummy = 0;
-            MPI_Send(&dummy, 1, MPI_INT, 0, tag_request, MPI_COMM_WORLD);
-            long long assign = -1;
-            MPI_Recv(&assign, 1, MPI_LONG_LONG, 0, tag_assign, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            mpi.send(0, tag_request, {});
+            const long long assign = std::stoll(mpi.receive(0, tag_assign));
             if (assign < 0) {
                 no_more = true;
             } else {
@@ -532,17 +513,12 @@ void run_mpi_worker(const Plan& plan, int jobs) {
             forwarded = true;
         }
         auto rows = pool.poll();
-        for (const auto& r : rows) {
-            const std::string text = r.to_json().dump();
-            MPI_Send(text.data(), static_cast<int>(text.size()), MPI_CHAR, 0, tag_result, MPI_COMM_WORLD);
-        }
+        for (const auto& r : rows) mpi.send(0, tag_result, r.to_json().dump());
         if (pool.idle() && (no_more || stopping())) break;
         if (rows.empty()) sleep_a_little();
     }
-    int dummy = 0;
-    MPI_Send(&dummy, 1, MPI_INT, 0, tag_done, MPI_COMM_WORLD);
+    mpi.send(0, tag_done, {});
 }
-#endif
 
 void draw_plot(const Plan& plan, const Gatherer& gather, bool quiet) {
     const std::string script = plot_script();
@@ -655,15 +631,11 @@ int run_sweep(const SweepOptions& o) {
 
 #if SKYFABRIC_WITH_MPI
     if (launched_under_mpi()) {
-        int provided = 0;
-        MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SINGLE, &provided);
-        int rank = 0, size = 1;
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        const auto mpi = start_mpi();
         const int jobs = o.jobs > 0 ? o.jobs : 1;
         plan.jobs = jobs;
         int result = 0;
-        if (rank == 0) {
+        if (mpi->rank() == 0) {
             std::vector<Row> preset;
             std::vector<std::size_t> todo;
             std::string setup_error;
@@ -671,26 +643,25 @@ int run_sweep(const SweepOptions& o) {
             try {
                 lock.emplace(plan.dir);
                 todo = prepare_directory(plan, o, preset);
-                output::write_json_file(plan.dir / "sweep.json", manifest(plan, o, false, size, jobs));
+                output::write_json_file(plan.dir / "sweep.json", manifest(plan, o, false, mpi->size(), jobs));
             } catch (const std::exception& e) {
                 setup_error = e.what();
             }
             if (!setup_error.empty()) {
                 std::fprintf(stderr, "skyfabric: sweep failed: %s\n", setup_error.c_str());
-                MPI_Abort(MPI_COMM_WORLD, 1);
+                mpi->abort(1);
             }
-            MPI_Barrier(MPI_COMM_WORLD);
+            mpi->barrier();
             Gatherer gather(plan, o.quiet, std::move(preset));
             gather.write(false);
-            run_mpi_root(plan, todo, gather, jobs, size);
-            result = finish_root(plan, o, gather, static_cast<std::size_t>(size), jobs);
+            run_mpi_root(plan, todo, gather, jobs, *mpi);
+            result = finish_root(plan, o, gather, static_cast<std::size_t>(mpi->size()), jobs);
         } else {
-            MPI_Barrier(MPI_COMM_WORLD);
-            run_mpi_worker(plan, jobs);
+            mpi->barrier();
+            run_mpi_worker(plan, jobs, *mpi);
             result = stopping() ? 130 : 0;
         }
-        MPI_Finalize();
-        return result;
+        return result;  // the messenger finalizes MPI as it goes
     }
 #endif
 

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The whole program's figures in one run (issue 26; docs/benchmarks.md "The whole program"),
+# each the wall time of whole `skyfabric` processes on this machine:
+#   day     the default scenario for a day with its default outputs (HDF5 + VTK) and with none,
+#           RUNS times each, interleaved: medians and their ratio (target <= 5 s, ratio <= 1.5);
+#   10k     10,005 satellites (formation.radius_m=11285), one orbit, links + training + radiation
+#           + HDF5 (VTK off): wall time and peak memory (target <= 60 s, <= 2 GB);
+#   trials  10,000 coupled trials of the x100 day on 2 threads, the Monte Carlo part (summary.json
+#           radiation.monte_carlo.wall_s; target <= 50 s);
+#   startup `skyfabric --version`, 200 runs: mean per run, beside /bin/true's (target <= 10 ms);
+#   a2a     1 GiB all-to-all on switch:p=1024 and direct on torus2d 32x32 (targets 0.4 s, 10 s).
+# A part that runs past LIMIT seconds (default 600) is reported as not finished.
+#
+#   bench/whole_program.sh [SKYFABRIC_EXE] [OUT_DIR]
+#   ONLY="day startup" RUNS=3 LIMIT=600 bench/whole_program.sh
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+exe="${1:-$root/build/release/src/skyfabric}"
+out="${2:-${TMPDIR:-/tmp}/skyfabric-whole}"
+runs="${RUNS:-3}"
+limit="${LIMIT:-600}"
+only="${ONLY:-day 10k trials startup a2a}"
+want() { [[ " $only " == *" $1 "* ]]; }
+[ -x "$exe" ] || { echo "whole_program: no skyfabric program at $exe (build it, or pass its path)" >&2; exit 2; }
+py=/usr/bin/python3
+scenario="$root/scenarios/suncatcher-81.yaml"
+mkdir -p "$out"
+echo "== $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# Runs a command under /usr/bin/time and the time limit; prints "WALL_S PEAK_KB", or "- -" when
+# it failed or ran past the limit.
+timed() {
+  local log="$out/time.log"
+  if timeout "$limit" /usr/bin/time -f "%e %M" -o "$log" "$@" >/dev/null 2>"$out/stderr.log"; then
+    tail -1 "$log"
+  else
+    echo "- -"
+  fi
+}
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+if want day; then
+  all=() none=()
+  for k in $(seq 1 "$runs"); do
+    read -r w _ < <(timed "$exe" run -q "$scenario" --set duration_s=86400 -o "$out/day" --force); all+=("$w")
+    read -r w _ < <(timed "$exe" run -q "$scenario" --set duration_s=86400 --set output.hdf5=false \
+        --set output.vtk=false -o "$out/day" --force); none+=("$w")
+  done
+  a=$(median "${all[@]}"); n=$(median "${none[@]}")
+  printf "day      all outputs %s s median (%s), none %s s median (%s), ratio %s\n" "$a" "${all[*]}" "$n" \
+      "${none[*]}" "$(awk -v a="$a" -v n="$n" 'BEGIN {printf "%.2f", a / n}')"
+fi
+
+if want 10k; then
+  read -r w kb < <(timed "$exe" run -q "$scenario" --set formation.radius_m=11285 --set output.vtk=false \
+      -o "$out/k10" --force)
+  printf "10k      one orbit of 10,005 satellites, HDF5 on: %s s, peak %s MB, result.h5 %s\n" "$w" \
+      "$([ "$kb" = - ] && echo - || echo $((kb / 1024)))" "$(du -h "$out/k10/result.h5" 2>/dev/null | cut -f1)"
+fi
+
+if want trials; then
+  read -r w _ < <(timed "$exe" run -q "$scenario" --set duration_s=86400 --set radiation.rate_scale=100 \
+      --set radiation.trials=10000 --set radiation.threads=2 --set output.vtk=false --set output.hdf5=false \
+      -o "$out/trials" --force)
+  mc=$("$py" -c 'import json,sys; print("%.2f" % json.load(open(sys.argv[1]))["radiation"]["monte_carlo"]["wall_s"])' \
+      "$out/trials/summary.json" 2>/dev/null || echo -)
+  printf "trials   10,000 coupled trials of the x100 day, 2 threads: Monte Carlo %s s (whole run %s s)\n" "$mc" "$w"
+fi
+
+if want startup; then
+  per_run() {  # mean milliseconds per run of "$@" over 200 runs
+    local t0 t1
+    t0=$(date +%s%N)
+    for _ in $(seq 200); do "$@" >/dev/null; done
+    t1=$(date +%s%N)
+    awk -v d=$((t1 - t0)) 'BEGIN {printf "%.2f", d / 200 / 1e6}'
+  }
+  printf "startup  skyfabric --version %s ms per run (/bin/true %s ms)\n" "$(per_run "$exe" --version)" \
+      "$(per_run /bin/true)"
+fi
+
+if want a2a; then
+  read -r s _ < <(timed "$exe" collective --topology switch:p=1024,bw_gbps=400,latency_ns=500 --op all_to_all --sizes 1GiB)
+  read -r t _ < <(timed "$exe" collective --topology torus2d:x=32,y=32,bw_gbps=400,latency_ns=500 --op all_to_all \
+      --algorithm direct --sizes 1GiB)
+  printf "a2a      1 GiB all-to-all: switch p=1024 %s s, torus2d 32x32 direct %s s (- : failed or past %s s)\n" "$s" "$t" "$limit"
+fi
