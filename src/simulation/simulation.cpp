@@ -31,8 +31,10 @@ std::vector<double> sample_times(double duration_s, double output_step_s) {
 namespace {
 
 // Envelope, nearest neighbours, closest pair and the reference satellite's k nearest.
-// One k-d tree query serves all three neighbour figures (physics' separate
-// nearest_neighbour_distances_m / minimum_separation / k_nearest_distances_m would build three).
+// One 1-nearest k-d tree query serves the nearest distances and the closest pair (physics'
+// nearest_neighbour_distances_m and minimum_separation would build a tree each); the reference's
+// k nearest are one O(N) pass. Asking the tree for k neighbours of every satellite instead cost
+// ~10 % of a 10,000-satellite orbit.
 void derive_metrics(const scenario::Scenario& sc, const physics::FormationSnapshot& snap, Sample& s) {
     const auto envelope = physics::formation_envelope(snap.satellites_lvlh);
     s.envelope_m[0] = envelope.max_abs_radial_m;
@@ -44,22 +46,21 @@ void derive_metrics(const scenario::Scenario& sc, const physics::FormationSnapsh
     s.reference_neighbours_m.clear();
     s.min_separation_m = std::numeric_limits<double>::quiet_NaN();
     if (k < 1) return;
-    const auto nn = physics::k_nearest_neighbours(physics::positions_of(snap.satellites_lvlh), k);
-    const auto row = [k](std::size_t i) { return i * static_cast<std::size_t>(k); };
+    const auto positions = physics::positions_of(snap.satellites_lvlh);
+    const auto nn = physics::k_nearest_neighbours(positions, 1);
     s.min_separation_m = std::numeric_limits<double>::infinity();
     for (std::size_t i = 0; i < n; ++i) {
-        const double d = nn.distance_m[row(i)];
+        const double d = nn.distance_m[i];
         s.nearest_neighbour_m[i] = d;
         if (d < s.min_separation_m) {
-            const auto j = static_cast<std::size_t>(nn.index[row(i)]);
+            const auto j = static_cast<std::size_t>(nn.index[i]);
             s.min_separation_m = d;
             s.min_separation_pair[0] = static_cast<std::int32_t>(std::min(i, j));
             s.min_separation_pair[1] = static_cast<std::int32_t>(std::max(i, j));
         }
     }
-    const auto ref = static_cast<std::size_t>(sc.metrics.reference_satellite);
-    s.reference_neighbours_m.assign(nn.distance_m.begin() + static_cast<std::ptrdiff_t>(row(ref)),
-                                    nn.distance_m.begin() + static_cast<std::ptrdiff_t>(row(ref + 1)));
+    s.reference_neighbours_m =
+        physics::k_nearest_distances_m(positions, static_cast<std::size_t>(sc.metrics.reference_satellite), k);
 }
 
 
