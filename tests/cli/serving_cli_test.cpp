@@ -12,6 +12,18 @@
 namespace fs = std::filesystem;
 using namespace skyfabric_test;
 
+namespace {
+
+// Runs `script` (Python, /usr/bin/python3 with h5py) on the run in dir/out; it prints "ok" when its checks hold.
+void expect_check_passes(const fs::path& dir, const std::string& script) {
+    std::ofstream(dir / "check.py") << script;
+    const auto check = run_command("/usr/bin/python3 " + (dir / "check.py").string() + " " + (dir / "out").string());
+    EXPECT_EQ(check.status, 0) << check.output;
+    EXPECT_NE(check.output.find("ok"), std::string::npos) << check.output;
+}
+
+}  // namespace
+
 TEST(CliServing, RunPrintsBothRoutingsAndWritesOneRowPerRequest) {
     const auto dir = fresh_dir("serving");
     const auto r = run_command(skyfabric() + " run " + source("scenarios/serving-two-datacentres.yaml") + " -o " +
@@ -53,10 +65,7 @@ for group, routing in [('inference/requests', 'prfaas'), ('inference/requests_lo
     assert ds.sizes['request'] == n and ds['tpot_s'].dims == ('request',)
 print('ok')
 )";
-    std::ofstream(dir / "check.py") << script;
-    const auto check = run_command("/usr/bin/python3 " + (dir / "check.py").string() + " " + (dir / "out").string());
-    EXPECT_EQ(check.status, 0) << check.output;
-    EXPECT_NE(check.output.find("ok"), std::string::npos) << check.output;
+    expect_check_passes(dir, script);
     fs::remove_all(dir);
 }
 
@@ -105,10 +114,7 @@ assert np.all(p['kv_transfer_s'][:][far] >= 300e3 / 299792458.0), p['kv_transfer
 assert np.median(p['kv_transfer_s'][:][near]) < np.median(p['kv_transfer_s'][:][far])
 print('ok', far.sum(), near.sum())
 )";
-    std::ofstream(dir / "check.py") << script;
-    const auto check = run_command("/usr/bin/python3 " + (dir / "check.py").string() + " " + (dir / "out").string());
-    EXPECT_EQ(check.status, 0) << check.output;
-    EXPECT_NE(check.output.find("ok"), std::string::npos) << check.output;
+    expect_check_passes(dir, script);
     fs::remove_all(dir);
 }
 
@@ -144,10 +150,7 @@ for group, routing in [('inference/requests', 'prfaas'), ('inference/requests_lo
 assert requeued > 0, requeued
 print('ok', requeued)
 )";
-    std::ofstream(dir / "check.py") << script;
-    const auto check = run_command("/usr/bin/python3 " + (dir / "check.py").string() + " " + (dir / "out").string());
-    EXPECT_EQ(check.status, 0) << check.output;
-    EXPECT_NE(check.output.find("ok"), std::string::npos) << check.output;
+    expect_check_passes(dir, script);
     fs::remove_all(dir);
 }
 
@@ -169,10 +172,7 @@ for routing, r in s['inference']['routings'].items():
     assert r['arrived'] == r['completed'] + r['unfinished'] + r['unservable'] + r['lost'], r
 print('ok')
 )";
-    std::ofstream(dir / "check.py") << script;
-    const auto check = run_command("/usr/bin/python3 " + (dir / "check.py").string() + " " + (dir / "out").string());
-    EXPECT_EQ(check.status, 0) << check.output;
-    EXPECT_NE(check.output.find("ok"), std::string::npos) << check.output;
+    expect_check_passes(dir, script);
     // The serving run plays one trial of the faults: a Monte Carlo is refused, naming the key.
     const auto refused = run_command(skyfabric() + " run " + source("scenarios/serving-4x81.yaml") + " -o " +
                                      (dir / "refused").string() + " --set 'radiation={trials: 4}'");

@@ -1,5 +1,5 @@
 // Serving: KV bytes per token, roofline service times, queueing and KV transfers over links,
-// each against a value derived by hand (docs/serving.md).
+// each against a value derived by hand (docs/inference.md).
 
 #include <cmath>
 #include <limits>

@@ -675,7 +675,7 @@ private:
         if (--it->second > 0) return;
         shards_left_.erase(it);
         auto& rec = records_[static_cast<std::size_t>(id)];
-        // The prefill's token reaches the user with the hand-over (docs/serving.md); a request resuming after
+        // The prefill's token reaches the user with the hand-over (docs/inference.md); a request resuming after
         // its decode instance crashed had it already.
         if (rec.tokens_generated == 0) {
             rec.first_token_s = now;

@@ -1,9 +1,10 @@
 #pragma once
-// Serving a model with disaggregated prefill and decode (docs/serving.md): requests arrive as a
+// Serving a model with disaggregated prefill and decode (docs/inference.md): requests arrive as a
 // Poisson process, are prefilled on a prefill instance (compute-bound roofline), their KV cache
 // moves to a decode instance as flows over the run's links (max-min fair, re-solved whenever a
 // transfer starts or ends and whenever the topology changes), and decode instances generate the
-// output tokens with continuous batching (memory-bound roofline). Pure: no I/O.
+// output tokens with continuous batching (memory-bound roofline). Satellite outages (crashes) take
+// instances down and requeue what they held; a compute throttle (power) stretches their work. Pure: no I/O.
 
 #include <cstdint>
 #include <limits>
