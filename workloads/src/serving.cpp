@@ -606,6 +606,10 @@ private:
         for (const std::int64_t id : incoming) {
             auto& rec = records_[static_cast<std::size_t>(id)];
             const std::int32_t p = rec.prefill_instance;
+            if (!prefill_up(p, now)) {  // its source crashed after sending it: the cache is nowhere now
+                requeue_prefill(id, now);
+                continue;
+            }
             detach(id);
             const std::int32_t to = pick_decode(p, now);
             if (to < 0) {
