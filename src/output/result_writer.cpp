@@ -96,7 +96,7 @@ void write_requests(Hdf5File& file, const std::string& group, workloads::Serving
     write_column(file, g + "cached_tokens", rows, [](const R& r) { return r.request.cached_tokens; }, "1");
     write_column(file, g + "output_tokens", rows, [](const R& r) { return r.request.output_tokens; }, "1");
     write_column(file, g + "status", rows, [](const R& r) { return static_cast<int>(r.status); }, "1");
-    file.set_attribute(g + "status", "status_names", "0=completed,1=unfinished,2=unservable");
+    file.set_attribute(g + "status", "status_names", "0=completed,1=unfinished,2=unservable,3=lost");
     write_column(file, g + "prefill_instance", rows, [](const R& r) { return r.prefill_instance; }, "1");
     write_column(file, g + "decode_instance", rows, [](const R& r) { return r.decode_instance; }, "1");
     write_column(file, g + "prefill_start_s", rows, [](const R& r) { return r.prefill_start_s; }, "s");
@@ -108,6 +108,7 @@ void write_requests(Hdf5File& file, const std::string& group, workloads::Serving
     write_column(file, g + "kv_bytes", rows, [](const R& r) { return r.kv_bytes; }, "B");
     write_column(file, g + "kv_transfer_s", rows, [](const R& r) { return r.kv_transfer_s(); }, "s");
     write_column(file, g + "tokens_generated", rows, [](const R& r) { return r.tokens_generated; }, "1");
+    write_column(file, g + "requeues", rows, [](const R& r) { return r.requeues; }, "1");
     file.set_attribute(group, "routing", workloads::to_string(routing));
     index_dimension(file, group, "request", rows.size());
 }

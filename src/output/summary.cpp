@@ -212,6 +212,11 @@ json inference_json(const scenario::Scenario& sc, const simulation::RunSummary& 
             {"completed", r.completed},
             {"unfinished", r.unfinished},
             {"unservable", r.unservable},
+            {"lost", r.lost},
+            {"requeued_requests", r.requeued_requests},
+            {"instance_crashes", r.instance_crashes},
+            {"instance_down_s", r.instance_down_s},
+            {"instance_throttled_s", r.instance_throttled_s},
             {"requests_per_s", r.requests_per_s},
             {"output_tokens_per_s", r.output_tokens_per_s},
             {"ttft_s", percentiles_json(r.ttft_s)},
@@ -281,7 +286,7 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
                     {"samples_in_shadow", s.samples_in_shadow}};
     }
     if (sc.power.enabled) {
-        j["power"] = {{"policy", scenario::to_string(sc.workload.power_policy)},
+        j["power"] = {{"policy", scenario::to_string(sc.inference.enabled ? sc.inference.power_policy : sc.workload.power_policy)},
                       {"state_of_charge_min", s.power_state_of_charge_min},
                       {"temperature_max_k", s.power_temperature_max_k},
                       {"energy_generated_kwh_per_satellite", s.power_generated_kwh},
@@ -616,6 +621,18 @@ std::string summary_table(const nlohmann::json& j) {
         columns("unservable / unfinished", [&](const nlohmann::json& r) {
             return std::to_string(r["unservable"].get<std::int64_t>()) + " / " + std::to_string(r["unfinished"].get<std::int64_t>());
         });
+        if (j.contains("radiation") || j.contains("power")) {
+            columns("lost / requeued", [&](const nlohmann::json& r) {
+                return std::to_string(r["lost"].get<std::int64_t>()) + " / " + std::to_string(r["requeued_requests"].get<std::int64_t>());
+            });
+            columns("instance crashes, down", [&](const nlohmann::json& r) {
+                return std::to_string(r["instance_crashes"].get<std::int64_t>()) + ", " +
+                       num(nlohmann::json(r["instance_down_s"].get<double>() / 3600.0), "%.3g instance-h");
+            });
+            columns("throttled", [&](const nlohmann::json& r) {
+                return num(nlohmann::json(r["instance_throttled_s"].get<double>() / 3600.0), "%.3g instance-h");
+            });
+        }
         columns("KV moved", [&](const nlohmann::json& r) {
             return num(nlohmann::json(r["kv_bytes_moved"].get<double>() / 1e12), "%.4g TB");
         });

@@ -397,6 +397,14 @@ workloads::EngineGroup read_engine_group(Section s) {
     return g;
 }
 
+// workload.power_policy: what the compute does when the power section's battery or radiator limits it.
+physics::PowerPolicy read_power_policy(Section& s) {
+    const std::string policy = s.choice("power_policy", {"ignore", "throttle", "pause"}, "throttle");
+    return policy == "ignore" ? physics::PowerPolicy::ignore
+         : policy == "pause"  ? physics::PowerPolicy::pause
+                              : physics::PowerPolicy::throttle;
+}
+
 // workload.kind: inference (docs/inference.md). `s` is the workload section.
 InferenceConfig read_inference(Section s, const std::string& source_name, std::uint64_t seed) {
     InferenceConfig c;
@@ -499,8 +507,9 @@ InferenceConfig read_inference(Section s, const std::string& source_name, std::u
     for (const char* key : {"model_parameters", "active_parameters", "tokens_per_step", "parallelism", "moe", "mfu",
                             "all_reduce", "placement", "routing", "sync", "local_steps", "gradient_buckets",
                             "bytes_per_gradient_element", "paths_per_transfer", "per_message_overhead_us", "on_rank_loss",
-                            "power_policy", "backend"})
+                            "backend"})
         if (s.has(key)) s.fail(key, "is a training key; workload.kind is inference (its keys go under workload.inference)");
+    c.power_policy = read_power_policy(s);
     s.allow("kind");
     s.finish();
     return c;
@@ -564,10 +573,7 @@ WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed) {
                        : loss == "spare"  ? workloads::RankLossPolicy::spare
                                           : workloads::RankLossPolicy::wait;
     }
-    const std::string policy = s.choice("power_policy", {"ignore", "throttle", "pause"}, "throttle");
-    w.power_policy = policy == "ignore" ? physics::PowerPolicy::ignore
-                   : policy == "pause"  ? physics::PowerPolicy::pause
-                                        : physics::PowerPolicy::throttle;
+    w.power_policy = read_power_policy(s);
     s.finish();
     return w;
 }
@@ -1111,8 +1117,14 @@ void check_across_sections(Section& top, Scenario& sc, const LoadOptions& option
         if (!sc.fabric && !sc.links.enabled) workload.fail("kind", "a serving workload needs links: add a links section");
         if (!(sc.duration_s > 0.0))
             top.fail(top.has("duration_s") ? "duration_s" : "duration_orbits", "a serving workload needs a run of positive duration");
-        if (sc.radiation.enabled) top.fail("radiation", "faults do not act on a serving workload yet (docs/inference.md); set radiation.enabled: false");
-        if (sc.power.enabled) top.fail("power", "eclipse throttling does not act on a serving workload yet (docs/inference.md); remove the power section");
+        // Serving plays the nominal trial's crashes (docs/inference.md "Faults and power"): no Monte Carlo, no spares.
+        if (sc.radiation.enabled) {
+            Section radiation = top.section("radiation");
+            if (sc.radiation.trials > 1)
+                radiation.fail("trials", "a serving workload plays one trial of the faults (the run's own); set trials: 1");
+            if (sc.radiation.recovery.spare_satellites > 0)
+                radiation.fail("spare_satellites", "hot spares are a training job's; a serving workload's instances are its satellites");
+        }
         const auto& e = sc.inference.serving.engines;
         const std::int64_t needed = static_cast<std::int64_t>(e.prefill.instances) * e.prefill.satellites_per_instance +
                                     static_cast<std::int64_t>(e.decode.instances) * e.decode.satellites_per_instance;
@@ -1159,7 +1171,9 @@ void check_across_sections(Section& top, Scenario& sc, const LoadOptions& option
         if (!sc.constellation.enabled && sc.radiation.faults.gateway_outage_rate_per_s > 0.0)
             radiation.fail("gateway_outages_per_day", "needs a constellation: a single formation has no gateway terminals");
         auto& chips = sc.radiation.faults.chips_per_satellite;
-        if (chips == 0) chips = sc.workload.enabled ? sc.workload.job.tensor_parallel : 1;
+        if (chips == 0) chips = sc.workload.enabled     ? sc.workload.job.tensor_parallel
+                              : sc.inference.enabled ? sc.inference.serving.engines.chips_per_satellite
+                                                     : 1;
     }
     double max_apogee_altitude_m = 0.0;
     if (!sc.fabric && satellites <= static_cast<std::size_t>(max_satellites)) {
@@ -1262,7 +1276,8 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
     else
         sc.workload = read_workload(top.section("workload"), top.has("workload"), sc.seed);
     sc.radiation = read_radiation(top.section("radiation"), top.has("radiation"), sc.orbit.epoch);
-    sc.power = read_power(top.section("power"), top.has("power"), sc.workload.job.tensor_parallel);
+    sc.power = read_power(top.section("power"), top.has("power"),
+                          sc.inference.enabled ? sc.inference.serving.engines.chips_per_satellite : sc.workload.job.tensor_parallel);
     if (sc.power.enabled && sc.fabric) top.fail("power", "needs an orbit; a synthetic topology has no Sun");
     sc.output = read_output(top.section("output"));
     top.allow("sweep");

@@ -109,6 +109,7 @@ struct InferenceConfig {
     workloads::ServingConfig serving;  // requests (or the trace), engines, routing; nodes and times set by the run
     std::string trace_file;            // arrivals.trace as resolved (empty: the Poisson stream)
     bool compare_routing = false;      // run local PD and PrfaaS on the same requests, side by side
+    physics::PowerPolicy power_policy = physics::PowerPolicy::throttle;  // with a power section
 };
 
 // power: present = enabled. Each satellite's array, battery, loads and radiator (physics/power.hpp);

@@ -212,39 +212,61 @@ private:
         sample_.flux_relative_mean = dose_rate_.empty() ? 0.0 : flux_sum / static_cast<double>(dose_rate_.size());
     }
 
-    // Faults drawn on the dose-rate history, then checkpoint/restart accounting over the
-    // training job's own step times.
-    void finish_radiation() {
-        const auto& r = sc_.radiation;
-        RadiationOutcome out;
-        const double duration_s = summary_.simulated_s;
-        const auto n = static_cast<std::int32_t>(dose_.size());
-        // A constellation's gateway satellites carry gateway terminals, which fail on their own.
-        workloads::FaultModel model = r.faults;
+    // The fault model of the run: a constellation's gateway satellites carry gateway terminals, which fail on their own.
+    workloads::FaultModel fault_model() const {
+        workloads::FaultModel model = sc_.radiation.faults;
         if (clusters_ && clusters_->constellation()) {
             for (const auto& gateways : clusters_->gateway_nodes())
                 model.gateway_satellites.insert(model.gateway_satellites.end(), gateways.begin(), gateways.end());
             std::sort(model.gateway_satellites.begin(), model.gateway_satellites.end());
         }
+        return model;
+    }
+
+    // The nominal trial's fault events on the dose-rate history of the run so far (once: a serving run plays
+    // them before the end, finish_radiation reports them). False when more are expected than can be held.
+    bool draw_faults() {
+        if (faults_drawn_) return faults_drawn_->stop_reason.empty();
+        auto& out = faults_drawn_.emplace();
+        const auto& r = sc_.radiation;
+        const double duration_s = summary_.simulated_s;
+        const auto n = static_cast<std::int32_t>(dose_.size());
         if (dose_series_.sample_count > 0 && duration_s > 0.0) {
-            out.expected_events = workloads::expected_fault_counts(dose_series_, model, duration_s);
+            const workloads::FaultModel model = fault_model();
+            out.outcome.expected_events = workloads::expected_fault_counts(dose_series_, model, duration_s);
             // The loader refused what its orbit-average estimate would not fit; this run's own dose
             // history (SAA passes: a few times the average) is checked again, with a margin, against
             // what the estimate cannot see (a satellite that left the formation) before drawing.
             double expected = 0.0;
-            for (const double x : out.expected_events) expected += x;
+            for (const double x : out.outcome.expected_events) expected += x;
             const double batch = std::min(r.trials, workloads::monte_carlo_batch_trials);
             if (!(expected * batch <= 4.0 * workloads::max_fault_events_in_memory)) {
-                summary_.stop_reason = "radiation: the dose history gives " + std::to_string(expected) +
-                                       " expected fault events per trial, more than can be held; faults not drawn";
-                summary_.complete = false;
-                summary_.radiation = std::move(out);
-                return;
+                out.stop_reason = "radiation: the dose history gives " + std::to_string(expected) +
+                                  " expected fault events per trial, more than can be held; faults not drawn";
+                return false;
             }
-            out.events = workloads::sample_fault_events(dose_series_, model, duration_s, sc_.seed, 0);
-            out.interruption_mtbf_s =
+            out.outcome.events = workloads::sample_fault_events(dose_series_, model, duration_s, sc_.seed, 0);
+            out.outcome.interruption_mtbf_s =
                 workloads::interruption_mtbf_s(dose_series_, r.faults, n - r.recovery.spare_satellites, duration_s);
         }
+        return true;
+    }
+
+    // Faults drawn on the dose-rate history, then checkpoint/restart accounting over the
+    // training job's own step times.
+    void finish_radiation() {
+        const auto& r = sc_.radiation;
+        const double duration_s = summary_.simulated_s;
+        const auto n = static_cast<std::int32_t>(dose_.size());
+        const bool drawn = draw_faults();
+        RadiationOutcome out = std::move(faults_drawn_->outcome);
+        if (!drawn) {
+            summary_.stop_reason = faults_drawn_->stop_reason;
+            summary_.complete = false;
+            summary_.radiation = std::move(out);
+            return;
+        }
+        const workloads::FaultModel model = fault_model();
         for (double d : dose_) {
             out.dose_mean_rad += d / std::max(1, n);
             out.dose_max_rad = std::max(out.dose_max_rad, d);
@@ -423,6 +445,25 @@ private:
         serve([this](double from_s) { return timeline_.source_from(from_s); });
     }
 
+    // Faults and power on the serving instances (docs/inference.md "Faults and power"): the nominal trial's
+    // chip and host crashes take their satellite down for reboot_s; each satellite computes at the share
+    // its power policy allowed in each sample.
+    void add_faults_and_power(workloads::ServingConfig& config) {
+        if (radiation_model_ && draw_faults()) {
+            for (const auto& e : faults_drawn_->outcome.events)
+                if (workloads::fault_crashes(e.kind))
+                    config.outages.push_back(workloads::SatelliteOutage{e.time_s, e.time_s + sc_.radiation.recovery.reboot_s, e.satellite});
+        }
+        if (!satellite_share_.empty()) {
+            auto& th = config.throttle;
+            th.start_s = 0.0;
+            th.step_s = sc_.output_step_s;
+            th.satellite_count = static_cast<std::int32_t>(power_state_.size());
+            th.sample_count = static_cast<std::int64_t>(satellite_share_.size()) / th.satellite_count;
+            th.share = satellite_share_;
+        }
+    }
+
     template <class Topologies>
     void serve(const Topologies& topologies) {
         const auto& in = sc_.inference;
@@ -436,6 +477,7 @@ private:
             config.nodes = scenario::inference_nodes(sc_);
             config.start_s = 0.0;
             config.end_s = summary_.simulated_s;
+            add_faults_and_power(config);
             for (auto* r : recorders_) r->phase(std::string("serving, ") + workloads::to_string(routing) + " routing");
             summary_.inference_routing.push_back(routing);
             summary_.inference.push_back(workloads::simulate_serving(config, in.accelerator, topologies(0.0)));
@@ -486,7 +528,8 @@ private:
         const double au = sun_eci_m_.norm() / physics::astronomical_unit_m;  // from sample_sunlight
         std::vector<int> degree = sc_.links.enabled ? links::links_per_satellite(topology_) : std::vector<int>(n, 0);
         degree.resize(n, 0);
-        const double requested = sc_.workload.enabled ? 1.0 : 0.0;
+        const double requested = sc_.workload.enabled || sc_.inference.enabled ? 1.0 : 0.0;
+        const auto policy = sc_.inference.enabled ? sc_.inference.power_policy : sc_.workload.power_policy;
         auto& s = sample_;
         s.solar_w.resize(n);
         s.load_w.resize(n);
@@ -505,7 +548,7 @@ private:
             s.solar_w[i] = physics::solar_power_w(p.array, au, s.shadow_fraction[i], std::sin(beta_rad),
                                                   t / physics::seconds_per_julian_year);
             const physics::PowerStep step = dt > 0.0 ? physics::advance_power(p, power_state_[i], s.solar_w[i], degree[i], requested,
-                                                                              sc_.workload.power_policy, dt)
+                                                                              policy, dt)
                                                      : physics::PowerStep{requested, physics::load_power_w(p.loads, requested, degree[i])};
             s.load_w[i] = step.load_w;
             s.state_of_charge[i] = p.battery.capacity_wh > 0.0 ? power_state_[i].battery_wh / p.battery.capacity_wh : 0.0;
@@ -515,6 +558,7 @@ private:
                 cluster_fraction[c] = std::min(cluster_fraction[c], step.utilisation);
             }
             browned[i] = step.browned_out;
+            if (sc_.inference.enabled) satellite_share_.push_back(step.utilisation);  // each instance its own
             power_generated_j_ += s.solar_w[i] * dt;
             power_used_j_ += step.load_w * dt;
             power_shunted_j_ += step.shunted_w * dt;
@@ -699,6 +743,7 @@ private:
     std::vector<physics::PowerState> power_state_;     // [N]
     std::vector<double> compute_fraction_;             // per sample: compute share allowed until the next
     std::vector<std::vector<double>> cluster_fraction_;  // a constellation's: [cluster][sample]
+    std::vector<double> satellite_share_;              // a serving run's: [sample][satellite]
     std::vector<double> cluster_beta_rad_;             // a constellation's clusters' β at the current sample
     std::deque<links::Topology> pending_topologies_;   // simulated ahead for compute_done_s, not yet pulled
     double power_generated_j_ = 0.0, power_used_j_ = 0.0, power_shunted_j_ = 0.0;
@@ -712,6 +757,11 @@ private:
     std::optional<physics::RadiationModel> radiation_model_;
     std::vector<double> dose_rate_, dose_;
     workloads::DoseRateSeries dose_series_;
+    struct DrawnFaults {
+        RadiationOutcome outcome;  // events, expected counts, MTBF
+        std::string stop_reason;   // too many to hold: not drawn
+    };
+    std::optional<DrawnFaults> faults_drawn_;
 
     double capacity_sum_bps_ = 0.0, bisection_sum_bps_ = 0.0, degree_sum_ = 0.0;
     std::size_t link_samples_ = 0;

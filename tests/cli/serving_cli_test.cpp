@@ -12,6 +12,18 @@
 namespace fs = std::filesystem;
 using namespace skyfabric_test;
 
+namespace {
+
+// Runs `script` (Python, /usr/bin/python3 with h5py) on the run in dir/out; it prints "ok" when its checks hold.
+void expect_check_passes(const fs::path& dir, const std::string& script) {
+    std::ofstream(dir / "check.py") << script;
+    const auto check = run_command("/usr/bin/python3 " + (dir / "check.py").string() + " " + (dir / "out").string());
+    EXPECT_EQ(check.status, 0) << check.output;
+    EXPECT_NE(check.output.find("ok"), std::string::npos) << check.output;
+}
+
+}  // namespace
+
 TEST(CliServing, RunPrintsBothRoutingsAndWritesOneRowPerRequest) {
     const auto dir = fresh_dir("serving");
     const auto r = run_command(skyfabric() + " run " + source("scenarios/serving-two-datacentres.yaml") + " -o " +
@@ -53,10 +65,7 @@ for group, routing in [('inference/requests', 'prfaas'), ('inference/requests_lo
     assert ds.sizes['request'] == n and ds['tpot_s'].dims == ('request',)
 print('ok')
 )";
-    std::ofstream(dir / "check.py") << script;
-    const auto check = run_command("/usr/bin/python3 " + (dir / "check.py").string() + " " + (dir / "out").string());
-    EXPECT_EQ(check.status, 0) << check.output;
-    EXPECT_NE(check.output.find("ok"), std::string::npos) << check.output;
+    expect_check_passes(dir, script);
     fs::remove_all(dir);
 }
 
@@ -105,9 +114,69 @@ assert np.all(p['kv_transfer_s'][:][far] >= 300e3 / 299792458.0), p['kv_transfer
 assert np.median(p['kv_transfer_s'][:][near]) < np.median(p['kv_transfer_s'][:][far])
 print('ok', far.sum(), near.sum())
 )";
-    std::ofstream(dir / "check.py") << script;
-    const auto check = run_command("/usr/bin/python3 " + (dir / "check.py").string() + " " + (dir / "out").string());
-    EXPECT_EQ(check.status, 0) << check.output;
-    EXPECT_NE(check.output.find("ok"), std::string::npos) << check.output;
+    expect_check_passes(dir, script);
+    fs::remove_all(dir);
+}
+
+TEST(CliServing, CrashesRequeueRequestsAndEveryRequestIsAccountedFor) {
+    // serving-4x81 for ten minutes with radiation a million times the nominal rate: about 8 chip and host
+    // crashes are expected over the 324 satellites, and the 20 holding instances lose a few. Each crashed
+    // instance's requests move to a live one (requeued) or, with none up, are lost; none vanishes:
+    // arrived = completed + unfinished + unservable + lost in summary.json, and the per-request rows agree.
+    const auto dir = fresh_dir("serving_faults");
+    const auto r = run_command(skyfabric() + " run " + source("scenarios/serving-4x81.yaml") + " -o " +
+                               (dir / "out").string() + " --set duration_s=600 --set 'radiation={rate_scale: 1000000}'");
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("lost / requeued"), std::string::npos) << r.output;
+    const std::string script = R"(
+import h5py, json, numpy as np, sys
+out = sys.argv[1]
+s = json.load(open(out + '/summary.json'))
+crashes = sum(s['radiation']['trial0']['events_by_kind'][k] for k in ('chip_crash', 'host_crash'))
+assert crashes > 0, s['radiation']['trial0']
+f = h5py.File(out + '/result.h5', 'r')
+requeued = 0
+for group, routing in [('inference/requests', 'prfaas'), ('inference/requests_local', 'local')]:
+    r = s['inference']['routings'][routing]
+    assert r['arrived'] == r['completed'] + r['unfinished'] + r['unservable'] + r['lost'], r
+    g = f[group]
+    status, requeues = g['status'][:], g['requeues'][:]
+    assert len(status) == r['arrived']
+    for code, key in enumerate(('completed', 'unfinished', 'unservable', 'lost')):
+        assert (status == code).sum() == r[key], (key, (status == code).sum(), r[key])
+    assert (requeues > 0).sum() == r['requeued_requests'], ((requeues > 0).sum(), r['requeued_requests'])
+    assert r['instance_crashes'] <= crashes and r['instance_down_s'] > 0 and r['instance_down_s'] <= crashes * 600.0
+    requeued += r['requeued_requests']
+assert requeued > 0, requeued
+print('ok', requeued)
+)";
+    expect_check_passes(dir, script);
+    fs::remove_all(dir);
+}
+
+TEST(CliServing, EclipseThrottlesTheInstancesAndSeveralTrialsAreRefused) {
+    // A noon-midnight orbit (ltan 12 h) spends about a third of each orbit in the Earth's shadow; with a
+    // 200 Wh battery the throttle policy slows the instances there, and the slowed instance-time is reported.
+    const auto dir = fresh_dir("serving_power");
+    const auto r = run_command(skyfabric() + " run " + source("scenarios/serving-4x81.yaml") + " -o " +
+                               (dir / "out").string() +
+                               " --set duration_s=3000 --set orbit.ltan_h=12 --set 'power={battery_capacity_wh: 200}' --quiet");
+    ASSERT_EQ(r.status, 0) << r.output;
+    const std::string script = R"(
+import json, sys
+s = json.load(open(sys.argv[1] + '/summary.json'))
+assert s['power']['compute_lost_s'] > 0, s['power']
+for routing, r in s['inference']['routings'].items():
+    # At most every one of the 20 instances for the whole run.
+    assert 0 < r['instance_throttled_s'] <= 20 * 3000.0, r['instance_throttled_s']
+    assert r['arrived'] == r['completed'] + r['unfinished'] + r['unservable'] + r['lost'], r
+print('ok')
+)";
+    expect_check_passes(dir, script);
+    // The serving run plays one trial of the faults: a Monte Carlo is refused, naming the key.
+    const auto refused = run_command(skyfabric() + " run " + source("scenarios/serving-4x81.yaml") + " -o " +
+                                     (dir / "refused").string() + " --set 'radiation={trials: 4}'");
+    EXPECT_EQ(refused.status, 2) << refused.output;
+    EXPECT_NE(refused.output.find("radiation.trials"), std::string::npos) << refused.output;
     fs::remove_all(dir);
 }

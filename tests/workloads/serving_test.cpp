@@ -1,7 +1,8 @@
 // Serving: KV bytes per token, roofline service times, queueing and KV transfers over links,
-// each against a value derived by hand (docs/serving.md).
+// each against a value derived by hand (docs/inference.md).
 
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -299,4 +300,158 @@ TEST(Roofline, MixtureOfExpertsComputesWithItsActiveParametersAndReadsAllItsWeig
     m.active_parameters = 10e9;
     EXPECT_DOUBLE_EQ(sw::prefill_time_s(m, round_accelerator(), 1, 1.0, 100), 2.0);
     EXPECT_DOUBLE_EQ(sw::decode_step_time_s(m, round_accelerator(), 1, 1.0, 1, 0.0), 0.2);
+}
+
+// ---- Faults and power (docs/inference.md "Faults and power") ----
+
+TEST(ServingFaults, CrashedPrefillInstanceRequeuesItsRequestOntoTheLiveOne) {
+    // A triangle of 8 Mbit/s links of 10 ms: prefill instances on nodes 0 and 1, decode on node 2. Each
+    // request's prefill takes 2 s (1000 tokens) and its 1e6 B of KV 1 s on its own link (0–2 or 1–2).
+    // Without faults A (t = 0) runs on instance 0 over [0, 2]: TTFT 2 + 1 + 0.01 = 3.01 s; B (t = 0.5)
+    // on instance 1, free first, over [0.5, 2.5]: TTFT 3.01 s.
+    // Node 0 crashes at t = 1 (down until 50): A, half prefilled, is requeued onto instance 1, free at
+    // 2.5: prefill [2.5, 4.5], transfer [4.5, 5.5] + 0.01 → TTFT 5.51 s = 3.01 + 1 (the lost second of
+    // prefill) + 1.5 (waiting for B). B is untouched. C (t = 10) finds instance 0 down and runs on 1:
+    // [10, 12], TTFT 3.01 s. Instance 0 is down 49 s of the 100 s run.
+    const Topology triangle = sw::testing::ring(3, 8e6, 0.01);
+    auto c = round_config(2, 1);
+    c.trace = {request(0, 0.0, 1000, 1), request(1, 0.5, 1000, 1), request(2, 10.0, 1000, 1)};
+    const auto free_run = sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&triangle, 1)));
+    EXPECT_NEAR(free_run.requests[0].ttft_s(), 3.01, 1e-12);
+    c.outages = {sw::SatelliteOutage{1.0, 50.0, 0}};
+    const auto r = sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&triangle, 1)));
+    const auto& a = r.requests[0];
+    EXPECT_EQ(a.status, sw::RequestStatus::completed);
+    EXPECT_EQ(a.prefill_instance, 1);
+    EXPECT_EQ(a.requeues, 1);
+    EXPECT_NEAR(a.prefill_start_s, 2.5, 1e-12);
+    EXPECT_NEAR(a.ttft_s(), 5.51, 1e-12);
+    EXPECT_NEAR(a.ttft_s() - free_run.requests[0].ttft_s(), 2.5, 1e-12);
+    EXPECT_EQ(r.requests[1].requeues, 0);
+    EXPECT_NEAR(r.requests[1].ttft_s(), 3.01, 1e-12);
+    EXPECT_EQ(r.requests[2].prefill_instance, 1);
+    EXPECT_NEAR(r.requests[2].ttft_s(), 3.01, 1e-12);
+    EXPECT_EQ(r.summary.requeued_requests, 1);
+    EXPECT_EQ(r.summary.instance_crashes, 1);
+    EXPECT_EQ(r.summary.lost, 0);
+    EXPECT_EQ(r.summary.completed, 3);
+    EXPECT_NEAR(r.summary.instance_down_s, 49.0, 1e-12);
+}
+
+TEST(ServingFaults, RequestsWithNoLiveInstanceOfTheirRoleAreLostAndCounted) {
+    // One prefill instance (node 0), one decode (node 1), one 8 Mbit/s link of 10 ms. Node 0 is down over
+    // [1, 10): A (t = 0) loses its prefill and no other prefill instance is up → lost; B (t = 5) arrives
+    // while it is down → lost; C (t = 20) is served as on a fault-free run: TTFT 3.01 s. A second outage
+    // [5, 12) of the same satellite overlaps the first: one crash, down 11 s in all.
+    const Topology link = sw::testing::ring(2, 8e6, 0.01);
+    auto c = round_config(1, 1);
+    c.trace = {request(0, 0.0, 1000, 1), request(1, 5.0, 1000, 1), request(2, 20.0, 1000, 1)};
+    c.outages = {sw::SatelliteOutage{5.0, 12.0, 0}, sw::SatelliteOutage{1.0, 10.0, 0}};
+    const auto r = sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&link, 1)));
+    EXPECT_EQ(r.requests[0].status, sw::RequestStatus::lost);
+    EXPECT_EQ(r.requests[1].status, sw::RequestStatus::lost);
+    EXPECT_EQ(r.requests[2].status, sw::RequestStatus::completed);
+    EXPECT_NEAR(r.requests[2].ttft_s(), 3.01, 1e-12);
+    EXPECT_EQ(r.summary.arrived, 3);
+    EXPECT_EQ(r.summary.lost, 2);
+    EXPECT_EQ(r.summary.completed, 1);
+    EXPECT_EQ(r.summary.requeued_requests, 0);  // nowhere to go: lost, not requeued
+    EXPECT_EQ(r.summary.instance_crashes, 1);
+    EXPECT_NEAR(r.summary.instance_down_s, 11.0, 1e-12);
+}
+
+TEST(ServingFaults, CrashedDecodeInstanceRecomputesTheLostCacheAndResumesElsewhere) {
+    // Prefill on node 0, decode instances on nodes 1 and 2, every pair joined by 1 Tbit/s links without
+    // latency. A (1000 prompt tokens, 1001 output) is prefilled over [0, 2]; its 1e6 B of KV take 8 µs to
+    // decode instance 0 (node 1: equal load and distance, the lower index): first token at 2.000008 s.
+    // Decode step k (context 1000 + k tokens) reads 2e9 + 1000 · (1000 + k) B at 1e12 B/s:
+    // 2.001e-3 + k · 1e-9 s; n steps take n · 2.001e-3 + 1e-9 · n(n+1)/2 s. By t = 2.5 (0.499992 s of
+    // decoding) 249 steps are done (0.4982802 s; 250 would take 0.5002814 s): 250 tokens generated.
+    // Node 1 crashes at 2.5: the cache is lost, A is prefilled again over its prompt and those 250
+    // tokens, 2 · 1e9 · 1250 / 1e12 = 2.5 s over [2.5, 5.0], and resumes on decode instance 1; its
+    // TTFT is untouched and it completes all 1001 tokens.
+    const Topology triangle = sw::testing::ring(3, 1e12, 0.0);
+    auto c = round_config(1, 2);
+    c.trace = {request(0, 0.0, 1000, 1001)};
+    c.outages = {sw::SatelliteOutage{2.5, std::numeric_limits<double>::infinity(), 1}};
+    const auto r = sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&triangle, 1)));
+    const auto& a = r.requests[0];
+    EXPECT_EQ(a.requeues, 1);
+    EXPECT_NEAR(a.ttft_s(), 2.0 + 8e-6, 1e-12);
+    EXPECT_NEAR(a.prefill_start_s, 2.5, 1e-12);
+    EXPECT_NEAR(a.prefill_end_s, 5.0, 1e-12);
+    EXPECT_DOUBLE_EQ(a.kv_bytes, 1000.0 * 1250);
+    EXPECT_EQ(a.decode_instance, 1);
+    EXPECT_EQ(a.status, sw::RequestStatus::completed);
+    EXPECT_EQ(a.tokens_generated, 1001);
+    EXPECT_NEAR(r.summary.instance_down_s, 97.5, 1e-12);  // for good, to the end of the run
+}
+
+TEST(ServingPower, ThrottleOfOneHalfDoublesThePrefill) {
+    // One request of 1000 tokens: 2 · 1e9 · 1000 / 1e12 = 2 s of prefill at full speed (the roofline).
+    // Node 0 (prefill) at share 0.5 throughout: 2 / 0.5 = 4 s; TTFT 4 + 1 + 0.01 = 5.01 s over the
+    // 8 Mbit/s link. The decode node stays at 1: the prefill instance is throttled 100 s of the 100 s run.
+    const Topology link = sw::testing::ring(2, 8e6, 0.01);
+    auto c = round_config(1, 1);
+    c.trace = {request(0, 0.0, 1000, 1)};
+    c.throttle = sw::ComputeThrottle{0.0, 1.0, 1, 2, {0.5, 1.0}};
+    auto r = sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&link, 1)));
+    EXPECT_NEAR(r.requests[0].prefill_end_s - r.requests[0].prefill_start_s, 4.0, 1e-12);
+    EXPECT_NEAR(r.requests[0].ttft_s(), 5.01, 1e-12);
+    EXPECT_NEAR(r.summary.instance_throttled_s, 100.0, 1e-12);
+    // Half speed over [0, 1) only: 0.5 s of work done there, the remaining 1.5 s at full speed → 2.5 s.
+    c.throttle = sw::ComputeThrottle{0.0, 1.0, 2, 2, {0.5, 1.0, 1.0, 1.0}};
+    r = sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&link, 1)));
+    EXPECT_NEAR(r.requests[0].prefill_end_s, 2.5, 1e-12);
+    EXPECT_NEAR(r.summary.instance_throttled_s, 1.0, 1e-12);
+}
+
+TEST(ServingPower, ThrottleOfOneHalfDoublesEachDecodeStep) {
+    // ServingQueue.DecodeStepsFollowTheMemoryRoofline with the decode node at share 0.5: the two steps
+    // (2e9 + 1000 · 1001) / 1e12 and (2e9 + 1000 · 1002) / 1e12 s each take twice as long.
+    const Topology link = sw::testing::ring(2, 1e12, 0.0);
+    auto c = round_config(1, 1);
+    c.trace = {request(0, 0.0, 1000, 3)};
+    c.throttle = sw::ComputeThrottle{0.0, 1.0, 1, 2, {1.0, 0.5}};
+    const auto r = sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&link, 1)));
+    const auto& a = r.requests[0];
+    const double s1 = (2e9 + 1000.0 * 1001) / 1e12, s2 = (2e9 + 1000.0 * 1002) / 1e12;
+    EXPECT_NEAR(a.prefill_end_s, 2.0, 1e-12);
+    EXPECT_NEAR(a.finish_s - a.first_token_s, 2.0 * (s1 + s2), 1e-14);
+}
+
+TEST(ServingFaults, EveryRequestIsAccountedForUnderManyOverlappingCrashes) {
+    // Two prefill instances of one satellite and two decode instances of two (multi-shard caches) on a
+    // ring of 6 at 80 Mbit/s; 0.5 requests/s of 1000-token prompts (2 s prefills, 1e6 B of KV) and 20
+    // output tokens for 2000 s, with an outage of 10 s starting every 7 s on satellite k mod 6 (each
+    // satellite down 10 s of every 42, both instances of a role at times together): crashes in prefill,
+    // in transfer and in decode, requeues and losses all happen many times. No request may vanish:
+    // arrived = completed + unfinished + unservable + lost, a completed request generated all its tokens,
+    // and the requeue counts agree with the records.
+    const Topology ring = sw::testing::ring(6, 80e6, 0.001);
+    auto c = round_config(2, 2);
+    c.engines.decode.satellites_per_instance = 2;
+    c.requests.rate_per_s = 0.5;
+    c.requests.prompt.mean_tokens = 1000;
+    c.requests.output.mean_tokens = 20;
+    c.end_s = 2000.0;
+    for (int k = 0; k < 280; ++k) c.outages.push_back(sw::SatelliteOutage{7.0 * k, 7.0 * k + 10.0, k % 6});
+    const auto r = sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&ring, 1)));
+    const auto& s = r.summary;
+    EXPECT_EQ(s.arrived, s.completed + s.unfinished + s.unservable + s.lost);
+    std::int64_t requeued = 0, lost = 0;
+    for (const auto& q : r.requests) {
+        if (q.requeues > 0) ++requeued;
+        if (q.status == sw::RequestStatus::lost) ++lost;
+        if (q.status == sw::RequestStatus::completed) {
+            EXPECT_EQ(q.tokens_generated, q.request.output_tokens);
+        }
+    }
+    EXPECT_EQ(requeued, s.requeued_requests);
+    EXPECT_EQ(lost, s.lost);
+    EXPECT_GT(s.requeued_requests, 10);
+    EXPECT_GT(s.lost, 10);
+    EXPECT_GT(s.completed, 10);
+    RecordProperty("requeued_lost_completed", std::to_string(s.requeued_requests) + " " + std::to_string(s.lost) + " " +
+                                                  std::to_string(s.completed) + " of " + std::to_string(s.arrived));
 }

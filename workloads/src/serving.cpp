@@ -224,6 +224,39 @@ public:
         decode_chips_ = static_cast<std::int64_t>(e.decode.satellites_per_instance) * e.chips_per_satellite;
         capacity_tokens_ = e.max_tokens > 0 ? e.max_tokens : kv_capacity_tokens(c.model, a, decode_chips_);
         kv_per_token_ = kv_bytes_per_token(c.model);
+        prefill_queue_.resize(static_cast<std::size_t>(e.prefill.instances));
+        prefill_down_until_.assign(static_cast<std::size_t>(e.prefill.instances), -inf);
+        decode_down_until_.assign(static_cast<std::size_t>(e.decode.instances), -inf);
+        decode_generation_.assign(static_cast<std::size_t>(e.decode.instances), 0);
+        // Which instance each node holds, and each instance's share series (its slowest satellite's).
+        std::unordered_map<std::int32_t, std::int32_t> instance_of;  // node -> instance (prefill first)
+        for (std::int32_t i = 0; i < nodes_needed; ++i) {
+            const std::int32_t instance = i < prefill_nodes ? i / e.prefill.satellites_per_instance
+                                                            : e.prefill.instances + (i - prefill_nodes) / e.decode.satellites_per_instance;
+            instance_of.emplace(nodes_[static_cast<std::size_t>(i)], instance);
+        }
+        const auto& th = c.throttle;
+        if (th.sample_count > 0) {
+            if (!(th.step_s > 0.0) || th.share.size() != static_cast<std::size_t>(th.sample_count) * static_cast<std::size_t>(th.satellite_count))
+                throw std::invalid_argument("serving: the compute throttle needs step_s > 0 and sample_count x satellite_count shares");
+            share_.assign(static_cast<std::size_t>(e.prefill.instances + e.decode.instances),
+                          std::vector<double>(static_cast<std::size_t>(th.sample_count), 1.0));
+            for (std::int32_t i = 0; i < nodes_needed; ++i) {
+                const std::int32_t node = nodes_[static_cast<std::size_t>(i)];
+                if (node >= th.satellite_count) continue;  // not throttled
+                auto& series = share_[static_cast<std::size_t>(instance_of.at(node))];
+                for (std::int64_t j = 0; j < th.sample_count; ++j)
+                    series[static_cast<std::size_t>(j)] =
+                        std::min(series[static_cast<std::size_t>(j)], th.share[static_cast<std::size_t>(j * th.satellite_count + node)]);
+            }
+        }
+        for (const auto& o : c.outages) {
+            const auto it = instance_of.find(o.satellite);
+            if (it == instance_of.end() || !(o.end_s > o.start_s) || !(o.end_s > c.start_s) || !(o.start_s < c.end_s)) continue;
+            outages_.push_back(InstanceOutage{std::max(o.start_s, c.start_s), o.end_s, it->second});
+        }
+        std::stable_sort(outages_.begin(), outages_.end(),
+                         [](const InstanceOutage& x, const InstanceOutage& y) { return x.start_s < y.start_s; });
         clock_.advance_to(c.start_s);
     }
 
@@ -241,7 +274,8 @@ public:
             const double t_event = events_.empty() ? inf : events_.top().time_s;
             const double t_arrival = next.arrival_s;
             const double t_topology = clock_.next_change_s();
-            const double t = std::min({t_drain, t_event, t_arrival, t_topology});
+            const double t_outage = next_outage_ < outages_.size() ? outages_[next_outage_].start_s : inf;
+            const double t = std::min({t_drain, t_event, t_arrival, t_topology, t_outage});
             if (!(t < c_.end_s)) {
                 move_shards(c_.end_s - now);
                 break;
@@ -252,7 +286,7 @@ public:
                 // Shards that drain now (within rounding of the step): their last bit lands a path latency later.
                 std::erase_if(shards_, [&](Shard& s) {
                     if (!(s.rate > 0.0) || s.remaining / s.rate > drain_dt + drain_dt * core::drain_tie_rel) return false;
-                    push(now + s.latency_s, EventKind::shard_arrived, s.request);
+                    push(now + s.latency_s, EventKind::shard_arrived, s.request, generation_[static_cast<std::size_t>(s.request)]);
                     return true;
                 });
                 move_shards(dt);
@@ -275,6 +309,11 @@ public:
                 handle(ev, now);
                 continue;
             }
+            // Work that ends at the instant of a crash is kept (events first).
+            if (t_outage <= t) {
+                crash(outages_[next_outage_++], now);
+                continue;
+            }
             arrive(next, now);
             next = next_request();
         }
@@ -288,7 +327,13 @@ private:
         std::int64_t order;  // ties: in the order scheduled
         EventKind kind;
         std::int64_t subject;  // request, or decode instance
+        std::int32_t generation;  // the subject's when scheduled: a crash since makes the event stale
         bool operator>(const Event& o) const { return time_s != o.time_s ? time_s > o.time_s : order > o.order; }
+    };
+    // An instance down over [start_s, end_s): a satellite of it crashed.
+    struct InstanceOutage {
+        double start_s, end_s;
+        std::int32_t instance;  // prefill instances first, then decode
     };
     // One satellite's share of a request's KV cache, in flight from a prefill satellite to a decode satellite.
     struct Shard {
@@ -316,7 +361,9 @@ private:
         return none;
     }
 
-    void push(double t, EventKind kind, std::int64_t subject) { events_.push(Event{t, order_++, kind, subject}); }
+    void push(double t, EventKind kind, std::int64_t subject, std::int32_t generation) {
+        events_.push(Event{t, order_++, kind, subject, generation});
+    }
 
     void move_shards(double dt) {
         for (auto& s : shards_) {
@@ -377,56 +424,237 @@ private:
         return it->second;
     }
 
-    void arrive(const Request& r, double now) {
-        RequestRecord rec;
-        rec.request = r;
-        ++summary_.arrived;
-        const std::int64_t need = r.prompt_tokens + r.output_tokens;
-        if (need > capacity_tokens_) {
-            rec.status = RequestStatus::unservable;
-            records_.push_back(rec);
-            return;
-        }
-        // Prefill: the eligible instance free first (FCFS queue per instance).
-        std::int32_t first = 0, last = c_.engines.prefill.instances;
-        if (c_.routing == ServingRouting::prfaas) {
-            if (r.uncached_tokens() > c_.threshold_tokens) {
-                last = c_.dedicated_prefill_instances;
-                ++summary_.prefill_routed_dedicated;
-            } else {
-                first = c_.dedicated_prefill_instances;
+    bool prefill_up(std::int32_t p, double now) const { return prefill_down_until_[static_cast<std::size_t>(p)] <= now; }
+    bool decode_up(std::int32_t d, double now) const { return decode_down_until_[static_cast<std::size_t>(d)] <= now; }
+
+    // When `work_s` of full-speed compute started at start_s ends on `instance` (prefill first, then
+    // decode), at its share of each throttle sample: the work stretches by 1/share.
+    double work_done_s(std::int32_t instance, double start_s, double work_s) const {
+        if (share_.empty()) return start_s + work_s;
+        const auto& series = share_[static_cast<std::size_t>(instance)];
+        const auto& th = c_.throttle;
+        const auto n = static_cast<std::int64_t>(series.size());
+        auto k = static_cast<std::int64_t>(std::floor((start_s - th.start_s) / th.step_s));
+        k = std::clamp<std::int64_t>(k, 0, n - 1);
+        double t = start_s, left = work_s;
+        while (true) {
+            const double end = k + 1 < n ? th.start_s + static_cast<double>(k + 1) * th.step_s : inf;
+            const double rate = series[static_cast<std::size_t>(k)];
+            if (rate > 0.0 && t + left / rate <= end) return t + left / rate;
+            if (!std::isfinite(end)) return inf;  // held at 0: never
+            if (end > t) {
+                left -= rate * (end - t);
+                t = end;
             }
+            ++k;
         }
-        std::int32_t p = first;
-        for (std::int32_t i = first; i < last; ++i)
-            if (prefill_free_s_[static_cast<std::size_t>(i)] < prefill_free_s_[static_cast<std::size_t>(p)]) p = i;
-        rec.prefill_instance = p;
-        rec.prefill_start_s = std::max(now, prefill_free_s_[static_cast<std::size_t>(p)]);
-        rec.prefill_end_s = rec.prefill_start_s + prefill_time_s(c_.model, a_, prefill_chips_, c_.engines.mfu, r.uncached_tokens());
-        prefill_free_s_[static_cast<std::size_t>(p)] = rec.prefill_end_s;
-        // Decode: the least loaded (tokens assigned), then the nearest to the prefill, then the lowest index.
+    }
+
+    // The decode instance for a request prefilled on p: the least loaded (tokens assigned) of the live ones,
+    // then the nearest to the prefill, then the lowest index; -1 when none is up.
+    std::int32_t pick_decode(std::int32_t p, double now) {
         const auto& distance = distances_from(p);
-        std::int32_t d = 0;
-        for (std::int32_t i = 1; i < c_.engines.decode.instances; ++i) {
+        std::int32_t d = -1;
+        for (std::int32_t i = 0; i < c_.engines.decode.instances; ++i) {
+            if (!decode_up(i, now)) continue;
+            if (d < 0) {
+                d = i;
+                continue;
+            }
             const auto& a = decode_[static_cast<std::size_t>(i)];
             const auto& b = decode_[static_cast<std::size_t>(d)];
             const double da = distance[static_cast<std::size_t>(decode_node(i, 0))];
             const double db = distance[static_cast<std::size_t>(decode_node(d, 0))];
             if (a.assigned_tokens < b.assigned_tokens || (a.assigned_tokens == b.assigned_tokens && da < db)) d = i;
         }
-        rec.decode_instance = d;
-        decode_[static_cast<std::size_t>(d)].assigned_tokens += need;
-        rec.kv_bytes = kv_per_token_ * static_cast<double>(r.prompt_tokens);
+        return d;
+    }
+
+    static std::int64_t tokens_needed(const RequestRecord& rec) { return rec.request.prompt_tokens + rec.request.output_tokens; }
+
+    void arrive(const Request& r, double now) {
+        RequestRecord rec;
+        rec.request = r;
+        ++summary_.arrived;
+        generation_.push_back(0);
+        if (tokens_needed(rec) > capacity_tokens_) {
+            rec.status = RequestStatus::unservable;
+            records_.push_back(rec);
+            return;
+        }
         records_.push_back(rec);
-        push(rec.prefill_end_s, EventKind::prefill_done, r.id);
+        if (c_.routing == ServingRouting::prfaas && r.uncached_tokens() > c_.threshold_tokens) ++summary_.prefill_routed_dedicated;
+        if (!assign(r.id, now)) lose(r.id);
+    }
+
+    // Queues the request for a prefill, then its decode: the eligible live prefill instance free first (FCFS
+    // queue per instance; PrfaaS's group, or any prefill instance when the whole group is down), the decode
+    // instance by pick_decode. A request whose decode instance crashed recomputes its generated tokens' KV
+    // too. False, and nothing changed, when no prefill or no decode instance is up.
+    bool assign(std::int64_t id, double now) {
+        auto& rec = records_[static_cast<std::size_t>(id)];
+        const Request& r = rec.request;
+        std::int32_t first = 0, last = c_.engines.prefill.instances;
+        if (c_.routing == ServingRouting::prfaas) {
+            if (r.uncached_tokens() > c_.threshold_tokens) last = c_.dedicated_prefill_instances;
+            else first = c_.dedicated_prefill_instances;
+        }
+        const auto free_first = [&](std::int32_t from, std::int32_t to) {
+            std::int32_t p = -1;
+            for (std::int32_t i = from; i < to; ++i)
+                if (prefill_up(i, now) && (p < 0 || prefill_free_s_[static_cast<std::size_t>(i)] < prefill_free_s_[static_cast<std::size_t>(p)])) p = i;
+            return p;
+        };
+        std::int32_t p = free_first(first, last);
+        if (p < 0) p = free_first(0, c_.engines.prefill.instances);
+        if (p < 0) return false;
+        const std::int32_t d = pick_decode(p, now);
+        if (d < 0) return false;
+        rec.prefill_instance = p;
+        rec.prefill_start_s = std::max(now, prefill_free_s_[static_cast<std::size_t>(p)]);
+        const std::int64_t tokens = r.uncached_tokens() + rec.tokens_generated;
+        rec.prefill_end_s = work_done_s(p, rec.prefill_start_s, prefill_time_s(c_.model, a_, prefill_chips_, c_.engines.mfu, tokens));
+        prefill_free_s_[static_cast<std::size_t>(p)] = rec.prefill_end_s;
+        prefill_queue_[static_cast<std::size_t>(p)].push_back(id);
+        rec.decode_instance = d;
+        decode_[static_cast<std::size_t>(d)].assigned_tokens += tokens_needed(rec);
+        rec.kv_bytes = kv_per_token_ * static_cast<double>(r.prompt_tokens + rec.tokens_generated);
+        push(rec.prefill_end_s, EventKind::prefill_done, id, generation_[static_cast<std::size_t>(id)]);
+        return true;
+    }
+
+    // Takes the request off every instance and transfer: its pending events become stale.
+    void detach(std::int64_t id) {
+        auto& rec = records_[static_cast<std::size_t>(id)];
+        ++generation_[static_cast<std::size_t>(id)];
+        if (rec.prefill_instance >= 0) {
+            auto& q = prefill_queue_[static_cast<std::size_t>(rec.prefill_instance)];
+            if (const auto it = std::find(q.begin(), q.end(), id); it != q.end()) q.erase(it);
+        }
+        if (shards_left_.erase(id) > 0) {
+            std::erase_if(shards_, [&](const Shard& s) { return s.request == id; });
+            dirty_ = true;
+        }
+        if (rec.decode_instance >= 0) decode_[static_cast<std::size_t>(rec.decode_instance)].assigned_tokens -= tokens_needed(rec);
+        rec.decode_instance = -1;
+    }
+
+    void lose(std::int64_t id) {
+        detach(id);
+        records_[static_cast<std::size_t>(id)].status = RequestStatus::lost;
+    }
+
+    void count_requeue(RequestRecord& rec) {
+        if (rec.requeues++ == 0) ++summary_.requeued_requests;
+    }
+
+    // A request whose work was on a crashed instance is prefilled again elsewhere (lost when nowhere is up).
+    void requeue_prefill(std::int64_t id, double now) {
+        detach(id);
+        if (assign(id, now)) count_requeue(records_[static_cast<std::size_t>(id)]);
+        else lose(id);
+    }
+
+    // A satellite of an instance goes down: the instance is down until the last of its outages ends; if it was
+    // up, what it held moves (docs/inference.md "Faults and power").
+    void crash(const InstanceOutage& o, double now) {
+        const std::int32_t prefills = c_.engines.prefill.instances;
+        const bool prefill = o.instance < prefills;
+        const std::int32_t i = prefill ? o.instance : o.instance - prefills;
+        double& until = prefill ? prefill_down_until_[static_cast<std::size_t>(i)] : decode_down_until_[static_cast<std::size_t>(i)];
+        const bool was_up = until <= now;
+        const double new_until = std::max(until, o.end_s);
+        summary_.instance_down_s += std::min(c_.end_s, new_until) - (was_up ? now : std::min(c_.end_s, until));
+        until = new_until;
+        if (!was_up) return;
+        ++summary_.instance_crashes;
+        if (prefill) prefill_crashed(i, now);
+        else decode_crashed(i, now);
+    }
+
+    // Its queue (the request in service and those waiting) and the caches still leaving its satellites are lost:
+    // each is prefilled again, in arrival order. A cache whose last bits have left is on the wire and arrives.
+    void prefill_crashed(std::int32_t p, double now) {
+        prefill_free_s_[static_cast<std::size_t>(p)] = prefill_down_until_[static_cast<std::size_t>(p)];
+        std::vector<std::int64_t> moved(prefill_queue_[static_cast<std::size_t>(p)].begin(), prefill_queue_[static_cast<std::size_t>(p)].end());
+        for (const auto& s : shards_)
+            if (records_[static_cast<std::size_t>(s.request)].prefill_instance == p) moved.push_back(s.request);
+        std::sort(moved.begin(), moved.end());
+        moved.erase(std::unique(moved.begin(), moved.end()), moved.end());
+        for (const std::int64_t id : moved) requeue_prefill(id, now);
+    }
+
+    // Its sequences' KV caches are lost: they are prefilled again (prompt and the tokens generated so far).
+    // Caches on their way to it are sent again, from their prefill instance, to another decode instance;
+    // requests still in a prefill queue only get another decode instance (nothing of theirs was lost).
+    void decode_crashed(std::int32_t d, double now) {
+        auto& inst = decode_[static_cast<std::size_t>(d)];
+        ++decode_generation_[static_cast<std::size_t>(d)];  // its step in progress is stale
+        std::vector<std::int64_t> held(inst.running.begin(), inst.running.end());
+        held.insert(held.end(), inst.waiting.begin(), inst.waiting.end());
+        inst.running.clear();
+        inst.waiting.clear();
+        inst.reserved_tokens = 0;
+        inst.context_tokens = 0.0;
+        inst.stepping = false;
+        std::sort(held.begin(), held.end());
+        for (const std::int64_t id : held) requeue_prefill(id, now);
+        std::vector<std::int64_t> incoming;
+        for (const auto& [id, left] : shards_left_)
+            if (records_[static_cast<std::size_t>(id)].decode_instance == d) incoming.push_back(id);
+        std::sort(incoming.begin(), incoming.end());
+        for (const std::int64_t id : incoming) {
+            auto& rec = records_[static_cast<std::size_t>(id)];
+            const std::int32_t p = rec.prefill_instance;
+            if (!prefill_up(p, now)) {  // its source crashed after sending it: the cache is nowhere now
+                requeue_prefill(id, now);
+                continue;
+            }
+            detach(id);
+            const std::int32_t to = pick_decode(p, now);
+            if (to < 0) {
+                lose(id);
+                continue;
+            }
+            count_requeue(rec);
+            rec.decode_instance = to;
+            decode_[static_cast<std::size_t>(to)].assigned_tokens += tokens_needed(rec);
+            start_transfer(id);
+        }
+        std::vector<std::int64_t> queued;
+        for (const auto& q : prefill_queue_)
+            for (const std::int64_t id : q)
+                if (records_[static_cast<std::size_t>(id)].decode_instance == d) queued.push_back(id);
+        std::sort(queued.begin(), queued.end());
+        for (const std::int64_t id : queued) {
+            auto& rec = records_[static_cast<std::size_t>(id)];
+            const std::int32_t to = pick_decode(rec.prefill_instance, now);
+            if (to < 0) {
+                lose(id);
+                continue;
+            }
+            inst.assigned_tokens -= tokens_needed(rec);
+            rec.decode_instance = to;
+            decode_[static_cast<std::size_t>(to)].assigned_tokens += tokens_needed(rec);
+        }
     }
 
     void handle(const Event& ev, double now) {
+        const bool current = ev.kind == EventKind::decode_step
+                                 ? ev.generation == decode_generation_[static_cast<std::size_t>(ev.subject)]
+                                 : ev.generation == generation_[static_cast<std::size_t>(ev.subject)];
+        if (!current) return;
         switch (ev.kind) {
-            case EventKind::prefill_done: start_transfer(ev.subject); break;
+            case EventKind::prefill_done: prefill_done(ev.subject); break;
             case EventKind::shard_arrived: shard_arrived(ev.subject, now); break;
             case EventKind::decode_step: step_done(static_cast<std::int32_t>(ev.subject), now); break;
         }
+    }
+
+    void prefill_done(std::int64_t id) {
+        auto& q = prefill_queue_[static_cast<std::size_t>(records_[static_cast<std::size_t>(id)].prefill_instance)];
+        q.erase(std::find(q.begin(), q.end(), id));
+        start_transfer(id);
     }
 
     // The KV cache, split evenly over the prefill instance's satellites; shard k goes to decode satellite k mod size.
@@ -451,14 +679,17 @@ private:
         if (--it->second > 0) return;
         shards_left_.erase(it);
         auto& rec = records_[static_cast<std::size_t>(id)];
-        // The prefill's token reaches the user with the hand-over (docs/serving.md).
-        rec.first_token_s = now;
-        rec.tokens_generated = 1;
-        ++tokens_generated_;
-        kv_transfers_.push_back(rec.kv_transfer_s());
+        // The prefill's token reaches the user with the hand-over (docs/inference.md); a request resuming after
+        // its decode instance crashed had it already.
+        if (rec.tokens_generated == 0) {
+            rec.first_token_s = now;
+            rec.tokens_generated = 1;
+            ++tokens_generated_;
+        }
+        kv_transfers_.push_back(now - rec.prefill_end_s);
         summary_.kv_bytes_moved += rec.kv_bytes;
         auto& inst = decode_[static_cast<std::size_t>(rec.decode_instance)];
-        if (rec.request.output_tokens <= 1) {
+        if (rec.tokens_generated >= rec.request.output_tokens) {
             complete(rec, inst, now);
             return;
         }
@@ -488,8 +719,9 @@ private:
         inst.stepping = !inst.running.empty();
         if (!inst.stepping) return;
         const auto batch = static_cast<std::int64_t>(inst.running.size());
-        push(now + decode_step_time_s(c_.model, a_, decode_chips_, c_.engines.mfu, batch, inst.context_tokens),
-             EventKind::decode_step, d);
+        push(work_done_s(c_.engines.prefill.instances + d, now,
+                         decode_step_time_s(c_.model, a_, decode_chips_, c_.engines.mfu, batch, inst.context_tokens)),
+             EventKind::decode_step, d, decode_generation_[static_cast<std::size_t>(d)]);
         ++summary_.decode_steps;
     }
 
@@ -528,6 +760,7 @@ private:
                     break;
                 }
                 case RequestStatus::unservable: ++s.unservable; ++decided; break;
+                case RequestStatus::lost: ++s.lost; ++decided; break;
                 case RequestStatus::unfinished: {
                     ++s.unfinished;
                     const double waited = has_first ? r.ttft_s() : c_.end_s - r.request.arrival_s;
@@ -549,6 +782,15 @@ private:
             s.output_tokens_per_s = static_cast<double>(tokens_generated_) / span;
         }
         s.kv_capacity_tokens = capacity_tokens_;
+        // Instance-seconds below full speed: each throttle sample's span within the run (the last one held).
+        const auto& th = c_.throttle;
+        for (const auto& series : share_)
+            for (std::size_t j = 0; j < series.size(); ++j) {
+                if (!(series[j] < 1.0)) continue;
+                const double from = j == 0 ? -inf : th.start_s + static_cast<double>(j) * th.step_s;
+                const double to = j + 1 < series.size() ? th.start_s + static_cast<double>(j + 1) * th.step_s : inf;
+                s.instance_throttled_s += std::max(0.0, std::min(to, c_.end_s) - std::max(from, c_.start_s));
+            }
         return ServingResult{std::move(records_), s};
     }
 
@@ -561,6 +803,14 @@ private:
     std::int64_t prefill_chips_ = 1, decode_chips_ = 1, capacity_tokens_ = 0;
     double kv_per_token_ = 0.0;
     std::vector<double> prefill_free_s_;
+    std::vector<std::deque<std::int64_t>> prefill_queue_;  // per prefill instance: requests assigned, not yet prefilled
+    // Faults and power: each instance's outages in time order, when it is up again, and its share series.
+    std::vector<InstanceOutage> outages_;
+    std::size_t next_outage_ = 0;
+    std::vector<double> prefill_down_until_, decode_down_until_;
+    std::vector<std::vector<double>> share_;        // [instance][throttle sample]; empty: full speed
+    std::vector<std::int32_t> generation_;          // per request
+    std::vector<std::int32_t> decode_generation_;   // per decode instance
     std::vector<DecodeInstance> decode_;
     std::vector<RequestRecord> records_;
     std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;

@@ -1,9 +1,10 @@
 #pragma once
-// Serving a model with disaggregated prefill and decode (docs/serving.md): requests arrive as a
+// Serving a model with disaggregated prefill and decode (docs/inference.md): requests arrive as a
 // Poisson process, are prefilled on a prefill instance (compute-bound roofline), their KV cache
 // moves to a decode instance as flows over the run's links (max-min fair, re-solved whenever a
 // transfer starts or ends and whenever the topology changes), and decode instances generate the
-// output tokens with continuous batching (memory-bound roofline). Pure: no I/O.
+// output tokens with continuous batching (memory-bound roofline). Satellite outages (crashes) take
+// instances down and requeue what they held; a compute throttle (power) stretches their work. Pure: no I/O.
 
 #include <cstdint>
 #include <limits>
@@ -133,6 +134,27 @@ enum class ServingRouting : std::uint8_t {
 const char* to_string(ServingRouting routing);
 const char* to_string(AttentionKind attention);
 
+// A satellite down over [start_s, end_s) (end_s +inf: for good), e.g. a chip or host crash and its reboot
+// (faults.hpp fault_crashes). An instance is down while any of its satellites is: it loses the requests it
+// holds (requeued, ServingSummary::requeued_requests) and takes no work until it is up again.
+struct SatelliteOutage {
+    double start_s = 0.0;
+    double end_s = std::numeric_limits<double>::infinity();
+    std::int32_t satellite = 0;  // node
+};
+
+// Each satellite's compute share in [0, 1] (e.g. what the power policy allows in eclipse) over
+// [start_s + j·step_s, start_s + (j+1)·step_s), row-major [sample][satellite]; before start_s the first sample,
+// after the last one its value holds. An instance runs at its slowest satellite's share, and its prefill and
+// decode work stretches by 1/share (the share integrated over time).
+struct ComputeThrottle {
+    double start_s = 0.0;
+    double step_s = 1.0;
+    std::int64_t sample_count = 0;  // 0: full speed throughout
+    std::int32_t satellite_count = 0;
+    std::vector<double> share;
+};
+
 struct ServingConfig {
     ServingModel model;
     RequestStream requests;
@@ -150,12 +172,15 @@ struct ServingConfig {
     RoutingPolicy network_routing = RoutingPolicy::shortest_latency;
     double start_s = 0.0;
     double end_s = 0.0;  // arrivals in [start_s, end_s); requests still in flight then are unfinished
+    std::vector<SatelliteOutage> outages;  // any order; satellites holding no instance are ignored
+    ComputeThrottle throttle;
 };
 
 enum class RequestStatus : std::uint8_t {
     completed = 0,
     unfinished = 1,   // still in flight at the end of the run
     unservable = 2,   // prompt + output exceed every decode instance's KV capacity: refused on arrival
+    lost = 3,         // every instance of a role it needed was down (on arrival, or when its instance crashed)
 };
 
 // Times absent (not reached by the end) are NaN.
@@ -170,6 +195,7 @@ struct RequestRecord {
     double first_token_s = std::numeric_limits<double>::quiet_NaN();  // the KV cache arrived at decode
     double finish_s = std::numeric_limits<double>::quiet_NaN();
     std::int64_t tokens_generated = 0;
+    std::int32_t requeues = 0;  // times an instance holding it crashed and it moved to another
     double ttft_s() const { return first_token_s - request.arrival_s; }
     double kv_transfer_s() const { return first_token_s - prefill_end_s; }
     // (finish − first token) / (output − 1); NaN for one output token or when unfinished.
@@ -185,6 +211,11 @@ struct ServingSummary {
     std::int64_t completed = 0;
     std::int64_t unfinished = 0;
     std::int64_t unservable = 0;
+    std::int64_t lost = 0;               // arrived = completed + unfinished + unservable + lost
+    std::int64_t requeued_requests = 0;  // requests moved off a crashed instance at least once
+    std::int64_t instance_crashes = 0;   // an instance going down (a satellite of it crashing while it was up)
+    double instance_down_s = 0.0;        // instance-seconds down within the run
+    double instance_throttled_s = 0.0;   // instance-seconds at a compute share below 1 within the run
     double requests_per_s = 0.0;       // completed / run length
     double output_tokens_per_s = 0.0;  // tokens generated in the run / run length
     Percentiles ttft_s;                // requests with a first token
