@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <spawn.h>
 #include <sstream>
 #include <thread>
@@ -566,11 +567,24 @@ void draw_plot(const Plan& plan, const Gatherer& gather, bool quiet) {
     }
 }
 
+// The folders under points/ that the plan does not name (an earlier sweep's); symlinks are
+// removed, never followed.
+void remove_points_not_in(const Plan& plan) {
+    std::set<std::string> names;
+    for (const auto& p : plan.points) names.insert(p.name);
+    std::error_code ec;
+    for (fs::directory_iterator it(plan.dir / "points", ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (!names.count(name) && name.front() != '.') fs::remove_all(it->path(), ec);
+    }
+}
+
 int finish_root(const Plan& plan, const SweepOptions& o, Gatherer& gather, std::size_t ranks, int jobs) {
     // Complete: every point has a final result (ok or failed); an interrupted point is not one.
     bool all_ran = gather.rows().size() == plan.points.size() && !stopping();
     for (const auto& r : gather.rows()) all_ran = all_ran && r.status != "incomplete";
     gather.reporter().end();
+    if (all_ran) remove_points_not_in(plan);
     gather.write(all_ran);
     output::write_json_file(plan.dir / "sweep.json", manifest(plan, o, all_ran, ranks, jobs));
     std::size_t ok = 0, failed = 0, incomplete = 0;
@@ -600,8 +614,10 @@ std::vector<std::size_t> prepare_directory(const Plan& plan, const SweepOptions&
     std::error_code ec;
     fs::create_directories(plan.dir, ec);
     if (ec) throw output::OutputError("cannot create output folder " + plan.dir.string() + ": " + ec.message());
+    // Earlier points stay until this plan replaces them (a point's folder is replaced when its
+    // run starts; folders of points the plan no longer has go once the sweep is complete), so a
+    // sweep killed after --force or a rerun loses nothing it had not yet redone.
     if (!o.resume) {
-        fs::remove_all(plan.dir / "points", ec);
         fs::remove_all(plan.dir / "plots", ec);
     } else {
         preset = completed_rows(plan);

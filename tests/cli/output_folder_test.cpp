@@ -169,6 +169,35 @@ TEST(OutputFolder, AKilledSweepTakesItsPointsWithItAndResumeRerunsThem) {
     fs::remove_all(dir);
 }
 
+TEST(OutputFolder, ASweepRunAgainKeepsEarlierPointsUntilItReplacesThem) {
+    // Issue 29 finding 10: `sweep --force`, or a rerun over an interrupted sweep, deleted every
+    // earlier point before it started, so a kill then left nothing. Here the rerun's first point is
+    // long and the rerun is killed while it runs: the two later points, not yet redone, must still be
+    // there, complete, and the next --resume must reuse them (their settings are the same) and, once
+    // complete, remove the earlier sweep's point that the new plan no longer has.
+    const auto dir = fresh_dir("sweep_force_keeps");
+    const fs::path sweep = dir / "sweep";
+    const std::string base = " sweep -q " + source("scenarios/suncatcher-81.yaml") +
+                             " --set output.vtk=false --set output.hdf5=false --set radiation.trials=1 --jobs 1 -o " +
+                             sweep.string();
+    ASSERT_EQ(run_command(skyfabric() + base + " --vary duration_s=600,1200,1800 2>&1").status, 0);
+    const fs::path kept1 = sweep / "points" / "0001-duration_s=1200";
+    const fs::path kept2 = sweep / "points" / "0002-duration_s=1800";
+    ASSERT_TRUE(fs::exists(kept1 / "summary.json") && fs::exists(kept2 / "summary.json"));
+    const std::string rerun = base + " --vary duration_s=86400,1200,1800";
+    const auto killed = signal_when(skyfabric() + rerun + " --force",
+                                    "ls -d " + (sweep / "points").string() + "/.0000-*.staging.* >/dev/null 2>&1", "KILL");
+    EXPECT_EQ(killed.status, 128 + 9) << killed.output;
+    for (const auto& kept : {kept1, kept2}) {
+        EXPECT_NE(read_file(kept / "summary.json").find("\"complete\": true"), std::string::npos) << kept;
+    }
+    const auto resumed = run_command(skyfabric() + rerun + " --resume 2>&1");
+    EXPECT_EQ(resumed.status, 0) << resumed.output;
+    EXPECT_FALSE(fs::exists(sweep / "points" / "0000-duration_s=600"));
+    EXPECT_TRUE(fs::exists(sweep / "points" / "0000-duration_s=86400" / "summary.json"));
+    fs::remove_all(dir);
+}
+
 TEST(OutputFolder, TheCurrentDirectoryOrAnAncestorIsRefusedAsAnOutputFolder) {
     // A run replaces its folder as a whole; -o . would leave the shell in the deleted previous run.
     const auto dir = fresh_dir("cwd_out");
