@@ -1,4 +1,5 @@
-// libFuzzer target over the scenario loader and the --set parser.
+// libFuzzer target over the scenario loader, the --set parser, the scenario's `sweep:` block
+// (as `sweep` and `validate` read it) and the edge-list CSV parser (`--topology file:`).
 //
 // Input: YAML text, optionally followed by a line "#--set" and then one `--set`
 // argument per line (key.path=value). Every argument goes through parse_override, the
@@ -11,6 +12,9 @@
 // the input.
 #include "scenario/scenario.hpp"
 #include "scenario/yaml_reader.hpp"
+#include "sweep/sweep_plan.hpp"
+
+#include <skyfabric/workloads/synthetic_fabric.hpp>
 
 #include <cctype>
 #include <cstdint>
@@ -77,6 +81,23 @@ void run_one(const std::string& input) {
         // The expected way to refuse input, as long as it says where.
         if (!has_location(e.what())) {
             std::fprintf(stderr, "fuzz_scenario: a ScenarioError without file:line:column or --set: %s\n", e.what());
+            std::abort();
+        }
+    }
+    try {
+        (void)skyfabric::sweep::read_sweep_block(yaml, std::string(source_name));
+    } catch (const ScenarioError& e) {
+        if (!has_location(e.what())) {
+            std::fprintf(stderr, "fuzz_scenario: a sweep-block refusal without file:line:column: %s\n", e.what());
+            std::abort();
+        }
+    }
+    try {
+        // The same bytes as an edge list: a refusal names the file and the line.
+        (void)skyfabric::workloads::parse_edge_list_csv(input, "fuzz.csv");
+    } catch (const skyfabric::workloads::FabricSpecError& e) {
+        if (std::string_view(e.what()).find("fuzz.csv") == std::string_view::npos) {
+            std::fprintf(stderr, "fuzz_scenario: an edge-list refusal that does not name the file: %s\n", e.what());
             std::abort();
         }
     }
