@@ -42,6 +42,7 @@ struct RunOptions {
     bool quiet = false;
     bool force = false;
     bool yes = false;
+    bool strict = false;
 };
 
 // A sweep's point (SKYFABRIC_PARENT_PID set by the sweep) stops, like on Ctrl-C, when the sweep dies.
@@ -71,7 +72,19 @@ int command_run(const RunOptions& o) {
         table << output::summary_table(j);
         table << "  output                             " << dir.string() << "/\n";
     }
-    if (j["complete"].get<bool>()) return exit_ok;
+    if (j["complete"].get<bool>()) {
+        // A job that could not train is a result, never a silent figure: a warning always, and
+        // with --strict its own exit status.
+        const auto w = j.find("workload");
+        if (w != j.end() && w->is_object() && w->value("truncated", false)) {
+            std::fprintf(stderr,
+                         "skyfabric: warning: the job could not train to the end: after %lld steps a collective found no "
+                         "path between its ranks (workload.truncated in summary.json)\n",
+                         w->value("steps", 0LL));
+            if (o.strict) return exit_cannot_train;
+        }
+        return exit_ok;
+    }
     std::fprintf(stderr, "skyfabric: run stopped: %s (outputs so far are in %s, marked incomplete)\n",
                  j.value("stop_reason", std::string()).c_str(), dir.c_str());
     return stop_requested().load() ? exit_interrupted : exit_run_failure;
@@ -130,6 +143,8 @@ int main(int argc, char** argv) {
         ->type_name("FILE");
     run_cmd->add_flag("-q,--quiet", run.quiet, "No progress bar and no summary table");
     run_cmd->add_flag("--force", run.force, "Overwrite a folder that already holds a complete run");
+    run_cmd->add_flag("--strict", run.strict,
+                      "Exit 3 when the run completes but its training job could not train (a collective found no path)");
     add_threads_option(*run_cmd, run.threads);
     add_yes_flag(*run_cmd, run.yes);
 

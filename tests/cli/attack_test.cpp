@@ -311,3 +311,25 @@ TEST(Attack, ErrorsNeverEchoAFileThatIsNotAnEdgeListAndSetsRefuseDuplicates) {
     EXPECT_NE(r.output.find("lists ring twice"), std::string::npos) << r.output;
     fs::remove_all(dir);
 }
+
+TEST(Attack, AFabricThatCannotTrainSaysSoAndStrictGivesItsOwnStatus) {
+    // Finding 9: a disconnected edge list ran "0 steps, inf s lost" and exited 0 without a word.
+    // Two separate pairs of ranks: the ring over all four has no path between the pairs.
+    const auto dir = fresh_dir("attack_cannot_train");
+    std::ofstream(dir / "split.csv") << "source,target,bw_gbps,latency_ns\n0,1,100,500\n2,3,100,500\n";
+    std::ofstream(dir / "job.yaml") << "name: job\nduration_s: 600\ntopology: file:split.csv\n"
+                                       "workload: {model_parameters: 1.0e9}\n";
+    const std::string job = skyfabric() + " run -q " + (dir / "job.yaml").string() + " -o " + (dir / "out").string() + " --force";
+    auto r = run_command(job + " 2>&1");
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("warning: the job could not train to the end"), std::string::npos) << r.output;
+    EXPECT_NE(read_file(dir / "out" / "summary.json").find("\"truncated\": true"), std::string::npos);
+    r = run_command(job + " --strict 2>&1");
+    EXPECT_EQ(r.status, 3) << r.output;
+    // A fabric that trains is not flagged, strict or not.
+    std::ofstream(dir / "ring.csv") << "source,target,bw_gbps,latency_ns\n0,1,100,500\n1,2,100,500\n2,3,100,500\n3,0,100,500\n";
+    r = run_command(job + " --strict --topology file:" + (dir / "ring.csv").string() + " 2>&1");
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_EQ(r.output.find("could not train"), std::string::npos) << r.output;
+    fs::remove_all(dir);
+}
