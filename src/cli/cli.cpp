@@ -15,6 +15,7 @@
 #include "sweep/sweep_plan.hpp"
 
 #include <skyfabric/workloads/flow_solver.hpp>
+#include <skyfabric/workloads/synthetic_fabric.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -95,9 +96,15 @@ int command_validate(const std::string& file, const std::vector<std::string>& ov
     // The sweep block is read only by `sweep`; validate checks it too.
     (void)sweep::read_sweep_block(scenario::read_scenario_file(file), file);
     const auto satellites = scenario::node_count(sc);
-    std::cout << file << ": ok — '" << sc.name << "', " << satellites << " satellites, "
-              << scenario::to_string(sc.dynamics.model) << " dynamics, " << sc.duration_s << " s in steps of "
-              << sc.output_step_s << " s\n  a run takes " << scenario::describe(scenario::estimate_run(sc, satellites))
+    std::cout << file << ": ok — '" << sc.name << "', ";
+    if (sc.fabric) {
+        std::cout << satellites << " ranks on a synthetic " << workloads::to_string(sc.fabric->kind) << " fabric, " << sc.duration_s
+                  << " s";
+    } else {
+        std::cout << satellites << " satellites, " << scenario::to_string(sc.dynamics.model) << " dynamics, " << sc.duration_s
+                  << " s in steps of " << sc.output_step_s << " s";
+    }
+    std::cout << "\n  a run takes " << scenario::describe(scenario::estimate_run(sc, satellites))
               << " (estimates)\n";
     return exit_ok;
 }

@@ -1,6 +1,7 @@
 // Topology-aware ring embedding against random placement.
 
 #include <limits>
+#include <numeric>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -101,4 +102,16 @@ TEST(Placement, DeadEndJumpsMatchAFullDistanceScan) {
         for (std::int32_t ranks : {1, 2, 30, 77, topo.node_count})
             EXPECT_EQ(sw::ring_placement(net, ranks), reference_ring_placement(net, ranks)) << ranks;
     }
+}
+
+TEST(Placement, NodesWithoutLinksAreTakenInIdOrder) {
+    // An edge list naming a high node id leaves every id below it without links: after the linked
+    // ring 0-1-2-3, each dead end finds nothing reachable and takes the lowest unvisited id.
+    auto topo = sw::testing::ring(4, 1e9, 1e-6);
+    topo.node_count = 40;
+    const auto net = sw::build_network(topo);
+    sw::Placement expected(40);
+    std::iota(expected.begin(), expected.end(), 0);
+    EXPECT_EQ(sw::ring_placement(net, 40), expected);
+    EXPECT_EQ(sw::ring_placement(net, 40), reference_ring_placement(net, 40));
 }

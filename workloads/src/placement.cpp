@@ -45,9 +45,12 @@ public:
         }
         for (auto v : touched_) dist_[v] = inf();
         touched_.clear();
-        if (found < 0)
-            for (std::int32_t w = 0; w < n.node_count; ++w)
-                if (!used[w]) return w;
+        if (found < 0) {
+            // Nodes only ever become used during a tour, so the lowest unvisited id only grows:
+            // a cursor keeps a fabric of many isolated nodes linear (a scan from 0 was quadratic).
+            while (lowest_unvisited_ < n.node_count && used[lowest_unvisited_]) ++lowest_unvisited_;
+            if (lowest_unvisited_ < n.node_count) return lowest_unvisited_;
+        }
         return found;
     }
 
@@ -59,6 +62,7 @@ private:
     }
     std::vector<double> dist_;
     std::vector<std::int32_t> touched_;
+    std::int32_t lowest_unvisited_ = 0;
 };
 
 }  // namespace
