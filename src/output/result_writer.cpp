@@ -2,6 +2,9 @@
 
 #include "output/provenance.hpp"
 
+#include <map>
+#include <memory>
+
 namespace skyfabric::output {
 
 struct ResultWriter::Series {
@@ -16,6 +19,9 @@ struct ResultWriter::Series {
     std::optional<Hdf5Series> event_time, event_source, event_target, event_kind;
     std::optional<Hdf5Series> radiation_flux, dose_rate, dose;
     std::optional<Hdf5Series> link_class, gateway_links, gateway_blocked, gateway_capacity, oversubscription, cluster_chief;
+    // Each group's own copy of the sample times, the coordinate of its `time_s` dimension: xarray
+    // reads a group's own variables only, so without it `.sel(time_s=...)` failed in every group.
+    std::map<std::string, std::unique_ptr<Hdf5Series>> group_times;  // by path
     std::vector<std::int32_t> cluster_of;  // empty: one cluster, every link intra-cluster
     std::int64_t links_written = 0;
     std::size_t samples_since_flush = 0;
@@ -30,6 +36,7 @@ struct ResultWriter::Series {
                         &link_class, &gateway_links, &gateway_blocked, &gateway_capacity, &oversubscription, &cluster_chief}) {
             if (*s) (*s)->flush();
         }
+        for (auto& [path, t] : group_times) t->flush();
     }
 };
 
@@ -325,6 +332,15 @@ void ResultWriter::begin(const simulation::RunSetup& setup) {
                             Filter filter = Filter::deflate) {
         std::vector<hsize_t> tail;
         std::vector<std::string> dimensions{first};
+        if (first == time) {
+            const std::string group_time = path.substr(0, path.rfind('/')) + time;
+            if (!s.group_times.count(group_time)) {
+                s.group_times[group_time] =
+                    std::make_unique<Hdf5Series>(*file_, group_time, std::vector<hsize_t>{}, ElementType::float64, "s", c);
+                file_->make_coordinate(group_time);
+            }
+            dimensions.front() = group_time;
+        }
         for (const auto& d : rest) tail.push_back(d.size), dimensions.push_back(d.path);
         slot.emplace(*file_, path, tail, type, units, filter == Filter::raw ? 0 : c);
         file_->attach_dimensions(path, dimensions);
@@ -423,6 +439,7 @@ void ResultWriter::record(const simulation::Sample& sample) {
     const auto& snap = *sample.snapshot;
     const std::size_t n = snap.satellites_lvlh.size();
     s.time_s->append(&snap.time_s);
+    for (auto& [path, t] : s.group_times) t->append(&snap.time_s);
     s.chief_position->append(snap.chief_eci.position_m.data());
     s.chief_velocity->append(snap.chief_eci.velocity_m_s.data());
 
