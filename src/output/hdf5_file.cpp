@@ -192,6 +192,37 @@ void Hdf5File::set_attribute(const std::string& object_path, const std::string& 
     H5Oclose(object);
 }
 
+void Hdf5File::set_enum_names(const std::string& dataset_path, const std::string& name, const std::string& names) {
+    set_attribute(dataset_path, name, names);
+    // The same list as CF-1.8 flags: flag_values in the dataset's own type, flag_meanings
+    // space-separated, which netCDF tools read without knowing skyfabric's "0=a,1=b" form.
+    std::vector<std::int32_t> values;
+    std::string meanings;
+    std::size_t start = 0;
+    while (start < names.size()) {
+        const std::size_t end = std::min(names.find(',', start), names.size());
+        const std::string item = names.substr(start, end - start);
+        const std::size_t eq = item.find('=');
+        if (eq == std::string::npos) throw OutputError("HDF5: " + dataset_path + ": enum name '" + item + "' is not N=name");
+        values.push_back(std::stoi(item.substr(0, eq)));
+        meanings += (meanings.empty() ? "" : " ") + item.substr(eq + 1);
+        start = end + 1;
+    }
+    const hid_t set = H5Dopen2(file_, dataset_path.c_str(), H5P_DEFAULT);
+    if (set < 0) throw OutputError("HDF5: no dataset " + dataset_path);
+    const hid_t type = H5Dget_type(set);
+    const hsize_t count = values.size();
+    const hid_t space = H5Screate_simple(1, &count, nullptr);
+    const hid_t attribute = H5Acreate2(set, "flag_values", type, space, H5P_DEFAULT, H5P_DEFAULT);
+    const herr_t status = attribute < 0 ? -1 : H5Awrite(attribute, H5T_NATIVE_INT32, values.data());
+    if (attribute >= 0) H5Aclose(attribute);
+    H5Sclose(space);
+    H5Tclose(type);
+    write_string_attribute(set, "flag_meanings", meanings);
+    H5Dclose(set);
+    check(status, "writing " + dataset_path + " flag_values");
+}
+
 namespace {
 template <class T>
 void write_whole(hid_t file, const std::string& path, std::span<const T> data, const std::vector<hsize_t>& dims,

@@ -731,6 +731,18 @@ for g in groups:
         assert ds.sel(time_s=600.0).sizes.get("time_s") is None, g
         timed += 1
 assert timed >= 4, timed
+# Every enum's "0=a,1=b" names are also CF flags in the dataset's own type.
+flagged = []
+def flags(name, obj):
+    names = [a for a in obj.attrs if a.endswith("_names")] if isinstance(obj, h5py.Dataset) else []
+    for a in names:
+        pairs = [p.split("=") for p in obj.attrs[a].split(",")]
+        assert list(obj.attrs["flag_values"]) == [int(k) for k, _ in pairs], name
+        assert obj.attrs["flag_values"].dtype == obj.dtype, name
+        assert obj.attrs["flag_meanings"] == " ".join(v for _, v in pairs), name
+        flagged.append(name)
+h.visititems(flags)
+assert "workload/steps/status" in flagged, flagged
 print("ok", len(groups))
 )";
     const auto script_path = dir / "check_xarray.py";
