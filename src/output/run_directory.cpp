@@ -1,5 +1,7 @@
 #include "output/run_directory.hpp"
 
+#include "output/background_recorders.hpp"
+
 #include "output/output_folder.hpp"
 #include "output/provenance.hpp"
 #include "output/result_writer.hpp"
@@ -138,16 +140,24 @@ nlohmann::json run_to_directory(const scenario::Scenario& sc, const fs::path& di
     // the end (output_folder.hpp): a kill at any instant leaves dir the previous run or this one.
     StagedFolder staged(dir, lock);
     const fs::path& out = staged.path();
-    std::vector<simulation::Recorder*> recorders;
+    std::vector<simulation::Recorder*> files;
     std::optional<ResultWriter> writer;
     if (sc.output.hdf5) {
         writer.emplace(out / "result.h5");
-        recorders.push_back(&*writer);
+        files.push_back(&*writer);
     }
     std::optional<VtkRecorder> vtk;
     if (sc.output.vtk && !sc.fabric) {
         vtk.emplace(out / "vtk");
-        recorders.push_back(&*vtk);
+        files.push_back(&*vtk);
+    }
+    // The files are written on a thread of their own, overlapping the simulation (declared after
+    // the writers, so it stops before they close).
+    std::optional<BackgroundRecorders> background;
+    std::vector<simulation::Recorder*> recorders;
+    if (!files.empty()) {
+        background.emplace(files);
+        recorders.push_back(&*background);
     }
     recorders.insert(recorders.end(), extra.begin(), extra.end());
 
@@ -160,6 +170,7 @@ nlohmann::json run_to_directory(const scenario::Scenario& sc, const fs::path& di
         traced.workload.options.record_link_epochs = true;
     }
     const auto summary = simulation::run(traced.workload.options.record_link_epochs ? traced : sc, recorders, stop);
+    background.reset();
     writer.reset();
     const bool vtk_written = vtk.has_value();
     vtk.reset();
