@@ -9,7 +9,8 @@
 #           radiation.monte_carlo.wall_s; target <= 50 s);
 #   startup `skyfabric --version`, 200 runs: mean per run, beside /bin/true's (target <= 10 ms);
 #   a2a     1 GiB all-to-all on switch:p=1024 and direct on torus2d 32x32 (targets 0.4 s, 10 s).
-# A part that runs past LIMIT seconds (default 600) is reported as not finished.
+# A part that runs past LIMIT seconds (default 600) is killed (a collective stops on SIGTERM only
+# between sizes) and reported as not finished.
 #
 #   bench/whole_program.sh [SKYFABRIC_EXE] [OUT_DIR]
 #   ONLY="day startup" RUNS=3 LIMIT=600 bench/whole_program.sh
@@ -31,7 +32,7 @@ echo "== $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'), $(npr
 # it failed or ran past the limit.
 timed() {
   local log="$out/time.log"
-  if timeout "$limit" /usr/bin/time -f "%e %M" -o "$log" "$@" >/dev/null 2>"$out/stderr.log"; then
+  if timeout -s KILL "$limit" /usr/bin/time -f "%e %M" -o "$log" "$@" >/dev/null 2>"$out/stderr.log"; then
     tail -1 "$log"
   else
     echo "- -"
