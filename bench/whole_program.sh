@@ -32,7 +32,7 @@ echo "== $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'), $(npr
 # it failed or ran past the limit.
 timed() {
   local log="$out/time.log"
-  if timeout -s KILL "$limit" /usr/bin/time -f "%e %M" -o "$log" "$@" >/dev/null 2>"$out/stderr.log"; then
+  if /usr/bin/time -f "%e %M" -o "$log" timeout -s KILL "$limit" "$@" >/dev/null 2>"$out/stderr.log"; then
     tail -1 "$log"
   else
     echo "- -"
