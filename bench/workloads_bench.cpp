@@ -175,7 +175,7 @@ void fault_batch(benchmark::State& state, sw::Backend backend) {
 }
 void BM_FaultBatch_Cpu(benchmark::State& state) { fault_batch(state, sw::Backend::cpu); }
 void BM_FaultBatch_Cuda(benchmark::State& state) { fault_batch(state, sw::Backend::cuda); }
-BENCHMARK(BM_FaultBatch_Cpu)->Arg(256)->Arg(4096)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_FaultBatch_Cuda)->Arg(256)->Arg(4096)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FaultBatch_Cpu)->Arg(256)->Arg(4096)->Arg(65536)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FaultBatch_Cuda)->Arg(256)->Arg(4096)->Arg(65536)->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -328,7 +328,13 @@ def plot_goodput(f, out_dir, tx):
         axes[0].legend(fontsize=8)
         present = [(k, label) for k, label in LOSS_COLUMNS if k in trials]
         data = [trials[k][...] / 3600.0 for k, _ in present]
-        axes[1].boxplot(data, vert=False, labels=[label for _, label in present])
+        # Labels set as ticks: boxplot's labels= became tick_labels= (matplotlib 3.9) and its
+        # vert= became orientation= (3.10); Debian 12 ships 3.6.
+        try:
+            axes[1].boxplot(data, orientation="horizontal")
+        except TypeError:
+            axes[1].boxplot(data, vert=False)
+        axes[1].set_yticks(range(1, len(present) + 1), [label for _, label in present])
         axes[1].set_xlabel("time lost per trial [h]")
         axes[1].set_title("%d trials" % len(g), fontsize=9)
     else:

@@ -368,14 +368,11 @@ std::vector<ClusterGoodput> monte_carlo_cluster_goodput(std::span<const ClusterA
     if (given) {
         for (std::size_t t = 0; t < s.events.size(); ++t) play_and_compose(s.events[t], t);
     }
-    for (std::int32_t first = 0; !given && first < trials; first += monte_carlo_batch_trials) {
-        const std::int32_t batch = std::min(monte_carlo_batch_trials, trials - first);
-        const auto drawn = sample_fault_events_batch(*s.series, s.model, s.duration_s, s.seed, static_cast<std::uint64_t>(first),
-                                                     batch, resolve_backend(s.backend));
-        for_each_trial(std::min(threads, trials), batch, [&](std::int32_t b) {
-            play_and_compose(drawn[static_cast<std::size_t>(b)], static_cast<std::size_t>(first + b));
-        });
-    }
+    if (!given)
+        for_each_drawn_trial(*s.series, s.model, s.duration_s, s.seed, trials, resolve_backend(s.backend),
+                             std::min(threads, trials), [&](std::int32_t trial, std::span<const FaultEvent> events) {
+                                 play_and_compose(events, static_cast<std::size_t>(trial));
+                             });
     for (std::size_t j = 0; j < replicated.size(); ++j) {
         ClusterGoodput& g = out[replicated[j]];
         for (const auto& tr : g.monte_carlo.per_trial) g.monte_carlo.goodput_per_trial.push_back(tr.goodput);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <future>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -133,6 +135,35 @@ FaultStreams prepare_fault_streams(const DoseRateSeries& series, const FaultMode
 }
 
 }  // namespace detail
+
+void for_each_drawn_trial(const DoseRateSeries& series, const FaultModel& model, double duration_s, std::uint64_t seed,
+                          std::int32_t trials, Backend backend, std::int32_t threads,
+                          const std::function<void(std::int32_t, std::span<const FaultEvent>)>& play) {
+    if (trials <= 0) return;
+    const detail::FaultStreams streams = detail::prepare_fault_streams(series, model, duration_s, seed);
+    if (resolve_backend(backend) != Backend::cuda) {
+        for_each_trial(threads, trials, [&](std::int32_t k) {
+            const std::vector<FaultEvent> events = sample_trial(streams, static_cast<std::uint64_t>(k));
+            play(k, events);
+        });
+        return;
+    }
+    using Batch = std::vector<std::vector<FaultEvent>>;
+    const auto draw = [&](std::int32_t first) {
+        const std::int32_t count = std::min(monte_carlo_batch_trials, trials - first);
+        return std::async(std::launch::async, [&streams, first, count] {
+            return detail::sample_batch(streams, static_cast<std::uint64_t>(first), count, Backend::cuda);
+        });
+    };
+    std::future<Batch> next = draw(0);
+    for (std::int32_t first = 0; first < trials; first += monte_carlo_batch_trials) {
+        const Batch drawn = next.get();
+        if (first + monte_carlo_batch_trials < trials) next = draw(first + monte_carlo_batch_trials);
+        for_each_trial(threads, static_cast<std::int32_t>(drawn.size()), [&](std::int32_t b) {
+            play(first + b, drawn[static_cast<std::size_t>(b)]);
+        });
+    }
+}
 
 std::vector<FaultEvent> sample_fault_events(const DoseRateSeries& series, const FaultModel& model, double duration_s,
                                             std::uint64_t seed, std::uint64_t trial) {

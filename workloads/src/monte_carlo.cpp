@@ -146,24 +146,19 @@ MonteCarloResult monte_carlo_goodput(const DoseRateSeries& series, const FaultMo
     std::vector<std::array<std::int64_t, fault_kind_count>> by_kind(static_cast<std::size_t>(trials));
     std::vector<std::size_t> event_counts(static_cast<std::size_t>(trials));
     const double days = duration_s / 86400.0;
-    const detail::FaultStreams streams = detail::prepare_fault_streams(series, model, duration_s, seed);
     out.backend = resolve_backend(backend);
-    for (std::int32_t first = 0; first < trials; first += monte_carlo_batch_trials) {
-        const std::int32_t batch = std::min(monte_carlo_batch_trials, trials - first);
-        const std::vector<std::vector<FaultEvent>> drawn =
-            detail::sample_batch(streams, static_cast<std::uint64_t>(first), batch, out.backend);
-        // Trials are independent: each thread takes the next one; results land in trial order.
-        for_each_trial(out.threads, batch, [&](std::int32_t b) {
-            const auto& ev = drawn[static_cast<std::size_t>(b)];
-            const GoodputResult r = simulate_training_with_faults(ev, series.satellite_count, duration_s, steps, c, false, fabric);
-            const auto k = static_cast<std::size_t>(first + b);
-            out.per_trial[k] = trial_summary(r);
-            interrupts[k] = static_cast<double>(r.rollbacks) / days;
-            all_events[k] = static_cast<double>(ev.size()) / days;
-            event_counts[k] = ev.size();
-            by_kind[k] = r.events_by_kind;
-        });
-    }
+    // Trials are independent: each thread takes the next one; results land in trial order.
+    for_each_drawn_trial(series, model, duration_s, seed, trials, out.backend, out.threads,
+                         [&](std::int32_t trial, std::span<const FaultEvent> ev) {
+                             const GoodputResult r = simulate_training_with_faults(ev, series.satellite_count, duration_s,
+                                                                                   steps, c, false, fabric);
+                             const auto k = static_cast<std::size_t>(trial);
+                             out.per_trial[k] = trial_summary(r);
+                             interrupts[k] = static_cast<double>(r.rollbacks) / days;
+                             all_events[k] = static_cast<double>(ev.size()) / days;
+                             event_counts[k] = ev.size();
+                             by_kind[k] = r.events_by_kind;
+                         });
     // Sums in trial order: the same bits for any thread count.
     double total_events = 0.0;
     for (std::size_t k = 0; k < out.per_trial.size(); ++k) {

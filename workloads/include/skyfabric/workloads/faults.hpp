@@ -416,13 +416,21 @@ MonteCarloResult::Trial trial_summary(const GoodputResult& r);
 // caller only waits); the first exception is rethrown after every thread has stopped.
 void for_each_trial(std::int32_t threads, std::int32_t count, const std::function<void(std::int32_t)>& work);
 
+// Draws trials 0 … trials-1 (sample_fault_events_batch's events) and runs play(trial, events) for
+// each on `threads` worker threads, as for_each_trial. On the CPU each worker draws the trial it
+// plays (no serial stage); on the GPU the device draws the next batch of monte_carlo_batch_trials
+// while the workers play this one. The events, and so any result, do not depend on either.
+void for_each_drawn_trial(const DoseRateSeries& series, const FaultModel& model, double duration_s, std::uint64_t seed,
+                          std::int32_t trials, Backend backend, std::int32_t threads,
+                          const std::function<void(std::int32_t, std::span<const FaultEvent>)>& play);
+
 // trials independent repeats (trial = 0 … trials-1) of sample_fault_events +
 // simulate_training_with_faults (on `fabric` when given), played on `threads` CPU threads (0:
 // all cores); each trial's result depends only on its own events, so any thread count gives the
 // same per-trial results, in trial order. Auto interval with mtbf_s = 0: the MTBF is taken from the rate
 // model (interruption_mtbf_s over the active satellites), not from the sampled events. The
-// events of up to monte_carlo_batch_trials trials are drawn at once by sample_fault_events_batch
-// on the backend (automatic: the GPU when present); the recovery play runs on CPU threads.
+// events are drawn by for_each_drawn_trial on the backend (automatic: the GPU when present); the
+// recovery play runs on CPU threads.
 inline constexpr std::int32_t monte_carlo_batch_trials = 4096;
 // Expected fault events (one batch of trials together) past which a caller should not draw them:
 // about 1.2 GB of FaultEvent. The scenario loader refuses such runs; the simulation checks again.
