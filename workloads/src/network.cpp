@@ -234,21 +234,22 @@ const std::vector<Path>& RouteCache::get(const Network& network, std::int32_t so
         // A source asked for many targets (an all-to-all) gets one search to every node, its
         // shortest-path tree, instead of one search per target: through a p-port switch each
         // search touches p nodes, so per-target searches cost p³ for an all-to-all.
-        const std::int32_t asked = ++lookups_[source];
+        const auto n = static_cast<std::size_t>(network.node_count);
+        if (lookups_.size() != n) {
+            lookups_.assign(n, 0);
+            trees_.assign(n, {});
+        }
+        const std::int32_t asked = ++lookups_[static_cast<std::size_t>(source)];
         if (source != target && asked > tree_after_lookups) {
-            auto tree = trees_.find(source);
-            if (tree == trees_.end()) {
+            auto& tree = trees_[static_cast<std::size_t>(source)];
+            if (tree.empty()) {
                 // Many sources with many targets each: size the cache once, not by doublings.
-                if (trees_.empty()) {
-                    const auto n = static_cast<std::size_t>(network.node_count);
-                    cache_.reserve(std::min<std::size_t>(n * n, std::size_t{1} << 22));
-                }
-                std::vector<std::int32_t> via;
-                search(network, source, -1, policy, nullptr, &via);
-                tree = trees_.emplace(source, std::move(via)).first;
+                if (!any_tree_) cache_.reserve(std::min<std::size_t>(n * n, std::size_t{1} << 22));
+                any_tree_ = true;
+                search(network, source, -1, policy, nullptr, &tree);
             }
-            if (tree->second[static_cast<std::size_t>(target)] >= 0)
-                found.push_back(path_from(network, tree->second.data(), source, target));
+            if (tree[static_cast<std::size_t>(target)] >= 0)
+                found.push_back(path_from(network, tree.data(), source, target));
         } else if (auto p = route(network, source, target, policy)) {
             found.push_back(std::move(*p));
         }

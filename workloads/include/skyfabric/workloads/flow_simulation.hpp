@@ -84,6 +84,9 @@ public:
 
 private:
     void fold_epoch(double end_s);
+    void append_epoch_series(double end_s) const;
+    // totals_ with the open epoch, up to end_s, added (into `out`, which must not be totals_).
+    void merge_open_epoch(double end_s, std::vector<LinkUtilisation>& out) const;
     void load_next();
     TopologySource source_;
     links::Topology current_;
@@ -95,7 +98,11 @@ private:
     std::vector<double> epoch_link_bytes_;
     std::vector<std::int32_t> repeat_scratch_;
     double accounting_start_s_ = 0.0;
-    std::unordered_map<std::int64_t, LinkUtilisation> totals_;
+    // Sorted by (source, target): a solve of one topology folds once, and a flat merge there
+    // costs no allocation per link (a hash map here was a third of a damaged step's mallocs).
+    std::vector<LinkUtilisation> totals_;
+    std::vector<LinkUtilisation> merge_scratch_;
+    mutable std::vector<std::uint32_t> order_scratch_;  // scratch of merge_open_epoch
     std::vector<LinkEpoch>* epoch_series_ = nullptr;
 };
 

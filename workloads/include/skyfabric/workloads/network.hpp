@@ -54,6 +54,7 @@ public:
         cache_.clear();
         lookups_.clear();
         trees_.clear();
+        any_tree_ = false;
     }
 
 private:
@@ -65,8 +66,10 @@ private:
     // only one extra search per source (docs/benchmarks.md).
     static constexpr std::int32_t tree_after_lookups = 2;
     std::unordered_map<std::int64_t, std::vector<Path>> cache_;
-    std::unordered_map<std::int32_t, std::int32_t> lookups_;
-    std::unordered_map<std::int32_t, std::vector<std::int32_t>> trees_;  // via edge per node
+    // Per source node, sized on first use (flat: a hash map here allocated on every lookup).
+    std::vector<std::int32_t> lookups_;
+    std::vector<std::vector<std::int32_t>> trees_;  // via edge per node; empty: not built
+    bool any_tree_ = false;
 };
 
 // Shortest-latency distances from one node to all (inf where unreachable).
