@@ -84,6 +84,17 @@ int command_run(const RunOptions& o) {
                          w->value("steps", 0LL));
             if (o.strict) return exit_cannot_train;
         }
+        std::string stopped;  // constellation algorithms that could not train to the end
+        if (const auto c = j.find("constellation"); c != j.end() && c->is_object() && c->contains("algorithms"))
+            for (const auto& [name, a] : (*c)["algorithms"].items())
+                if (a.value("truncated", false)) stopped += (stopped.empty() ? "" : ", ") + name;
+        if (!stopped.empty()) {
+            std::fprintf(stderr,
+                         "skyfabric: warning: %s could not train to the end: a collective or outer sync found no path "
+                         "between clusters (constellation.algorithms.*.truncated in summary.json)\n",
+                         stopped.c_str());
+            if (o.strict) return exit_cannot_train;
+        }
         return exit_ok;
     }
     std::fprintf(stderr, "skyfabric: run stopped: %s (outputs so far are in %s, marked incomplete)\n",
@@ -151,7 +162,8 @@ int main(int argc, char** argv) {
     run_cmd->add_flag("-q,--quiet", run.quiet, "No progress bar and no summary table");
     run_cmd->add_flag("--force", run.force, "Overwrite a folder that already holds a complete run");
     run_cmd->add_flag("--strict", run.strict,
-                      "Exit 3 when the run completes but its training job could not train (a collective found no path)");
+                      "Exit 3 when the run completes but its training job could not train (a collective or, in a constellation, an "
+                      "outer sync found no path)");
     add_threads_option(*run_cmd, run.threads);
     add_yes_flag(*run_cmd, run.yes);
 

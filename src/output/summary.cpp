@@ -544,6 +544,14 @@ std::string summary_table(const nlohmann::json& j) {
                               a["outer_rounds"].get<std::int64_t>() > 0 ? num(a["outer_sync_mean_s"], "%.3f").c_str() : "-");
                 out += line;
             }
+            std::string no_path;
+            for (const auto algorithm : workloads::cluster_algorithms) {
+                const std::string name(workloads::to_string(algorithm));
+                if (c["algorithms"].contains(name) && c["algorithms"][name].value("truncated", false))
+                    no_path += (no_path.empty() ? "" : ", ") + name;
+            }
+            if (!no_path.empty())
+                row("stopped: no path", no_path + " (a collective or outer sync found no path; steps after it not trained)");
             std::string throttled;
             for (const auto algorithm : workloads::cluster_algorithms) {
                 const std::string name(workloads::to_string(algorithm));

@@ -7,6 +7,7 @@
 #include "cli_support.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <fcntl.h>
 #include <signal.h>
@@ -309,6 +310,29 @@ TEST(Attack, ErrorsNeverEchoAFileThatIsNotAnEdgeListAndSetsRefuseDuplicates) {
     r = run_command(skyfabric() + " validate " + (dir / "twice.yaml").string());
     EXPECT_EQ(r.status, 2) << r.output;
     EXPECT_NE(r.output.find("lists ring twice"), std::string::npos) << r.output;
+    fs::remove_all(dir);
+}
+
+TEST(Attack, AConstellationWithEveryGatewayBlockedTrainsNothingAndSaysSo) {
+    // Finding 9: clusters 9,000 km apart (the Earth blocks every gateway link) reported DiLoCo and
+    // NoLoCo at full speed: the replicas' inner steps counted though no outer sync could happen.
+    const auto dir = fresh_dir("attack_blocked_gateways");
+    const std::string job = skyfabric() + " run " + source("scenarios/constellation-4x81.yaml") +
+                            " --set constellation.spacing_km=9000 --set duration_s=600 --set output.vtk=false"
+                            " --set output.hdf5=false --force -o " + (dir / "out").string();
+    auto r = run_command(job + " --set constellation.algorithms=[diloco,noloco] 2>&1");
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("warning: diloco, noloco could not train to the end"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("stopped: no path"), std::string::npos) << r.output;
+    const auto summary = nlohmann::json::parse(read_file(dir / "out" / "summary.json"));
+    for (const char* name : {"diloco", "noloco"}) {
+        const auto& a = summary["constellation"]["algorithms"][name];
+        EXPECT_TRUE(a["truncated"].get<bool>()) << name;
+        EXPECT_EQ(a["steps"].get<std::int64_t>(), 0) << name;
+        EXPECT_EQ(a["tokens_per_s"].get<double>(), 0.0) << name;
+    }
+    r = run_command(job + " --set constellation.algorithms=noloco --strict 2>&1");
+    EXPECT_EQ(r.status, 3) << r.output;
     fs::remove_all(dir);
 }
 

@@ -178,6 +178,37 @@ TEST(ClusterTraining, DiLoCoOutrunsRingOverSlowGatewayLinks) {
                 1e-9 * ring.tokens_per_s);
 }
 
+TEST(ClusterTraining, NoGatewayPathTrainsNothingWhateverTheAlgorithm) {
+    // Every gateway link down (capacity 0: kept, not routed over): the clusters train alone, but
+    // no algorithm's model is ever averaged across them. Each reports 0 global steps and 0 tokens/s
+    // over the whole run, truncated; DiLoCo's and NoLoCo's replicas computed their first inner
+    // steps (busy, so not wholly idle) and then waited for a path to the end.
+    const int m = 4, k = 3;
+    const double end = 400.0;
+    Fixture f(m, k, two_level(m, k, 800e9, 1e-6, 0.0, 1e-4), end);
+    f.setup.inner_steps = 5;
+    for (const auto algorithm : sw::cluster_algorithms) {
+        SCOPED_TRACE(std::string(sw::to_string(algorithm)));
+        const auto r = sw::simulate_cluster_training(algorithm, f.setup);
+        EXPECT_TRUE(r.truncated);
+        EXPECT_EQ(r.steps, 0);
+        EXPECT_EQ(r.tokens_per_s, 0.0);
+        EXPECT_EQ(r.mfu, 0.0);
+        EXPECT_EQ(r.outer_rounds, 0);
+        if (algorithm == sw::ClusterAlgorithm::diloco || algorithm == sw::ClusterAlgorithm::noloco) {
+            EXPECT_EQ(r.end_s, end);
+            ASSERT_EQ(r.rounds.size(), static_cast<std::size_t>(m));
+            for (const auto& rr : r.rounds) {
+                EXPECT_EQ(rr.inner_steps, f.setup.inner_steps);
+                EXPECT_LT(rr.ready_s, end);
+                EXPECT_EQ(rr.end_s, end);
+            }
+            EXPECT_GT(r.idle_fraction, 0.0);
+            EXPECT_LT(r.idle_fraction, 1.0);
+        }
+    }
+}
+
 TEST(NoLoCoPairing, IsASeededPerfectMatchingThatChangesByRound) {
     std::set<std::vector<std::int32_t>> seen;
     for (std::int64_t round = 0; round < 20; ++round) {

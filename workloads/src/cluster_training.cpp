@@ -94,7 +94,8 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
     }
     r.compute_per_step_s = compute_time_per_step_s(inner, s.accelerator);
     std::vector<double> t(static_cast<std::size_t>(m), r.start_s);  // each replica's clock
-    std::vector<std::int64_t> replica_steps(static_cast<std::size_t>(m), 0);
+    std::vector<std::int64_t> replica_steps(static_cast<std::size_t>(m), 0);   // averaged into the model
+    std::vector<std::int64_t> steps_computed(static_cast<std::size_t>(m), 0);  // and those a failed sync lost
     std::vector<bool> running(static_cast<std::size_t>(m), true);
     double sync_total = 0.0, wait_total = 0.0;
     std::int64_t syncs = 0, waits = 0;
@@ -116,10 +117,21 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
         clock.start_accounting(start);
         CollectiveEngine engine(clock, s.options.flow);
         const CollectiveResult c = engine.run(schedule, placement, start);
-        if (!c.completed || c.end_s > end) {
-            if (!c.completed) r.truncated = true;
+        if (!c.completed) {
+            // No path between the replicas (every gateway blocked or down): they wait for one to
+            // the end of the run, and the round's inner steps, never averaged into the model, are
+            // not counted as training done (as a ring all-reduce with no path trains 0 steps).
+            r.truncated = true;
+            for (std::size_t i = 0; i < group.size(); ++i) {
+                const auto g = static_cast<std::size_t>(group[i]);
+                replica_steps[g] -= rounds[i]->inner_steps;
+                t[g] = std::max(t[g], end);
+                rounds[i]->sync_start_s = start;
+                rounds[i]->end_s = t[g];
+            }
             return false;
         }
+        if (c.end_s > end) return false;
         classes.add(clock.link_utilisation(c.end_s), group);
         for (std::size_t i = 0; i < group.size(); ++i) {
             const auto g = static_cast<std::size_t>(group[i]);
@@ -154,6 +166,7 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
             rr.start_s = t[gi];
             rr.ready_s = rr.sync_start_s = rr.end_s = inner_run.summary.end_s;
             replica_steps[gi] += rr.inner_steps;
+            steps_computed[gi] += rr.inner_steps;
             t[gi] = rr.ready_s;
             if (inner_run.summary.truncated) r.truncated = true;
             // A replica that could not finish its H steps has reached the end of the run.
@@ -206,7 +219,8 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
         end_all = std::max(end_all, t[gi]);
         replica_step_total += replica_steps[gi];
         if (replica_steps[gi] > 0) step_time += (t[gi] - r.start_s) / static_cast<double>(replica_steps[gi]) / m;
-        busy += static_cast<double>(replica_steps[gi]) * r.compute_per_step_s;
+        // Busy: every inner step computed, the ones a failed sync threw away included.
+        busy += static_cast<double>(steps_computed[gi]) * r.compute_per_step_s;
     }
     r.end_s = end_all;
     r.steps = replica_step_total / m;

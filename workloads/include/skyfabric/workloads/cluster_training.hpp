@@ -75,7 +75,8 @@ struct ReplicaRound {
     double start_s = 0.0;
     double ready_s = 0.0;          // inner steps done
     double sync_start_s = 0.0;     // when the outer sync began (= max ready of the replicas it waits for)
-    double end_s = 0.0;            // sync done (= ready_s when there was none)
+    double end_s = 0.0;            // sync done (= ready_s when there was none; the run's end when
+                                   // the sync found no path, and the round's steps were lost)
 };
 
 struct ClusterTrainingResult {
