@@ -1,4 +1,4 @@
-// `skyfabric link-budget`: the optical link budget as a table over distance.
+// `skyfabric link-budget`: the optical link budget over distance, as a table, CSV or JSON.
 // Defaults are the Suncatcher paper's Eq. 1 values, so the paper's 1.6 µW at
 // 5000 km is one command away.
 #include "cli/link_budget_command.hpp"
@@ -7,7 +7,10 @@
 
 #include <skyfabric/links/budget.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <cstdio>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,7 +47,78 @@ struct Options {
     std::string transceiver = "400zr";
     double pointing_jitter_urad = 0.0;
     double pointing_error_urad = 0.0;
+    std::string format = "table";
 };
+
+// One distance's budget in SI units, named as in the CSV header and the JSON rows.
+struct Row {
+    const char* name;
+    double value;
+};
+std::vector<Row> row_at(const links::LinkBudgetModel& model, const links::OpticalTerminalParameters& p, double d) {
+    const auto b = model.at(d);
+    const auto f = links::friis_budget(d, p);
+    return {{"distance_m", d},
+            {"beam_radius_m", b.beam_radius_m},
+            {"coupling_db", b.coupling_db},
+            {"received_power_w", b.received_power_w},
+            {"friis_received_power_w", f.received_power_w},
+            {"channel_power_dbm", b.received_power_per_channel_dbm},
+            {"channel_power_w", b.received_power_per_channel_uw * 1e-6},
+            {"margin_db", b.margin_db},
+            {"channels_closing", static_cast<double>(b.channels_closing)},
+            {"channels_planned", static_cast<double>(b.channels_planned)},
+            {"spatial_modes", b.spatial_modes},
+            {"spatial_channels", static_cast<double>(b.spatial_channels)},
+            {"capacity_bps", b.capacity_bps},
+            {"pointing_loss_db", b.pointing_loss_db},
+            {"overload_attenuation_db", b.overload_attenuation_db}};
+}
+
+// CSV and JSON: the same figures as the table, SI units, full precision (%.17g round-trips).
+void print_machine_readable(const Options& o, const links::LinkBudgetModel& model, const std::vector<double>& distances) {
+    const auto& p = o.p;
+    if (o.format == "csv") {
+        for (std::size_t i = 0; i < distances.size(); ++i) {
+            const auto row = row_at(model, p, distances[i]);
+            std::string header, line;
+            for (const Row& r : row) {
+                char value[32];
+                std::snprintf(value, sizeof value, "%.17g", r.value);
+                header += (header.empty() ? "" : ",") + std::string(r.name);
+                line += (line.empty() ? "" : ",") + std::string(value);
+            }
+            if (i == 0) std::cout << header << "\n";
+            std::cout << line << "\n";
+        }
+        return;
+    }
+    nlohmann::json j;
+    j["parameters"] = {{"aperture_m", p.aperture_m},
+                       {"tx_power_w", p.tx_power_w},
+                       {"wavelength_m", p.wavelength_m},
+                       {"aperture_efficiency", p.aperture_efficiency},
+                       {"other_losses_db", p.other_losses_db},
+                       {"transceiver", p.transceiver.name},
+                       {"transceiver_rate_bps", p.transceiver.rate_bps},
+                       {"transceiver_sensitivity_dbm", p.transceiver.sensitivity_dbm},
+                       {"transceiver_overload_dbm", p.transceiver.overload_dbm},
+                       {"dwdm_grid_hz", p.dwdm.grid_spacing_hz},
+                       {"dwdm_channels", links::dwdm_channel_count(p.dwdm)},
+                       {"spatial_channels_built", p.spatial_channels_built},
+                       {"required_margin_db", p.required_margin_db},
+                       {"pointing_jitter_rad", p.pointing_jitter_rad},
+                       {"pointing_static_error_rad", p.pointing_static_error_rad},
+                       {"full_capacity_reach_m", model.full_capacity_reach_m()},
+                       {"far_field_half_angle_rad", model.far_field_half_angle_rad()}};
+    j["rows"] = nlohmann::json::array();
+    for (double d : distances) {
+        nlohmann::json row;
+        for (const Row& r : row_at(model, p, d)) row[r.name] = r.value;
+        j["rows"].push_back(row);
+    }
+    std::cout << j.dump(2) << "\n";
+}
 
 int run(const Options& o_in) {
     Options o = o_in;
@@ -72,6 +146,10 @@ int run(const Options& o_in) {
     if (distances.empty()) throw scenario::ScenarioError("--distances: no distance given");
 
     const links::LinkBudgetModel model(p);
+    if (o.format != "table") {
+        print_machine_readable(o, model, distances);
+        return 0;
+    }
     const auto friis_gain = links::friis_budget(distances.front(), p);
     std::printf("Optical link budget: D = %.3g m, P_T = %.3g W, lambda = %.0f nm, eta = %.2f, losses %.1f dB, "
                 "%s (%.0f Gbit/s, %.1f dBm), %d x %.0f GHz DWDM, %d spatial channel(s) built\n",
@@ -124,6 +202,12 @@ std::function<int()> add_link_budget_command(CLI::App& app, CLI::App*& command) 
     command->add_option("--margin-db", o->p.required_margin_db, "Required margin per channel")->capture_default_str()->check(CLI::Range(0.0, 50.0));
     command->add_option("--pointing-jitter-urad", o->pointing_jitter_urad, "RMS pointing jitter per axis")->check(CLI::NonNegativeNumber);
     command->add_option("--pointing-error-urad", o->pointing_error_urad, "Static pointing error")->check(CLI::NonNegativeNumber);
+    command
+        ->add_option("--format", o->format,
+                     "table, csv or json (SI units, full precision: distance_m, received_power_w, channel_power_w, "
+                     "capacity_bps, ...; json adds the parameters)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"table", "csv", "json"}));
     return [o] { return run(*o); };
 }
 

@@ -3,6 +3,7 @@
 #include "cli_support.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <array>
 #include <cstdio>
@@ -206,6 +207,37 @@ TEST(Cli, LinkBudgetReproducesPaperEquationOneAtFiveThousandKm) {
     EXPECT_EQ(r.output.find("divergence"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("half-angle 15.6"), std::string::npos) << r.output;
     EXPECT_EQ(run_command(skyfabric() + " link-budget --distances 5000parsecs").status, 2);
+}
+
+TEST(Cli, LinkBudgetAsCsvAndJsonInSiUnits) {
+    // The same budget machine-readable: paper Eq. 1 (about 1.6 uW at 5000 km) in watts, and the
+    // CSV and JSON rows hold the same numbers to the bit.
+    const auto json = run_command(skyfabric() + " link-budget --distances 200,5000km --format json");
+    ASSERT_EQ(json.status, 0) << json.output;
+    const auto j = nlohmann::json::parse(json.output);
+    ASSERT_EQ(j["rows"].size(), 2u);
+    EXPECT_EQ(j["rows"][1]["distance_m"].get<double>(), 5e6);
+    EXPECT_NEAR(j["rows"][1]["friis_received_power_w"].get<double>(), 1.6e-6, 0.06e-6);
+    EXPECT_EQ(j["parameters"]["aperture_m"].get<double>(), 0.1);
+    EXPECT_GT(j["rows"][0]["capacity_bps"].get<double>(), j["rows"][1]["capacity_bps"].get<double>());
+    const auto csv = run_command(skyfabric() + " link-budget --distances 200,5000km --format csv");
+    ASSERT_EQ(csv.status, 0) << csv.output;
+    std::istringstream in(csv.output);
+    std::string header, line;
+    std::getline(in, header);
+    std::vector<std::string> names;
+    for (std::istringstream h(header); std::getline(h, line, ',');) names.push_back(line);
+    ASSERT_EQ(names.front(), "distance_m");
+    for (std::size_t row = 0; row < 2; ++row) {
+        ASSERT_TRUE(std::getline(in, line)) << csv.output;
+        std::istringstream cells(line);
+        std::string cell;
+        for (const auto& name : names) {
+            ASSERT_TRUE(std::getline(cells, cell, ',')) << line;
+            EXPECT_EQ(std::stod(cell), j["rows"][row][name].get<double>()) << name;
+        }
+    }
+    EXPECT_EQ(run_command(skyfabric() + " link-budget --format xml").status, 2);
 }
 
 TEST(Cli, CollectiveTableBusBandwidthStaysUnderTheBound) {
