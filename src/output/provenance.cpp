@@ -4,6 +4,8 @@
 #include "output/sha256.hpp"
 #include "version.hpp"
 
+#include <ctime>
+
 namespace skyfabric::output {
 
 namespace {
@@ -53,6 +55,15 @@ void write_provenance_attributes(Hdf5File& file, const Provenance& p) {
     file.set_attribute("command_line", p.command_line);
     file.set_attribute("scenario_sha256", p.scenario_sha256);
     file.set_attribute("scenario_yaml", p.scenario_yaml);
+    // CF conventions' global attributes: netCDF tools (xarray, ncdump, Panoply) read them.
+    file.set_attribute("Conventions", std::string("CF-1.8"));
+    file.set_attribute("source", "skyfabric " + build_description());
+    char stamp[32];
+    const std::time_t now = std::time(nullptr);
+    std::tm utc{};
+    gmtime_r(&now, &utc);
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
+    file.set_attribute("history", std::string(stamp) + ": " + p.command_line);
 }
 
 }  // namespace skyfabric::output

@@ -27,7 +27,8 @@ std::string build_description();
 
 // {"skyfabric_version", "git_commit", "git_dirty", "command_line", "scenario_sha256", "scenario_yaml"}
 nlohmann::json provenance_json(const Provenance& provenance);
-// The same names as root attributes of an HDF5 file.
+// The same names as root attributes of an HDF5 file, with CF's global attributes: Conventions
+// ("CF-1.8"), source (the build) and history ("<UTC time>: <command line>").
 void write_provenance_attributes(Hdf5File& file, const Provenance& provenance);
 
 }  // namespace skyfabric::output

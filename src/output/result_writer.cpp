@@ -320,6 +320,9 @@ void ResultWriter::begin(const simulation::RunSetup& setup) {
     const std::string time = "/time_s";
     s.time_s.emplace(*file_, time, std::vector<hsize_t>{}, ElementType::float64, "s", c);
     file_->make_coordinate(time);
+    // CF: a duration in SI seconds, not "seconds since": xarray then keeps floats to select by.
+    const std::string time_long_name = "time since the scenario epoch (root attribute epoch_utc, UTC)";
+    file_->set_attribute(time, "long_name", time_long_name);
     file_->make_dimension(satellite.path, satellite.size);
     file_->make_dimension(xyz.path, xyz.size);
     // Filters by measurement (docs/output-format.md, "Compression"): the satellites' float64 states
@@ -338,6 +341,7 @@ void ResultWriter::begin(const simulation::RunSetup& setup) {
                 s.group_times[group_time] =
                     std::make_unique<Hdf5Series>(*file_, group_time, std::vector<hsize_t>{}, ElementType::float64, "s", c);
                 file_->make_coordinate(group_time);
+                file_->set_attribute(group_time, "long_name", time_long_name);
             }
             dimensions.front() = group_time;
         }

@@ -736,6 +736,10 @@ import h5py, sys, xarray as xr
 path = sys.argv[1]
 ds = xr.open_dataset(path, engine="h5netcdf")
 assert ds.attrs["epoch_utc"] == "2027-06-01T12:30:00Z", ds.attrs["epoch_utc"]
+assert ds.attrs["Conventions"] == "CF-1.8", ds.attrs
+assert " run -q " in ds.attrs["history"] and ds.attrs["history"][:2] == "20", ds.attrs["history"]
+assert ds.attrs["source"].startswith("skyfabric "), ds.attrs["source"]
+assert "epoch_utc" in ds["time_s"].attrs["long_name"], ds["time_s"].attrs
 assert ds["time_s"].dims == ("time_s",) and float(ds["time_s"][-1]) == 600.0, ds["time_s"]
 ds_root_time = ds["time_s"].values
 f = xr.open_dataset(path, engine="h5netcdf", group="formation")
