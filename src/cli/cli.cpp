@@ -3,6 +3,7 @@
 #include "cli/collective_command.hpp"
 #include "cli/command_support.hpp"
 #include "cli/link_budget_command.hpp"
+#include "cli/oem_command.hpp"
 #include "cli/season_command.hpp"
 #include "cli/progress.hpp"
 #include "cli/sweep_command.hpp"
@@ -186,6 +187,8 @@ int main(int argc, char** argv) {
     const auto sweep = add_sweep_command(app, sweep_cmd);
     CLI::App* season_cmd = nullptr;
     const auto season = add_season_command(app, season_cmd);
+    CLI::App* oem_cmd = nullptr;
+    const auto oem = add_oem_command(app, oem_cmd);
 
     try {
         app.parse(argc, argv);
@@ -208,6 +211,7 @@ int main(int argc, char** argv) {
         if (collective_cmd->parsed()) return collective();
         if (sweep_cmd->parsed()) return sweep();
         if (season_cmd->parsed()) return season();
+        if (oem_cmd->parsed()) return oem();
     } catch (const scenario::ScenarioError& e) {
         std::fprintf(stderr, "skyfabric: error: %s\n", e.what());
         return exit_bad_input;

@@ -58,12 +58,16 @@ void write_provenance_attributes(Hdf5File& file, const Provenance& p) {
     // CF conventions' global attributes: netCDF tools (xarray, ncdump, Panoply) read them.
     file.set_attribute("Conventions", std::string("CF-1.8"));
     file.set_attribute("source", "skyfabric " + build_description());
+    file.set_attribute("history", utc_now_iso8601() + "Z: " + p.command_line);
+}
+
+std::string utc_now_iso8601() {
     char stamp[32];
     const std::time_t now = std::time(nullptr);
     std::tm utc{};
     gmtime_r(&now, &utc);
-    std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
-    file.set_attribute("history", std::string(stamp) + ": " + p.command_line);
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &utc);
+    return stamp;
 }
 
 }  // namespace skyfabric::output

@@ -30,5 +30,7 @@ nlohmann::json provenance_json(const Provenance& provenance);
 // The same names as root attributes of an HDF5 file, with CF's global attributes: Conventions
 // ("CF-1.8"), source (the build) and history ("<UTC time>: <command line>").
 void write_provenance_attributes(Hdf5File& file, const Provenance& provenance);
+// The time now, UTC, "2026-11-26T12:00:00" (no zone letter: CCSDS time code A).
+std::string utc_now_iso8601();
 
 }  // namespace skyfabric::output

@@ -304,6 +304,10 @@ void ResultWriter::begin(const simulation::RunSetup& setup) {
     // One orbit as duration_orbits counts it (nodal period of the mean orbit), for plots' time axes.
     file_->set_attribute("orbit_period_s", scenario::orbit_period_s(sc));
     file_->set_attribute("epoch_utc", scenario::epoch_iso8601(sc));
+    // What "ECI" and the times mean (docs/output-format.md; `skyfabric oem` labels the frame TOD).
+    file_->set_attribute("eci_frame", std::string("Earth's mean equator and equinox of the epoch's date, precession "
+                                                  "and nutation not modelled"));
+    file_->set_attribute("time_scale", std::string("UTC, continuous (no leap second inside a run)"));
     file_->set_attribute("relative_orbits", std::string(scenario::to_string(scenario::resolved_relative_orbits(sc))));
     const hsize_t n = setup.satellite_count;
     const hsize_t k = static_cast<hsize_t>(std::min<std::size_t>(static_cast<std::size_t>(sc.metrics.neighbour_count), n > 0 ? n - 1 : 0));

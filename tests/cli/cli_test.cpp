@@ -57,6 +57,45 @@ TEST(Cli, ProvenanceInEveryOutput) {
     fs::remove_all(dir);
 }
 
+TEST(Cli, OemExportEqualsTheRunsEciStates) {
+    // Issue 28: a run's orbits as a CCSDS OEM for other tools. tests/cli/check_oem.py parses it from
+    // the standard (not skyfabric's code) and compares every state and epoch with result.h5; the
+    // epoch has a fraction of a second and the run crosses a year's end.
+    const auto dir = fresh_dir("oem");
+    const auto run_dir = dir / "run";
+    auto r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") +
+                         " --set orbit.epoch_utc=2027-12-31T23:55:00.25Z --set output.vtk=false -o " + run_dir.string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    r = run_command(skyfabric() + " oem " + run_dir.string() + " 2>&1");
+    ASSERT_EQ(r.status, 0) << r.output;
+    auto check = run_command("/usr/bin/python3 " + source("tests/cli/check_oem.py") + " " + (run_dir / "formation.oem").string() +
+                             " " + (run_dir / "result.h5").string());
+    EXPECT_EQ(check.status, 0) << check.output;
+    EXPECT_NE(check.output.find("ok 5"), std::string::npos) << check.output;
+    EXPECT_NE(read_file(run_dir / "formation.oem").find("2028-01-01T00:04:30.250000"), std::string::npos);
+    // A subset, in the order asked, to a named file.
+    r = run_command(skyfabric() + " oem " + run_dir.string() + " --satellites 3,1 -o " + (dir / "two.oem").string() + " 2>&1");
+    ASSERT_EQ(r.status, 0) << r.output;
+    check = run_command("/usr/bin/python3 " + source("tests/cli/check_oem.py") + " " + (dir / "two.oem").string() + " " +
+                        (run_dir / "result.h5").string() + " 3 1");
+    EXPECT_EQ(check.status, 0) << check.output;
+    // Bad input: exit 2 with the reason.
+    r = run_command(skyfabric() + " oem " + run_dir.string() + " --satellites 5 -o - 2>&1");
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("not a satellite of this run (0..4)"), std::string::npos) << r.output;
+    r = run_command(skyfabric() + " oem " + dir.string() + " 2>&1");
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("no result.h5"), std::string::npos) << r.output;
+    const auto no_eci = dir / "no_eci";
+    r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") + " --set output.eci=false --set output.vtk=false -o " +
+                    no_eci.string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    r = run_command(skyfabric() + " oem " + no_eci.string() + " 2>&1");
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("output.eci: true"), std::string::npos) << r.output;
+    fs::remove_all(dir);
+}
+
 TEST(Cli, PrintedWallTimeIncludesWritingTheFiles) {
     // Issue 28: the wall time printed and in summary.json (wall_s) spans the files' writing, after the
     // simulation's own figure (simulation_wall_s) was taken: wall_s > simulation_wall_s, and the table prints wall_s.
