@@ -71,16 +71,22 @@ std::set<std::string> listed_outputs(const fs::path& folder) {
     return out;
 }
 
-// Moves every entry of `from` that is not a run's own file and has no namesake in `to` into `to`.
-void carry_over(const fs::path& from, const fs::path& to) {
+// Moves every entry of `from` that is not a run's own file and has no namesake in `to` into `to`;
+// returns the names moved, sorted (folders with a trailing '/').
+std::vector<std::string> carry_over(const fs::path& from, const fs::path& to) {
     const std::set<std::string> listed = listed_outputs(from);
+    std::vector<std::string> moved;
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(from, ec)) {
         const std::string name = entry.path().filename().string();
         if (is_run_output(name) || listed.count(name) || fs::symlink_status(to / name, ec).type() != fs::file_type::not_found)
             continue;
+        const bool folder = entry.is_directory(ec) && !entry.is_symlink(ec);
         fs::rename(entry.path(), to / name, ec);  // same file system: the folders are siblings
+        if (!ec) moved.push_back(name + (folder ? "/" : ""));
     }
+    std::sort(moved.begin(), moved.end());
+    return moved;
 }
 
 int exchange(const fs::path& a, const fs::path& b) {
@@ -254,7 +260,7 @@ StagedFolder::~StagedFolder() {
     fs::remove_all(staging_, ec);
 }
 
-void StagedFolder::publish() {
+std::vector<std::string> StagedFolder::publish() {
     // A publication that fails keeps the staged run where it is, and says so.
     const auto fail = [this](const std::string& what) {
         kept_ = true;
@@ -267,10 +273,11 @@ void StagedFolder::publish() {
             fail("cannot move " + staging_.string() + " to " + folder_.string() + ": " + os_reason());
         }
         published_ = true;
-        return;
+        return {};
     }
     if (!S_ISDIR(st.st_mode)) fail(folder_.string() + " has become something other than a folder");
-    carry_over(folder_, staging_);  // plots/, logs, ...: before the swap, so the new folder is whole at once
+    // plots/, logs, ...: before the swap, so the new folder is whole at once.
+    std::vector<std::string> carried = carry_over(folder_, staging_);
     // The folder keeps its mode (and, for root, its owner and group).
     ::chmod(staging_.c_str(), st.st_mode & 07777);
     if (::geteuid() == 0) [[maybe_unused]] const int ignored = ::lchown(staging_.c_str(), st.st_uid, st.st_gid);
@@ -282,6 +289,7 @@ void StagedFolder::publish() {
     std::error_code ec;
     fs::rename(staging_, replaced_, ec);
     fs::remove_all(ec ? staging_ : replaced_, ec);
+    return carried;
 }
 
 }  // namespace skyfabric::output

@@ -13,11 +13,12 @@
 //   instant leaves DIR either the previous run or the new one, never a mix. Entries of the previous
 //   folder that are not a run's own files (plots/, render/, a sweep point's log.txt, ...) are
 //   carried over; the previous run's own files (is_run_output, and those its summary.json lists)
-//   go. The folder keeps its mode.
+//   go; publish() returns what it carried, and the run names it on stderr. The folder keeps its mode.
 #include "output/file_output.hpp"
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace skyfabric::output {
 
@@ -62,8 +63,10 @@ public:
     const std::filesystem::path& path() const { return staging_; }
     // Makes the staged files DIR in one step, with DIR's mode (and for root its owner). Throws
     // OutputError (with the OS reason) on failure, leaving DIR as it was and the run kept in the
-    // staging folder, which the message names.
-    void publish();
+    // staging folder, which the message names. Returns what it carried over from the previous
+    // folder (names, folders with a trailing '/'), for the caller to say so: they were not made by
+    // this run, and plots or renders among them show the previous run's results.
+    std::vector<std::string> publish();
 
 private:
     std::filesystem::path folder_;

@@ -185,7 +185,13 @@ nlohmann::json run_to_directory(const scenario::Scenario& sc, const fs::path& di
     // The wall time a user waited: the simulation (summary.json's simulation_wall_s) and every file written.
     j["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     write_json_file(out / "summary.json", j);
-    staged.publish();
+    const auto kept = staged.publish();
+    if (!kept.empty()) {
+        std::string names;
+        for (const auto& name : kept) names += (names.empty() ? "" : ", ") + name;
+        std::cerr << "skyfabric: note: kept in " << dir.string() << " from before this run (not made by it; plots and "
+                  << "renders there show the previous run's results): " << names << "\n";
+    }
     return j;
 }
 

@@ -213,3 +213,26 @@ TEST(OutputFolder, TheCurrentDirectoryOrAnAncestorIsRefusedAsAnOutputFolder) {
     EXPECT_TRUE(fs::exists(dir / "sub" / "result.h5"));
     fs::remove_all(dir);
 }
+
+TEST(OutputFolder, ForceSaysWhatItKeptFromThePreviousRun) {
+    // Issue 28 item 8: --force replaced the run's own files but kept plots/ and render/ (made from the
+    // previous result) without a word. They are still kept (nothing of the user's is deleted), and the
+    // run names every one of them; the previous run's own files go.
+    const auto dir = fresh_dir("force_keeps");
+    const fs::path out = dir / "out";
+    const std::string run = skyfabric() + " run -q " + source("scenarios/smoke.yaml") + " --set output.vtk=false -o " + out.string();
+    auto r = run_command(run + " 2>&1");
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_EQ(r.output.find("kept in"), std::string::npos) << r.output;  // a fresh folder: nothing kept
+    fs::create_directories(out / "plots");
+    std::ofstream(out / "plots" / "timeline.png") << "old";
+    std::ofstream(out / "notes.txt") << "mine";
+    r = run_command(run + " --force 2>&1");
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("from before this run"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(": notes.txt, plots/"), std::string::npos) << r.output;
+    EXPECT_TRUE(fs::exists(out / "plots" / "timeline.png"));
+    EXPECT_TRUE(fs::exists(out / "notes.txt"));
+    EXPECT_TRUE(fs::exists(out / "result.h5"));
+    fs::remove_all(dir);
+}
