@@ -110,8 +110,11 @@ class TimeAxis:
             ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(nbins=12, steps=[1, 2, 2.5, 5, 10]))
 
 
+FIGURE_FORMAT = "png"  # --format: png, or pdf/svg (vector)
+
+
 def save(fig, out_dir, name):
-    path = os.path.join(out_dir, name)
+    path = os.path.join(out_dir, os.path.splitext(name)[0] + "." + FIGURE_FORMAT)
     fig.tight_layout()
     fig.savefig(path, dpi=130)
     plt.close(fig)
@@ -483,7 +486,11 @@ def main(argv):
     p.add_argument("--neighbours", type=int, default=8)
     p.add_argument("--sorted", action="store_true",
                    help="plot the k-th nearest at each instant rather than the K nearest on average")
+    p.add_argument("--format", choices=("png", "pdf", "svg"), default="png",
+                   help="figure format: png, or pdf/svg (vector, for a paper)")
     a = p.parse_args(argv)
+    global FIGURE_FORMAT
+    FIGURE_FORMAT = a.format
     h5 = find_h5(a.run)
     if h5 is None:
         print("plot_run: no result.h5 in %s" % a.run, file=sys.stderr)
