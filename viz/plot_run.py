@@ -33,6 +33,10 @@ and writes into RUN_DIR/plots (or --out):
                    links up over time, and the worst cluster's oversubscription (its bisection
                    over its gateway capacity) from /constellation/oversubscription [T x C].
 
+  serving.png      with /inference/requests (workload.kind: inference): the TTFT and TPOT
+                   distributions (CDFs, one line per routing) and, for a
+                   constellation, the gateway egress over the run (/inference/gateway_egress).
+
 Each plot whose data is absent is skipped with a message; the exit status is 0 when at
 least one plot was written, 1 when none could be, 2 for bad arguments or a missing file.
 """
@@ -440,6 +444,43 @@ def plot_constellation(f, out_dir):
     return save(fig, out_dir, name)
 
 
+def plot_serving(f, out_dir, tx):
+    name = "serving.png"
+    if "inference/requests/ttft_s" not in f:
+        return skip(name, "no /inference/requests (not a serving run)")
+    groups = [g for g in ("requests", "requests_local", "requests_prfaas") if "inference/%s/ttft_s" % g in f]
+    egress = [g for g in ("gateway_egress", "gateway_egress_local", "gateway_egress_prfaas")
+              if "inference/%s/egress_bps" % g in f]
+    fig, axes = plt.subplots(1, 3 if egress else 2, figsize=(14 if egress else 10, 4.2))
+
+    def routing(g):
+        r = f["inference/" + g].attrs.get("routing", g)
+        r = r.decode() if isinstance(r, bytes) else str(r)
+        return {"local": "local PD", "prfaas": "PrfaaS"}.get(r, r)
+
+    for k, (ax, column, scale, unit) in enumerate(((axes[0], "ttft_s", 1.0, "s"), (axes[1], "tpot_s", 1e3, "ms"))):
+        for g in groups:
+            v = f["inference/%s/%s" % (g, column)][...] * scale
+            v = np.sort(v[np.isfinite(v)])
+            if v.size:
+                ax.step(v, np.arange(1, v.size + 1) / v.size, where="post", label="%s (%d)" % (routing(g), v.size))
+        ax.set_xlabel(("time to first token" if k == 0 else "time per output token") + " [%s]" % unit)
+        ax.set_ylabel("fraction of requests")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, loc="lower right")
+    for g in egress:
+        d = f["inference/" + g]
+        axes[2].step(tx(d["start_s"][...]), d["egress_bps"][...] / 1e9, where="post", label=routing(g))
+    if egress:
+        axes[2].set_xlabel(tx.label)
+        axes[2].set_ylabel("gateway egress [Gbit/s], mean per output step")
+        axes[2].grid(alpha=0.3)
+        axes[2].legend(fontsize=8)
+        tx.ticks(axes[2])
+    fig.suptitle(title_of(f) + ": serving", fontsize=10)
+    return save(fig, out_dir, name)
+
+
 def plot_aggregation(f, out_dir, tx):
     name = "aggregation.png"
     if "constellation/gateway_capacity_bps" not in f or "time_s" not in f:
@@ -508,7 +549,8 @@ def main(argv):
                    lambda: plot_goodput(f, out_dir, tx),
                    lambda: plot_power(f, out_dir, tx),
                    lambda: plot_constellation(f, out_dir),
-                   lambda: plot_aggregation(f, out_dir, tx)):
+                   lambda: plot_aggregation(f, out_dir, tx),
+                   lambda: plot_serving(f, out_dir, tx)):
             try:
                 path = fn()
             except (KeyError, ValueError, TypeError, IndexError) as e:

@@ -120,6 +120,19 @@ void write_requests(Hdf5File& file, const std::string& group, workloads::Serving
     index_dimension(file, group, "request", rows.size());
 }
 
+// The gateway layer's egress per bin (a constellation's serving run): start and mean rate.
+void write_gateway_egress(Hdf5File& file, const std::string& group, workloads::ServingRouting routing, double step_s,
+                          const std::vector<double>& bps) {
+    if (bps.empty()) return;
+    std::vector<std::size_t> bins(bps.size());
+    for (std::size_t k = 0; k < bins.size(); ++k) bins[k] = k;
+    const std::string g = group + "/";
+    write_column(file, g + "start_s", bins, [&](std::size_t k) { return static_cast<double>(k) * step_s; }, "s");
+    write_column(file, g + "egress_bps", bins, [&](std::size_t k) { return bps[k]; }, "bit/s");
+    file.set_attribute(group, "routing", workloads::to_string(routing));
+    index_dimension(file, group, "bin", bins.size());
+}
+
 void write_training(Hdf5File& file, const workloads::TrainingResult& t) {
     using workloads::CollectiveRecord;
     using workloads::LinkUtilisation;
@@ -557,6 +570,9 @@ void ResultWriter::end(const simulation::RunSummary& summary) {
         const auto routing = summary.inference_routing[k];
         write_requests(*file_, k == 0 ? "/inference/requests" : std::string("/inference/requests_") + workloads::to_string(routing),
                        routing, summary.inference[k].requests);
+        write_gateway_egress(*file_,
+                             k == 0 ? "/inference/gateway_egress" : std::string("/inference/gateway_egress_") + workloads::to_string(routing),
+                             routing, summary.inference[k].gateway_egress_bin_s, summary.inference[k].gateway_egress_bps);
     }
     if (summary.radiation) {
         write_radiation_events(*file_, *summary.radiation);

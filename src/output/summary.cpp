@@ -225,6 +225,9 @@ json inference_json(const scenario::Scenario& sc, const simulation::RunSummary& 
             {"kv_bytes_moved", r.kv_bytes_moved},
             {"kv_transfer_s", percentiles_json(r.kv_transfer_s)},
             {"stalled_transfer_s", r.stalled_transfer_s},
+            {"gateway_bytes", r.gateway_bytes},
+            {"gateway_egress_mean_bps", r.gateway_egress_mean_bps},
+            {"gateway_egress_peak_bps", r.gateway_egress_peak_bps},
             {"prefill_routed_dedicated", r.prefill_routed_dedicated},
             {"decode_steps", r.decode_steps},
             {"topology_epochs", r.topology_epochs},
@@ -645,6 +648,11 @@ std::string summary_table(const nlohmann::json& j) {
             return num(nlohmann::json(r["kv_bytes_moved"].get<double>() / 1e12), "%.4g TB");
         });
         columns("KV transfer p50 / p90 / p99", [&](const nlohmann::json& r) { return p3(r["kv_transfer_s"], 1e3, "ms"); });
+        if (j.contains("constellation"))
+            columns("gateway egress mean / peak", [&](const nlohmann::json& r) {
+                return num(nlohmann::json(r["gateway_egress_mean_bps"].get<double>() / 1e9), "%.4g") + " / " +
+                       num(nlohmann::json(r["gateway_egress_peak_bps"].get<double>() / 1e9), "%.4g Gbit/s");
+            });
         row("objectives", "TTFT " + num(in["ttft_slo_s"], "%.3g s") + ", TPOT " +
                               num(nlohmann::json(in["tpot_slo_s"].get<double>() * 1e3), "%.3g ms"));
     }

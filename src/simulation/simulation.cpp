@@ -477,6 +477,10 @@ private:
             config.nodes = scenario::inference_nodes(sc_);
             config.start_s = 0.0;
             config.end_s = summary_.simulated_s;
+            if (clusters_ && clusters_->cluster_count() > 1) {  // the gateway layer's egress, per output step
+                config.cluster_of.assign(clusters_->cluster_of().begin(), clusters_->cluster_of().end());
+                config.egress_bin_s = sc_.output_step_s;
+            }
             add_faults_and_power(config);
             for (auto* r : recorders_) r->phase(std::string("serving, ") + workloads::to_string(routing) + " routing");
             summary_.inference_routing.push_back(routing);

@@ -153,6 +153,32 @@ TEST(ServingQueue, TransfersSharingALinkGetHalfItEach) {
     EXPECT_NEAR(r.requests[1].ttft_s(), 4.01, 1e-12);
 }
 
+TEST(ServingGateways, EgressCountsTheCachesCrossingBetweenClusters) {
+    // The line of the test above with node 2 in a second cluster: only link 1 — 2 is a gateway. Both
+    // caches (1e6 B each) cross it from 2 s to 4 s at 0.5e6 B/s each: 2e6 B over the gateway layer
+    // (A's first hop, 0 → 1, stays inside cluster 0), a peak of 1e6 B/s = 8 Mbit/s, a mean over the
+    // 100 s run of 2e6 · 8 / 100 = 160 kbit/s, and in 1 s bins 8 Mbit/s in [2, 3) and [3, 4) only.
+    Topology line;
+    line.node_count = 3;
+    line.links = {sw::testing::make_link(0, 1, 8e6, 0.01), sw::testing::make_link(1, 2, 8e6, 0.01)};
+    auto c = round_config(2, 1);
+    c.trace = {request(0, 0.0, 1000, 1), request(1, 0.0, 1000, 1)};
+    c.cluster_of = {0, 0, 1};
+    c.egress_bin_s = 1.0;
+    const auto r = sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&line, 1)));
+    EXPECT_NEAR(r.summary.gateway_bytes, 2e6, 1e-6);
+    EXPECT_NEAR(r.summary.gateway_egress_peak_bps, 8e6, 1e-6);
+    EXPECT_NEAR(r.summary.gateway_egress_mean_bps, 2e6 * 8.0 / 100.0, 1e-9);
+    ASSERT_EQ(r.gateway_egress_bps.size(), 100u);
+    for (std::size_t k = 0; k < r.gateway_egress_bps.size(); ++k)
+        EXPECT_NEAR(r.gateway_egress_bps[k], k == 2 || k == 3 ? 8e6 : 0.0, 1e-6) << "bin " << k;
+    // One cluster: no gateway, nothing counted.
+    c.cluster_of = {0, 0, 0};
+    const auto one = sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&line, 1)));
+    EXPECT_EQ(one.summary.gateway_bytes, 0.0);
+    EXPECT_EQ(one.summary.gateway_egress_peak_bps, 0.0);
+}
+
 TEST(ServingQueue, DecodeStepsFollowTheMemoryRoofline) {
     // One request of 1000 prompt tokens and 3 output tokens on a 1 Tbit/s link (1e6 B take 8 µs).
     // The first token comes with the KV cache; two decode steps follow, each reading 2e9 B of weights

@@ -209,6 +209,10 @@ public:
         if (e.prefill.instances < 1 || e.decode.instances < 1 || e.prefill.satellites_per_instance < 1 ||
             e.decode.satellites_per_instance < 1)
             throw std::invalid_argument("serving needs at least one prefill and one decode instance of at least one satellite");
+        if (!c.cluster_of.empty() && static_cast<std::int32_t>(c.cluster_of.size()) < clock_.topology().node_count)
+            throw std::invalid_argument("serving: cluster_of must name every node's cluster");
+        if (!c.cluster_of.empty() && c.egress_bin_s > 0.0 && c.end_s > c.start_s)
+            egress_bits_.assign(static_cast<std::size_t>(std::ceil((c.end_s - c.start_s) / c.egress_bin_s)), 0.0);
         nodes_ = c.nodes;
         if (nodes_.empty())
             for (std::int32_t i = 0; i < nodes_needed; ++i) nodes_.push_back(i);
@@ -277,10 +281,12 @@ public:
             const double t_outage = next_outage_ < outages_.size() ? outages_[next_outage_].start_s : inf;
             const double t = std::min({t_drain, t_event, t_arrival, t_topology, t_outage});
             if (!(t < c_.end_s)) {
+                account_gateways(now, c_.end_s - now);
                 move_shards(c_.end_s - now);
                 break;
             }
             const double dt = t - now;
+            account_gateways(now, dt);
             now = t;
             if (t_drain <= t) {
                 // Shards that drain now (within rounding of the step): their last bit lands a path latency later.
@@ -343,6 +349,7 @@ private:
         double rate = 0.0;
         double latency_s = 0.0;
         std::vector<std::int32_t> edges;  // empty: no path now
+        std::int32_t gateway_hops = 0;    // edges of the path between clusters
     };
     struct DecodeInstance {
         std::vector<std::int64_t> running;
@@ -373,12 +380,37 @@ private:
     }
 
     void route(Shard& s) {
-        const auto& paths = routes_.get(clock_.network(), s.source, s.target, c_.network_routing, 1);
+        const auto& net = clock_.network();
+        const auto& paths = routes_.get(net, s.source, s.target, c_.network_routing, 1);
         s.edges.clear();
         s.latency_s = 0.0;
+        s.gateway_hops = 0;
         if (!paths.empty()) {
             s.edges = paths.front().edges;
             s.latency_s = paths.front().latency_s;
+            if (!c_.cluster_of.empty())
+                for (const std::int32_t e : s.edges)
+                    s.gateway_hops += c_.cluster_of[static_cast<std::size_t>(net.edge_from[e])] !=
+                                      c_.cluster_of[static_cast<std::size_t>(net.edge_to[e])];
+        }
+    }
+
+    // The gateway layer's traffic over [from, from + dt), while the shards keep their rates.
+    void account_gateways(double from, double dt) {
+        if (c_.cluster_of.empty() || !(dt > 0.0)) return;
+        double bps = 0.0;
+        for (const auto& s : shards_) bps += 8.0 * s.rate * s.gateway_hops;
+        if (!(bps > 0.0)) return;
+        gateway_bits_ += bps * dt;
+        summary_.gateway_egress_peak_bps = std::max(summary_.gateway_egress_peak_bps, bps);
+        if (!(c_.egress_bin_s > 0.0)) return;
+        for (double t = from, end = from + dt; t < end;) {
+            const auto bin = static_cast<std::size_t>(std::max(0.0, std::floor((t - c_.start_s) / c_.egress_bin_s)));
+            if (bin >= egress_bits_.size()) break;
+            const double bin_end = std::min(end, c_.start_s + static_cast<double>(bin + 1) * c_.egress_bin_s);
+            egress_bits_[bin] += bps * (bin_end - t);
+            if (!(bin_end > t)) break;  // no progress at the rounding limit
+            t = bin_end;
         }
     }
 
@@ -791,7 +823,15 @@ private:
                 const double to = j + 1 < series.size() ? th.start_s + static_cast<double>(j + 1) * th.step_s : inf;
                 s.instance_throttled_s += std::max(0.0, std::min(to, c_.end_s) - std::max(from, c_.start_s));
             }
-        return ServingResult{std::move(records_), s};
+        s.gateway_bytes = gateway_bits_ / 8.0;
+        if (span > 0.0) s.gateway_egress_mean_bps = gateway_bits_ / span;
+        std::vector<double> egress = std::move(egress_bits_);
+        for (std::size_t k = 0; k < egress.size(); ++k) {
+            const double from = c_.start_s + static_cast<double>(k) * c_.egress_bin_s;
+            const double width = std::min(c_.egress_bin_s, c_.end_s - from);
+            egress[k] = width > 0.0 ? egress[k] / width : 0.0;
+        }
+        return ServingResult{std::move(records_), s, std::move(egress), c_.egress_bin_s};
     }
 
     const ServingConfig& c_;
@@ -823,6 +863,8 @@ private:
     std::vector<double> kv_transfers_;
     std::int64_t tokens_generated_ = 0;
     ServingSummary summary_;
+    double gateway_bits_ = 0.0;
+    std::vector<double> egress_bits_;  // per egress bin
     // solve_rates scratch
     std::vector<int> offsets_, flow_links_, link_count_;
     std::vector<unsigned char> active_, frozen_, link_saturated_;

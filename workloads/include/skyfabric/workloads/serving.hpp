@@ -174,6 +174,10 @@ struct ServingConfig {
     double end_s = 0.0;  // arrivals in [start_s, end_s); requests still in flight then are unfinished
     std::vector<SatelliteOutage> outages;  // any order; satellites holding no instance are ignored
     ComputeThrottle throttle;
+    // Cluster of each node (a constellation); links between clusters are the gateway layer, whose
+    // egress is reported. Empty: one cluster, no gateway figures.
+    std::vector<std::int32_t> cluster_of;
+    double egress_bin_s = 0.0;  // > 0: the gateway egress as a series of bins this long from start_s
 };
 
 enum class RequestStatus : std::uint8_t {
@@ -232,11 +236,20 @@ struct ServingSummary {
     std::int64_t rate_solves = 0;
     std::int64_t topology_epochs = 0;
     double stalled_transfer_s = 0.0;   // transfer time with some shard without a path
+    // KV caches on gateway links (between clusters), each link a cache crosses counted: bytes, and the
+    // rate over the run (mean) and at its busiest instant (peak, rates being constant between solves).
+    double gateway_bytes = 0.0;
+    double gateway_egress_mean_bps = 0.0;
+    double gateway_egress_peak_bps = 0.0;
 };
 
 struct ServingResult {
     std::vector<RequestRecord> requests;  // in arrival order
     ServingSummary summary;
+    // With cluster_of and egress_bin_s: the mean gateway rate in each bin [start_s + k·bin, ...),
+    // the last bin cut at end_s (bit/s).
+    std::vector<double> gateway_egress_bps;
+    double gateway_egress_bin_s = 0.0;
 };
 
 // Throws std::invalid_argument when the instances need more nodes than the network has, or the
