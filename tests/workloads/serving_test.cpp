@@ -53,6 +53,14 @@ sw::ServingConfig round_config(std::int32_t prefill_instances, std::int32_t deco
     return c;
 }
 
+// A line 0 — 1 — 2 of 8 Mbit/s links (1e6 B/s), 10 ms each.
+Topology line_of_three() {
+    Topology line;
+    line.node_count = 3;
+    line.links = {sw::testing::make_link(0, 1, 8e6, 0.01), sw::testing::make_link(1, 2, 8e6, 0.01)};
+    return line;
+}
+
 }  // namespace
 
 TEST(KvBytesPerToken, DenseGqaEightBillionClassModel) {
@@ -141,9 +149,7 @@ TEST(ServingQueue, TransfersSharingALinkGetHalfItEach) {
     // A line 0 — 1 — 2 of 8 Mbit/s links, 10 ms each: prefill instances on 0 and 1, decode on 2.
     // Both requests arrive at 0 and prefill at once (2 s); both KV caches (1e6 B) then cross 1 → 2,
     // max-min gives each 0.5e6 B/s: both drain at 4 s; A's path has two hops (20 ms), B's one.
-    Topology line;
-    line.node_count = 3;
-    line.links = {sw::testing::make_link(0, 1, 8e6, 0.01), sw::testing::make_link(1, 2, 8e6, 0.01)};
+    const Topology line = line_of_three();
     auto c = round_config(2, 1);
     c.trace = {request(0, 0.0, 1000, 1), request(1, 0.0, 1000, 1)};
     const auto r = sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&line, 1)));
@@ -158,9 +164,7 @@ TEST(ServingGateways, EgressCountsTheCachesCrossingBetweenClusters) {
     // caches (1e6 B each) cross it from 2 s to 4 s at 0.5e6 B/s each: 2e6 B over the gateway layer
     // (A's first hop, 0 → 1, stays inside cluster 0), a peak of 1e6 B/s = 8 Mbit/s, a mean over the
     // 100 s run of 2e6 · 8 / 100 = 160 kbit/s, and in 1 s bins 8 Mbit/s in [2, 3) and [3, 4) only.
-    Topology line;
-    line.node_count = 3;
-    line.links = {sw::testing::make_link(0, 1, 8e6, 0.01), sw::testing::make_link(1, 2, 8e6, 0.01)};
+    const Topology line = line_of_three();
     auto c = round_config(2, 1);
     c.trace = {request(0, 0.0, 1000, 1), request(1, 0.0, 1000, 1)};
     c.cluster_of = {0, 0, 1};
