@@ -199,6 +199,11 @@ void write_table(const fs::path& dir, const TableInput& in) {
         std::string names;
         for (const auto& c : t.columns) names += (names.empty() ? "" : "\n") + c;
         file.set_attribute("columns", names);
+        // The swept keys, newline-separated, in the sweep's axis order: what a gridded view of the
+        // table is indexed by (docs/sweeps.md, "sweep.h5 as a grid").
+        std::string swept;
+        for (const auto& axis : in.axes) swept += (swept.empty() ? "" : "\n") + axis.key;
+        file.set_attribute("swept_keys", swept);
         for (std::size_t c = 0; c < t.columns.size(); ++c) {
             const std::string& column = t.columns[c];
             const std::string path = "/table/" + column;

@@ -157,6 +157,20 @@ TEST(Sweep, FourPointsWithTwoJobsWriteOneRowEach) {
         "assert dict(d.sizes) == {'index': 4}, dict(d.sizes); assert list(d['index'].values) == [0, 1, 2, 3]; "
         "assert d['satellites'].dims == ('index',); print('ok')\" " + (dir / "sweep" / "sweep.h5").string());
     EXPECT_EQ(xarray.status, 0) << xarray.output;
+    // The documented one-line grid (docs/sweeps.md): the swept keys become the dimensions.
+    std::ofstream(dir / "grid.py") << R"(import sys, xarray as xr
+path = sys.argv[1]
+d = xr.open_dataset(path, engine="h5netcdf", group="table")
+keys = xr.open_dataset(path, engine="h5netcdf").attrs["swept_keys"].split("\n")
+assert keys == ["formation.radius_m", "links.terminals_per_satellite"], keys
+g = d.set_index(index=keys).unstack("index") if len(keys) > 1 else d.swap_dims(index=keys[0])
+assert dict(g["satellites"].sizes) == {"formation.radius_m": 2, "links.terminals_per_satellite": 2}, g.sizes
+assert float(g["satellites"].sel({"formation.radius_m": 300.0, "links.terminals_per_satellite": 4.0})) == 9
+assert float(g["satellites"].sel({"formation.radius_m": 200.0, "links.terminals_per_satellite": 2.0})) == 5
+print("ok")
+)";
+    const auto grid = run_command("/usr/bin/python3 " + (dir / "grid.py").string() + " " + (dir / "sweep" / "sweep.h5").string());
+    EXPECT_EQ(grid.status, 0) << grid.output;
     EXPECT_TRUE(fs::exists(dir / "sweep" / "sweep.json"));
 
     // The same folder again is refused (it holds a complete sweep) unless --force.
