@@ -948,7 +948,6 @@ void check_constellation(Section& top, const Scenario& sc, const std::vector<std
                                                          "clusters of unequal size, which its all-reduce cannot split: use wait, "
                                                          "or drop hierarchical from constellation.algorithms");
     }
-    if (sc.dynamics.compare_to_nonlinear) top.section("dynamics").fail("compare_to_nonlinear", "is not supported with a constellation");
     const auto smallest = *std::min_element(sizes.begin(), sizes.end());
     if (static_cast<std::size_t>(con.gateways.gateways_per_cluster) > smallest) {
         Section g = c.section("gateways");

@@ -87,11 +87,15 @@ public:
         setup_.cluster_of.assign(clusters_->cluster_of().begin(), clusters_->cluster_of().end());
         setup_.gateway_nodes = clusters_->gateway_nodes();
         if (sc.dynamics.compare_to_nonlinear) {
-            const auto chief = scenario::initial_chief_state(sc);
-            auto settings = scenario::propagation_settings(sc);
-            settings.model = physics::RelativeMotionModel::nonlinear;
-            settings.station_keeping.enabled = false;
-            truth_.emplace(chief, setup_.initial_lvlh, settings);
+            // Each cluster against its own nonlinear truth: the same chief and initial states, free fall.
+            for (std::size_t c = 0; c < clusters_->cluster_count(); ++c) {
+                const scenario::Scenario cluster = scenario::cluster_scenario(sc, c);
+                auto settings = scenario::propagation_settings(cluster);
+                settings.model = physics::RelativeMotionModel::nonlinear;
+                settings.station_keeping.enabled = false;
+                truth_.emplace_back(scenario::initial_chief_state(cluster), scenario::initial_formation(cluster), settings);
+            }
+            truth_snapshots_.resize(truth_.size());
         }
         positions_lvlh_.resize(setup_.satellite_count);
         if (sc.radiation.enabled) {
@@ -150,14 +154,19 @@ private:
         sample_.snapshot = &snapshot_;
         derive_metrics(sc_, snapshot_, sample_);
         sample_.model_error_m.clear();
-        if (truth_) {
-            truth_->advance_to(times_[k], truth_snapshot_);
+        if (!truth_.empty()) {
             sample_.model_error_m.resize(snapshot_.satellites_eci.size());
-            // The relative motion's error (LVLH, each model's own chief): the linear models' reference
-            // orbits differ from the nonlinear chief by kilometres a day, which is not their error.
-            for (std::size_t i = 0; i < snapshot_.satellites_lvlh.size(); ++i) {
-                sample_.model_error_m[i] =
-                    (snapshot_.satellites_lvlh[i].position_m - truth_snapshot_.satellites_lvlh[i].position_m).norm();
+            // The relative motion's error (LVLH, each model's own chief, cluster by cluster): the linear
+            // models' reference orbits differ from the nonlinear chief by kilometres a day, which is not
+            // their error.
+            std::size_t first = 0;
+            for (std::size_t c = 0; c < truth_.size(); ++c) {
+                truth_[c].advance_to(times_[k], truth_snapshots_[c]);
+                const auto& model = clusters_->cluster_snapshot(c).satellites_lvlh;
+                const auto& truth = truth_snapshots_[c].satellites_lvlh;
+                for (std::size_t i = 0; i < model.size(); ++i)
+                    sample_.model_error_m[first + i] = (model[i].position_m - truth[i].position_m).norm();
+                first += model.size();
             }
         }
         sample_.delta_v_m_s = station_keeping_delta_v();
@@ -738,7 +747,7 @@ private:
     std::optional<ClusterSet> clusters_;                // every cluster's physics and links (one without a constellation)
     workloads::ClusterTrainingSetup constellation_setup_;  // the cluster algorithms' (for the fault trials)
     std::vector<workloads::StepDurations> every_step_steps_;  // per algorithm: its fault-free steps (empty: diloco, noloco)
-    std::optional<physics::FormationPropagator> truth_;
+    std::vector<physics::FormationPropagator> truth_;  // compare_to_nonlinear: one per cluster
     std::vector<double> delta_v_all_;                  // a constellation's clusters' delta-v, concatenated
     double gateway_capacity_sum_bps_ = 0.0, oversubscription_sum_ = 0.0;
     double epoch_julian_date_ = 0.0;
@@ -751,7 +760,8 @@ private:
     std::vector<double> cluster_beta_rad_;             // a constellation's clusters' β at the current sample
     std::deque<links::Topology> pending_topologies_;   // simulated ahead for compute_done_s, not yet pulled
     double power_generated_j_ = 0.0, power_used_j_ = 0.0, power_shunted_j_ = 0.0;
-    physics::FormationSnapshot snapshot_, truth_snapshot_;
+    physics::FormationSnapshot snapshot_;
+    std::vector<physics::FormationSnapshot> truth_snapshots_;
     links::Topology topology_;
     std::vector<links::LinkEvent> link_events_;
     std::vector<Eigen::Vector3d> positions_lvlh_;

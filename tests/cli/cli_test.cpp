@@ -96,6 +96,39 @@ TEST(Cli, OemExportEqualsTheRunsEciStates) {
     fs::remove_all(dir);
 }
 
+TEST(Cli, ConstellationComparesEachClusterWithItsOwnNonlinearTruth) {
+    // Issue 25: compare_to: nonlinear was refused with a constellation. Each cluster now has its own
+    // nonlinear truth: cluster 0 of two suncatcher-81 clusters is the suncatcher-81 lattice about the
+    // same chief, so its HCW error equals a single-formation run's, satellite by satellite; the second
+    // cluster's (its own chief, 100 km ahead) is of the same size; and the nonlinear model compared
+    // with itself has no error at all.
+    const auto dir = fresh_dir("compare_clusters");
+    const std::string common = " --set duration_s=3000 --set dynamics.compare_to=nonlinear --set output.vtk=false";
+    auto r = run_command(skyfabric() + " run -q " + source("scenarios/constellation-4x81.yaml") + common +
+                         " --set dynamics.model=hcw --set constellation.clusters=2 --set constellation.algorithms=ring -o " +
+                         (dir / "two").string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    r = run_command(skyfabric() + " run -q " + source("scenarios/suncatcher-81.yaml") + common +
+                    " --set dynamics.model=hcw -o " + (dir / "one").string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    r = run_command(skyfabric() + " run -q " + source("scenarios/constellation-4x81.yaml") + common +
+                    " --set constellation.clusters=2 --set constellation.algorithms=ring -o " + (dir / "self").string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    std::ofstream(dir / "check.py") << R"(import sys, h5py, numpy as np
+two, one, itself = (h5py.File(p, "r")["dynamics/model_error_m"][...] for p in sys.argv[1:4])
+assert two.shape[1] == 162 and one.shape[1] == 81, (two.shape, one.shape)
+assert np.array_equal(two[:, :81], one), abs(two[:, :81] - one).max()
+first, second = two[-1, :81].max(), two[-1, 81:].max()
+assert first > 0.1 and 0.5 < second / first < 2.0, (first, second)
+assert itself.max() == 0.0, itself.max()
+print("ok", first, second)
+)";
+    const auto check = run_command("/usr/bin/python3 " + (dir / "check.py").string() + " " + (dir / "two" / "result.h5").string() +
+                                   " " + (dir / "one" / "result.h5").string() + " " + (dir / "self" / "result.h5").string());
+    EXPECT_EQ(check.status, 0) << check.output;
+    fs::remove_all(dir);
+}
+
 TEST(Cli, PrintedWallTimeIncludesWritingTheFiles) {
     // Issue 28: the wall time printed and in summary.json (wall_s) spans the files' writing, after the
     // simulation's own figure (simulation_wall_s) was taken: wall_s > simulation_wall_s, and the table prints wall_s.
