@@ -33,6 +33,49 @@ void refuse_to_overwrite(const fs::path& dir, bool force) {
     }
 }
 
+// A constellation's algorithms, one group of processes each (pids 10 + 4k ...), sharing the event
+// budget: ring and hierarchical as the training timeline; DiLoCo and NoLoCo one track per replica
+// (cluster), each round its inner steps, its wait for the other replica(s) and its outer sync.
+void write_constellation_trace(TraceWriter& writer, const scenario::Scenario& sc, const simulation::RunSummary& summary) {
+    const auto count = static_cast<std::int64_t>(summary.constellation.size());
+    const std::int64_t budget = sc.output.trace_max_events < 0 ? -1 : sc.output.trace_max_events / count;
+    for (std::int64_t k = 0; k < count; ++k) {
+        const auto& a = summary.constellation[static_cast<std::size_t>(k)];
+        const std::string name(workloads::to_string(a.algorithm));
+        const auto pid = static_cast<std::int32_t>(10 + 4 * k);
+        if (a.rounds.empty()) {
+            TrainingTraceOptions o;
+            o.pid = pid;
+            o.collectives_pid = pid + 1;
+            o.links_pid = pid + 2;
+            o.label = name;
+            o.event_budget = budget;
+            o.sort_index = static_cast<std::int32_t>(4 * k);
+            const auto stride = write_training_trace(writer, a.training, sc.workload.job.data_parallel, o);
+            if (stride > 1)
+                std::cerr << "skyfabric: trace: " << name << ": 1 step in " << stride << " written, to stay within its share of "
+                          << "output.trace_max_events = " << sc.output.trace_max_events << "\n";
+            continue;
+        }
+        writer.process_name(pid, name + ": replicas");
+        writer.process_sort_index(pid, static_cast<std::int32_t>(4 * k));
+        std::int32_t replicas = 0;
+        for (const auto& r : a.rounds) replicas = std::max(replicas, r.replica + 1);
+        for (std::int32_t r = 0; r < replicas; ++r) writer.thread_name(pid, r, "replica " + std::to_string(r) + " (cluster " + std::to_string(r) + ")");
+        for (const auto& r : a.rounds) {
+            const nlohmann::json args{{"round", r.round}, {"inner_steps", r.inner_steps}, {"peer", r.peer}};
+            writer.complete(pid, r.replica, "round " + std::to_string(r.round), "round", r.start_s, r.end_s - r.start_s, args);
+            writer.complete(pid, r.replica, "inner steps", "compute", r.start_s, r.ready_s - r.start_s, args);
+            if (r.sync_start_s > r.ready_s)
+                writer.complete(pid, r.replica, "waiting for replicas", "wait", r.ready_s, r.sync_start_s - r.ready_s, args);
+            if (r.end_s > r.sync_start_s)
+                writer.complete(pid, r.replica, r.peer >= 0 ? "outer sync with " + std::to_string(r.peer) : "outer sync", "collective",
+                                r.sync_start_s, r.end_s - r.sync_start_s, args);
+        }
+        writer.metadata(name + "_outer_rounds", a.outer_rounds);
+    }
+}
+
 // The training timeline, with fault events on a track per satellite.
 void write_trace(const scenario::Scenario& sc, const simulation::RunSummary& summary, const fs::path& path) {
     TraceOptions options;
@@ -47,7 +90,9 @@ void write_trace(const scenario::Scenario& sc, const simulation::RunSummary& sum
     writer.metadata("scenario", sc.name);
     writer.metadata("seed", sc.seed);
     writer.metadata("complete", summary.complete);
-    if (summary.training) {
+    if (!summary.constellation.empty()) {
+        write_constellation_trace(writer, sc, summary);
+    } else if (summary.training) {
         std::vector<LinkCounterSample> samples;
         samples.reserve(summary.training->link_epochs.size());
         for (const auto& e : summary.training->link_epochs)

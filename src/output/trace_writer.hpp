@@ -126,17 +126,20 @@ struct TrainingTraceOptions {
     // Write every stride-th step (and its collectives). 0: auto — the smallest stride that
     // keeps the estimated events within the writer's max_events.
     std::int64_t step_stride = 0;
-    std::vector<std::int32_t> rank_nodes;  // rank → satellite id, to name tracks; may be empty
+    std::vector<std::int32_t> rank_nodes;  // rank → satellite id, to name the track; may be empty
     std::int32_t busiest_links = 8;   // counter tracks for the links with most utilisation
+    std::string label;                // prefixes the process names ("ring: ranks"); empty: none
+    std::int64_t event_budget = -1;   // timeline events this call may use (auto stride); < 0: the writer's max_events
+    std::int32_t sort_index = 0;      // of the first process; the others follow
 };
 
 // Writes a data-parallel TrainingResult as a timeline:
-//   pid "ranks": one thread per rank ("rank r · sat k"); per written step a "step N" slice
-//     (args: status, compute_s, communication_s, exposed_communication_s) with nested,
-//     non-overlapping children "compute" [start, start + compute_s] and, when the step ran
-//     past its compute, "exposed communication" — or "stalled" / "incomplete" by status —
-//     [start + compute_s, end]. Steps are global in data parallelism, so every rank's track
-//     carries the same slices.
+//   pid "ranks": one thread for every rank ("all N ranks (in step) · sats a–b"): steps are
+//     global in data parallelism, so N tracks would carry the same slices. Per written step a
+//     "step N" slice (args: status, compute_s, communication_s, exposed_communication_s) with
+//     nested, non-overlapping children "compute" [start, start + compute_s] and, when the step
+//     ran past its compute, "exposed communication" — or "stalled" / "incomplete" by status —
+//     [start + compute_s, end].
 //   pid "collectives": one thread "collective stream" with a slice per collective (name
 //     e.g. "all_reduce ring", args: bytes, algBw_GBps, busBw_GBps, stalled_s, lost_s) —
 //     they overlap compute (gradient buckets), hence their own track — and an instant
@@ -144,8 +147,8 @@ struct TrainingTraceOptions {
 //   pid "links": counter tracks "link a-b" (capacity_Gbps, utilisation) for the busiest
 //     links (by result.links utilisation), from link_samples when given, else the run's
 //     mean utilisation at the first and last step.
-// Also sets metadata: ranks, steps_total, steps_written, step_stride.
-// Fault and checkpoint events: add them with writer.instant(pid, rank, …) on the rank tracks.
+// Also sets metadata: ranks, steps_total, steps_written, step_stride (prefixed with label + "_" when
+// a label is given).
 // Returns the step stride used (1: every step written).
 std::int64_t write_training_trace(TraceWriter& writer, const workloads::TrainingResult& result, std::int32_t ranks,
                           const TrainingTraceOptions& options = {},

@@ -206,7 +206,7 @@ TEST(TraceWriter, TimeWindowKeepsOverlappingEventsOnly) {
     EXPECT_EQ(t["metadata"]["events_outside_window"], 2);
 }
 
-TEST(TrainingTrace, OneTrackPerRankNestedOrderedAndMatchingStepTimings) {
+TEST(TrainingTrace, OneTrackForTheRanksNestedOrderedAndMatchingStepTimings) {
     const auto path = temp_file("training.json");
     const int ranks = 9;
     const auto run = synthetic_run(12);
@@ -223,14 +223,12 @@ TEST(TrainingTrace, OneTrackPerRankNestedOrderedAndMatchingStepTimings) {
     EXPECT_EQ(t["metadata"]["ranks"], ranks);
     EXPECT_EQ(t["metadata"]["steps_written"], 12);
 
-    // One thread_name per rank in the ranks process.
-    std::set<int> rank_tids;
+    // Every rank steps together: one track in the ranks process, named for all of them.
+    std::vector<std::string> names;
     for (const auto& e : t["traceEvents"])
-        if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == 1) {
-            EXPECT_TRUE(rank_tids.insert(e["tid"].get<int>()).second);
-            EXPECT_NE(e["args"]["name"].get<std::string>().find("sat 4"), std::string::npos);
-        }
-    EXPECT_EQ(rank_tids.size(), static_cast<std::size_t>(ranks));
+        if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == 1) names.push_back(e["args"]["name"].get<std::string>());
+    ASSERT_EQ(names.size(), 1u);
+    EXPECT_EQ(names[0], "all 9 ranks (in step) · sats 40–48");
 
     const auto tracks = slices_by_track(t);
     constexpr double eps_us = 1e-3;  // 1 ns
@@ -250,9 +248,10 @@ TEST(TrainingTrace, OneTrackPerRankNestedOrderedAndMatchingStepTimings) {
         }
     }
 
-    // Each rank track carries every step with its exact duration and children.
-    for (int r = 0; r < ranks; ++r) {
-        const auto& slices = tracks.at({1, r});
+    // The ranks' track carries every step with its exact duration and children, once.
+    EXPECT_EQ(tracks.count({1, 1}), 0u);
+    {
+        const auto& slices = tracks.at({1, 0});
         std::size_t k = 0;
         for (const auto& step : run.steps) {
             while (k < slices.size() && slices[k].name != "step " + std::to_string(step.step)) ++k;
