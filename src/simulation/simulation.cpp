@@ -1,6 +1,7 @@
 #include "simulation/simulation.hpp"
 
 #include "scenario/yaml_reader.hpp"
+#include "simulation/sample_statistics.hpp"
 
 #include <skyfabric/links/topology_policy.hpp>
 #include <skyfabric/physics/constants.hpp>
@@ -29,40 +30,6 @@ std::vector<double> sample_times(double duration_s, double output_step_s) {
 }
 
 namespace {
-
-// Envelope, nearest neighbours, closest pair and the reference satellite's k nearest.
-// One 1-nearest k-d tree query serves the nearest distances and the closest pair (physics'
-// nearest_neighbour_distances_m and minimum_separation would build a tree each); the reference's
-// k nearest are one O(N) pass. Asking the tree for k neighbours of every satellite instead cost
-// ~10 % of a 10,000-satellite orbit.
-void derive_metrics(const scenario::Scenario& sc, const physics::FormationSnapshot& snap, Sample& s) {
-    const auto envelope = physics::formation_envelope(snap.satellites_lvlh);
-    s.envelope_m[0] = envelope.max_abs_radial_m;
-    s.envelope_m[1] = envelope.max_abs_along_track_m;
-    s.envelope_m[2] = envelope.max_abs_cross_track_m;
-    const std::size_t n = snap.satellites_lvlh.size();
-    const int k = std::min<int>(sc.metrics.neighbour_count, static_cast<int>(n) - 1);
-    s.nearest_neighbour_m.assign(n, std::numeric_limits<double>::quiet_NaN());
-    s.reference_neighbours_m.clear();
-    s.min_separation_m = std::numeric_limits<double>::quiet_NaN();
-    if (k < 1) return;
-    const auto positions = physics::positions_of(snap.satellites_lvlh);
-    const auto nn = physics::k_nearest_neighbours(positions, 1);
-    s.min_separation_m = std::numeric_limits<double>::infinity();
-    for (std::size_t i = 0; i < n; ++i) {
-        const double d = nn.distance_m[i];
-        s.nearest_neighbour_m[i] = d;
-        if (d < s.min_separation_m) {
-            const auto j = static_cast<std::size_t>(nn.index[i]);
-            s.min_separation_m = d;
-            s.min_separation_pair[0] = static_cast<std::int32_t>(std::min(i, j));
-            s.min_separation_pair[1] = static_cast<std::int32_t>(std::max(i, j));
-        }
-    }
-    s.reference_neighbours_m =
-        physics::k_nearest_distances_m(positions, static_cast<std::size_t>(sc.metrics.reference_satellite), k);
-}
-
 
 // One run's state. advance() produces the next sample: physics, metrics, links, and the
 // recorders; the training simulation, when there is one, drives it by pulling topologies.
@@ -194,7 +161,7 @@ private:
             sample_power(k);
         }
         if (radiation_model_) sample_radiation(k);
-        accumulate(sample_);
+        statistics_.add(sample_, sc_.metrics.min_separation_alarm_m, summary_);
         for (auto* r : recorders_) r->record(sample_);
         summary_.samples_written = k + 1;
         summary_.simulated_s = times_[k];
@@ -639,63 +606,9 @@ private:
         }
     }
 
-    void accumulate(const Sample& s) {
-        auto& m = summary_;
-        m.beta_angle_min_rad = std::min(m.beta_angle_min_rad, s.beta_angle_rad);
-        m.beta_angle_max_rad = std::max(m.beta_angle_max_rad, s.beta_angle_rad);
-        double shadow = 0.0;
-        for (double f : s.shadow_fraction) shadow += f;
-        if (shadow > 0.0) ++m.samples_in_shadow;
-        shadow_sum_ += s.shadow_fraction.empty() ? 0.0 : shadow / static_cast<double>(s.shadow_fraction.size());
-        for (double d : s.nearest_neighbour_m) {
-            m.nearest_neighbour_min_m = std::min(m.nearest_neighbour_min_m, d);
-            m.nearest_neighbour_max_m = std::max(m.nearest_neighbour_max_m, d);
-        }
-        for (double d : s.reference_neighbours_m) {
-            m.reference_neighbours_min_m = std::min(m.reference_neighbours_min_m, d);
-            m.reference_neighbours_max_m = std::max(m.reference_neighbours_max_m, d);
-        }
-        if (s.min_separation_m < m.min_separation_m) {
-            m.min_separation_m = s.min_separation_m;
-            m.min_separation_time_s = s.snapshot->time_s;
-            m.min_separation_pair[0] = s.min_separation_pair[0];
-            m.min_separation_pair[1] = s.min_separation_pair[1];
-        }
-        if (s.min_separation_m < sc_.metrics.min_separation_alarm_m) ++m.separation_alarms;
-        for (int a = 0; a < 3; ++a) m.envelope_max_m[a] = std::max(m.envelope_max_m[a], s.envelope_m[a]);
-        for (double e : s.model_error_m) m.model_error_max_m = std::max(m.model_error_max_m, e);
-        if (s.topology) {
-            const auto& t = s.link_metrics;
-            if (t.link_count > 0) {
-                m.link_capacity_min_bps = std::min(m.link_capacity_min_bps, t.capacity_min_bps);
-                m.link_capacity_max_bps = std::max(m.link_capacity_max_bps, t.capacity_max_bps);
-                capacity_sum_bps_ += t.capacity_mean_bps * t.link_count;
-                link_samples_ += static_cast<std::size_t>(t.link_count);
-            }
-            m.bisection_capacity_min_bps = std::min(m.bisection_capacity_min_bps, t.bisection_capacity_bps);
-            bisection_sum_bps_ += t.bisection_capacity_bps;
-            degree_sum_ += t.links_per_satellite_mean;
-            m.links_per_satellite_max = std::max(m.links_per_satellite_max, t.links_per_satellite_max);
-            m.components_max = std::max(m.components_max, t.components);
-            m.link_events += s.link_events.size();
-        }
-        if (s.aggregation) {
-            const auto& a = *s.aggregation;
-            const bool first = m.samples_written == 0;
-            m.gateway_capacity_min_bps = std::min(m.gateway_capacity_min_bps, a.gateway_capacity_bps);
-            gateway_capacity_sum_bps_ += a.gateway_capacity_bps;
-            m.gateway_links_min = first ? a.gateway_links : std::min(m.gateway_links_min, a.gateway_links);
-            m.gateway_links_max = std::max(m.gateway_links_max, a.gateway_links);
-            m.gateway_blocked_max = std::max(m.gateway_blocked_max, a.blocked);
-            m.oversubscription_min = std::min(m.oversubscription_min, a.oversubscription_max);
-            m.oversubscription_max = std::max(m.oversubscription_max, a.oversubscription_max);
-            oversubscription_sum_ += a.oversubscription_max;
-        }
-    }
-
     void finish_summary() {
         auto& m = summary_;
-        if (m.samples_written > 0) m.shadow_fraction_mean = shadow_sum_ / static_cast<double>(m.samples_written);
+        statistics_.finish(m, sc_.links.enabled, clusters_ && clusters_->constellation());
         if (!std::isfinite(m.power_state_of_charge_min)) m.power_state_of_charge_min = m.power_temperature_max_k = 0.0;
         if (!power_state_.empty()) {
             const double n = static_cast<double>(power_state_.size());
@@ -703,15 +616,6 @@ private:
             m.power_used_kwh = power_used_j_ / n / 3.6e6;
             m.power_shunted_kwh = power_shunted_j_ / n / 3.6e6;
         }
-        if (!std::isfinite(m.beta_angle_min_rad)) m.beta_angle_min_rad = m.beta_angle_max_rad = 0.0;
-        if (sc_.links.enabled && m.samples_written > 0) {
-            const double samples = static_cast<double>(m.samples_written);
-            m.link_capacity_mean_bps = link_samples_ ? capacity_sum_bps_ / static_cast<double>(link_samples_) : 0.0;
-            m.bisection_capacity_mean_bps = bisection_sum_bps_ / samples;
-            m.links_per_satellite_mean = degree_sum_ / samples;
-        }
-        if (!std::isfinite(m.link_capacity_min_bps)) m.link_capacity_min_bps = 0.0;
-        if (!std::isfinite(m.bisection_capacity_min_bps)) m.bisection_capacity_min_bps = 0.0;
         if (clusters_) {
             // Cluster after cluster, as the satellites are numbered.
             for (std::size_t c = 0; c < clusters_->cluster_count(); ++c) {
@@ -726,11 +630,6 @@ private:
                 m.differential_drag_delta_v_m_s.insert(m.differential_drag_delta_v_m_s.end(), drag.begin(), drag.end());
             }
         }
-        if (clusters_ && clusters_->constellation() && m.samples_written > 0) {
-            m.gateway_capacity_mean_bps = gateway_capacity_sum_bps_ / static_cast<double>(m.samples_written);
-            m.oversubscription_mean = oversubscription_sum_ / static_cast<double>(m.samples_written);
-        }
-        if (!std::isfinite(m.gateway_capacity_min_bps)) m.gateway_capacity_min_bps = 0.0;
         m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
     }
 
@@ -750,10 +649,8 @@ private:
     std::vector<workloads::StepDurations> every_step_steps_;  // per algorithm: its fault-free steps (empty: diloco, noloco)
     std::vector<physics::FormationPropagator> truth_;  // compare_to_nonlinear: one per cluster
     std::vector<double> delta_v_all_;                  // a constellation's clusters' delta-v, concatenated
-    double gateway_capacity_sum_bps_ = 0.0, oversubscription_sum_ = 0.0;
     double epoch_julian_date_ = 0.0;
     Eigen::Vector3d sun_eci_m_ = Eigen::Vector3d::Zero();  // at the current sample
-    double shadow_sum_ = 0.0;
     std::vector<physics::PowerState> power_state_;     // [N]
     std::vector<double> compute_fraction_;             // per sample: compute share allowed until the next
     std::vector<std::vector<double>> cluster_fraction_;  // a constellation's: [cluster][sample]
@@ -777,9 +674,7 @@ private:
         std::string stop_reason;   // too many to hold: not drawn
     };
     std::optional<DrawnFaults> faults_drawn_;
-
-    double capacity_sum_bps_ = 0.0, bisection_sum_bps_ = 0.0, degree_sum_ = 0.0;
-    std::size_t link_samples_ = 0;
+    SampleStatistics statistics_;  // minima, maxima and means over the samples
 };
 
 }  // namespace

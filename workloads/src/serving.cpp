@@ -1,16 +1,13 @@
 #include <skyfabric/workloads/serving.hpp>
 
-#include <skyfabric/physics/random.hpp>
 #include <skyfabric/workloads/maxmin_core.hpp>
 #include <skyfabric/workloads/network.hpp>
 #include <skyfabric/workloads/training.hpp>
 
-#include "csv_text.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <deque>
-#include <numbers>
+#include <limits>
 #include <queue>
 #include <stdexcept>
 #include <string>
@@ -21,182 +18,6 @@ namespace skyfabric::workloads {
 namespace {
 
 constexpr double inf = std::numeric_limits<double>::infinity();
-constexpr double nan = std::numeric_limits<double>::quiet_NaN();
-
-// Philox streams of one serving seed: one per quantity drawn, so that changing one distribution
-// leaves the others' draws alone.
-constexpr std::uint64_t stream_gap = 1, stream_prompt = 2, stream_output = 3;
-constexpr std::uint64_t serving_seed_tag = 0x5345525645ull;  // "SERVE"
-
-std::int64_t draw_length(const LengthDistribution& d, std::uint64_t seed, std::uint64_t stream, std::int64_t index) {
-    double x = d.mean_tokens;
-    if (d.kind == LengthKind::lognormal && d.sigma > 0.0) {
-        // Box–Muller from two uniforms in (0, 1].
-        const auto i = static_cast<std::uint64_t>(index);
-        const double u1 = physics::rng::uniform01(seed, stream, 2 * i);
-        const double u2 = physics::rng::uniform01(seed, stream, 2 * i + 1);
-        const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
-        const double mu = std::log(d.mean_tokens) - 0.5 * d.sigma * d.sigma;
-        x = std::exp(mu + d.sigma * z);
-    }
-    return std::max<std::int64_t>(1, std::llround(x));
-}
-
-}  // namespace
-
-double kv_bytes_per_token(const ServingModel& m) {
-    switch (m.attention) {
-        case AttentionKind::dense:
-            return 2.0 * m.layers * static_cast<double>(m.kv_heads) * m.head_dim * m.bytes_per_element;
-        case AttentionKind::hybrid:
-            return 2.0 * m.full_attention_layers * static_cast<double>(m.kv_heads) * m.head_dim * m.bytes_per_element;
-        case AttentionKind::mla:
-            return static_cast<double>(m.layers) * (m.kv_lora_rank + m.rope_dim) * m.bytes_per_element;
-    }
-    return 0.0;
-}
-
-const char* to_string(ServingRouting routing) { return routing == ServingRouting::prfaas ? "prfaas" : "local"; }
-
-const char* to_string(AttentionKind attention) {
-    switch (attention) {
-        case AttentionKind::dense: return "dense";
-        case AttentionKind::hybrid: return "hybrid";
-        case AttentionKind::mla: return "mla";
-    }
-    return "dense";
-}
-
-double weight_bytes(const ServingModel& m) { return m.parameters * m.bytes_per_parameter; }
-
-RequestGenerator::RequestGenerator(const RequestStream& stream, double start_s)
-    : stream_(stream), last_arrival_s_(start_s) {
-    stream_.seed = physics::rng::derive_seed(stream.seed, serving_seed_tag);
-}
-
-Request RequestGenerator::next() {
-    const auto i = static_cast<std::uint64_t>(index_);
-    Request r;
-    r.id = index_;
-    // Exponential gaps: −ln(u)/λ with u in (0, 1].
-    last_arrival_s_ += -std::log(physics::rng::uniform01(stream_.seed, stream_gap, i)) / stream_.rate_per_s;
-    r.arrival_s = last_arrival_s_;
-    r.prompt_tokens = draw_length(stream_.prompt, stream_.seed, stream_prompt, index_);
-    r.output_tokens = draw_length(stream_.output, stream_.seed, stream_output, index_);
-    r.cached_tokens = static_cast<std::int64_t>(std::floor(stream_.cached_prefix_fraction * static_cast<double>(r.prompt_tokens)));
-    ++index_;
-    return r;
-}
-
-std::vector<Request> parse_request_trace_csv(std::string_view text, std::string_view name_view) {
-    const std::string name = name_view.empty() ? std::string("request trace") : std::string(name_view);
-    enum Column { arrival = 0, prompt = 1, cached = 2, output = 3 };
-    const char* const column_names[] = {"arrival_s", "prompt_tokens", "cached_tokens", "output_tokens"};
-    int at[4] = {-1, -1, -1, -1};
-    std::size_t columns = 0;
-    bool have_header = false;
-    std::vector<Request> out;
-    std::size_t line_no = 0;
-    for (std::string_view line : csv::split(text, '\n')) {
-        ++line_no;
-        const std::string_view content = csv::trim(line);
-        if (content.empty() || content.front() == '#') continue;
-        const auto cells = csv::split(line, ',');
-        // 1-based column of each cell's first character, for messages.
-        std::vector<std::size_t> cell_column;
-        std::size_t offset = 1;
-        for (const auto c : cells) {
-            const auto lead = c.find_first_not_of(" \t");
-            cell_column.push_back(offset + (lead == std::string_view::npos ? 0 : lead));
-            offset += c.size() + 1;
-        }
-        const auto where = [&](std::size_t cell) {
-            return name + ":" + std::to_string(line_no) + ":" + std::to_string(cell_column[cell]) + ": ";
-        };
-        if (!have_header) {
-            for (std::size_t i = 0; i < cells.size(); ++i) {
-                const std::string_view cell = csv::trim(cells[i]);
-                bool known = false;
-                for (int k = 0; k < 4; ++k)
-                    if (cell == column_names[k]) {
-                        if (at[k] >= 0) throw RequestTraceError(where(i) + "column '" + std::string(cell) + "' given twice");
-                        at[k] = static_cast<int>(i);
-                        known = true;
-                    }
-                if (!known)
-                    throw RequestTraceError(where(i) + "header: expected the columns arrival_s, prompt_tokens, output_tokens "
-                                                       "and optionally cached_tokens, got '" + std::string(cell) + "'");
-            }
-            for (int k : {arrival, prompt, output})
-                if (at[k] < 0)
-                    throw RequestTraceError(name + ":" + std::to_string(line_no) + ":1: header: column '" + column_names[k] +
-                                            "' missing");
-            columns = cells.size();
-            have_header = true;
-            continue;
-        }
-        if (cells.size() != columns)
-            throw RequestTraceError(name + ":" + std::to_string(line_no) + ":1: expected " + std::to_string(columns) +
-                                    " comma-separated cells, got " + std::to_string(cells.size()));
-        const auto cell_text = [&](int k) { return std::string(csv::trim(cells[static_cast<std::size_t>(at[k])])); };
-        const auto fail = [&](int k, const std::string& expected) {
-            throw RequestTraceError(where(static_cast<std::size_t>(at[k])) + "column '" + column_names[k] + "': expected " +
-                                    expected + ", got '" + cell_text(k) + "'");
-        };
-        const auto tokens = [&](int k, std::int64_t min) {
-            const auto v = csv::to_integer(cells[static_cast<std::size_t>(at[k])]);
-            if (!v || *v < min) fail(k, "a whole number of tokens >= " + std::to_string(min));
-            return *v;
-        };
-        Request r;
-        r.id = static_cast<std::int64_t>(out.size());
-        const auto t = csv::to_number(cells[static_cast<std::size_t>(at[arrival])]);
-        if (!t || *t < 0.0) fail(arrival, "a time in seconds >= 0");
-        if (!out.empty() && *t < out.back().arrival_s)
-            fail(arrival, "a time no earlier than the previous row's " + std::to_string(out.back().arrival_s) + " s (rows sorted by arrival)");
-        r.arrival_s = *t;
-        r.prompt_tokens = tokens(prompt, 1);
-        r.output_tokens = tokens(output, 1);
-        if (at[cached] >= 0) {
-            r.cached_tokens = tokens(cached, 0);
-            if (r.cached_tokens > r.prompt_tokens) fail(cached, "at most the row's prompt_tokens (" + std::to_string(r.prompt_tokens) + ")");
-        }
-        out.push_back(r);
-    }
-    if (!have_header) throw RequestTraceError(name + ": empty: expected a header arrival_s,prompt_tokens,output_tokens");
-    return out;
-}
-
-double flops_per_token(const ServingModel& model) {
-    return 2.0 * (model.active_parameters > 0.0 ? model.active_parameters : model.parameters);
-}
-
-double prefill_time_s(const ServingModel& model, const Accelerator& a, std::int64_t chips, double mfu,
-                      std::int64_t uncached_tokens) {
-    return flops_per_token(model) * static_cast<double>(uncached_tokens) / (static_cast<double>(chips) * a.peak_flops * mfu);
-}
-
-double decode_step_time_s(const ServingModel& model, const Accelerator& a, std::int64_t chips, double mfu,
-                          std::int64_t batch, double context_tokens) {
-    const double c = static_cast<double>(chips);
-    const double memory_s = (weight_bytes(model) + kv_bytes_per_token(model) * context_tokens) / (c * a.hbm_bandwidth_Bps);
-    const double compute_s = flops_per_token(model) * static_cast<double>(batch) / (c * a.peak_flops * mfu);
-    return std::max(memory_s, compute_s);
-}
-
-std::int64_t kv_capacity_tokens(const ServingModel& model, const Accelerator& a, std::int64_t chips) {
-    const double free_bytes = static_cast<double>(chips) * a.hbm_bytes - weight_bytes(model);
-    const double per_token = kv_bytes_per_token(model);
-    if (!(free_bytes > 0.0) || !(per_token > 0.0)) return 0;
-    return static_cast<std::int64_t>(std::floor(free_bytes / per_token));
-}
-
-double RequestRecord::tpot_s() const {
-    if (status != RequestStatus::completed || request.output_tokens < 2) return nan;
-    return (finish_s - first_token_s) / static_cast<double>(request.output_tokens - 1);
-}
-
-namespace {
 
 // The event-driven run: arrivals, prefills, KV shards as flows on the clock's network, decode steps.
 class Serving {
@@ -865,8 +686,7 @@ private:
     ServingSummary summary_;
     double gateway_bits_ = 0.0;
     std::vector<double> egress_bits_;  // per egress bin
-    // solve_rates scratch
-    std::vector<int> offsets_, flow_links_, link_count_;
+    std::vector<int> offsets_, flow_links_, link_count_;  // solve_rates scratch
     std::vector<unsigned char> active_, frozen_, link_saturated_;
     std::vector<double> rate_, link_remaining_;
 };

@@ -1,0 +1,340 @@
+// The summary table `run` prints, read from summary.json's own object (so a table and the file
+// can never disagree).
+#include "output/summary.hpp"
+
+#include <skyfabric/physics/constants.hpp>
+#include <skyfabric/workloads/cluster_training.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace skyfabric::output {
+
+std::string summary_table(const nlohmann::json& j) {
+    std::string out;
+    char line[256];
+    auto row = [&](const char* label, const std::string& value) {
+        std::snprintf(line, sizeof line, "  %-34s %s\n", label, value.c_str());
+        out += line;
+    };
+    auto num = [](const nlohmann::json& v, const char* fmt) {
+        if (v.is_null()) return std::string("n/a");
+        char b[64];
+        std::snprintf(b, sizeof b, fmt, v.get<double>());
+        return std::string(b);
+    };
+    const std::string commit = j.value("git_commit", std::string("unknown")).substr(0, 12);
+    out += "skyfabric " + j["skyfabric_version"].get<std::string>() + " (" + commit + (j.value("git_dirty", false) ? ", dirty" : "") +
+           ") — " + j["scenario"].get<std::string>() + "\n";
+    row("status", j["complete"].get<bool>() ? "complete" : "INCOMPLETE: " + j.value("stop_reason", std::string()));
+    row(j.contains("fabric") ? "ranks" : "satellites", std::to_string(j["satellites"].get<std::size_t>()));
+    if (!j.contains("fabric")) row("dynamics model", j["dynamics_model"].get<std::string>());
+    row("simulated", num(j["simulated_s"], "%.1f s") +
+                         (j.contains("fabric") ? "" : " in " + std::to_string(j["samples"].get<std::size_t>()) + " samples"));
+    if (j.contains("fabric")) row("synthetic fabric", j["fabric"].get<std::string>());
+    if (j.contains("formation")) {
+    const auto& f = j["formation"];
+    row("nearest-neighbour distance", num(f["nearest_neighbour_min_m"], "%.1f") + " – " + num(f["nearest_neighbour_max_m"], "%.1f m"));
+    // The k nearest at each instant (neighbours.png plots the k nearest on average, a wider range).
+    row(("satellite " + std::to_string(f["reference_satellite"].get<int>()) + "'s nearest (each t)").c_str(),
+        num(f["reference_neighbours_min_m"], "%.1f") + " – " + num(f["reference_neighbours_max_m"], "%.1f m"));
+    row("minimum separation", num(f["min_separation_m"], "%.2f m") + " at t = " + num(f["min_separation_time_s"], "%.0f s") +
+                                  " (satellites " + std::to_string(f["min_separation_pair"][0].get<int>()) + ", " +
+                                  std::to_string(f["min_separation_pair"][1].get<int>()) + ")");
+    if (f["samples_below_alarm"].get<std::size_t>() > 0) {
+        row("SEPARATION ALARM", std::to_string(f["samples_below_alarm"].get<std::size_t>()) + " samples below " +
+                                    num(f["min_separation_alarm_m"], "%.1f m"));
+    }
+    row("envelope |x|,|y|,|z| max", num(f["envelope_max_m"][0], "%.1f") + ", " + num(f["envelope_max_m"][1], "%.1f") + ", " +
+                                        num(f["envelope_max_m"][2], "%.1f m"));
+    }
+    if (j.contains("sun")) {
+        const auto& u = j["sun"];
+        row("beta angle (min / max)", num(u["beta_angle_min_deg"], "%.1f") + " / " + num(u["beta_angle_max_deg"], "%.1f deg"));
+        row("time in Earth's shadow", num(nlohmann::json(100.0 * u["shadow_fraction_mean"].get<double>()), "%.3g %%") +
+                                          " of this run");
+    }
+    if (j.contains("power")) {
+        const auto& p = j["power"];
+        row("battery state of charge (min)", num(p["state_of_charge_min"], "%.3f"));
+        row("energy per satellite (array / used)", num(p["energy_generated_kwh_per_satellite"], "%.3g") + " / " +
+                                                       num(p["energy_used_kwh_per_satellite"], "%.3g kWh"));
+        row("compute lost to power", num(nlohmann::json(100.0 * p["compute_lost_fraction"].get<double>()), "%.3g %%") +
+                                         " of the run (" + p["policy"].get<std::string>() + ")");
+        row("thermal node (max)", num(nlohmann::json(p["temperature_max_k"].get<double>() - 273.15), "%.1f C"));
+    }
+    if (j.contains("dynamics")) row("error vs nonlinear (max)", num(j["dynamics"]["model_error_max_m"], "%.3g m"));
+    if (j.contains("station_keeping") && j["station_keeping"]["enabled"].get<bool>()) {
+        const auto& k = j["station_keeping"];
+        row("station-keeping delta-v (total)", num(k["delta_v_total_m_s"], "%.4g m/s"));
+        const auto field = [&](const char* key) { return k.contains(key) ? k[key] : nlohmann::json(nullptr); };
+        row("  acquisition (one-off, per sat.)", num(field("acquisition_delta_v_per_satellite_m_s"), "%.4g m/s"));
+        const std::string window =
+            num(nlohmann::json(k.value("steady_window_s", 0.0) / physics::seconds_per_day), "%.3g d");
+        row("  steady, per satellite per year",
+            k["delta_v_per_satellite_per_year_m_s"].is_null()
+                ? "n/a (window " + window + " < 1 d)"
+                : num(k["delta_v_per_satellite_per_year_m_s"], "%.4g m/s") + " (over " + window + ", excl. acquisition)");
+        if (k.contains("differential_drag_minimum_per_satellite_per_year_m_s")) {
+            row("  differential-drag minimum", k["differential_drag_minimum_per_satellite_per_year_m_s"].is_null()
+                                                   ? std::string("n/a")
+                                                   : num(k["differential_drag_minimum_per_satellite_per_year_m_s"],
+                                                         "%.4g m/s per satellite per year"));
+        }
+        row("  max deviation from reference", num(field("deviation_max_m"), "%.3g m"));
+    } else if (j.contains("station_keeping") && j["station_keeping"].contains("differential_drag_minimum_per_satellite_per_year_m_s") &&
+               !j["station_keeping"]["differential_drag_minimum_per_satellite_per_year_m_s"].is_null()) {
+        row("differential-drag minimum delta-v", num(j["station_keeping"]["differential_drag_minimum_per_satellite_per_year_m_s"],
+                                                     "%.4g m/s per satellite per year"));
+    }
+    if (j.contains("links")) {
+        const auto& l = j["links"];
+        auto tbps = [&](const char* key) { return num(nlohmann::json(l[key].get<double>() / 1e12), "%.2f"); };
+        row("links (topology)", l["topology"].get<std::string>() + ", " + num(l["links_per_satellite_mean"], "%.2f") +
+                                    " per satellite (max " + std::to_string(l["links_per_satellite_max"].get<int>()) + ")");
+        row("capacity per link (min/mean/max)", tbps("capacity_min_bps") + " / " + tbps("capacity_mean_bps") + " / " +
+                                                    tbps("capacity_max_bps") + " Tbit/s");
+        row("bisection capacity (min/mean)", tbps("bisection_capacity_min_bps") + " / " + tbps("bisection_capacity_mean_bps") + " Tbit/s");
+        row("connected", l["components_max"].get<int>() == 1 ? std::string("at every sample")
+                                                               : "NO: up to " + std::to_string(l["components_max"].get<int>()) + " components");
+        row("link events", std::to_string(l["events"].get<std::size_t>()));
+    }
+    if (j.contains("constellation")) {
+        const auto& c = j["constellation"];
+        row("constellation", std::to_string(c["clusters"].get<int>()) + " clusters, " + c["aggregation_topology"].get<std::string>() +
+                                 " gateway layer (" + std::to_string(c["gateways_per_cluster"].get<int>()) + " gateways each), " +
+                                 c["routing"].get<std::string>() + " routing");
+        row("gateway links (min / max)", std::to_string(c["gateway_links_min"].get<int>()) + " / " +
+                                             std::to_string(c["gateway_links_max"].get<int>()) + ", Earth-blocked at most " +
+                                             std::to_string(c["gateway_blocked_max"].get<int>()));
+        row("gateway capacity (min / mean)", num(nlohmann::json(c["gateway_capacity_min_bps"].get<double>() / 1e12), "%.2f") + " / " +
+                                                 num(nlohmann::json(c["gateway_capacity_mean_bps"].get<double>() / 1e12), "%.2f Tbit/s"));
+        row("oversubscription (worst cluster)", "min " + num(c["oversubscription_min"], "%.2f") + ", mean " +
+                                                    num(c["oversubscription_mean"], "%.2f") + ", max " +
+                                                    num(c["oversubscription_max"], "%.2f") + " (cluster bisection : its gateway links)");
+        if (!c["algorithms"].empty()) {
+            std::snprintf(line, sizeof line, "  %-14s %10s %12s %6s %6s %11s %11s %9s\n", "algorithm", "step (s)", "tokens/s",
+                          "MFU", "idle", "gateway TB", "intra TB", "outer (s)");
+            out += line;
+            for (const auto algorithm : workloads::cluster_algorithms) {
+                const std::string name(workloads::to_string(algorithm));
+                if (!c["algorithms"].contains(name)) continue;
+                const auto& a = c["algorithms"][name];
+                std::snprintf(line, sizeof line, "  %-14s %10.3f %12.4g %6.3f %6.3f %11.4g %11.4g %9s\n", name.c_str(),
+                              a["step_time_mean_s"].get<double>(), a["tokens_per_s"].get<double>(), a["mfu"].get<double>(),
+                              a["idle_fraction"].get<double>(), a["gateway_bytes"].get<double>() / 1e12,
+                              a["intra_cluster_bytes"].get<double>() / 1e12,
+                              a["outer_rounds"].get<std::int64_t>() > 0 ? num(a["outer_sync_mean_s"], "%.3f").c_str() : "-");
+                out += line;
+            }
+            std::string no_path;
+            for (const auto algorithm : workloads::cluster_algorithms) {
+                const std::string name(workloads::to_string(algorithm));
+                if (c["algorithms"].contains(name) && c["algorithms"][name].value("truncated", false))
+                    no_path += (no_path.empty() ? "" : ", ") + name;
+            }
+            if (!no_path.empty())
+                row("stopped: no path", no_path + " (a collective or outer sync found no path; steps after it not trained)");
+            std::string throttled;
+            for (const auto algorithm : workloads::cluster_algorithms) {
+                const std::string name(workloads::to_string(algorithm));
+                if (c["algorithms"].contains(name) && c["algorithms"][name].value("compute_throttled_s", 0.0) > 0.0)
+                    throttled += (throttled.empty() ? "" : ", ") + name + " " + num(c["algorithms"][name]["compute_throttled_s"], "%.4g s");
+            }
+            if (!throttled.empty()) row("time lost to throttling", throttled + " (compute beyond full speed; diloco, noloco: per replica)");
+            for (const auto algorithm : workloads::cluster_algorithms) {
+                const std::string name(workloads::to_string(algorithm));
+                if (!c["algorithms"].contains(name)) continue;
+                const double outside = c["algorithms"][name].value("bytes_outside_own_clusters", 0.0);
+                if (outside > 0.0)
+                    row(("  " + name + ": detours").c_str(),
+                        num(nlohmann::json(outside / 1e12), "%.4g TB") +
+                            " crossed other clusters' links; their contention there is not modelled");
+            }
+        }
+    }
+    if (j.contains("workload")) {
+        const auto& w = j["workload"];
+        row("training", std::to_string(w["steps"].get<std::int64_t>()) + " steps, " + w["all_reduce"].get<std::string>() +
+                            " all-reduce over " + std::to_string(w["data_parallel"].get<int>()) + " ranks");
+        row("step time (median / p99)", num(w["step_time_median_s"], "%.3f") + " / " + num(w["step_time_p99_s"], "%.3f s") +
+                                            " (compute " + num(w["compute_per_step_s"], "%.3f s") + ")");
+        if (w["all_to_all_per_step_s"].get<double>() > 0.0) {
+            row("step breakdown (mean)", "compute " + num(w["compute_per_step_s"], "%.3f s") + ", MoE all-to-all " +
+                                            num(w["all_to_all_per_step_s"], "%.3f s") + ", exposed all-reduce " +
+                                            num(w["exposed_all_reduce_per_step_s"], "%.3f s"));
+        }
+        row("throughput", num(w["tokens_per_s"], "%.4g tokens/s") + ", MFU " + num(w["mfu"], "%.3f"));
+        row("bus bandwidth (mean / bound)", num(nlohmann::json(w["bus_bw_mean_B_s"].get<double>() / 1e9), "%.1f") + " / " +
+                                                num(nlohmann::json(w["bus_bw_bound_B_s"].get<double>() / 1e9), "%.1f GB/s"));
+        row("time lost to topology changes", num(w["time_lost_to_topology_s"], "%.3g s") + ", stalled " +
+                                                 num(w["stalled_s"], "%.3g s"));
+    }
+    if (j.contains("inference")) {
+        const auto& in = j["inference"];
+        const std::string arrivals = in["rate_per_s"].is_null() ? "trace " + in["arrivals"].get<std::string>()
+                                                                : num(in["rate_per_s"], "%.4g requests/s (Poisson)");
+        row("serving", std::to_string(in["prefill_instances"].get<int>()) + " prefill and " +
+                           std::to_string(in["decode_instances"].get<int>()) + " decode instances, " + arrivals);
+        row("KV cache", num(in["kv_bytes_per_token"], "%.6g B/token") + " (" + in["attention"].get<std::string>() + "), " +
+                            std::to_string(in["kv_capacity_tokens_per_decode_instance"].get<std::int64_t>()) +
+                            " tokens per decode instance");
+        // One column per routing, side by side.
+        std::vector<std::string> names;
+        for (const auto& [name, r] : in["routings"].items()) names.push_back(name);
+        std::sort(names.begin(), names.end());  // local, prfaas
+        const auto columns = [&](const char* label, const auto& cell) {
+            std::string value;
+            for (const auto& name : names) {
+                char b[64];
+                std::snprintf(b, sizeof b, "%-30s ", cell(in["routings"][name]).c_str());
+                value += b;
+            }
+            row(label, value);
+        };
+        const auto p3 = [&](const nlohmann::json& p, double scale, const char* unit) {
+            char b[96];
+            std::snprintf(b, sizeof b, "%.3g / %.3g / %.3g %s", p["p50"].get<double>() * scale, p["p90"].get<double>() * scale,
+                          p["p99"].get<double>() * scale, unit);
+            return std::string(b);
+        };
+        columns("routing", [&](const nlohmann::json& r) { return std::string(r["name"].get<std::string>()); });
+        columns("requests (done/arrived)", [&](const nlohmann::json& r) {
+            return std::to_string(r["completed"].get<std::int64_t>()) + " / " + std::to_string(r["arrived"].get<std::int64_t>());
+        });
+        columns("throughput (requests/s)", [&](const nlohmann::json& r) { return num(r["requests_per_s"], "%.4g"); });
+        columns("throughput (output tokens/s)", [&](const nlohmann::json& r) { return num(r["output_tokens_per_s"], "%.4g"); });
+        columns("TTFT p50 / p90 / p99", [&](const nlohmann::json& r) { return p3(r["ttft_s"], 1.0, "s"); });
+        columns("TPOT p50 / p90 / p99", [&](const nlohmann::json& r) { return p3(r["tpot_s"], 1e3, "ms"); });
+        columns("SLO attainment", [&](const nlohmann::json& r) {
+            return num(nlohmann::json(100.0 * r["slo_attainment"].get<double>()), "%.1f %%");
+        });
+        columns("unservable / unfinished", [&](const nlohmann::json& r) {
+            return std::to_string(r["unservable"].get<std::int64_t>()) + " / " + std::to_string(r["unfinished"].get<std::int64_t>());
+        });
+        if (j.contains("radiation") || j.contains("power")) {
+            columns("lost / requeued", [&](const nlohmann::json& r) {
+                return std::to_string(r["lost"].get<std::int64_t>()) + " / " + std::to_string(r["requeued_requests"].get<std::int64_t>());
+            });
+            columns("instance crashes, down", [&](const nlohmann::json& r) {
+                return std::to_string(r["instance_crashes"].get<std::int64_t>()) + ", " +
+                       num(nlohmann::json(r["instance_down_s"].get<double>() / 3600.0), "%.3g instance-h");
+            });
+            columns("throttled", [&](const nlohmann::json& r) {
+                return num(nlohmann::json(r["instance_throttled_s"].get<double>() / 3600.0), "%.3g instance-h");
+            });
+        }
+        columns("KV moved", [&](const nlohmann::json& r) {
+            return num(nlohmann::json(r["kv_bytes_moved"].get<double>() / 1e12), "%.4g TB");
+        });
+        columns("KV transfer p50 / p90 / p99", [&](const nlohmann::json& r) { return p3(r["kv_transfer_s"], 1e3, "ms"); });
+        if (j.contains("constellation"))
+            columns("gateway egress mean / peak", [&](const nlohmann::json& r) {
+                return num(nlohmann::json(r["gateway_egress_mean_bps"].get<double>() / 1e9), "%.4g") + " / " +
+                       num(nlohmann::json(r["gateway_egress_peak_bps"].get<double>() / 1e9), "%.4g Gbit/s");
+            });
+        row("objectives", "TTFT " + num(in["ttft_slo_s"], "%.3g s") + ", TPOT " +
+                              num(nlohmann::json(in["tpot_slo_s"].get<double>() * 1e3), "%.3g ms"));
+    }
+    if (j.contains("radiation")) {
+        const auto& r = j["radiation"];
+        row("annual dose (long-term average)", num(r["annual_dose_rad_per_yr"], "%.3g rad(Si)/yr") + " behind " +
+                                                   num(r["shielding_mm_al"], "%.3g mm Al"));
+        row("dose this run (mean / max)", num(r["dose_mean_rad"], "%.3g") + " / " + num(r["dose_max_rad"], "%.3g rad(Si)") +
+                                              " (" + num(r["dose_rate_mean_rad_per_yr"], "%.3g rad(Si)/yr") + " over this run)");
+        std::string expected, drawn;
+        for (const auto& [name, count] : r["expected_events_by_kind"].items()) {
+            if (name == "link_outage" && count.get<double>() == 0.0) continue;
+            expected += (expected.empty() ? "" : ", ") + num(count, "%.3g") + " " + name;
+        }
+        for (const auto& [name, count] : r["trial0"]["events_by_kind"].items()) {
+            if (name == "link_outage" && count.get<std::int64_t>() == 0) continue;
+            drawn += (drawn.empty() ? "" : ", ") + std::to_string(count.get<std::int64_t>()) + " " + name;
+        }
+        row("fault events per trial (expected)", expected);
+        row("fault events in trial 0", drawn);
+        row("mean time between interruptions", num(r["mean_time_between_interruptions_s"], "%.4g s") + " this run, " +
+                                                   num(r["long_term_mean_time_between_interruptions_s"], "%.4g s") +
+                                                   " long-term");
+        if (r.contains("goodput")) {
+            row("checkpoint interval", num(r["checkpoint_interval_s"], "%.0f s") +
+                                           (r["checkpoint_interval_from"] == "scenario" ? " (scenario)"
+                                                                                      : " (Daly, long-term interruption rate)"));
+            const auto trials = r["trials"].get<std::size_t>();
+            // The interval's kind in words: the trials' min and max, or nearest-rank percentiles of them.
+            const auto estimate = [&](const char* key, const char* fmt) {
+                std::string text = (trials > 1 ? "median " : "") + num(r[key], fmt);
+                if (trials == 1) return text + " (one trial: radiation.trials 1)";
+                const auto& in = r[std::string(key) + "_interval"];
+                return text + " (" + (r["interval"] == "min_max" ? "min–max" : "2.5–97.5 % nearest rank") + " of " +
+                       std::to_string(trials) + " trials " + num(in[0], fmt) + " – " + num(in[1], fmt) + ")";
+            };
+            std::string goodput = estimate("goodput", "%.4f");
+            if (r.contains("fault_free_goodput")) goodput += "; fault-free " + num(r["fault_free_goodput"], "%.4f");
+            row("goodput", goodput);
+            if (r.contains("goodput_vs_fault_free")) row("goodput / fault-free goodput", estimate("goodput_vs_fault_free", "%.4f"));
+            if (r.contains("daly_young_constant_rate_goodput")) {
+                row("  Daly/Young model (not a bound)", num(r["daly_young_constant_rate_goodput"], "%.4f") +
+                                                        " (this run's mean interruption rate held constant; checkpoints + "
+                                                        "restarts only: no reboot waits, SDC, fabric)");
+            }
+            if (r.contains("monte_carlo")) {
+                const auto& l = r["monte_carlo"]["lost_s"];
+                row("time lost per trial (median)", "faults " + num(l["faults"]["median"], "%.0f s") + ", restarts " +
+                                                        num(l["restarts"]["median"], "%.0f s") + ", checkpoints " +
+                                                        num(l["checkpoints"]["median"], "%.0f s") + ", fabric " +
+                                                        num(l["fabric"]["median"], "%.3g s") + ", shrunk ring " +
+                                                        num(l["shrunk_ring"]["median"], "%.3g s"));
+                const auto& gained = r["monte_carlo"]["gained_s"]["fabric"];
+                if (gained["mean"].get<double>() > 0.0)
+                    row("time gained per trial (median)", "fabric " + num(gained["median"], "%.3g s") +
+                                                              " (re-formed smaller rings faster than the full one)");
+                const auto& m = r["monte_carlo"];
+                row("per trial (mean)", num(m["ranks_lost"]["mean"], "%.3g") + " ranks lost, " +
+                                            num(m["links_lost"]["mean"], "%.3g") + " links lost, " +
+                                            num(m["damaged_steps"]["mean"], "%.4g") +
+                                            " steps on a damaged fabric (rerouted or re-formed ring)");
+            }
+            const auto& f = r["fabric"];
+            row("faults act on the fabric", f["coupled"].get<bool>()
+                                                ? std::string("yes, rank loss: ") + r["on_rank_loss"].get<std::string>() +
+                                                      ", " + std::to_string(f["keyframes"].get<std::int64_t>()) + " keyframes of " +
+                                                      std::to_string(f["topologies"].get<std::int64_t>()) + " topologies, " +
+                                                      std::to_string(f["damaged_steps_solved"].get<std::int64_t>()) + " damaged steps solved"
+                                                : f["note"].get<std::string>());
+        }
+    }
+    if (j.contains("radiation") && j["radiation"].contains("constellation")) {
+        const auto& rc = j["radiation"]["constellation"];
+        std::snprintf(line, sizeof line, "  %-14s %-26s %10s %10s  %-40s %8s\n", "faults", "goodput median (interval)",
+                      "fault-free", "tokens/s", "lost s (median): faults/restart/ckpt/fabric/wait", "gw links");
+        out += line;
+        for (const auto algorithm : workloads::cluster_algorithms) {
+            const std::string name(workloads::to_string(algorithm));
+            if (!rc.contains(name)) continue;
+            const auto& a = rc[name];
+            const auto& g = a["goodput"];
+            const auto& l = a["lost_s"];
+            const std::string goodput = num(g["median"], "%.4f") + " (" + num(g["interval"][0], "%.4f") + "–" + num(g["interval"][1], "%.4f") + ")";
+            const std::string lost = num(l["faults"]["median"], "%.0f") + "/" + num(l["restarts"]["median"], "%.0f") + "/" +
+                                     num(l["checkpoints"]["median"], "%.0f") + "/" + num(l["fabric"]["median"], "%.3g") + "/" +
+                                     num(l["waiting_for_replicas"]["median"], "%.0f");
+            std::snprintf(line, sizeof line, "  %-14s %-28s %10.4f %10.4g  %-40s %8s\n", name.c_str(), goodput.c_str(),
+                          a["fault_free_goodput"].get<double>(), a["tokens_per_s_kept_median"].get<double>(), lost.c_str(),
+                          num(a["gateway_links_lost"]["mean"], "%.3g").c_str());
+            out += line;
+        }
+        row("  trials, fault model", std::to_string(rc.begin()->at("trials").get<int>()) +
+                                         " trials (interval: " + j["radiation"]["interval"].get<std::string>() + "), the same draws for every algorithm, checkpoint interval " +
+                                         num(rc.begin()->at("checkpoint_interval_s"), "%.0f s") +
+                                         "; gw links: gateway links lost per trial (mean); diloco/noloco: replica plays composed "
+                                         "(docs/constellations.md)");
+    }
+    row("wall time", num(j.value("wall_s", nlohmann::json(nullptr)), "%.2f s") + " (simulation " +
+                         num(j["simulation_wall_s"], "%.2f s") + ", the rest writing the files)");
+    return out;
+}
+
+}  // namespace skyfabric::output
