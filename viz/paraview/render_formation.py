@@ -50,6 +50,11 @@ Options:
   --movie             also write OUT_DIR/<series>.avi (or .ogv) from the frames, once all
                       are written
   --fps N             frame rate of the movie (default 24)
+  --cluster N         a constellation's formation frames: cluster N alone (its satellites and
+                      the links inside it), at its own scale; series without per-satellite
+                      clusters (vtk/constellation.pvd, a single formation) are skipped
+  --color-by Q        what colours the links: capacity (default), utilisation (the run's
+                      traffic over capacity), distance (link length) or margin (link margin)
   --plain             no labels, legend or grid: satellites and links only
   --no-state          do not write OUT_DIR/<series>.pvsm
 
@@ -83,6 +88,13 @@ STATUS_COLOURS = [
     0.55, 0.55, 0.60,   # spare: grey
 ]
 EVENT_STATUSES = (1, 2)          # drawn large, inside a halo
+# --color-by: the link cell array, its words in the legend, its unit.
+LINK_QUANTITIES = {
+    "capacity": ("capacity_bps", "capacity", "bit/s"),
+    "utilisation": ("utilisation", "utilisation", "1"),
+    "distance": ("distance_m", "length", "m"),
+    "margin": ("margin_db", "margin", "dB"),
+}
 LINK_DOWN_COLOUR = [0.95, 0.35, 0.80]   # magenta: not on the viridis scale
 BACKGROUND = [0.08, 0.09, 0.13]
 TEXT_COLOUR = [1.0, 1.0, 1.0]
@@ -134,12 +146,17 @@ def parse_args(argv):
                    help="worker processes (default: the number of CPU cores)")
     p.add_argument("--movie", action="store_true")
     p.add_argument("--fps", type=float, default=24.0)
+    p.add_argument("--cluster", type=int, default=None, help="a constellation's cluster N alone")
+    p.add_argument("--color-by", dest="color_by", choices=sorted(LINK_QUANTITIES), default="capacity",
+                   help="what colours the links (default capacity)")
     p.add_argument("--plain", action="store_true")
     p.add_argument("--no-state", action="store_true")
     p.add_argument("--quiet", action="store_true", help="no per-frame lines")
     a = p.parse_args(argv)
     if a.stride < 1:
         p.error("--stride must be >= 1")
+    if a.cluster is not None and a.cluster < 0:
+        p.error("--cluster must be >= 0")
     if a.jobs < 0:
         p.error("--jobs must be >= 1")
     if a.jobs == 0:
@@ -213,9 +230,11 @@ def _vtk():
     return np
 
 
-def read_frame(reader, path):
-    """Reads one .vtp: (points N x 3, status N, line connectivity polydata, capacity of the
-    lines, fault_down of the lines). Vertex cells come first in VTK's cell order."""
+def read_frame(reader, path, link_array="capacity_bps", cluster=None):
+    """Reads one .vtp: (points N x 3, status N, line connectivity polydata, the links' coloured
+    quantity (link_array), fault_down of the lines). Vertex cells come first in VTK's cell order.
+    With `cluster`, only the satellites of that cluster (point data cluster_of) and the links
+    between two of them."""
     reader.SetFileName(path)
     reader.Update()
     pd = reader.GetOutput()
@@ -224,14 +243,42 @@ def read_frame(reader, path):
     st = pd.GetPointData().GetArray("status")
     status = vtk_to_numpy(st).astype(np.int32) if st is not None else np.zeros(n, np.int32)
     nv, nl = pd.GetNumberOfVerts(), pd.GetNumberOfLines()
-    cap = pd.GetCellData().GetArray("capacity_bps")
+    cap = pd.GetCellData().GetArray(link_array)
     cap = vtk_to_numpy(cap)[nv:nv + nl].astype(float) if cap is not None else np.full(nl, np.nan)
     down = pd.GetCellData().GetArray("fault_down")
     down = vtk_to_numpy(down)[nv:nv + nl] != 0 if down is not None else np.zeros(nl, bool)
-    return pd, pts, status, cap, down
+    if cluster is None:
+        return pd, pts, status, cap, down
+    keep = vtk_to_numpy(pd.GetPointData().GetArray("cluster_of")) == cluster
+    new_index = np.cumsum(keep) - 1
+    from vtkmodules.vtkCommonCore import vtkPoints
+    from vtkmodules.vtkCommonDataModel import vtkCellArray, vtkPolyData
+    sub = vtkPolyData()
+    points = vtkPoints()
+    points.SetData(numpy_to_vtk(np.ascontiguousarray(pts[keep]), deep=1))
+    sub.SetPoints(points)
+    if nl:
+        ca = pd.GetLines()
+        conn = vtk_to_numpy(ca.GetConnectivityArray()).reshape(-1, 2)  # every link one 2-point line
+        inside = keep[conn[:, 0]] & keep[conn[:, 1]]
+        lines = vtkCellArray()
+        lines.SetData(numpy_to_vtk(np.arange(0, 2 * inside.sum() + 1, 2, dtype=np.int64), deep=1),
+                      numpy_to_vtk(new_index[conn[inside]].ravel().astype(np.int64), deep=1))
+        sub.SetLines(lines)
+        cap, down = cap[inside], down[inside]
+    return sub, pts[keep], status[keep], cap, down
 
 
-def scan_series(frames):
+def has_clusters_of(path):
+    """Whether a frame carries each satellite's cluster (a constellation's formation frames)."""
+    from vtkmodules.vtkIOXML import vtkXMLPolyDataReader
+    reader = vtkXMLPolyDataReader()
+    reader.SetFileName(path)
+    reader.Update()
+    return reader.GetOutput().GetPointData().GetArray("cluster_of") is not None
+
+
+def scan_series(frames, link_array="capacity_bps", cluster=None):
     """One pass over the selected frames: union bounds, the largest extent about each
     frame's centre, the capacity range, and whether any link is down / satellite not ok."""
     from vtkmodules.vtkIOXML import vtkXMLPolyDataReader
@@ -242,7 +289,7 @@ def scan_series(frames):
     any_down, statuses, clusters = False, set(), False
     first_centre, first_span = None, 0.0
     for _, _, path in frames:
-        pd, pts, status, cap, down = read_frame(reader, path)
+        pd, pts, status, cap, down = read_frame(reader, path, link_array, cluster)
         clusters = clusters or pd.GetPointData().GetArray("cluster") is not None
         if len(pts):
             c = pts.mean(axis=0)
@@ -368,10 +415,16 @@ def plan_series(pvd, out_dir, run_dir, args):
     last = n_times - 1 if args.last is None else min(args.last, n_times - 1)
     indices = list(range(max(args.first, 0), last + 1, args.stride))
     frames = [(i, all_frames[i][0], all_frames[i][1]) for i in indices]
-    info = scan_series(frames) if frames else {"bounds": None}
-    centre = info.get("first_centre") or [0.0, 0.0, 0.0]
+    link_array = LINK_QUANTITIES[args.color_by][0]
+    if args.cluster is not None:
+        series_dir += "_cluster%d" % args.cluster
+    info = scan_series(frames, link_array, args.cluster) if frames else {"bounds": None}
+    # LVLH or ECI from the whole first frame: one cluster lies far from the frame's origin (cluster
+    # 0's chief) in LVLH too.
+    whole = scan_series(frames[:1], link_array) if frames and args.cluster is not None else info
+    centre = whole.get("first_centre") or [0.0, 0.0, 0.0]
     far = math.sqrt(sum(c * c for c in centre))
-    is_eci = "eci" in name.lower() or (far > 1.0e5 and far > 10.0 * info.get("first_span", 0))
+    is_eci = "eci" in name.lower() or (far > 1.0e5 and far > 10.0 * whole.get("first_span", 0))
     kind = "eci" if is_eci else "lvlh"
     follow = args.camera == "follow" or (args.camera == "auto" and is_eci)
     direction, up = VIEWS[kind][args.view]
@@ -401,9 +454,10 @@ def plan_series(pvd, out_dir, run_dir, args):
         titles = [t.replace(" [m]", ", from %s [m]" % ("centre" if follow else "view centre"))
                   for t in titles]
     clusters = info.get("clusters", False)
-    title = "skyfabric  %s  (%s%s%s)" % (scenario_title(run_dir, pvd), kind.upper(),
-                                        ", clusters" if clusters else "",
-                                        ", following the formation" if follow else "")
+    title = "skyfabric  %s  (%s%s%s%s)" % (scenario_title(run_dir, pvd), kind.upper(),
+                                          ", clusters" if clusters else "",
+                                          ", cluster %d" % args.cluster if args.cluster is not None else "",
+                                          ", following the formation" if follow else "")
     return {
         "name": name,
         "pvd": pvd,
@@ -425,6 +479,10 @@ def plan_series(pvd, out_dir, run_dir, args):
         "grid_labels": labels,
         "camera": camera_for(grid_box, direction, up, args.size, screen),
         "capacity_range": info.get("capacity_range"),
+        "link_array": link_array,
+        "link_words": LINK_QUANTITIES[args.color_by][1],
+        "link_unit": LINK_QUANTITIES[args.color_by][2],
+        "cluster": args.cluster,
         "any_down": info.get("any_down", False),
         # A constellation's zoomed-out series (vtk/constellation.pvd): each point a cluster,
         # each line the gateway links between two clusters.
@@ -492,8 +550,10 @@ class Scene:
 
         # Links: lines drawn as tubes, coloured by capacity (scaled to a readable unit).
         cap = plan.get("capacity_range") or [0.0, 1.0]
-        unit, div = "bit/s", 1.0
-        for u, f in (("Tbit/s", 1e12), ("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
+        unit, div = plan.get("link_unit", "bit/s"), 1.0
+        prefixes = {"bit/s": (("Tbit/s", 1e12), ("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)),
+                    "m": (("km", 1e3),)}.get(unit, ())
+        for u, f in prefixes:
             if max(abs(cap[0]), abs(cap[1])) >= f:
                 unit, div = u, f
                 break
@@ -672,7 +732,8 @@ class Scene:
         bar.GetTitleTextProperty().SetFontSize(2)
         ren.AddActor2D(bar)
         heading = text(14, bold=True)
-        heading.SetInput("%s capacity\n[%s]" % ("gateway" if plan.get("clusters") else "link", unit))
+        heading.SetInput("%s %s%s" % ("gateway" if plan.get("clusters") else "link", plan.get("link_words", "capacity"),
+                                      "\n[%s]" % unit if unit != "1" else ""))
         heading.GetTextProperty().SetVerticalJustificationToTop()
         heading.SetDisplayPosition(int(0.86 * w), h - int(52 * font))
 
@@ -727,7 +788,8 @@ class Scene:
 
     def render(self, index, t, path, png):
         plan = self.plan
-        pd, pts, status, cap, down = read_frame(self.reader, path)
+        pd, pts, status, cap, down = read_frame(self.reader, path, plan.get("link_array", "capacity_bps"),
+                                                plan.get("cluster"))
         n = len(pts)
         status_vtk = numpy_to_vtk(status.astype(np.int32), deep=1)
         status_vtk.SetName("status")
@@ -948,7 +1010,7 @@ def render_series(pvd, out_dir, args, run_dir=None):
     pngs = [f[3] for f in frames if os.path.isfile(f[3])]
     print("render_formation: %s: %d frame(s) in %.1f s with %d process(es)" % (
         plan["name"], len(pngs), time.time() - started, jobs))
-    if not args.no_state:
+    if not args.no_state and args.cluster is None:  # the state shows the whole series
         write_state(plan, out_dir)
     if args.movie:
         write_movie(pngs, os.path.join(out_dir, plan["name"]), args.fps)
@@ -991,14 +1053,17 @@ def write_state(plan, out_dir):
     ld.SetRepresentationType("Surface")
     ld.RenderLinesAsTubes = 1
     ld.LineWidth = 2.0
-    ColorBy(ld, ("CELLS", "capacity_bps"))
-    cap = GetColorTransferFunction("capacity_bps")
+    link_array = plan.get("link_array", "capacity_bps")
+    ColorBy(ld, ("CELLS", link_array))
+    cap = GetColorTransferFunction(link_array)
     cap.ApplyPreset("Viridis (matplotlib)", True)
     if plan.get("capacity_range"):
         cap.RescaleTransferFunction(*plan["capacity_range"])
         cap.AutomaticRescaleRangeMode = "Never"
     cap_bar = GetScalarBar(cap, view)
-    cap_bar.Title = "%s capacity [bit/s]" % ("gateway" if plan.get("clusters") else "link")
+    unit = plan.get("link_unit", "bit/s")
+    cap_bar.Title = "%s %s%s" % ("gateway" if plan.get("clusters") else "link", plan.get("link_words", "capacity"),
+                                 " [%s]" % unit if unit != "1" else "")
     cap_bar.ComponentTitle = ""
     cap_bar.RangeLabelFormat = "%-#.3g"
     ld.SetScalarBarVisibility(view, not plan["plain"])
@@ -1107,6 +1172,30 @@ def main(argv):
     run_dir, series = find_series(args.input)
     out_dir = os.path.abspath(args.output or os.path.join(run_dir, "render"))
     os.makedirs(out_dir, exist_ok=True)
+    if args.cluster is not None:
+        # Only a constellation's formation frames know each satellite's cluster.
+        kept = []
+        for pvd in series:
+            frames = read_pvd(pvd)
+            if frames and has_clusters_of(frames[0][1]):
+                kept.append(pvd)
+            else:
+                print("render_formation: --cluster: skipping %s (no per-satellite cluster_of)" % pvd)
+        if not kept:
+            print("render_formation: --cluster %d: no constellation formation frames in %s"
+                  % (args.cluster, args.input), file=sys.stderr)
+            return 2
+        _vtk()
+        reader = _reader()
+        frames = read_pvd(kept[0])
+        reader.SetFileName(frames[0][1])
+        reader.Update()
+        count = int(vtk_to_numpy(reader.GetOutput().GetPointData().GetArray("cluster_of")).max()) + 1
+        if args.cluster >= count:
+            print("render_formation: --cluster %d: this constellation has clusters 0..%d"
+                  % (args.cluster, count - 1), file=sys.stderr)
+            return 2
+        series = kept
     total = 0
     for pvd in series:
         total += len(render_series(pvd, out_dir, args, run_dir))

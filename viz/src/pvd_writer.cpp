@@ -295,6 +295,9 @@ void PvdSeriesWriter::write_frame(const SatelliteFrame& frame, const LinkFrameDa
     vtp.add(Section::point, "dose_rad", values_or_zeros(frame.dose_rad, n));
     vtp.add(Section::point, "delta_v_m_s", values_or_zeros(frame.delta_v_m_s, n));
     vtp.add(Section::point, "nearest_neighbour_m", values_or_zeros(frame.nearest_neighbour_m, n));
+    // A constellation: each satellite's cluster (scripts/render --cluster N draws one).
+    if (!links.cluster_of.empty())
+        vtp.add(Section::point, "cluster_of", std::vector<std::int32_t>(links.cluster_of.begin(), links.cluster_of.end()));
     vtp.set_scalars(Section::point, "status");
     vtp.add(Section::cell, "capacity_bps", capacity);
     vtp.add(Section::cell, "margin_db", margin);
