@@ -11,6 +11,7 @@
 #include "scenario/yaml_reader.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -76,6 +77,63 @@ void write_constellation_trace(TraceWriter& writer, const scenario::Scenario& sc
     }
 }
 
+// A serving run, per routing (pids 30 + 3k): each prefill instance a track with a slice per request
+// it prefilled (one request in `stride` when they would not fit the routing's share of the event
+// budget), and each decode instance a counter of the sequences it holds, per output step.
+void write_serving_trace(TraceWriter& writer, const scenario::Scenario& sc, const simulation::RunSummary& summary) {
+    const auto routings = static_cast<std::int64_t>(summary.inference.size());
+    const std::int64_t budget = sc.output.trace_max_events < 0 ? -1 : sc.output.trace_max_events / routings;
+    const auto& engines = sc.inference.serving.engines;
+    for (std::int64_t k = 0; k < routings; ++k) {
+        const auto& requests = summary.inference[static_cast<std::size_t>(k)].requests;
+        const std::string name(workloads::to_string(summary.inference_routing[static_cast<std::size_t>(k)]));
+        const auto pid = static_cast<std::int32_t>(30 + 3 * k);
+        const auto steps = static_cast<std::int64_t>(std::floor(summary.simulated_s / sc.output_step_s)) + 1;
+        const std::int64_t counters = steps * engines.decode.instances;
+        std::int64_t stride = 1;
+        if (budget >= 0 && static_cast<std::int64_t>(requests.size()) + counters > budget)
+            stride = (static_cast<std::int64_t>(requests.size()) + std::max<std::int64_t>(1, budget - counters) - 1) /
+                     std::max<std::int64_t>(1, budget - counters);
+        writer.process_name(pid, name + ": prefill instances");
+        writer.process_sort_index(pid, static_cast<std::int32_t>(30 + 3 * k));
+        for (std::int32_t i = 0; i < engines.prefill.instances; ++i) writer.thread_name(pid, i, "prefill " + std::to_string(i));
+        for (std::size_t r = 0; r < requests.size(); r += static_cast<std::size_t>(stride)) {
+            const auto& q = requests[r];
+            if (q.prefill_instance < 0 || !std::isfinite(q.prefill_start_s) || !std::isfinite(q.prefill_end_s)) continue;
+            writer.complete(pid, q.prefill_instance, "request " + std::to_string(q.request.id), "prefill", q.prefill_start_s,
+                            q.prefill_end_s - q.prefill_start_s,
+                            {{"prompt_tokens", q.request.prompt_tokens}, {"cached_tokens", q.request.cached_tokens},
+                             {"kv_bytes", q.kv_bytes}, {"decode_instance", q.decode_instance}});
+        }
+        // Sequences held by each decode instance: from its first token to its last (or the run's end).
+        std::vector<std::vector<std::pair<double, int>>> changes(static_cast<std::size_t>(engines.decode.instances));
+        for (const auto& q : requests) {
+            if (q.decode_instance < 0 || !std::isfinite(q.first_token_s)) continue;
+            auto& c = changes[static_cast<std::size_t>(q.decode_instance)];
+            c.emplace_back(q.first_token_s, 1);
+            if (std::isfinite(q.finish_s)) c.emplace_back(q.finish_s, -1);
+        }
+        for (std::size_t d = 0; d < changes.size(); ++d) {
+            auto& c = changes[d];
+            std::sort(c.begin(), c.end());
+            std::size_t next = 0;
+            int running = 0;
+            for (std::int64_t j = 0; j < steps; ++j) {
+                const double t = static_cast<double>(j) * sc.output_step_s;
+                for (; next < c.size() && c[next].first <= t; ++next) running += c[next].second;
+                writer.counter(pid + 1, "decode " + std::to_string(d), t, {{"sequences", running}});
+            }
+        }
+        writer.process_name(pid + 1, name + ": decode instances (sequences held)");
+        writer.process_sort_index(pid + 1, static_cast<std::int32_t>(31 + 3 * k));
+        writer.metadata(name + "_requests", static_cast<std::int64_t>(requests.size()));
+        writer.metadata(name + "_request_stride", stride);
+        if (stride > 1)
+            std::cerr << "skyfabric: trace: " << name << ": 1 request in " << stride << " written, to stay within its share "
+                      << "of output.trace_max_events = " << sc.output.trace_max_events << "\n";
+    }
+}
+
 // The training timeline, with fault events on a track per satellite.
 void write_trace(const scenario::Scenario& sc, const simulation::RunSummary& summary, const fs::path& path) {
     TraceOptions options;
@@ -90,6 +148,7 @@ void write_trace(const scenario::Scenario& sc, const simulation::RunSummary& sum
     writer.metadata("scenario", sc.name);
     writer.metadata("seed", sc.seed);
     writer.metadata("complete", summary.complete);
+    if (!summary.inference.empty()) write_serving_trace(writer, sc, summary);
     if (!summary.constellation.empty()) {
         write_constellation_trace(writer, sc, summary);
     } else if (summary.training) {

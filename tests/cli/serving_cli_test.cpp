@@ -180,3 +180,53 @@ print('ok')
     EXPECT_NE(refused.output.find("radiation.trials"), std::string::npos) << refused.output;
     fs::remove_all(dir);
 }
+
+TEST(CliServing, TraceHasEachPrefillAndEachDecodeInstancesLoad) {
+    // Issue 27 item 6: trace rows per instance. Each prefill instance is a track whose slices are the
+    // requests it prefilled, at result.h5's prefill times; each decode instance a counter of the
+    // sequences it holds, sampled per output step, which never exceeds the requests it decoded.
+    const auto dir = fresh_dir("serving_trace_rows");
+    const auto trace = dir / "run.trace.json";
+    auto r = run_command(skyfabric() + " run -q " + source("scenarios/serving-4x81.yaml") +
+                         " --set duration_s=300 --set output.vtk=false -o " + (dir / "run").string() + " --trace " + trace.string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    std::ofstream(dir / "check.py") << R"(import json, sys, h5py, numpy as np
+d = json.load(open(sys.argv[1])); f = h5py.File(sys.argv[2], "r")
+ev = d["traceEvents"]
+procs = {e["pid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
+g = f["inference/requests"]
+routing = g.attrs["routing"]; routing = routing.decode() if isinstance(routing, bytes) else str(routing)
+pid = [p for p, n in procs.items() if n == routing + ": prefill instances"][0]
+slices = [e for e in ev if e["ph"] == "X" and e["pid"] == pid]
+ids = g["id"][...]; start = g["prefill_start_s"][...]; end = g["prefill_end_s"][...]; inst = g["prefill_instance"][...]
+row = {int(i): k for k, i in enumerate(ids)}
+assert len(slices) == int(np.isfinite(end).sum()), (len(slices), int(np.isfinite(end).sum()))
+for e in slices:
+    k = row[int(e["name"].split()[1])]
+    assert e["tid"] == inst[k] and abs(e["ts"] - start[k] * 1e6) < 1 and abs(e["dur"] - (end[k] - start[k]) * 1e6) < 1, e
+by_track = {}
+for e in slices:
+    by_track.setdefault(e["tid"], []).append((e["ts"], e["ts"] + e["dur"]))
+for spans in by_track.values():  # one prefill at a time per instance
+    spans.sort()
+    assert all(b[0] >= a[1] - 1e-3 for a, b in zip(spans, spans[1:]))
+load = [e for e in ev if e["ph"] == "C" and procs.get(e["pid"], "").startswith(routing + ": decode")]
+assert load and max(e["args"]["sequences"] for e in load) > 0
+dec = g["decode_instance"][...]
+for e in load:
+    d_index = int(e["name"].split()[1])
+    assert e["args"]["sequences"] <= int((dec == d_index).sum())
+assert d["metadata"][routing + "_request_stride"] == 1
+print("ok", len(slices), len(load))
+)";
+    const auto check = run_command("/usr/bin/python3 " + (dir / "check.py").string() + " " + trace.string() + " " +
+                                   (dir / "run" / "result.h5").string());
+    EXPECT_EQ(check.status, 0) << check.output;
+    // A trace too small for every request writes one in `stride` and says so.
+    r = run_command(skyfabric() + " run -q " + source("scenarios/serving-4x81.yaml") +
+                    " --set duration_s=300 --set output.vtk=false --set output.hdf5=false --set output.trace_max_events=2000 -o " +
+                    (dir / "small").string() + " --trace " + (dir / "small.json").string() + " 2>&1");
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("1 request in"), std::string::npos) << r.output;
+    fs::remove_all(dir);
+}
