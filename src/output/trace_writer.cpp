@@ -292,12 +292,12 @@ std::int64_t write_training_trace(TraceWriter& writer, const workloads::Training
     const std::string prefix = options.label.empty() ? "" : options.label + ": ";
     writer.process_name(options.pid, prefix + "ranks");
     writer.process_sort_index(options.pid, options.sort_index);
-    std::string name = "all " + std::to_string(ranks) + (ranks == 1 ? " rank" : " ranks (in step)");
+    std::string track = "all " + std::to_string(ranks) + (ranks == 1 ? " rank" : " ranks (in step)");
     if (!options.rank_nodes.empty()) {
         const auto [lo, hi] = std::minmax_element(options.rank_nodes.begin(), options.rank_nodes.end());
-        name += " · sats " + std::to_string(*lo) + (*hi != *lo ? "–" + std::to_string(*hi) : "");
+        track += " · sats " + std::to_string(*lo) + (*hi != *lo ? "–" + std::to_string(*hi) : "");
     }
-    writer.thread_name(options.pid, 0, name);
+    writer.thread_name(options.pid, 0, track);
     writer.thread_sort_index(options.pid, 0, 0);
     writer.process_name(options.collectives_pid, prefix + "collectives");
     writer.process_sort_index(options.collectives_pid, options.sort_index + 1);
