@@ -368,6 +368,7 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
                 {"outer_sync_mean_s", r.outer_sync_mean_s},
                 {"outer_wait_mean_s", r.outer_wait_mean_s},
                 {"compute_throttled_s", r.compute_throttled_s},
+                {"straggler_s", r.straggler_s},
                 {"truncated", r.truncated},
             };
         }
@@ -415,6 +416,8 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
             {"bus_bw_bound_B_s", t.bus_bw_bound_Bps},
             {"time_lost_to_topology_s", t.time_lost_s},
             {"stalled_s", t.stalled_s},
+            {"straggler_steps", t.straggler_steps},
+            {"straggler_s", t.straggler_s},
             {"replans", t.replans},
             {"flow_events", t.flow_events},
             {"truncated", t.truncated},

@@ -144,6 +144,13 @@ std::string summary_table(const nlohmann::json& j) {
                     throttled += (throttled.empty() ? "" : ", ") + name + " " + num(c["algorithms"][name]["compute_throttled_s"], "%.4g s");
             }
             if (!throttled.empty()) row("time lost to throttling", throttled + " (compute beyond full speed; diloco, noloco: per replica)");
+            std::string straggled;
+            for (const auto algorithm : workloads::cluster_algorithms) {
+                const std::string name(workloads::to_string(algorithm));
+                if (c["algorithms"].contains(name) && c["algorithms"][name].value("straggler_s", 0.0) > 0.0)
+                    straggled += (straggled.empty() ? "" : ", ") + name + " " + num(c["algorithms"][name]["straggler_s"], "%.4g s");
+            }
+            if (!straggled.empty()) row("time lost to stragglers", straggled + " (diloco, noloco: per replica)");
             for (const auto algorithm : workloads::cluster_algorithms) {
                 const std::string name(workloads::to_string(algorithm));
                 if (!c["algorithms"].contains(name)) continue;
@@ -171,6 +178,10 @@ std::string summary_table(const nlohmann::json& j) {
                                                 num(nlohmann::json(w["bus_bw_bound_B_s"].get<double>() / 1e9), "%.1f GB/s"));
         row("time lost to topology changes", num(w["time_lost_to_topology_s"], "%.3g s") + ", stalled " +
                                                  num(w["stalled_s"], "%.3g s"));
+        if (w.value("straggler_steps", std::int64_t{0}) > 0)
+            row("time lost to stragglers", num(w["straggler_s"], "%.4g s") + " over " +
+                                               std::to_string(w["straggler_steps"].get<std::int64_t>()) + " of " +
+                                               std::to_string(w["steps"].get<std::int64_t>()) + " steps");
     }
     if (j.contains("inference")) {
         const auto& in = j["inference"];

@@ -507,7 +507,7 @@ InferenceConfig read_inference(Section s, const std::string& source_name, std::u
     for (const char* key : {"model_parameters", "active_parameters", "tokens_per_step", "parallelism", "moe", "mfu",
                             "all_reduce", "placement", "routing", "sync", "local_steps", "gradient_buckets",
                             "bytes_per_gradient_element", "paths_per_transfer", "per_message_overhead_us", "on_rank_loss",
-                            "backend"})
+                            "backend", "stragglers"})
         if (s.has(key)) s.fail(key, "is a training key; workload.kind is inference (its keys go under workload.inference)");
     c.power_policy = read_power_policy(s);
     s.allow("kind");
@@ -566,6 +566,13 @@ WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed) {
     o.flow.paths_per_transfer = static_cast<std::int32_t>(s.integer("paths_per_transfer", 1, 16, routing == "ucmp" ? 4 : 1));
     o.flow.per_message_overhead_s = 1e-6 * s.number("per_message_overhead_us", 0.0, 1e7, 0.0, "us");
     o.seed = seed;
+    if (s.has("stragglers")) {  // docs/scenario-reference.md "workload.stragglers"
+        Section st = s.section("stragglers");
+        o.stragglers.probability = st.number("probability", 0.0, 1.0, 0.0);
+        o.stragglers.slowdown = st.number("slowdown", 1.0, 1000.0, 2.0);
+        st.finish();
+        o.stragglers.seed = physics::rng::derive_seed(seed, 0x5354524147ull);  // "STRAG"
+    }
     w.backend = workloads::parse_backend(s.choice("backend", {"auto", "cpu", "cuda"}, "auto"));
     if (s.has("on_rank_loss")) {
         const std::string loss = s.choice("on_rank_loss", {"wait", "shrink", "spare"}, "wait");

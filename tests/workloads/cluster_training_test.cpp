@@ -308,3 +308,20 @@ TEST(ClusterTraining, AClusterInShadowSlowsTheRingButNotNolocosOtherPair) {
     const auto diloco = run(sw::ClusterAlgorithm::diloco, true);
     for (std::int32_t g = 1; g < m; ++g) EXPECT_DOUBLE_EQ(round0(diloco, g).sync_start_s, round0(diloco, 0).ready_s);
 }
+
+TEST(ClusterTraining, StragglersSlowEveryVariantAndAreNotCountedAsThrottling) {
+    // Every rank straggles (probability 1, slowdown 2): each ring and DiLoCo step computes twice as
+    // long, so their straggler time is one compute per step (DiLoCo: per replica, mean over
+    // replicas), and none of it is power throttling.
+    const int m = 2, k = 3;
+    Fixture f(m, k, two_level(m, k, 800e9, 1e-6, 100e9, 1e-4), 300.0);
+    f.setup.inner_steps = 3;
+    f.setup.options.stragglers = {1.0, 2.0, 5};
+    for (const auto algorithm : {sw::ClusterAlgorithm::ring, sw::ClusterAlgorithm::diloco}) {
+        SCOPED_TRACE(std::string(sw::to_string(algorithm)));
+        const auto r = sw::simulate_cluster_training(algorithm, f.setup);
+        ASSERT_GT(r.steps, 0);
+        EXPECT_NEAR(r.straggler_s, static_cast<double>(r.steps) * r.compute_per_step_s, 1e-9 * r.straggler_s);
+        EXPECT_EQ(r.compute_throttled_s, 0.0);
+    }
+}

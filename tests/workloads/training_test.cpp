@@ -149,3 +149,48 @@ TEST(Training, RankGroupsReembedOnlyTheGroupWhoseRingBroke) {
     o.rank_nodes = {0, 1, 2, 3, 4, 5, 6, 7};
     EXPECT_THROW(sw::simulate_training(job, sw::tpu_v6e(), series, o), std::invalid_argument);
 }
+
+TEST(Stragglers, AStragglingStepComputesSlowdownTimesLongerThenAllReduces) {
+    // Every rank straggles (probability 1, slowdown 2): each step is 2 · compute + the ring
+    // all-reduce (one bucket: it starts when the slowed backward pass ends), and the stragglers'
+    // time is one compute per step.
+    const int p = 8;
+    const double cap = 100e9, alpha = 1e-6;
+    const std::vector<Topology> series{sw::testing::ring(p, cap, alpha)};
+    sw::TrainingOptions o;
+    o.max_steps = 4;
+    o.stragglers = {1.0, 2.0, 7};
+    const auto r = sw::simulate_training(small_job(p), sw::tpu_v6e(), series, o);
+    ASSERT_EQ(r.summary.steps, 4);
+    const double compute = 6.0 * 1e9 * 1e6 / (p * 918e12 * 0.5);
+    const double ar = 2.0 * (p - 1) * alpha + 2.0 * (p - 1.0) / p * 2e9 / (cap / 8);
+    for (const auto& s : r.steps) {
+        EXPECT_NEAR(s.compute_s, 2.0 * compute, 1e-12);
+        EXPECT_NEAR(s.straggler_s, compute, 1e-12);
+        EXPECT_NEAR(s.end_s - s.start_s, 2.0 * compute + ar, 1e-9);
+    }
+    EXPECT_EQ(r.summary.straggler_steps, 4);
+    EXPECT_NEAR(r.summary.straggler_s, 4.0 * compute, 1e-9);
+    EXPECT_NEAR(r.summary.compute_per_step_s, compute, 1e-12);  // the nominal figure stays nominal
+}
+
+TEST(Stragglers, AStepWaitsWhenAnyOfItsRanksStragglesAsOften) {
+    // P(a step of n ranks straggles) = 1 − (1 − p)^n: p = 1 %, n = 16 gives 0.14854; over 20,000
+    // seeded steps the share lies within 4 standard deviations (0.0025 each) of it. More ranks,
+    // more straggling steps; probability 0 or slowdown 1: none.
+    const sw::StragglerModel m{0.01, 1.5, 42};
+    const int steps = 20000;
+    auto share = [&](int ranks) {
+        int hit = 0;
+        for (int s = 0; s < steps; ++s) hit += sw::step_straggles(m, s, ranks) ? 1 : 0;
+        return static_cast<double>(hit) / steps;
+    };
+    const double expected = 1.0 - std::pow(0.99, 16);
+    EXPECT_NEAR(share(16), expected, 4.0 * std::sqrt(expected * (1.0 - expected) / steps));
+    EXPECT_NEAR(share(1), 0.01, 4.0 * std::sqrt(0.01 * 0.99 / steps));
+    EXPECT_GT(share(256), 0.9);  // 1 − 0.99^256 = 0.924
+    EXPECT_FALSE(sw::step_straggles({0.0, 2.0, 42}, 3, 100));
+    EXPECT_FALSE(sw::step_straggles({0.5, 1.0, 42}, 3, 100));
+    // The same seed and step give the same draw, whatever else was drawn.
+    EXPECT_EQ(sw::step_straggles(m, 1234, 16), sw::step_straggles(m, 1234, 16));
+}

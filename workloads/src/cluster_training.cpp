@@ -35,8 +35,10 @@ struct LinkClasses {
 };
 
 // A step's compute beyond full speed; the rounding of the power clock's sums (1e-16 relative) is none.
+// Compute beyond full speed that a power limit, not a straggler, caused.
 double throttled_s(const StepRecord& step, double compute_s) {
-    return step.compute_s > compute_s * (1.0 + 1e-9) ? step.compute_s - compute_s : 0.0;
+    const double nominal = compute_s + step.straggler_s;
+    return step.compute_s > nominal * (1.0 + 1e-9) ? step.compute_s - nominal : 0.0;
 }
 
 std::int32_t equal_cluster_size(const ClusterTrainingSetup& s, ClusterAlgorithm algorithm) {
@@ -68,6 +70,7 @@ ClusterTrainingResult every_step(ClusterAlgorithm algorithm, const ClusterTraini
     const double wall = r.end_s - r.start_s;
     r.idle_fraction = wall > 0.0 ? 1.0 - static_cast<double>(r.steps) * r.compute_per_step_s / wall : 0.0;
     for (const StepRecord& step : r.training.steps) r.compute_throttled_s += throttled_s(step, r.compute_per_step_s);
+    r.straggler_s = r.training.summary.straggler_s;
     classes.add(r.training.links);
     return r;
 }
@@ -155,10 +158,14 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
             o.start_s = t[gi];
             o.max_steps = s.inner_steps;
             o.record_collectives = false;
+            // Each replica's rounds draw their own stragglers (the steps restart at 0 every round).
+            o.stragglers.seed = physics::rng::derive_seed(o.stragglers.seed, (static_cast<std::uint64_t>(g) << 32) ^
+                                                                                   static_cast<std::uint64_t>(round));
             const TrainingResult inner_run = simulate_training(inner, s.accelerator, s.topologies(t[gi]), o);
             classes.add(inner_run.links, {g});
             for (const StepRecord& step : inner_run.steps)
                 r.compute_throttled_s += throttled_s(step, r.compute_per_step_s) / static_cast<double>(m);
+            r.straggler_s += inner_run.summary.straggler_s / static_cast<double>(m);
             ReplicaRound rr;
             rr.replica = g;
             rr.round = round;

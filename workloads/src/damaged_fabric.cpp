@@ -189,6 +189,7 @@ DamagedFabric::DamagedFabric(const TopologyTimeline& timeline, StepModel model, 
     // One step, on a one-topology series, at full compute (a power limit acts on the fault-free
     // steps, to which the damage's extra time is added).
     model_.options.max_steps = 1;
+    model_.options.stragglers = {};  // a damaged step's extra time is the fabric's alone
     model_.options.end_s = -1.0;
     model_.options.record_collectives = false;
     model_.options.compute_done_s = nullptr;

@@ -1,5 +1,7 @@
 #include <skyfabric/workloads/training.hpp>
 
+#include <skyfabric/physics/random.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -58,6 +60,15 @@ double nearest_rank_percentile(std::span<const double> sorted, double q) {
     return sorted[std::min(sorted.size(), std::max<std::size_t>(rank, 1)) - 1];
 }
 
+bool step_straggles(const StragglerModel& model, std::int64_t step, std::int32_t ranks) {
+    if (!model.enabled() || ranks < 1) return false;
+    // P(some rank straggles) = 1 − (1 − p)^ranks, as one draw per step (the ranks' draws are
+    // independent, and only whether any straggles matters to a synchronous step).
+    const double any = -std::expm1(static_cast<double>(ranks) * std::log1p(-std::min(model.probability, 1.0)));
+    const auto bits = physics::rng::random_block(model.seed, 0x5354524147ull /* "STRAG" */, static_cast<std::uint64_t>(step));
+    return physics::rng::unit_from_bits53(bits.v[0], bits.v[1]) <= any;
+}
+
 TrainingResult simulate_training(const TrainingJob& job, const Accelerator& accelerator,
                                  TopologySource source, const TrainingOptions& options) {
     if (options.end_s < 0.0 && options.max_steps < 0)
@@ -84,7 +95,7 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
     }
     if (job.sync == SyncMode::local_steps && job.local_steps < 1)
         throw std::invalid_argument("simulate_training: local_steps must be >= 1");
-    const double compute = compute_time_per_step_s(job, accelerator);
+    const double full_compute = compute_time_per_step_s(job, accelerator);
     const std::int32_t buckets = std::max(1, job.gradient_buckets);
     const auto schedule_of = options.explicit_schedules ? build_explicit_schedule : build_schedule;
     const Schedule bucket_schedule = schedule_of(CollectiveOp::all_reduce, options.all_reduce, p,
@@ -113,7 +124,7 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
     TrainingSummary& sum = out.summary;
     sum.start_s = start;
     sum.end_s = start;
-    sum.compute_per_step_s = compute;
+    sum.compute_per_step_s = full_compute;
 
     Placement placement = plan(options, clock.network(), p);
     std::int64_t placement_version = 0;
@@ -126,13 +137,13 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
     double bus_bw_total = 0.0;
     std::int64_t bus_bw_count = 0;
     for (std::int64_t step = 0; options.max_steps < 0 || step < options.max_steps; ++step) {
-        if (t + compute > end) break;
+        if (t + full_compute > end) break;
         const auto stopped_by_limit = [&](double step_end) {
             if (!options.end_limit_s || step_end <= options.end_limit_s()) return false;
             sum.stopped = true;
             return true;
         };
-        if (stopped_by_limit(t + compute)) break;
+        if (stopped_by_limit(t + full_compute)) break;
         clock.advance_to(t);
         if (options.replan_on_topology_change && options.placement == PlacementPolicy::topology_aware &&
             clock.epoch() != planned_epoch) {
@@ -148,7 +159,10 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
                 }
             }
         }
-        // Under a power limit compute finishes later than at full speed (the same arithmetic as before without).
+        // A straggling step computes `slowdown` times longer; under a power limit compute finishes later
+        // than at full speed (the same arithmetic as before without either).
+        const bool straggles = step_straggles(options.stragglers, step, p);
+        const double compute = straggles ? full_compute * options.stragglers.slowdown : full_compute;
         const bool limited = static_cast<bool>(options.compute_done_s);
         const double compute_end = limited ? options.compute_done_s(t, compute) : t + compute;
         if (compute_end > end) break;
@@ -156,6 +170,7 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
         rec.step = step;
         rec.start_s = t;
         rec.compute_s = limited ? compute_end - t : compute;
+        rec.straggler_s = compute - full_compute;
         const bool every = job.sync == SyncMode::every_step;
         rec.synchronised = every || (step + 1) % job.local_steps == 0;
         double comm_end = t;
@@ -228,6 +243,10 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
         if (options.record_collectives)
             out.collectives.insert(out.collectives.end(), step_collectives.begin(), step_collectives.end());
         step_times.push_back(rec.end_s - rec.start_s);
+        if (straggles) {
+            ++sum.straggler_steps;
+            sum.straggler_s += compute - full_compute;
+        }
         out.steps.push_back(rec);
         t = rec.end_s;
         sum.end_s = t;

@@ -94,6 +94,9 @@ struct ClusterTrainingResult {
     // Compute time beyond full speed (a power limit), summed over steps; diloco, noloco: mean over
     // replicas of their own (what others lose waiting for them is in outer_wait_mean_s).
     double compute_throttled_s = 0.0;
+    // Compute time stragglers added (TrainingOptions::stragglers), summed over steps; diloco, noloco:
+    // mean over replicas of their own (each replica's steps wait only for its own ranks).
+    double straggler_s = 0.0;
     std::int64_t outer_rounds = 0;
     double intra_cluster_bytes = 0.0;  // carried by links inside clusters (both directions)
     double gateway_bytes = 0.0;        // carried by links between clusters

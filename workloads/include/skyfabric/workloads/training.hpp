@@ -19,6 +19,20 @@ namespace skyfabric::workloads {
 
 enum class PlacementPolicy : std::uint8_t { topology_aware = 0, random = 1, identity = 2 };
 
+// Stragglers (transient slowdowns: OS jitter, thermal limits, a slow host): in every step each rank
+// independently computes `slowdown` times slower with `probability`. A synchronous step waits for
+// its slowest rank, so the step is slowed when any of its ranks straggles, with probability
+// 1 − (1 − probability)^ranks. Drawn per step from (seed, step): the same steps straggle however
+// the run is cut.
+struct StragglerModel {
+    double probability = 0.0;  // per rank per step; 0: none
+    double slowdown = 1.0;     // compute time factor of a straggling step (>= 1)
+    std::uint64_t seed = 0;
+    bool enabled() const { return probability > 0.0 && slowdown > 1.0; }
+};
+// Whether step `step` of `ranks` ranks waits for a straggler.
+bool step_straggles(const StragglerModel& model, std::int64_t step, std::int32_t ranks);
+
 struct TrainingOptions {
     FlowOptions flow;
     ScheduleOptions schedule;
@@ -43,6 +57,7 @@ struct TrainingOptions {
     // Compute slowed by a power limit: when `work_s` seconds of full-speed compute started at start_s are
     // done (empty: start_s + work_s). Non-decreasing in both; +inf if it never finishes.
     std::function<double(double start_s, double work_s)> compute_done_s;
+    StragglerModel stragglers;  // none by default
     // Polled at each step: steps must end by min(end_s, this). A run stopped early lowers it to the
     // time it simulated; the job then ends with the steps done by then (summary.stopped).
     std::function<double()> end_limit_s;
@@ -60,6 +75,7 @@ struct StepRecord {
     double start_s = 0.0;
     double end_s = 0.0;
     double compute_s = 0.0;
+    double straggler_s = 0.0;              // of compute_s, added by a straggler (at full speed)
     double communication_s = 0.0;          // sum of this step's gradient collectives' durations
     double all_to_all_s = 0.0;             // MoE dispatch/combine all-to-alls (on the critical path)
     double exposed_communication_s = 0.0;  // step time − compute time − all_to_all_s
@@ -101,6 +117,8 @@ struct TrainingSummary {
     std::int64_t topology_epochs = 0;
     std::int64_t flow_events = 0;   // modelled flow starts + ends
     std::int64_t rate_solves = 0;   // progressive-filling solves actually run
+    std::int64_t straggler_steps = 0;  // steps that waited for a straggler
+    double straggler_s = 0.0;          // compute time they added (at full speed)
     bool truncated = false;         // stopped by a collective that could not finish
     bool stopped = false;           // ended early by TrainingOptions::end_limit_s
 };
