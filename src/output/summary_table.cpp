@@ -129,28 +129,24 @@ std::string summary_table(const nlohmann::json& j) {
                               a["outer_rounds"].get<std::int64_t>() > 0 ? num(a["outer_sync_mean_s"], "%.3f").c_str() : "-");
                 out += line;
             }
-            std::string no_path;
-            for (const auto algorithm : workloads::cluster_algorithms) {
-                const std::string name(workloads::to_string(algorithm));
-                if (c["algorithms"].contains(name) && c["algorithms"][name].value("truncated", false))
-                    no_path += (no_path.empty() ? "" : ", ") + name;
-            }
-            if (!no_path.empty())
+            // "ring, diloco 12 s": the algorithms listed whose `key` holds (true, or a time above 0).
+            const auto listed = [&](const char* key, bool with_value) {
+                std::string names;
+                for (const auto algorithm : workloads::cluster_algorithms) {
+                    const std::string name(workloads::to_string(algorithm));
+                    if (!c["algorithms"].contains(name)) continue;
+                    const auto& a = c["algorithms"][name];
+                    const bool holds = with_value ? a.value(key, 0.0) > 0.0 : a.value(key, false);
+                    if (holds) names += (names.empty() ? "" : ", ") + name + (with_value ? " " + num(a[key], "%.4g s") : "");
+                }
+                return names;
+            };
+            if (const auto no_path = listed("truncated", false); !no_path.empty())
                 row("stopped: no path", no_path + " (a collective or outer sync found no path; steps after it not trained)");
-            std::string throttled;
-            for (const auto algorithm : workloads::cluster_algorithms) {
-                const std::string name(workloads::to_string(algorithm));
-                if (c["algorithms"].contains(name) && c["algorithms"][name].value("compute_throttled_s", 0.0) > 0.0)
-                    throttled += (throttled.empty() ? "" : ", ") + name + " " + num(c["algorithms"][name]["compute_throttled_s"], "%.4g s");
-            }
-            if (!throttled.empty()) row("time lost to throttling", throttled + " (compute beyond full speed; diloco, noloco: per replica)");
-            std::string straggled;
-            for (const auto algorithm : workloads::cluster_algorithms) {
-                const std::string name(workloads::to_string(algorithm));
-                if (c["algorithms"].contains(name) && c["algorithms"][name].value("straggler_s", 0.0) > 0.0)
-                    straggled += (straggled.empty() ? "" : ", ") + name + " " + num(c["algorithms"][name]["straggler_s"], "%.4g s");
-            }
-            if (!straggled.empty()) row("time lost to stragglers", straggled + " (diloco, noloco: per replica)");
+            if (const auto throttled = listed("compute_throttled_s", true); !throttled.empty())
+                row("time lost to throttling", throttled + " (compute beyond full speed; diloco, noloco: per replica)");
+            if (const auto straggled = listed("straggler_s", true); !straggled.empty())
+                row("time lost to stragglers", straggled + " (diloco, noloco: per replica)");
             for (const auto algorithm : workloads::cluster_algorithms) {
                 const std::string name(workloads::to_string(algorithm));
                 if (!c["algorithms"].contains(name)) continue;

@@ -216,20 +216,17 @@ private:
         }
     }
 
-    // The gateway layer's traffic over [from, from + dt), while the shards keep their rates.
+    // The gateway layer's traffic over [from, from + dt), at the rate of the last solve.
     void account_gateways(double from, double dt) {
-        if (c_.cluster_of.empty() || !(dt > 0.0)) return;
-        double bps = 0.0;
-        for (const auto& s : shards_) bps += 8.0 * s.rate * s.gateway_hops;
-        if (!(bps > 0.0)) return;
-        gateway_bits_ += bps * dt;
-        summary_.gateway_egress_peak_bps = std::max(summary_.gateway_egress_peak_bps, bps);
+        if (!(dt > 0.0) || !(gateway_bps_ > 0.0)) return;
+        gateway_bits_ += gateway_bps_ * dt;
+        summary_.gateway_egress_peak_bps = std::max(summary_.gateway_egress_peak_bps, gateway_bps_);
         if (!(c_.egress_bin_s > 0.0)) return;
         for (double t = from, end = from + dt; t < end;) {
             const auto bin = static_cast<std::size_t>(std::max(0.0, std::floor((t - c_.start_s) / c_.egress_bin_s)));
             if (bin >= egress_bits_.size()) break;
             const double bin_end = std::min(end, c_.start_s + static_cast<double>(bin + 1) * c_.egress_bin_s);
-            egress_bits_[bin] += bps * (bin_end - t);
+            egress_bits_[bin] += gateway_bps_ * (bin_end - t);
             if (!(bin_end > t)) break;  // no progress at the rounding limit
             t = bin_end;
         }
@@ -238,6 +235,7 @@ private:
     // Max-min fair rates of every shard in flight on the current network (maxmin_core.hpp).
     void solve_rates() {
         dirty_ = false;
+        gateway_bps_ = 0.0;
         if (shards_.empty()) return;
         const auto& net = clock_.network();
         const auto links = static_cast<int>(net.capacity_Bps.size());
@@ -257,6 +255,8 @@ private:
         core::maxmin_rates(links, net.capacity_Bps.data(), flows, offsets_.data(), flow_links_.data(), active_.data(),
                            rate_.data(), link_remaining_.data(), link_count_.data(), link_saturated_.data(), frozen_.data());
         for (std::size_t f = 0; f < shards_.size(); ++f) shards_[f].rate = rate_[f];
+        if (!c_.cluster_of.empty())  // the gateway layer's rate until the next solve (rates hold till then)
+            for (const auto& sh : shards_) gateway_bps_ += 8.0 * sh.rate * sh.gateway_hops;
         ++summary_.rate_solves;
     }
 
@@ -647,9 +647,8 @@ private:
         s.gateway_bytes = gateway_bits_ / 8.0;
         if (span > 0.0) s.gateway_egress_mean_bps = gateway_bits_ / span;
         std::vector<double> egress = std::move(egress_bits_);
-        for (std::size_t k = 0; k < egress.size(); ++k) {
-            const double from = c_.start_s + static_cast<double>(k) * c_.egress_bin_s;
-            const double width = std::min(c_.egress_bin_s, c_.end_s - from);
+        for (std::size_t k = 0; k < egress.size(); ++k) {  // mean rate: the last bin ends at end_s
+            const double width = std::min(c_.egress_bin_s, c_.end_s - c_.start_s - static_cast<double>(k) * c_.egress_bin_s);
             egress[k] = width > 0.0 ? egress[k] / width : 0.0;
         }
         return ServingResult{std::move(records_), s, std::move(egress), c_.egress_bin_s};
@@ -684,6 +683,7 @@ private:
     std::vector<double> kv_transfers_;
     std::int64_t tokens_generated_ = 0;
     ServingSummary summary_;
+    double gateway_bps_ = 0.0;  // KV caches' rate on gateway links since the last solve_rates
     double gateway_bits_ = 0.0;
     std::vector<double> egress_bits_;  // per egress bin
     std::vector<int> offsets_, flow_links_, link_count_;  // solve_rates scratch
