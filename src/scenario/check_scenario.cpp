@@ -1,0 +1,316 @@
+// Constraints between sections, checked once every section has been read.
+#include "scenario/scenario.hpp"
+
+#include "scenario/section_readers.hpp"
+#include "scenario/yaml_reader.hpp"
+
+#include <skyfabric/physics/constants.hpp>
+#include <skyfabric/physics/frames.hpp>
+#include <skyfabric/physics/orbit.hpp>
+#include <skyfabric/physics/random.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+#include <regex>
+#include <sstream>
+
+namespace skyfabric::scenario::detail {
+
+// The name is the default output folder (out/<name>) and a file name in sweeps: it
+// must be one plain path component, so that no name can write outside out/.
+void check_name(Section& top, const std::string& name) {
+    if (name.size() > 128) top.fail("name", "must be at most 128 characters (it names the output folder out/<name>)");
+    for (const char c : name) {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '/' || c == '\\' || u < 0x20 || u == 0x7f) {
+            top.fail("name", "must not contain '/', '\\' or control characters: it names the output folder out/<name>");
+        }
+    }
+    if (name == "." || name == ".." || name.front() == '.' || name.front() == '-') {
+        top.fail("name", "must not start with '.' or '-': it names the output folder out/<name>");
+    }
+}
+
+namespace {
+
+// Where a satellite's initial state is refused: its explicit entry, else the lattice's radius.
+[[noreturn]] void fail_satellite(Section& top, const Scenario& sc, std::size_t i, const std::string& message) {
+    Section formation = top.section("formation");
+    if (sc.formation.layout == FormationLayout::explicit_states) {
+        const auto items = formation.sequence("satellites");
+        Section sat = formation.item(items.at(i), formation.path() + ".satellites[" + std::to_string(i) + "]");
+        sat.fail(sat.has("velocity_m_s") ? "velocity_m_s" : "position_m", message);
+    }
+    formation.fail("radius_m", "satellite " + std::to_string(i) + ": " + message);
+}
+
+// What a constellation run supports, and what its algorithms need of the clusters.
+void check_constellation(Section& top, const Scenario& sc, const std::vector<std::size_t>& sizes) {
+    Section c = top.section("constellation");
+    const auto& con = sc.constellation;
+    if (sc.fabric) c.fail("clusters", "a constellation needs an orbit; a synthetic topology has none");
+    if (!sc.links.enabled) c.fail("clusters", "a constellation needs a links section (the clusters' own fabrics)");
+    if (sc.radiation.enabled) {
+        Section radiation = top.section("radiation");
+        if (sc.radiation.recovery.spare_satellites > 0)
+            radiation.fail("spare_satellites", "hot spares in a constellation are not modelled yet (which cluster a spare "
+                                               "serves, and how it joins that cluster's ring): give 0");
+        const bool hierarchical = std::find(con.algorithms.begin(), con.algorithms.end(),
+                                            workloads::ClusterAlgorithm::hierarchical) != con.algorithms.end();
+        if (hierarchical && sc.workload.on_rank_loss == workloads::RankLossPolicy::shrink)
+            top.section("workload").fail("on_rank_loss", "shrink with the hierarchical algorithm across clusters would leave "
+                                                         "clusters of unequal size, which its all-reduce cannot split: use wait, "
+                                                         "or drop hierarchical from constellation.algorithms");
+    }
+    const auto smallest = *std::min_element(sizes.begin(), sizes.end());
+    if (static_cast<std::size_t>(con.gateways.gateways_per_cluster) > smallest) {
+        Section g = c.section("gateways");
+        g.fail("per_cluster", "a cluster has only " + std::to_string(smallest) + " satellites");
+    }
+    const bool equal = std::all_of(sizes.begin(), sizes.end(), [&](std::size_t n) { return n == sizes.front(); });
+    for (auto a : con.algorithms)
+        if (a != workloads::ClusterAlgorithm::ring && !equal)
+            c.fail("algorithms", std::string(workloads::to_string(a)) + " needs clusters of equal size (give every cluster the same radius_m)");
+    if (sc.workload.enabled) {
+        const std::size_t all = std::accumulate(sizes.begin(), sizes.end(), std::size_t{0});
+        if (sc.workload.job.data_parallel != 0 && static_cast<std::size_t>(sc.workload.job.data_parallel) != all) {
+            Section parallelism = top.section("workload").section("parallelism");
+            parallelism.fail("data", "a constellation trains on every satellite: give 0 (all " + std::to_string(all) + ")");
+        }
+        if (sc.workload.job.moe.layers > 0) top.section("workload").fail("moe", "is not supported with a constellation yet");
+    }
+}
+
+// Every satellite's own orbit must be bound, stay above 100 km and within the largest orbit a
+// scenario may give: an escaping or re-entering satellite is not a formation, and its dose (hence
+// its fault events) would grow without bound. Returns the highest apogee altitude, m.
+double check_satellite_orbits(Section& top, const Scenario& sc, const std::vector<physics::RelativeState>& states) {
+    const physics::CartesianState chief = initial_chief_state(sc);
+    if (!chief.position_m.allFinite() || !chief.velocity_m_s.allFinite()) {
+        Section orbit = top.section("orbit");
+        orbit.fail(orbit.has("inclination_deg") ? "inclination_deg" : "eccentricity",
+                   "the chief's initial state is not finite: the first-order mean-to-osculating map (Brouwer-Lyddane) "
+                   "is singular at exactly 0 or 180 deg with e = 0 and at the critical inclination 63.43 deg; "
+                   "move the inclination a little off it (or set dynamics.j2: false)");
+    }
+    const double mu = physics::earth_mu_m3_s2;
+    const double min_radius_m = physics::earth_equatorial_radius_m + min_perigee_altitude_m;
+    double max_apogee_m = 0.0;
+    for (std::size_t i = 0; i < states.size(); ++i) {
+        const physics::CartesianState x = physics::lvlh_to_eci(chief, states[i]);
+        if (!x.position_m.allFinite() || !x.velocity_m_s.allFinite()) {
+            top.section("formation").fail("relative_orbits",
+                                          "satellite " + std::to_string(i) + "'s initial state is not finite: this relative-orbit "
+                                          "set-up is singular for this chief orbit (inclination exactly 0 or 180 deg, or the critical 63.43 deg); "
+                                          "try relative_orbits: hcw or an inclination off 0 and 180 deg");
+        }
+        const double r = x.position_m.norm();
+        const double energy = 0.5 * x.velocity_m_s.squaredNorm() - mu / r;
+        if (!(energy < 0.0)) {
+            fail_satellite(top, sc, i, "this satellite escapes Earth's gravity (" + format_count(x.velocity_m_s.norm()) +
+                                           " m/s at " + format_count(r / 1e3) + " km from the centre): it is no formation");
+        }
+        const double a = -mu / (2.0 * energy);
+        const double h = x.position_m.cross(x.velocity_m_s).norm();
+        const double e = std::sqrt(std::max(0.0, 1.0 - h * h / (mu * a)));
+        if (a * (1.0 - e) < min_radius_m) {
+            fail_satellite(top, sc, i, "this satellite's orbit has its perigee " +
+                                           format_count((a * (1.0 - e) - physics::earth_equatorial_radius_m) / 1e3) +
+                                           " km above the equator, below 100 km: it re-enters");
+        }
+        if (a * (1.0 + e) > max_apogee_radius_m) {
+            fail_satellite(top, sc, i, "this satellite's orbit reaches " + format_count(a * (1.0 + e) / 1e3) +
+                                           " km from the centre; it leaves the formation");
+        }
+        max_apogee_m = std::max(max_apogee_m, a * (1.0 + e) - physics::earth_equatorial_radius_m);
+    }
+    return max_apogee_m;
+}
+
+// The radiation model is calibrated before the run, and the fault events it implies are
+// estimated from the orbit-average dose rate at the highest apogee (the trapped-proton term
+// grows exponentially with altitude: a(h) = exp((h - 650 km) / 109 km), 2e17 at 5,000 km):
+// what would not fit in memory is refused here, naming the key to change.
+void check_radiation(Section& top, const Scenario& sc, std::size_t satellites, double max_apogee_altitude_m) {
+    Section radiation = top.section("radiation");
+    // The dose-rate history is kept in memory for the fault draw (and copied satellite-major
+    // there), whatever the outputs: 16 bytes per output step and satellite.
+    const double series_bytes = 16.0 * (std::floor(sc.duration_s / sc.output_step_s) + 1.0) * static_cast<double>(satellites);
+    if (series_bytes > max_dose_series_bytes) {
+        top.fail("output_step_s", "with radiation the dose-rate history takes about " + format_count(series_bytes / 1e9) +
+                                      " GB of memory (16 bytes per output step and satellite); at most " +
+                                      format_count(max_dose_series_bytes / 1e9) +
+                                      " GB are allowed: raise output_step_s or shorten the run");
+    }
+    const auto& env = sc.radiation.environment;
+    std::optional<physics::RadiationModel> model;
+    try {
+        model.emplace(physics::make_radiation_model(env));
+    } catch (const std::invalid_argument&) {
+        const double year = physics::decimal_year(env.epoch_julian_date_days, 0.0);
+        const auto ref = physics::orbit_average_shapes(env, env.reference_orbit_altitude_m, env.reference_orbit_inclination_rad, year,
+                                                       env.calibration_samples_along_orbit, env.calibration_node_longitudes);
+        radiation.fail("dose_at_650km_rad_per_yr",
+                       "must exceed the cosmic-ray background's share of the reference orbit's dose, " +
+                           format_count(env.gcr_polar_dose_rate_rad_per_yr * ref.gcr_shape) +
+                           " rad(Si)/yr (the rest is the trapped protons the model is calibrated to)");
+    }
+    double rate_rad_s = physics::orbit_average_dose_rate_rad_s(*model, max_apogee_altitude_m, sc.orbit.inclination_rad);
+    for (const auto& spe : env.solar_particle_events) {
+        const double overlap = std::max(0.0, std::min(sc.duration_s, spe.start_s + spe.duration_s) - std::max(0.0, spe.start_s));
+        if (sc.duration_s > 0.0) {
+            rate_rad_s += (spe.flux_factor - 1.0) * model->gcr_polar_dose_rate_rad_s * model->shielding_factor * overlap / sc.duration_s;
+        }
+    }
+    double per_satellite_s = 0.0;
+    for (const double x : workloads::fault_rates_per_s(rate_rad_s, sc.radiation.faults)) per_satellite_s += x;
+    const double per_trial = per_satellite_s * static_cast<double>(satellites) * sc.duration_s;
+    const double batch = std::min<double>(sc.radiation.trials, workloads::monte_carlo_batch_trials);
+    if (std::isfinite(per_trial) && per_trial * batch <= workloads::max_fault_events_in_memory) return;
+    const std::string estimate = "about " + format_count(per_trial) + " fault events per trial (" +
+                                 format_count(rate_rad_s * physics::seconds_per_year_radiation) + " rad(Si)/yr at " +
+                                 std::to_string(std::lround(max_apogee_altitude_m / 1e3)) + " km, " + std::to_string(satellites) +
+                                 " satellites, " + format_count(sc.duration_s / physics::seconds_per_day) + " days)";
+    const std::string limit = "; at most " + format_count(workloads::max_fault_events_in_memory) + " are held at once";
+    if (std::isfinite(per_trial) && per_trial <= workloads::max_fault_events_in_memory) {
+        radiation.fail("trials", estimate + " x " + format_count(batch) + " trials drawn together" + limit +
+                                     ": lower radiation.trials to at most " +
+                                     format_count(std::floor(workloads::max_fault_events_in_memory / std::max(1.0, per_trial))));
+    }
+    // The dose rate itself is out of bounds far from the reference orbit; else the run is too long.
+    if (!(rate_rad_s * physics::seconds_per_year_radiation <= 1e3 * env.target_dose_rad_per_yr)) {
+        Section orbit = top.section("orbit");
+        orbit.fail(orbit.has("semi_major_axis_km") ? "semi_major_axis_km" : "altitude_km",
+                   "with radiation, " + estimate + limit +
+                       ": the trapped-proton model scales exponentially from 650 km and is meant for low Earth orbit; "
+                       "lower the orbit or set radiation.enabled: false");
+    }
+    top.fail(top.has("duration_s") ? "duration_s" : "duration_orbits",
+             "with radiation, " + estimate + limit + ": shorten the run or set radiation.enabled: false");
+}
+
+}  // namespace
+
+// Constraints between sections, checked once every section has been read.
+void check_across_sections(Section& top, Scenario& sc, const LoadOptions& options) {
+    // Ranks of the fabric, or satellites of the formation (set up once here).
+    std::vector<physics::RelativeState> states;
+    if (!sc.fabric) states = initial_formation(sc);
+    const std::vector<std::size_t> sizes = sc.constellation.enabled ? cluster_sizes(sc) : std::vector<std::size_t>{};
+    const std::size_t satellites = sc.fabric                  ? node_count(sc)
+                                   : sc.constellation.enabled ? std::accumulate(sizes.begin(), sizes.end(), std::size_t{0})
+                                                              : states.size();
+    if (satellites > static_cast<std::size_t>(max_satellites)) {
+        top.fail(sc.constellation.enabled ? "constellation" : "formation",
+                 (sc.constellation.enabled ? "the constellation has " : "the formation has ") + std::to_string(satellites) +
+                     " satellites; at most " + std::to_string(max_satellites) + " are supported");
+    }
+    if (sc.constellation.enabled) check_constellation(top, sc, sizes);
+    if (sc.workload.enabled) {
+        Section workload = top.section("workload");
+        if (!sc.fabric && !sc.links.enabled) workload.fail("enabled", "a training workload needs links: add a links section");
+        if (sc.workload.job.data_parallel == 0) sc.workload.job.data_parallel = static_cast<std::int32_t>(satellites);
+        if (static_cast<std::size_t>(sc.workload.job.data_parallel) > satellites) {
+            Section parallelism = workload.section("parallelism");
+            parallelism.fail("data", "data-parallel ranks (" + std::to_string(sc.workload.job.data_parallel) +
+                                         ") exceed the satellite count " + std::to_string(satellites));
+        }
+        if (sc.workload.job.data_parallel < 2) {
+            Section parallelism = workload.section("parallelism");
+            parallelism.fail("data", "needs at least 2 data-parallel ranks");
+        }
+        const auto& job = sc.workload.job;
+        if (job.moe.expert_parallel > 1 && job.moe.layers == 0) {
+            Section parallelism = workload.section("parallelism");
+            parallelism.fail("expert", "expert parallelism needs a workload.moe section (a mixture-of-experts model)");
+        }
+        if (job.data_parallel % job.moe.expert_parallel != 0) {
+            Section parallelism = workload.section("parallelism");
+            parallelism.fail("expert", "expert groups of " + std::to_string(job.moe.expert_parallel) + " ranks must divide the " +
+                                           std::to_string(job.data_parallel) + " data-parallel ranks");
+        }
+    }
+    if (sc.inference.enabled) {
+        Section workload = top.section("workload");
+        if (!sc.fabric && !sc.links.enabled) workload.fail("kind", "a serving workload needs links: add a links section");
+        if (!(sc.duration_s > 0.0))
+            top.fail(top.has("duration_s") ? "duration_s" : "duration_orbits", "a serving workload needs a run of positive duration");
+        // Serving plays the nominal trial's crashes (docs/inference.md "Faults and power"): no Monte Carlo, no spares.
+        if (sc.radiation.enabled) {
+            Section radiation = top.section("radiation");
+            if (sc.radiation.trials > 1)
+                radiation.fail("trials", "a serving workload plays one trial of the faults (the run's own); set trials: 1");
+            if (sc.radiation.recovery.spare_satellites > 0)
+                radiation.fail("spare_satellites", "hot spares are a training job's; a serving workload's instances are its satellites");
+        }
+        const auto& e = sc.inference.serving.engines;
+        const std::int64_t needed = static_cast<std::int64_t>(e.prefill.instances) * e.prefill.satellites_per_instance +
+                                    static_cast<std::int64_t>(e.decode.instances) * e.decode.satellites_per_instance;
+        if (inference_nodes(sc).empty()) {
+            Section engines = workload.section("inference").section("engines");
+            engines.fail("prefill", "the instances need " + std::to_string(needed) + " satellites" +
+                                        (sc.constellation.enabled ? " (dedicated prefill instances in cluster 0, the others in the last cluster, "
+                                                                    "of " + std::to_string(sizes.front()) + " and " + std::to_string(sizes.back()) + ")"
+                                                                  : "; there are " + std::to_string(satellites)));
+        }
+    }
+    if (sc.workload.enabled) {
+        // Every step computes for at least the job's compute time: an upper bound on the steps.
+        const double compute_s = workloads::compute_time_per_step_s(sc.workload.job, sc.workload.accelerator);
+        const double steps = compute_s > 0.0 ? sc.duration_s / compute_s : std::numeric_limits<double>::infinity();
+        if (!(steps <= max_training_steps)) {
+            const std::string what = "the training job computes " + format_count(compute_s) + " s per step, so the run could take up to " +
+                                     format_count(steps) + " steps; at most " + format_count(max_training_steps) + " are simulated";
+            Section workload = top.section("workload");
+            if (compute_s < 1e-3) {
+                workload.fail("model_parameters", what + ": raise model_parameters or tokens_per_step, or shorten the run");
+            }
+            top.fail(top.has("duration_s") ? "duration_s" : "duration_orbits", what + ": shorten the run");
+        }
+    }
+    if (sc.radiation.enabled) {
+        Section radiation = top.section("radiation");
+        if (sc.fabric) radiation.fail("enabled", "radiation needs an orbit; a synthetic topology has none");
+        if (static_cast<std::size_t>(sc.radiation.recovery.spare_satellites) >= satellites) {
+            radiation.fail("spare_satellites", "must leave at least one working satellite of " + std::to_string(satellites));
+        }
+        // The rank-loss policy: given, or spare when there are spares, else wait.
+        auto& recovery = sc.radiation.recovery;
+        if (sc.workload.on_rank_loss) {
+            recovery.on_rank_loss = *sc.workload.on_rank_loss;
+            if (recovery.on_rank_loss == workloads::RankLossPolicy::spare && recovery.spare_satellites == 0) {
+                Section workload = top.section("workload");
+                workload.fail("on_rank_loss", "spare needs radiation.spare_satellites >= 1 (none are kept in reserve)");
+            }
+        } else {
+            recovery.on_rank_loss = recovery.spare_satellites > 0 ? workloads::RankLossPolicy::spare
+                                                                  : workloads::RankLossPolicy::wait;
+        }
+        if (!sc.constellation.enabled && sc.radiation.faults.gateway_outage_rate_per_s > 0.0)
+            radiation.fail("gateway_outages_per_day", "needs a constellation: a single formation has no gateway terminals");
+        auto& chips = sc.radiation.faults.chips_per_satellite;
+        if (chips == 0) chips = sc.workload.enabled     ? sc.workload.job.tensor_parallel
+                              : sc.inference.enabled ? sc.inference.serving.engines.chips_per_satellite
+                                                     : 1;
+    }
+    double max_apogee_altitude_m = 0.0;
+    if (!sc.fabric && satellites <= static_cast<std::size_t>(max_satellites)) {
+        max_apogee_altitude_m = check_satellite_orbits(top, sc, states);
+        for (std::size_t k = 1; k < cluster_count(sc); ++k) {
+            const Scenario cluster = cluster_scenario(sc, k);
+            max_apogee_altitude_m = std::max(max_apogee_altitude_m, check_satellite_orbits(top, cluster, initial_formation(cluster)));
+        }
+    }
+    if (sc.radiation.enabled) check_radiation(top, sc, satellites, max_apogee_altitude_m);
+    if (static_cast<std::size_t>(sc.metrics.reference_satellite) >= satellites) {
+        Section metrics = top.section("metrics");
+        metrics.fail("reference_satellite", "must be below the satellite count " + std::to_string(satellites));
+    }
+    check_output_volume(top, sc, satellites);
+    if (options.refuse_large_runs) check_run_size(top, sc, satellites);
+}
+
+}  // namespace skyfabric::scenario::detail

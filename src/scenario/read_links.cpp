@@ -1,0 +1,137 @@
+// links and constellation: the optical terminals and how clusters are laid out and joined.
+#include "scenario/scenario.hpp"
+
+#include "scenario/section_readers.hpp"
+#include "scenario/yaml_reader.hpp"
+
+#include <skyfabric/physics/constants.hpp>
+#include <skyfabric/physics/frames.hpp>
+#include <skyfabric/physics/orbit.hpp>
+#include <skyfabric/physics/random.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+#include <regex>
+#include <sstream>
+
+namespace skyfabric::scenario::detail {
+
+namespace {
+
+// The optics of a terminal (its keys and the dwdm subsection), over `o`'s values as defaults.
+void read_optics(Section& s, links::OpticalTerminalParameters& o) {
+    o.aperture_m = s.number("aperture_m", 0.001, 10.0, o.aperture_m, "m");
+    o.tx_power_w = s.number("tx_power_w", 1e-6, 1000.0, o.tx_power_w, "W");
+    o.wavelength_m = 1e-9 * s.number("wavelength_nm", 400.0, 11000.0, 1e9 * o.wavelength_m, "nm");
+    o.aperture_efficiency = s.number("aperture_efficiency", 0.01, 1.0, o.aperture_efficiency);
+    o.other_losses_db = s.number("other_losses_db", 0.0, 100.0, o.other_losses_db, "dB");
+    o.pointing_static_error_rad = 1e-6 * s.number("pointing_error_urad", 0.0, 1e4, 0.0, "urad");
+    o.pointing_jitter_rad = 1e-6 * s.number("pointing_jitter_urad", 0.0, 1e4, 0.0, "urad");
+    o.amplifier_noise_figure_db = s.number("noise_figure_db", 0.0, 30.0, o.amplifier_noise_figure_db, "dB");
+    o.required_margin_db = s.number("required_margin_db", 0.0, 50.0, o.required_margin_db, "dB");
+    o.spatial_channels_built = static_cast<int>(s.integer("spatial_channels", 1, 4096, 1));
+    Section dwdm = s.section("dwdm");
+    o.dwdm.grid_spacing_hz = 1e9 * dwdm.number("grid_ghz", 12.5, 1000.0, 100.0, "GHz");
+    o.dwdm.band_hz = 1e12 * dwdm.number("band_thz", 0.01, 50.0, 4.8, "THz");
+    o.dwdm.transceivers_fitted = static_cast<int>(dwdm.integer("channels", 1, 1024, 24));
+    const std::string transceiver = dwdm.choice("transceiver", {"400zr", "800zr", "custom"}, "400zr");
+    if (transceiver != "custom") o.transceiver = *links::transceiver_preset(transceiver);
+    else o.transceiver.name = "custom";
+    o.transceiver.rate_bps = 1e9 * dwdm.number("rate_gbps", 0.001, 1.0e5, o.transceiver.rate_bps / 1e9, "Gbit/s");
+    o.transceiver.sensitivity_dbm = dwdm.number("sensitivity_dbm", -80.0, 30.0, o.transceiver.sensitivity_dbm, "dBm");
+    o.transceiver.required_osnr_db = dwdm.number("required_osnr_db", 0.0, 60.0, o.transceiver.required_osnr_db, "dB");
+    dwdm.finish();
+}
+
+}  // namespace
+
+LinksConfig read_links(Section s, bool present) {
+    LinksConfig l;
+    l.enabled = s.boolean("enabled", present);
+    auto& t = l.topology;
+    const std::string policy = s.choice("topology", {"nearest_k", "lattice", "max_capacity"}, "nearest_k");
+    t.policy = *links::topology_policy_from_name(policy);
+    t.terminals.terminals_per_satellite = static_cast<int>(s.integer("terminals_per_satellite", 1, 64, 8));
+    t.neighbours_k = static_cast<int>(s.integer("neighbours_k", 0, 64, 0));
+    t.terminals.max_range_m = s.number("max_range_m", 0.0, 1.0e8, 0.0, "m");
+    t.terminals.reacquisition_time_s = s.number("reacquisition_time_s", 0.0, 3600.0, 1.0, "s");
+    t.hysteresis_fraction = s.number("hysteresis_fraction", 0.0, 1.0, 0.1);
+    read_optics(s, t.optics);
+    s.finish();
+    return l;
+}
+
+// constellation: clusters as a count spaced along-track (spacing_km), or a list of clusters.
+ConstellationConfig read_constellation(Section s, bool present) {
+    ConstellationConfig c;
+    c.enabled = present;
+    if (!present) return c;
+    // The other keys first: a bad value there is named before a missing cluster count.
+    Section g = s.section("gateways");
+    auto& gw = c.gateways;
+    gw.gateways_per_cluster = static_cast<std::int32_t>(g.integer("per_cluster", 1, 64, 4));
+    gw.topology = *links::aggregation_topology_from_name(g.choice("topology", {"planar", "spread"}, "planar"));
+    gw.grazing_altitude_m = 1e3 * g.number("grazing_altitude_km", 0.0, 1000.0, 100.0, "km");
+    gw.optics.aperture_m = 0.3;
+    gw.optics.tx_power_w = 10.0;
+    read_optics(g, gw.optics);
+    g.finish();
+    std::vector<std::string> all;
+    std::string listed;
+    for (const auto a : workloads::cluster_algorithms) {
+        all.emplace_back(workloads::to_string(a));
+        listed += (listed.empty() ? "" : ", ") + all.back();
+    }
+    std::vector<std::string> names;
+    if (!s.has("algorithms")) {
+        s.refuse_empty("algorithms", listed + ", or a list of them");
+        names = all;
+    } else if (s.is_scalar("algorithms")) {
+        names = {s.choice("algorithms", all)};
+    } else {
+        for (const auto& node : s.sequence("algorithms")) {
+            const std::string name = node.IsScalar() ? node.as<std::string>() : std::string();
+            if (!workloads::cluster_algorithm_from_name(name)) s.fail_at(node, s.path() + ".algorithms", "expected one of " + listed);
+            if (std::find(names.begin(), names.end(), name) != names.end())
+                s.fail_at(node, s.path() + ".algorithms", "lists " + name + " twice; each algorithm once (a set of " + listed + ")");
+            names.push_back(name);
+        }
+        if (names.empty()) s.fail("algorithms", "list at least one of " + listed);
+    }
+    for (const auto& n : names) c.algorithms.push_back(*workloads::cluster_algorithm_from_name(n));
+    c.inner_steps = static_cast<std::int32_t>(s.integer("inner_steps", 1, 1000000, 50));
+    c.outer_bytes_per_element = s.number("outer_bytes_per_element", 0.125, 16.0, 4.0, "B");
+
+    s.refuse_empty("clusters", "a number of clusters or a list of clusters");
+    if (s.has("clusters") && !s.is_scalar("clusters")) {
+        const auto items = s.sequence("clusters");
+        if (items.size() < 2) s.fail("clusters", "a constellation needs at least 2 clusters");
+        if (items.size() > max_clusters)
+            s.fail("clusters", "lists " + std::to_string(items.size()) + " clusters; at most " + std::to_string(max_clusters) + " are supported");
+        for (std::size_t k = 0; k < items.size(); ++k) {
+            Section item = s.item(items[k], s.path() + ".clusters[" + std::to_string(k) + "]");
+            ClusterConfig cluster;
+            cluster.along_track_m = 1e3 * item.number("along_track_km", -40000.0, 40000.0, 0.0, "km");
+            cluster.raan_offset_rad = deg * item.number("raan_deg", -180.0, 180.0, 0.0, "deg");
+            if (item.has("radius_m")) cluster.radius_m = item.number("radius_m", 1.0, 1e6, {}, "m");
+            item.finish();
+            c.clusters.push_back(cluster);
+        }
+    } else {
+        std::optional<double> spacing_m;
+        s.refuse_empty("spacing_km", "a distance along-track, in km");
+        if (s.has("spacing_km")) spacing_m = 1e3 * s.number("spacing_km", 0.001, 40000.0, {}, "km");
+        const double raan_step_rad = deg * s.number("raan_step_deg", -180.0, 180.0, 0.0, "deg");
+        const auto count = s.integer("clusters", 2, static_cast<std::int64_t>(max_clusters), {});
+        if (!spacing_m) s.fail("spacing_km", "missing: with a count of clusters give their spacing along-track, in km");
+        for (std::int64_t k = 0; k < count; ++k)
+            c.clusters.push_back(ClusterConfig{*spacing_m * static_cast<double>(k), raan_step_rad * static_cast<double>(k), {}});
+    }
+    s.finish();
+    return c;
+}
+
+}  // namespace skyfabric::scenario::detail

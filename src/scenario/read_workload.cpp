@@ -1,0 +1,312 @@
+// workload (training or inference) and a synthetic topology: the job, its accelerator and its fabric.
+#include "scenario/scenario.hpp"
+
+#include "scenario/section_readers.hpp"
+#include "scenario/yaml_reader.hpp"
+
+#include <skyfabric/physics/constants.hpp>
+#include <skyfabric/physics/frames.hpp>
+#include <skyfabric/physics/orbit.hpp>
+#include <skyfabric/physics/random.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+#include <regex>
+#include <sstream>
+
+namespace skyfabric::scenario::detail {
+
+namespace {
+
+// workload.accelerator and its overrides, shared by both kinds of workload.
+workloads::Accelerator read_accelerator(Section& s) {
+    const std::string name = s.choice("accelerator", {"tpu_v6e", "custom"}, "tpu_v6e");
+    workloads::Accelerator a;
+    if (name != "custom") a = workloads::accelerator_preset(name);
+    else a.name = "custom";
+    a.peak_flops = 1e12 * s.number("peak_tflops", 1e-3, 1e6, a.peak_flops / 1e12, "TFLOP/s");
+    a.hbm_bytes = 1e9 * s.number("hbm_gb", 0.001, 1e6, a.hbm_bytes / 1e9, "GB");
+    a.hbm_bandwidth_Bps = 1e9 * s.number("hbm_bandwidth_gbs", 1e-3, 1e7, a.hbm_bandwidth_Bps / 1e9, "GB/s");
+    return a;
+}
+
+workloads::LengthDistribution read_lengths(Section s, workloads::LengthDistribution d) {
+    d.kind = s.choice("distribution", {"fixed", "lognormal"}, "fixed") == "lognormal" ? workloads::LengthKind::lognormal
+                                                                                      : workloads::LengthKind::fixed;
+    d.mean_tokens = s.number("mean", 1.0, 1e8, d.mean_tokens, "tokens");
+    d.sigma = s.number("sigma", 0.0, 10.0, d.kind == workloads::LengthKind::lognormal ? 1.0 : 0.0);
+    if (d.kind == workloads::LengthKind::fixed && d.sigma != 0.0) s.fail("sigma", "applies to distribution: lognormal only");
+    s.finish();
+    return d;
+}
+
+workloads::EngineGroup read_engine_group(Section s) {
+    workloads::EngineGroup g;
+    g.instances = static_cast<std::int32_t>(s.integer("instances", 1, max_satellites, {}));
+    g.satellites_per_instance = static_cast<std::int32_t>(s.integer("satellites_per_instance", 1, max_satellites, 1));
+    s.finish();
+    return g;
+}
+
+// workload.power_policy: what the compute does when the power section's battery or radiator limits it.
+physics::PowerPolicy read_power_policy(Section& s) {
+    const std::string policy = s.choice("power_policy", {"ignore", "throttle", "pause"}, "throttle");
+    return policy == "ignore" ? physics::PowerPolicy::ignore
+         : policy == "pause"  ? physics::PowerPolicy::pause
+                              : physics::PowerPolicy::throttle;
+}
+
+}  // namespace
+
+// workload.kind: inference (docs/inference.md). `s` is the workload section.
+InferenceConfig read_inference(Section s, const std::string& source_name, std::uint64_t seed) {
+    InferenceConfig c;
+    c.enabled = s.boolean("enabled", true);
+    c.accelerator = read_accelerator(s);
+    Section in = s.section("inference", true);
+    auto& v = c.serving;
+    {
+        Section m = in.section("model", true);
+        auto& model = v.model;
+        model.parameters = m.number("parameters", 1.0, 1e15, {});
+        model.active_parameters = m.number("active_parameters", 0.0, 1e15, 0.0);
+        if (model.active_parameters > model.parameters) m.fail("active_parameters", "must not exceed parameters");
+        model.bytes_per_parameter = m.number("bytes_per_parameter", 0.125, 16.0, model.bytes_per_parameter, "B");
+        model.layers = static_cast<std::int32_t>(m.integer("layers", 1, 100000, {}));
+        const std::string attention = m.choice("attention", {"dense", "hybrid", "mla"}, "dense");
+        model.attention = attention == "mla"      ? workloads::AttentionKind::mla
+                          : attention == "hybrid" ? workloads::AttentionKind::hybrid
+                                                  : workloads::AttentionKind::dense;
+        model.bytes_per_element = m.number("bytes_per_element", 0.125, 16.0, model.bytes_per_element, "B");
+        if (model.attention == workloads::AttentionKind::mla) {
+            model.kv_lora_rank = static_cast<std::int32_t>(m.integer("kv_lora_rank", 1, 1000000, model.kv_lora_rank));
+            model.rope_dim = static_cast<std::int32_t>(m.integer("rope_dim", 0, 1000000, model.rope_dim));
+        } else {
+            model.kv_heads = static_cast<std::int32_t>(m.integer("kv_heads", 1, 100000, {}));
+            model.head_dim = static_cast<std::int32_t>(m.integer("head_dim", 1, 100000, {}));
+        }
+        if (model.attention == workloads::AttentionKind::hybrid) {
+            model.full_attention_layers = static_cast<std::int32_t>(m.integer("full_attention_layers", 1, model.layers, {}));
+        }
+        m.finish();
+    }
+    {
+        Section a = in.section("arrivals", true);
+        if (a.has("rate_per_s") == a.has("trace"))
+            a.fail(a.has("trace") ? "trace" : "rate_per_s", "give either rate_per_s (Poisson arrivals) or trace (a CSV file), not both");
+        v.requests.seed = static_cast<std::uint64_t>(a.integer("seed", 0, std::numeric_limits<std::int64_t>::max(),
+                                                               static_cast<std::int64_t>(seed & 0x7fffffffffffffffull)));
+        if (a.has("rate_per_s")) {
+            v.requests.rate_per_s = a.number("rate_per_s", 1e-9, 1e6, {}, "1/s");
+        } else {
+            std::filesystem::path path = a.text("trace");
+            if (path.is_relative()) path = std::filesystem::path(source_name).parent_path() / path;
+            std::string text;
+            try {
+                text = read_input_file(path, max_edge_list_bytes, "request trace");
+                v.trace = workloads::parse_request_trace_csv(text, path.string());
+            } catch (const ScenarioError& e) {
+                a.fail("trace", e.what());
+            } catch (const workloads::RequestTraceError& e) {
+                a.fail("trace", e.what());
+            }
+            if (v.trace.empty()) a.fail("trace", path.string() + ": no requests (only a header)");
+            c.trace_file = path.string();
+        }
+        a.finish();
+    }
+    v.requests.prompt = read_lengths(in.section("prompt_tokens"), {workloads::LengthKind::fixed, 4096.0, 0.0});
+    v.requests.output = read_lengths(in.section("output_tokens"), {workloads::LengthKind::fixed, 256.0, 0.0});
+    v.requests.cached_prefix_fraction = in.number("cached_prefix_fraction", 0.0, 1.0, 0.0);
+    if (!v.trace.empty() && in.has("prompt_tokens")) in.fail("prompt_tokens", "comes from the trace (arrivals.trace); leave it out");
+    if (!v.trace.empty() && in.has("output_tokens")) in.fail("output_tokens", "comes from the trace (arrivals.trace); leave it out");
+    if (!v.trace.empty() && in.has("cached_prefix_fraction"))
+        in.fail("cached_prefix_fraction", "comes from the trace (its cached_tokens column); leave it out");
+    {
+        Section slo = in.section("slo");
+        v.ttft_slo_s = slo.number("ttft_s", 1e-6, 1e6, v.ttft_slo_s, "s");
+        v.tpot_slo_s = slo.number("tpot_s", 1e-6, 1e6, v.tpot_slo_s, "s");
+        slo.finish();
+    }
+    {
+        Section e = in.section("engines", true);
+        v.engines.prefill = read_engine_group(e.section("prefill", true));
+        v.engines.decode = read_engine_group(e.section("decode", true));
+        v.engines.chips_per_satellite = static_cast<std::int32_t>(e.integer("chips_per_satellite", 1, 1024, 1));
+        v.engines.mfu = e.number("mfu", 1e-4, 1.0, v.engines.mfu);
+        v.engines.max_batch = static_cast<std::int32_t>(e.integer("max_batch", 1, 1000000, v.engines.max_batch));
+        v.engines.max_tokens = e.integer("max_tokens", 0, std::numeric_limits<std::int64_t>::max() / 4, 0);
+        e.finish();
+    }
+    const std::string routing = in.choice("routing", {"local", "prfaas"}, "local");
+    v.routing = routing == "prfaas" ? workloads::ServingRouting::prfaas : workloads::ServingRouting::local;
+    c.compare_routing = in.boolean("compare_routing", false);
+    const bool dedicated = v.routing == workloads::ServingRouting::prfaas || c.compare_routing;
+    if (dedicated) {
+        v.threshold_tokens = in.integer("threshold_tokens", 0, std::numeric_limits<std::int32_t>::max(), {});
+        v.dedicated_prefill_instances = static_cast<std::int32_t>(
+            in.integer("dedicated_prefill_instances", 1, std::max(1, v.engines.prefill.instances - 1), 1));
+        if (v.engines.prefill.instances < 2)
+            in.section("engines").section("prefill").fail("instances", "prfaas needs at least 2 prefill instances: the dedicated "
+                                                                      "group and at least one beside the decode instances");
+    } else {
+        for (const char* key : {"threshold_tokens", "dedicated_prefill_instances"})
+            if (in.has(key)) in.fail(key, "applies to routing: prfaas (or compare_routing: true) only");
+    }
+    const std::string network = in.choice("network_routing", {"shortest_latency", "widest"}, "shortest_latency");
+    v.network_routing = network == "widest" ? workloads::RoutingPolicy::widest : workloads::RoutingPolicy::shortest_latency;
+    in.finish();
+    // A training key beside kind: inference is a mistake, not an unknown key.
+    for (const char* key : {"model_parameters", "active_parameters", "tokens_per_step", "parallelism", "moe", "mfu",
+                            "all_reduce", "placement", "routing", "sync", "local_steps", "gradient_buckets",
+                            "bytes_per_gradient_element", "paths_per_transfer", "per_message_overhead_us", "on_rank_loss",
+                            "backend", "stragglers"})
+        if (s.has(key)) s.fail(key, "is a training key; workload.kind is inference (its keys go under workload.inference)");
+    c.power_policy = read_power_policy(s);
+    s.allow("kind");
+    s.finish();
+    return c;
+}
+
+WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed) {
+    WorkloadConfig w;
+    w.enabled = s.boolean("enabled", present);
+    s.allow("kind");
+    if (s.has("inference")) s.fail_first_leaf("inference", "is a serving key; it applies with workload.kind: inference only");
+    w.accelerator = read_accelerator(s);
+    auto& j = w.job;
+    j.mfu = s.number("mfu", 1e-4, 1.0, j.mfu);
+    j.parameters = s.number("model_parameters", 1.0, 1e15, j.parameters);
+    j.active_parameters = s.number("active_parameters", 0.0, 1e15, 0.0);
+    if (j.active_parameters > j.parameters) s.fail("active_parameters", "must not exceed model_parameters");
+    j.tokens_per_step = s.number("tokens_per_step", 1.0, 1e12, j.tokens_per_step);
+    j.bytes_per_gradient_element = s.number("bytes_per_gradient_element", 0.125, 16.0, j.bytes_per_gradient_element, "B");
+    Section parallelism = s.section("parallelism");
+    j.data_parallel = static_cast<std::int32_t>(parallelism.integer("data", 0, max_satellites, 0));
+    j.tensor_parallel = static_cast<std::int32_t>(parallelism.integer("tensor", 1, 1024, 1));
+    j.moe.expert_parallel = static_cast<std::int32_t>(parallelism.integer("expert", 1, max_satellites, 1));
+    parallelism.finish();
+    // A mixture of experts (absent: a dense model); docs/collectives.md "Mixture of experts".
+    if (s.has("moe")) {
+        Section moe = s.section("moe");
+        auto& m = j.moe;
+        m.experts_per_token = static_cast<std::int32_t>(moe.integer("experts_per_token", 1, 1024, m.experts_per_token));
+        m.hidden_size = moe.number("hidden_size", 1.0, 1e7, m.hidden_size);
+        m.bytes_per_activation = moe.number("bytes_per_activation", 0.125, 16.0, m.bytes_per_activation, "B");
+        m.expert_parameters = moe.number("expert_parameters", 0.0, 1e15, 0.0);
+        if (m.expert_parameters > j.parameters) moe.fail("expert_parameters", "must not exceed model_parameters");
+        m.load_imbalance = moe.number("load_imbalance", 1.0, 1e3, m.load_imbalance);
+        // Read last: a bad value of another key is named before the missing count of layers.
+        m.layers = static_cast<std::int32_t>(moe.integer("layers", 1, 100000, {}));
+        moe.finish();
+    }
+    j.gradient_buckets = static_cast<std::int32_t>(s.integer("gradient_buckets", 1, 4096, j.gradient_buckets));
+    j.sync = s.choice("sync", {"every_step", "local_steps"}, "every_step") == "local_steps" ? workloads::SyncMode::local_steps
+                                                                                         : workloads::SyncMode::every_step;
+    j.local_steps = static_cast<std::int32_t>(s.integer("local_steps", 1, 100000, 1));
+    auto& o = w.options;
+    o.all_reduce = workloads::parse_algorithm(
+        s.choice("all_reduce", {"ring", "double_binary_tree", "halving_doubling", "hierarchical_ring"}, "ring"));
+    const std::string placement = s.choice("placement", {"topology_aware", "random", "identity"}, "topology_aware");
+    o.placement = placement == "random" ? workloads::PlacementPolicy::random
+                : placement == "identity" ? workloads::PlacementPolicy::identity
+                                          : workloads::PlacementPolicy::topology_aware;
+    // ucmp: weighted multipath, a transfer split over edge-disjoint shortest paths in proportion to
+    // their capacity (eBGP UCMP); 4 paths unless paths_per_transfer says otherwise.
+    const std::string routing = s.choice("routing", {"shortest_latency", "widest", "ucmp"}, "shortest_latency");
+    o.flow.routing = routing == "widest" ? workloads::RoutingPolicy::widest : workloads::RoutingPolicy::shortest_latency;
+    if (routing == "ucmp") o.flow.split = workloads::MultipathSplit::capacity;
+    o.flow.paths_per_transfer = static_cast<std::int32_t>(s.integer("paths_per_transfer", 1, 16, routing == "ucmp" ? 4 : 1));
+    o.flow.per_message_overhead_s = 1e-6 * s.number("per_message_overhead_us", 0.0, 1e7, 0.0, "us");
+    o.seed = seed;
+    if (s.has("stragglers")) {  // docs/scenario-reference.md "workload.stragglers"
+        Section st = s.section("stragglers");
+        o.stragglers.probability = st.number("probability", 0.0, 1.0, 0.0);
+        o.stragglers.slowdown = st.number("slowdown", 1.0, 1000.0, 2.0);
+        st.finish();
+        o.stragglers.seed = physics::rng::derive_seed(seed, 0x5354524147ull);  // "STRAG"
+    }
+    w.backend = workloads::parse_backend(s.choice("backend", {"auto", "cpu", "cuda"}, "auto"));
+    if (s.has("on_rank_loss")) {
+        const std::string loss = s.choice("on_rank_loss", {"wait", "shrink", "spare"}, "wait");
+        w.on_rank_loss = loss == "shrink" ? workloads::RankLossPolicy::shrink
+                       : loss == "spare"  ? workloads::RankLossPolicy::spare
+                                          : workloads::RankLossPolicy::wait;
+    }
+    w.power_policy = read_power_policy(s);
+    s.finish();
+    return w;
+}
+
+// `topology:` as a spec string ("ring:p=64,bw_gbps=400,latency_ns=500") or a mapping
+// with the same keys plus `kind`; `file:` paths are relative to the scenario's folder.
+std::optional<workloads::FabricSpec> read_fabric(Section& top, const std::string& source_name) {
+    if (!top.has("topology")) {
+        top.allow("topology");
+        return std::nullopt;
+    }
+    workloads::FabricSpec spec;
+    try {
+        if (top.is_scalar("topology")) {
+            spec = workloads::parse_fabric_spec(top.text("topology"));
+        } else {
+            Section t = top.section("topology");
+            spec.kind = workloads::parse_fabric_kind(
+                t.choice("kind", {"ring", "switch", "torus2d", "fully_connected", "file"}));
+            spec.p = static_cast<std::int32_t>(t.integer("p", 0, max_satellites, 0));
+            spec.x = static_cast<std::int32_t>(t.integer("x", 0, 100000, 0));
+            spec.y = static_cast<std::int32_t>(t.integer("y", 0, 100000, 0));
+            spec.bandwidth_bps = 1e9 * t.number("bw_gbps", 1e-6, 1e7, spec.bandwidth_bps / 1e9, "Gbit/s");
+            spec.latency_s = 1e-9 * t.number("latency_ns", 0.0, 1e12, spec.latency_s * 1e9, "ns");
+            spec.file_path = t.text("file", "");
+            t.finish();
+        }
+        // Refuse fabrics too large to build before building them (ranks and links).
+        std::int64_t ranks = 0, fabric_links = 0;
+        switch (spec.kind) {
+            case workloads::FabricKind::ring: ranks = spec.p; fabric_links = spec.p; break;
+            case workloads::FabricKind::switch_star: ranks = spec.p; fabric_links = spec.p; break;
+            case workloads::FabricKind::fully_connected:
+                ranks = spec.p;
+                fabric_links = static_cast<std::int64_t>(spec.p) * (spec.p - 1) / 2;
+                break;
+            case workloads::FabricKind::torus2d:
+                ranks = static_cast<std::int64_t>(spec.x) * spec.y;
+                fabric_links = 2 * ranks;
+                break;
+            case workloads::FabricKind::edge_list: break;
+        }
+        if (ranks > max_satellites || fabric_links > max_fabric_links) {
+            top.fail("topology", "a " + std::string(workloads::to_string(spec.kind)) + " fabric of " + std::to_string(ranks) +
+                                     " ranks and " + std::to_string(fabric_links) + " links is too large; at most " +
+                                     std::to_string(max_satellites) + " ranks and " + std::to_string(max_fabric_links) +
+                                     " links are supported");
+        }
+        if (spec.kind == workloads::FabricKind::edge_list) {
+            std::filesystem::path path = spec.file_path;
+            if (path.is_relative()) path = std::filesystem::path(source_name).parent_path() / path;
+            try {
+                spec.csv_text = read_input_file(path, max_edge_list_bytes, "edge-list file");
+            } catch (const ScenarioError& e) {
+                top.fail("topology", e.what());
+            }
+            spec.csv_name = path.string();
+            const auto edges = workloads::parse_edge_list_csv(spec.csv_text, spec.csv_name);
+            if (edges.node_count > max_satellites || static_cast<std::int64_t>(edges.links.size()) > max_fabric_links) {
+                top.fail("topology", spec.csv_name + ": " + std::to_string(edges.node_count) + " nodes and " +
+                                         std::to_string(edges.links.size()) + " links; at most " +
+                                         std::to_string(max_satellites) + " nodes and " +
+                                         std::to_string(max_fabric_links) + " links are supported");
+            }
+        }
+        (void)workloads::make_fabric(spec);  // validates counts and the CSV now, with a location
+    } catch (const workloads::FabricSpecError& e) {
+        top.fail("topology", e.what());
+    }
+    return spec;
+}
+
+}  // namespace skyfabric::scenario::detail

@@ -1,0 +1,275 @@
+// What a loaded scenario implies: its estimates, initial states, clusters and derived settings.
+#include "scenario/scenario.hpp"
+
+#include "scenario/section_readers.hpp"
+#include "scenario/yaml_reader.hpp"
+
+#include <skyfabric/physics/constants.hpp>
+#include <skyfabric/physics/frames.hpp>
+#include <skyfabric/physics/orbit.hpp>
+#include <skyfabric/physics/random.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+#include <regex>
+#include <sstream>
+
+namespace skyfabric::scenario {
+
+using namespace detail;
+
+std::vector<std::int32_t> inference_nodes(const Scenario& sc) {
+    const auto& v = sc.inference.serving;
+    const auto& e = v.engines;
+    const std::int64_t dedicated = static_cast<std::int64_t>(v.dedicated_prefill_instances) * e.prefill.satellites_per_instance;
+    const std::int64_t all = static_cast<std::int64_t>(e.prefill.instances) * e.prefill.satellites_per_instance +
+                             static_cast<std::int64_t>(e.decode.instances) * e.decode.satellites_per_instance;
+    const auto sizes = cluster_sizes(sc);
+    std::vector<std::int32_t> nodes;
+    if (!sc.constellation.enabled || dedicated == 0) {
+        if (all > static_cast<std::int64_t>(node_count(sc))) return {};
+        for (std::int32_t i = 0; i < all; ++i) nodes.push_back(i);
+        return nodes;
+    }
+    // Dedicated prefill instances from cluster 0's first satellite, every other instance from the last cluster's.
+    const auto last_first = static_cast<std::int32_t>(std::accumulate(sizes.begin(), sizes.end() - 1, std::size_t{0}));
+    if (dedicated > static_cast<std::int64_t>(sizes.front()) || all - dedicated > static_cast<std::int64_t>(sizes.back())) return {};
+    for (std::int32_t i = 0; i < dedicated; ++i) nodes.push_back(i);
+    for (std::int32_t i = 0; i < all - dedicated; ++i) nodes.push_back(last_first + i);
+    return nodes;
+}
+
+std::string describe(const RunEstimate& e) {
+    const auto bytes = [](double b) { return b >= 1e9 ? format_count(b / 1e9) + " GB" : format_count(b / 1e6) + " MB"; };
+    const std::string cpu = e.cpu_s >= 3600.0 ? format_count(e.cpu_s / 3600.0) + " CPU-hours"
+                          : e.cpu_s >= 60.0   ? format_count(e.cpu_s / 60.0) + " CPU-minutes"
+                                              : format_count(e.cpu_s) + " CPU-seconds";
+    return "about " + bytes(e.memory_bytes) + " of memory, " + cpu + " and " + bytes(e.output_bytes) +
+           " of output before compression";
+}
+
+RunEstimate estimate_run(const Scenario& sc, std::size_t satellites) {
+    RunEstimate e;
+    e.satellites = satellites;
+    e.samples = std::floor(sc.duration_s / sc.output_step_s) + 1.0;
+    const double n = static_cast<double>(satellites);
+    const double satellite_samples = n * e.samples;
+    const bool orbital = !sc.fabric;
+    // Measured with /usr/bin/time on suncatcher-81 at 973 and 3,853 satellites over one to three
+    // orbits, parts switched off one at a time (2-core VM): 40 MB for the program, 6 kB per satellite
+    // for the propagator and the output buffers, and per satellite-sample what is kept for the run's
+    // end (the links' topology timeline, the training's records, the dose-rate history and, with a
+    // workload, the fabric timeline the trials replay, which grows with the trials). The outputs stream
+    // to disk. CPU per satellite-sample: state, metrics and output; link topology; training; trials.
+    double bytes = 0.0, seconds = 0.0;
+    if (orbital) seconds += 2.6e-6;
+    if (orbital && sc.links.enabled) bytes += 36.0, seconds += 5.4e-6;
+    if (sc.workload.enabled) bytes += 22.0, seconds += 7.3e-6;
+    if (sc.radiation.enabled) {
+        const double doublings = std::log2(static_cast<double>(std::max(1, sc.radiation.trials)));
+        bytes += sc.workload.enabled ? 26.0 + 12.0 * doublings : 16.0;
+        seconds += (1.2 + 0.6 * doublings) * 1e-6;
+    }
+    e.memory_bytes = 40e6 + (orbital ? 6e3 * n : 0.0) + satellite_samples * bytes;
+    e.cpu_s = satellite_samples * seconds;
+    // Outputs per satellite-sample: the HDF5 series (LVLH state, nearest neighbour, ECI state, model
+    // error, radiation, links) and the VTK frames (ASCII/XML points, velocities and link lines).
+    double per_satellite = 0.0;
+    if (sc.output.hdf5 && orbital) {
+        per_satellite += 48.0 + 8.0;
+        if (sc.output.eci) per_satellite += 48.0;
+        if (sc.dynamics.compare_to_nonlinear) per_satellite += 8.0;
+        if (sc.radiation.enabled) per_satellite += 16.0;
+        if (sc.links.enabled) per_satellite += 0.5 * sc.links.topology.terminals.terminals_per_satellite * 40.0;
+    }
+    const double vtk_frames = sc.output.vtk && orbital ? std::floor(e.samples / sc.output.vtk_every + 1.0) : 0.0;
+    e.output_bytes = satellite_samples * per_satellite + vtk_frames * n * 200.0;
+    return e;
+}
+
+physics::KeplerianElements chief_mean_elements(const Scenario& sc) {
+    physics::KeplerianElements e;
+    e.semi_major_axis_m = sc.orbit.semi_major_axis_m;
+    e.eccentricity = sc.orbit.eccentricity;
+    e.inclination_rad = sc.orbit.inclination_rad;
+    e.raan_rad = sc.orbit.ltan_h ? physics::raan_for_ltan_rad(*sc.orbit.ltan_h, physics::julian_date(sc.orbit.epoch))
+                                 : sc.orbit.raan_rad;
+    e.arg_perigee_rad = sc.orbit.arg_perigee_rad;
+    e.true_anomaly_rad = sc.orbit.arg_latitude_rad - sc.orbit.arg_perigee_rad;
+    return e;
+}
+
+double dynamics_j2(const Scenario& sc) {
+    return sc.dynamics.model == physics::RelativeMotionModel::nonlinear && sc.dynamics.j2 ? physics::earth_j2 : 0.0;
+}
+
+double orbit_period_s(const Scenario& sc) {
+    return physics::nodal_period_s(sc.orbit.semi_major_axis_m, sc.orbit.eccentricity, sc.orbit.inclination_rad, dynamics_j2(sc));
+}
+
+RelativeOrbits resolved_relative_orbits(const Scenario& sc) {
+    if (sc.formation.relative_orbits != RelativeOrbits::automatic) return sc.formation.relative_orbits;
+    switch (sc.dynamics.model) {
+        case physics::RelativeMotionModel::nonlinear: return RelativeOrbits::j2_mean_elements;
+        case physics::RelativeMotionModel::schweighart_sedwick: return RelativeOrbits::schweighart_sedwick;
+        case physics::RelativeMotionModel::hcw:
+        case physics::RelativeMotionModel::hcw_ode: return RelativeOrbits::hcw;
+    }
+    return RelativeOrbits::hcw;
+}
+
+const char* to_string(RelativeOrbits relative_orbits) {
+    switch (relative_orbits) {
+        case RelativeOrbits::automatic: return "auto";
+        case RelativeOrbits::j2_mean_elements: return "j2_mean_elements";
+        case RelativeOrbits::hcw: return "hcw";
+        case RelativeOrbits::schweighart_sedwick: return "schweighart_sedwick";
+    }
+    return "unknown";
+}
+
+const char* to_string(physics::PowerPolicy policy) {
+    switch (policy) {
+        case physics::PowerPolicy::ignore: return "ignore";
+        case physics::PowerPolicy::throttle: return "throttle";
+        case physics::PowerPolicy::pause: return "pause";
+    }
+    return "unknown";
+}
+
+physics::CartesianState initial_chief_state(const Scenario& sc) {
+    return physics::keplerian_to_cartesian(physics::mean_to_osculating(chief_mean_elements(sc), dynamics_j2(sc)),
+                                           physics::earth_mu_m3_s2);
+}
+
+std::vector<physics::RelativeState> initial_formation(const Scenario& sc) {
+    const double n = physics::mean_motion_rad_s(sc.orbit.semi_major_axis_m, physics::earth_mu_m3_s2);
+    const RelativeOrbits design = resolved_relative_orbits(sc);
+    physics::BoundedOrbitOptions options;
+    options.out_of_plane_amplitude_m = sc.formation.out_of_plane_amplitude_m;
+    options.j2_trim = design == RelativeOrbits::schweighart_sedwick;
+    options.chief_semi_major_axis_m = sc.orbit.semi_major_axis_m;
+    options.chief_inclination_rad = sc.orbit.inclination_rad;
+    std::vector<physics::RelativeState> states;
+    std::vector<bool> given;  // explicit states with a velocity are taken as they are
+    switch (sc.formation.layout) {
+        case FormationLayout::suncatcher_lattice:
+            states = physics::suncatcher_lattice(sc.formation.radius_m, sc.formation.radial_pitch_m,
+                                                 sc.formation.along_track_pitch_m, n, options);
+            break;
+        case FormationLayout::hexagonal:
+            states = physics::hexagonal_lattice(sc.formation.radius_m, sc.formation.pitch_m, n, options);
+            break;
+        case FormationLayout::explicit_states:
+            states = sc.formation.explicit_states;
+            for (auto& s : states) {
+                given.push_back(!s.velocity_m_s.hasNaN());
+                if (!given.back()) s.velocity_m_s = physics::bounded_relative_velocity(s.position_m, n, options);
+            }
+            break;
+    }
+    if (design != RelativeOrbits::j2_mean_elements) return states;
+    auto bounded = physics::j2_mean_element_formation(chief_mean_elements(sc), states, dynamics_j2(sc)).satellites_lvlh;
+    for (std::size_t i = 0; i < given.size(); ++i) {
+        if (given[i]) bounded[i] = states[i];
+    }
+    return bounded;
+}
+
+std::size_t cluster_count(const Scenario& sc) {
+    return sc.constellation.enabled ? sc.constellation.clusters.size() : 1;
+}
+
+Scenario cluster_scenario(const Scenario& sc, std::size_t c) {
+    Scenario out = sc;
+    out.constellation = {};
+    if (!sc.constellation.enabled) return out;
+    const ClusterConfig& cluster = sc.constellation.clusters.at(c);
+    // Along the orbit by arc length on the mean orbit; the node turned (LTAN with it when given).
+    out.orbit.arg_latitude_rad += cluster.along_track_m / sc.orbit.semi_major_axis_m;
+    out.orbit.raan_rad += cluster.raan_offset_rad;
+    if (out.orbit.ltan_h) *out.orbit.ltan_h += cluster.raan_offset_rad * 12.0 / physics::pi;
+    if (cluster.radius_m) out.formation.radius_m = *cluster.radius_m;
+    // Each cluster's satellites draw their own drag coefficients.
+    if (c > 0) out.dynamics.drag.seed = physics::rng::derive_seed(sc.dynamics.drag.seed, c);
+    return out;
+}
+
+std::vector<std::size_t> cluster_sizes(const Scenario& sc) {
+    // A cluster's count depends on its formation alone, not on its chief: set up each radius once.
+    const std::size_t n0 = initial_formation(sc).size();
+    std::vector<std::size_t> sizes;
+    std::vector<std::pair<double, std::size_t>> by_radius;
+    for (std::size_t c = 0; c < cluster_count(sc); ++c) {
+        const auto& radius = sc.constellation.enabled ? sc.constellation.clusters[c].radius_m : std::optional<double>{};
+        if (!radius || *radius == sc.formation.radius_m) {
+            sizes.push_back(n0);
+            continue;
+        }
+        auto it = std::find_if(by_radius.begin(), by_radius.end(), [&](const auto& e) { return e.first == *radius; });
+        if (it == by_radius.end()) {
+            by_radius.emplace_back(*radius, initial_formation(cluster_scenario(sc, c)).size());
+            it = by_radius.end() - 1;
+        }
+        sizes.push_back(it->second);
+    }
+    return sizes;
+}
+
+std::size_t node_count(const Scenario& sc) {
+    if (sc.fabric) return static_cast<std::size_t>(workloads::make_fabric(*sc.fabric).ranks);
+    const auto sizes = cluster_sizes(sc);
+    return std::accumulate(sizes.begin(), sizes.end(), std::size_t{0});
+}
+
+physics::PropagationSettings propagation_settings(const Scenario& sc) {
+    physics::PropagationSettings p;
+    p.model = sc.dynamics.model;
+    p.j2 = sc.dynamics.j2;
+    p.drag = sc.dynamics.drag;
+    p.station_keeping = sc.station_keeping;
+    p.relative_tolerance = sc.dynamics.relative_tolerance;
+    p.absolute_tolerance = sc.dynamics.absolute_tolerance;
+    p.epoch_julian_date = physics::julian_date(sc.orbit.epoch);
+    p.threads = static_cast<unsigned>(sc.threads);
+    return p;
+}
+
+std::int32_t monte_carlo_threads(const Scenario& sc) {
+    const std::int32_t asked = sc.radiation.threads, cap = sc.threads;
+    if (cap == 0) return asked;
+    return asked == 0 ? cap : std::min(asked, cap);
+}
+
+std::string epoch_iso8601(const Scenario& sc) {
+    const auto& e = sc.orbit.epoch;
+    char text[48];
+    const double whole = std::floor(e.second);
+    std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d", e.year, e.month, e.day, e.hour, e.minute,
+                  static_cast<int>(whole));
+    std::string out = text;
+    if (e.second > whole) {
+        // Fractional seconds as given (microseconds at most), trailing zeros dropped.
+        std::snprintf(text, sizeof text, "%.6f", e.second - whole);
+        std::string fraction = text + 1;  // ".xxxxxx"
+        while (fraction.back() == '0') fraction.pop_back();
+        if (fraction != ".") out += fraction;
+    }
+    return out + "Z";
+}
+
+const char* to_string(physics::RelativeMotionModel model) {
+    switch (model) {
+        case physics::RelativeMotionModel::hcw: return "hcw";
+        case physics::RelativeMotionModel::hcw_ode: return "hcw_ode";
+        case physics::RelativeMotionModel::schweighart_sedwick: return "schweighart_sedwick";
+        case physics::RelativeMotionModel::nonlinear: return "nonlinear";
+    }
+    return "unknown";
+}
+
+}  // namespace skyfabric::scenario
+

@@ -1,0 +1,77 @@
+// The scenario reader's sections, one file each (read_geometry.cpp, read_links.cpp, read_workload.cpp,
+// read_environment.cpp, read_output.cpp) and the checks between them (check_scenario.cpp). Internal to
+// src/scenario: load_scenario_text (scenario.cpp) calls them in order; nothing else includes this header.
+#pragma once
+
+#include "scenario/scenario.hpp"
+#include "scenario/yaml_reader.hpp"
+
+#include <skyfabric/physics/constants.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace skyfabric::scenario::detail {
+
+inline constexpr double deg = physics::pi / 180.0;
+// Step and satellite counts past which a run cannot fit a workstation: refused up front.
+inline constexpr double max_output_steps = 5.0e6;
+inline constexpr std::int64_t max_satellites = 200000;
+// Links of a synthetic fabric (fully_connected grows as p^2).
+inline constexpr std::int64_t max_fabric_links = 10000000;
+// Uncompressed output (HDF5 series and VTK frames) past which a run is refused unless
+// its output is reduced: it would fill a workstation's disk.
+inline constexpr double max_output_bytes = 200e9;
+// Explicit LVLH states further out than this are not a formation (the chief's orbit is
+// about 7,000 km in radius): refused rather than integrated into nonsense.
+inline constexpr double max_explicit_offset_m = 1.0e7;
+inline constexpr double max_explicit_velocity_m_s = 1.0e4;
+// Input files are read whole: a scenario of 200,000 explicit satellites is about 16 MB, an
+// edge list of max_fabric_links lines about 300 MB.
+// Orbits (the chief's and every satellite's) must stay above this altitude: below it a
+// satellite re-enters within hours (the propagator stops there too).
+inline constexpr double min_perigee_altitude_m = 100e3;
+// The highest apogee a scenario's chief orbit can have (altitude 50,000 km, e = 0.5): a
+// satellite flying further out has left the formation.
+inline constexpr double max_apogee_radius_m = 1.5 * (physics::earth_equatorial_radius_m + 50000e3);
+// Training steps a run may simulate: each keeps a step record and its collectives (about
+// 150 bytes) and costs a flow simulation; a model of a few parameters took ~1e10 steps in
+// ten minutes of simulated time (std::bad_alloc).
+inline constexpr double max_training_steps = 1e7;
+// Memory for the dose-rate history of a run with radiation.
+inline constexpr double max_dose_series_bytes = 8e9;
+inline constexpr std::size_t max_scenario_bytes = 32u << 20;
+// Clusters of a constellation: every gateway has a terminal for each other cluster, and the layer's
+// pairs grow as clusters²; 64 clusters of 4 gateways are 8,064 pairs a sample.
+inline constexpr std::size_t max_clusters = 64;
+inline constexpr std::size_t max_edge_list_bytes = 512u << 20;
+
+// A count for a message: "1.2e+07" style past a million, plain below.
+std::string format_count(double x);
+
+OrbitConfig read_orbit(Section s);
+FormationConfig read_formation(Section s);
+DynamicsConfig read_dynamics(Section s, std::uint64_t seed);
+physics::StationKeepingSettings read_station_keeping(Section s);
+MetricsConfig read_metrics(Section s);
+LinksConfig read_links(Section s, bool present);
+ConstellationConfig read_constellation(Section s, bool present);
+InferenceConfig read_inference(Section s, const std::string& source_name, std::uint64_t seed);
+WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed);
+std::optional<workloads::FabricSpec> read_fabric(Section& top, const std::string& source_name);
+PowerConfig read_power(Section s, bool present, int chips_per_satellite);
+RadiationConfig read_radiation(Section s, bool present, const physics::UtcEpoch& epoch);
+OutputConfig read_output(Section s);
+
+void check_name(Section& top, const std::string& name);
+void check_across_sections(Section& top, Scenario& sc, const LoadOptions& options);
+void check_output_volume(Section& top, const Scenario& sc, std::size_t satellites);
+void check_run_size(Section& top, const Scenario& sc, std::size_t satellites);
+
+// --set key.path=value applied to the parsed document before any section is read.
+void apply_override(YAML::Node root, const Override& o);
+
+}  // namespace skyfabric::scenario::detail
