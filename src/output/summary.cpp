@@ -6,6 +6,7 @@
 
 #include <skyfabric/links/topology_policy.hpp>
 #include <skyfabric/workloads/collectives.hpp>
+#include <skyfabric/workloads/convergence.hpp>
 #include <skyfabric/workloads/synthetic_fabric.hpp>
 #include <skyfabric/physics/constants.hpp>
 
@@ -371,6 +372,19 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
                 {"straggler_s", r.straggler_s},
                 {"truncated", r.truncated},
             };
+            // A model beside the measured figure: tokens/s at data-parallel's loss per token.
+            const auto efficiency = workloads::token_efficiency(r.algorithm, static_cast<int>(c.clusters.size()), c.inner_steps,
+                                                                sc.workload.job.parameters);
+            auto& a = algorithms[std::string(workloads::to_string(r.algorithm))];
+            if (efficiency.covered) {
+                a["effective_tokens_per_s"] = r.tokens_per_s / efficiency.token_multiplier;
+                a["token_multiplier"] = efficiency.token_multiplier;
+                a["effective_bound"] = workloads::to_string(efficiency.bound);
+                a["convergence_source"] = efficiency.source;
+            } else {
+                a["effective_tokens_per_s"] = nullptr;
+                a["convergence_not_covered"] = efficiency.not_covered;
+            }
         }
         j["constellation"] = {
             {"clusters", c.clusters.size()},

@@ -129,6 +129,22 @@ std::string summary_table(const nlohmann::json& j) {
                               a["outer_rounds"].get<std::int64_t>() > 0 ? num(a["outer_sync_mean_s"], "%.3f").c_str() : "-");
                 out += line;
             }
+            // Effective tokens/s: a model (published loss gaps), kept apart from the measured rows above.
+            out += "  effective tokens/s: raw / tokens needed for data-parallel's loss (a model from published loss gaps, docs/constellations.md)\n";
+            for (const auto algorithm : workloads::cluster_algorithms) {
+                const std::string name(workloads::to_string(algorithm));
+                if (!c["algorithms"].contains(name)) continue;
+                const auto& a = c["algorithms"][name];
+                std::string figure;
+                if (a["effective_tokens_per_s"].is_null()) {
+                    figure = "not covered: " + a["convergence_not_covered"].get<std::string>();
+                } else {
+                    const std::string bound = a["effective_bound"].get<std::string>();
+                    figure = (bound == "at_most" ? "<= " : bound == "at_least" ? ">= " : "") + num(a["effective_tokens_per_s"], "%.4g") +
+                             " (x" + num(a["token_multiplier"], "%.3f") + "; " + a["convergence_source"].get<std::string>() + ")";
+                }
+                out += "    " + name + std::string(name.size() < 13 ? 13 - name.size() : 1, ' ') + figure + "\n";
+            }
             // "ring, diloco 12 s": the algorithms listed whose `key` holds (true, or a time above 0).
             const auto listed = [&](const char* key, bool with_value) {
                 std::string names;

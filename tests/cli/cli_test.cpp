@@ -648,6 +648,12 @@ for name in ("diloco", "noloco"):
         if k in syncs:
             assert abs(syncs[k]["ts"] + syncs[k]["dur"] - (e["ts"] + e["dur"])) < 1e-3, (e, syncs[k])
     assert d["metadata"][name + "_outer_rounds"] == s[name]["outer_rounds"]
+# Issue 25 item 6, the convergence model beside the measured rate: ring is data-parallel (x1); diloco at
+# M = 4, H = 50 > 30 is bounded above by the H = 30 figure; noloco has no covering figure and says why.
+assert s["ring"]["effective_tokens_per_s"] == s["ring"]["tokens_per_s"]
+assert s["diloco"]["effective_bound"] == "at_most" and s["diloco"]["token_multiplier"] > 1
+assert abs(s["diloco"]["effective_tokens_per_s"] * s["diloco"]["token_multiplier"] - s["diloco"]["tokens_per_s"]) < 1e-6 * s["diloco"]["tokens_per_s"]
+assert s["noloco"]["effective_tokens_per_s"] is None and "arXiv" in s["noloco"]["convergence_not_covered"]
 print("ok", len(ev))
 )";
     const auto check = run_command("/usr/bin/python3 " + (dir / "check.py").string() + " " + trace.string() + " " +

@@ -13,8 +13,8 @@
 //                 from the seed for that round (a random pairing; an odd one out skips the round),
 //                 and a pair waits only for itself: no global barrier.
 // Every variant computes the same global batch per step (tokens_per_step over all ranks, a replica
-// taking its ranks' share), so tokens/s compare. Convergence per token differs and is out of scope
-// (docs/constellations.md cites the papers' figures).
+// taking its ranks' share), so tokens/s compare. Convergence per token differs: convergence.hpp
+// weighs it from published loss gaps.
 //
 // Model: a replica's inner steps and a pair's outer sync run on their own clocks over the stored
 // topologies (a fresh NetworkClock per stretch), each with the network to itself: collectives of
