@@ -74,6 +74,10 @@ nlohmann::json cluster_faults_json(const simulation::RunSummary& s) {
             {"ranks_lost", median([](const Trial& t) { return t.ranks_lost; })},
             {"links_lost", median([](const Trial& t) { return t.links_lost; })},
             {"gateway_links_lost", median([](const Trial& t) { return t.gateway_links_lost; })},
+            // Gateway failover (constellation.gateways.failover_s): time stalled on failed links not yet
+            // detected (within lost_s.fabric) and the bytes sent into them.
+            {"failover_stall_s", median([](const Trial& t) { return t.failover_stall_s; })},
+            {"bytes_retried", median([](const Trial& t) { return t.bytes_retried; })},
             {"damaged_steps_solved", a.fabric_evaluations},
         };
     }
@@ -392,6 +396,7 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
             {"aggregation_topology", std::string(links::to_string(c.gateways.topology))},
             {"routing", sc.workload.options.flow.split == workloads::MultipathSplit::capacity ? "ucmp" : "single path"},
             {"inner_steps", c.inner_steps},
+            {"gateway_failover_s", c.gateway_failover_s},
             {"gateway_links_min", s.gateway_links_min},
             {"gateway_links_max", s.gateway_links_max},
             {"gateway_blocked_max", s.gateway_blocked_max},

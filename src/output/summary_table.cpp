@@ -349,6 +349,16 @@ std::string summary_table(const nlohmann::json& j) {
                           num(a["gateway_links_lost"]["mean"], "%.3g").c_str());
             out += line;
         }
+        std::string failover;
+        for (const auto algorithm : workloads::cluster_algorithms) {
+            const std::string name(workloads::to_string(algorithm));
+            if (!rc.contains(name)) continue;
+            const auto& a = rc[name];
+            failover += (failover.empty() ? "" : ", ") + name + " " + num(a["failover_stall_s"]["mean"], "%.3g s") +
+                        (a["bytes_retried"]["mean"].get<double>() > 0.0 ? " / " + num(nlohmann::json(a["bytes_retried"]["mean"].get<double>() / 1e9), "%.3g GB") : "");
+        }
+        row("  gateway failover (mean)", failover + " stalled / retried per trial, detection after " +
+                                             num(j["constellation"]["gateway_failover_s"], "%.3g s"));
         row("  trials, fault model", std::to_string(rc.begin()->at("trials").get<int>()) +
                                          " trials (interval: " + j["radiation"]["interval"].get<std::string>() + "), the same draws for every algorithm, checkpoint interval " +
                                          num(rc.begin()->at("checkpoint_interval_s"), "%.0f s") +

@@ -75,6 +75,7 @@ ConstellationConfig read_constellation(Section s, bool present) {
     gw.gateways_per_cluster = static_cast<std::int32_t>(g.integer("per_cluster", 1, 64, 4));
     gw.topology = *links::aggregation_topology_from_name(g.choice("topology", {"planar", "spread"}, "planar"));
     gw.grazing_altitude_m = 1e3 * g.number("grazing_altitude_km", 0.0, 1000.0, 100.0, "km");
+    c.gateway_failover_s = g.number("failover_s", 0.0, 3600.0, 3.0, "s");
     gw.optics.aperture_m = 0.3;
     gw.optics.tx_power_w = 10.0;
     read_optics(g, gw.optics);

@@ -310,6 +310,7 @@ private:
         s.series = &dose_series_;
         s.model = model;
         s.recovery = r.recovery;
+        s.recovery.gateway_failover_s = sc_.constellation.gateway_failover_s;
         // Daly's interval from the orbit's long-term interruption rate, as for one cluster (none: one
         // interval spans the run).
         if (s.recovery.checkpoint_interval_s <= 0.0)

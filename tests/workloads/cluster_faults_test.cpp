@@ -154,6 +154,45 @@ TEST(ClusterFaults, GatewayTerminalOutagesTakeGatewayLinksDown) {
     EXPECT_EQ(link, (std::pair<std::int32_t, std::int32_t>{0, 1}));  // its only link inside cluster 0
 }
 
+// Gateway failover (constellation.gateways.failover_s = F): a gateway link that fails at t0 blackholes
+// what the routes send it until t0 + F. The ring's step in progress at 500.5 s ([500, 501): 1 s steps
+// from the last checkpoint at 430-440 s) makes no progress from 500.5 to 502.5 and ends 2 s late; the
+// bytes sent into the link are one step's share of it (F = 2 s is longer than the 1 s step): a 4-rank
+// ring all-reduce of S = 2e6 bytes (1e6 bf16 gradients) puts 2(p-1)/p · S = 3e6 bytes on each link.
+// DiLoCo's round-0 outer sync runs [10, 12) and crosses every gateway link: a failure at 11 s freezes
+// it until 13 s; NoLoCo's pair (the only two replicas) likewise. F = 0 re-routes at once.
+TEST(ClusterFaults, AFailedGatewayLinkBlackholesTrafficUntilItsFailureIsDetected) {
+    const auto run = [](double failover_s, double at_s) {
+        TwoClusters c;
+        c.setup.recovery.link_outage_s = 60.0;
+        c.setup.recovery.gateway_failover_s = failover_s;
+        return c.run({{sw::FaultEvent{at_s, 1, sw::FaultKind::link_outage, false, 0.0, /*gateway=*/true}}});
+    };
+    const auto instant = run(0.0, 500.5), detected = run(2.0, 500.5);
+    const auto& ring0 = instant[0].monte_carlo.per_trial[0];
+    const auto& ring2 = detected[0].monte_carlo.per_trial[0];
+    EXPECT_EQ(ring0.failover_stall_s, 0.0);
+    EXPECT_EQ(ring0.bytes_retried, 0.0);
+    EXPECT_NEAR(ring2.failover_stall_s, 2.0, 1e-9);
+    EXPECT_NEAR(ring2.bytes_retried, 3e6, 1e-3);
+    // The stall, give or take the rerouted steps' extra (~5e-5 s each) that the 2 s shift moves past
+    // the outage's 60 s.
+    EXPECT_NEAR(ring2.lost_fabric_s - ring0.lost_fabric_s, 2.0, 1e-3);
+    EXPECT_LT(ring2.goodput, ring0.goodput);
+
+    const auto in_sync = run(2.0, 11.0), in_sync_instant = run(0.0, 11.0);
+    for (const std::size_t i : {std::size_t{1}, std::size_t{2}}) {  // diloco, noloco
+        const auto& a = in_sync[i].monte_carlo.per_trial[0];
+        const auto& a0 = in_sync_instant[i].monte_carlo.per_trial[0];
+        EXPECT_NEAR(a.failover_stall_s, 2.0, 1e-9) << i;
+        EXPECT_EQ(a0.failover_stall_s, 0.0) << i;
+        EXPECT_LT(a.goodput, a0.goodput) << i;
+    }
+    // A failure while the replicas compute their inner steps (cluster links only) costs nothing.
+    const auto inner = run(2.0, 5.5);
+    EXPECT_EQ(inner[1].monte_carlo.per_trial[0].failover_stall_s, 0.0);
+}
+
 // Gateway outages are a constant-rate stream per gateway satellite: expected count
 // rate × rate_scale × gateways × T, and the drawn events sit on gateway satellites only.
 TEST(ClusterFaults, GatewayOutagesAreDrawnOnGatewaySatellitesAtTheirRate) {

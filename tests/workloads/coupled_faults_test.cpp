@@ -416,6 +416,9 @@ public:
         return fabric_.outage_link(satellite, t, mark, gateway, link);
     }
     double next_change_s(double t) const override { return fabric_.next_change_s(t); }
+    double link_bytes(double t, const sw::FabricDamage& damage, std::pair<std::int32_t, std::int32_t> link) override {
+        return fabric_.link_bytes(t, damage, link);
+    }
     std::vector<std::int32_t> rank_counts;
 
 private:

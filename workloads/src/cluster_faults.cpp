@@ -18,19 +18,23 @@ namespace {
 class ClusterView final : public FabricModel {
 public:
     ClusterView(FabricModel& whole, const std::vector<std::int32_t>& nodes) : whole_(whole), nodes_(nodes) {}
-    double extra_step_s(double t, const FabricDamage& damage) override {
-        FabricDamage global = damage;  // nodes are ascending, so the lists stay sorted
-        for (auto& s : global.satellites_down) s = nodes_[static_cast<std::size_t>(s)];
-        for (auto& s : global.ranks) s = nodes_[static_cast<std::size_t>(s)];
-        return whole_.extra_step_s(t, global);
-    }
+    double extra_step_s(double t, const FabricDamage& damage) override { return whole_.extra_step_s(t, global(damage)); }
     bool outage_link(std::int32_t satellite, double t, double mark, bool gateway,
                      std::pair<std::int32_t, std::int32_t>& link) const override {
         return whole_.outage_link(nodes_[static_cast<std::size_t>(satellite)], t, mark, gateway, link);
     }
     double next_change_s(double t) const override { return whole_.next_change_s(t); }
+    double link_bytes(double t, const FabricDamage& damage, std::pair<std::int32_t, std::int32_t> link) override {
+        return whole_.link_bytes(t, global(damage), link);
+    }
 
 private:
+    FabricDamage global(const FabricDamage& damage) const {
+        FabricDamage out = damage;  // nodes are ascending, so the lists stay sorted
+        for (auto& s : out.satellites_down) s = nodes_[static_cast<std::size_t>(s)];
+        for (auto& s : out.ranks) s = nodes_[static_cast<std::size_t>(s)];
+        return out;
+    }
     FabricModel& whole_;
     const std::vector<std::int32_t>& nodes_;
 };
@@ -103,6 +107,12 @@ public:
         std::vector<std::vector<double>> kept, free;
         std::vector<MonteCarloResult::Trial> own;
         MonteCarloResult::Trial counts;  // lost links, ranks, ... summed over replicas
+        // Gateway links that failed, in time order, as the pair of clusters each joined (a < b).
+        struct GatewayFailure {
+            double failed_s = 0.0;
+            std::int32_t a = 0, b = 0;
+        };
+        std::vector<GatewayFailure> gateway_failures;
     };
     Plays play(std::span<const FaultEvent> events) {
         const auto& clusters = s_.training.cluster_nodes;
@@ -129,6 +139,10 @@ public:
                 p.free[c].push_back(p.free[c].back() + step_duration_at_s(steps_[c], i.start_s));
             }
             p.own[c] = trial_summary(r);
+            for (const LinkOutage& o : r.link_outages) {
+                const std::int32_t a = cluster_of_[static_cast<std::size_t>(o.source)], b = cluster_of_[static_cast<std::size_t>(o.target)];
+                if (a != b) p.gateway_failures.push_back({o.start_s, std::min(a, b), std::max(a, b)});
+            }
             tr.ranks_lost += r.ranks_lost;
             tr.links_lost += r.links_lost;
             tr.gateway_links_lost += r.gateway_links_lost;
@@ -137,6 +151,8 @@ public:
             tr.step_time_median_s = std::max(tr.step_time_median_s, r.step_time_median_s);
             tr.step_time_p99_s = std::max(tr.step_time_p99_s, r.step_time_p99_s);
         }
+        std::stable_sort(p.gateway_failures.begin(), p.gateway_failures.end(),
+                         [](const auto& x, const auto& y) { return x.failed_s < y.failed_s; });
         return p;
     }
 
@@ -167,7 +183,24 @@ public:
         // Waiting beyond what the fault-free schedule waits (a sunlit replica waiting for a throttled one
         // is in both: credited, not lost).
         const auto extra_wait = [](double waited_s, double free_wait_s) { return std::max(0.0, waited_s - free_wait_s); };
-        std::vector<double> useful(m, 0.0), waiting(m, 0.0);
+        // Failover: a sync from `start` makes no progress while a gateway link between its replicas (a
+        // and b; b = m: every replica, whose average crosses every gateway link) has failed undetected.
+        const double failover_s = recovery_.gateway_failover_s;
+        const auto sync_stall = [&](double start, double sync, std::size_t a, std::size_t b) {
+            double end = start + sync, frozen = start, stall = 0.0;
+            if (!(failover_s > 0.0)) return stall;
+            for (const auto& f : p.gateway_failures) {
+                if (f.failed_s >= end) break;
+                if (b != m && !(static_cast<std::size_t>(f.a) == std::min(a, b) && static_cast<std::size_t>(f.b) == std::max(a, b))) continue;
+                const double detected = f.failed_s + failover_s, from = std::max(f.failed_s, frozen);
+                if (detected <= from) continue;
+                stall += detected - from;
+                end += detected - from;
+                frozen = detected;
+            }
+            return stall;
+        };
+        std::vector<double> useful(m, 0.0), waiting(m, 0.0), stalled(m, 0.0);
         if (algorithm == ClusterAlgorithm::diloco) {
             double E = 0.0;
             std::size_t r = 0;
@@ -183,12 +216,14 @@ public:
                     free_work = std::max(free_work, work0(c, r));
                     sync = std::max(sync, syncs_[c].at(r));
                 }
-                if (!all || E + slowest + sync > T) break;
+                const double stall = all ? sync_stall(E + slowest, sync, 0, m) : 0.0;
+                if (!all || E + slowest + sync + stall > T) break;
                 for (std::size_t c = 0; c < m; ++c) {
                     waiting[c] += extra_wait(slowest - work(c, r), free_work - work0(c, r));
                     useful[c] += free_work + sync;
+                    stalled[c] += stall;
                 }
-                E += slowest + sync;
+                E += slowest + sync + stall;
             }
             for (std::size_t c = 0; c < m; ++c) useful[c] += partial(c, r, T - E);
         } else {
@@ -237,7 +272,8 @@ public:
                     const auto bi = static_cast<std::size_t>(b);
                     const double start = std::max(ready[a], ready[bi]);
                     const double sync = std::max(syncs_[a].at(r), syncs_[bi].at(r));
-                    if (start + sync > T) {  // the sync does not finish: the round's steps still count
+                    const double stall = sync_stall(start, sync, a, bi);
+                    if (start + sync + stall > T) {  // the sync does not finish: the round's steps still count
                         for (auto c : {a, bi}) {
                             useful[c] += work0(c, r);
                             running[c] = false;
@@ -248,19 +284,23 @@ public:
                     for (auto c : {a, bi}) {
                         waiting[c] += extra_wait(start - ready[c], free_work - work0(c, r));
                         useful[c] += free_work + sync;
-                        clock[c] = start + sync;
+                        stalled[c] += stall;
+                        clock[c] = start + sync + stall;
                     }
                 }
             }
         }
-        double useful_mean = 0.0, waiting_mean = 0.0;
+        double useful_mean = 0.0, waiting_mean = 0.0, stalled_mean = 0.0;
         for (std::size_t c = 0; c < m; ++c) {
             useful_mean += useful[c] / static_cast<double>(m);
             waiting_mean += waiting[c] / static_cast<double>(m);
+            stalled_mean += stalled[c] / static_cast<double>(m);
         }
         tr.goodput = useful_mean / T;
         tr.lost_waiting_s = waiting_mean;
-        attribute(tr, p.own, T - useful_mean - waiting_mean);
+        attribute(tr, p.own, T - useful_mean - waiting_mean - stalled_mean);
+        tr.lost_fabric_s += stalled_mean;
+        tr.failover_stall_s = stalled_mean;
         return tr;
     }
 

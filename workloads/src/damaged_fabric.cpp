@@ -224,9 +224,14 @@ DamagedFabric::Solved DamagedFabric::solve(std::size_t k, const FabricDamage& da
     options.start_s = topology.time_s;
     const links::Topology series[] = {std::move(topology)};
     const TrainingResult r = simulate_training(job, model_.accelerator, series, options);
+    std::vector<std::pair<std::pair<std::int32_t, std::int32_t>, double>> used;
     for (const LinkUtilisation& l : r.links)
-        if (l.bytes > 0.0) out.used_links.emplace_back(l.source, l.target);
-    std::sort(out.used_links.begin(), out.used_links.end());
+        if (l.bytes > 0.0) used.push_back({{l.source, l.target}, l.bytes});
+    std::sort(used.begin(), used.end());
+    for (const auto& [link, bytes] : used) {
+        out.used_links.push_back(link);
+        out.used_link_bytes.push_back(bytes);
+    }
     if (!r.summary.truncated && !r.steps.empty()) out.step_s = r.steps.front().end_s - r.steps.front().start_s;
     return out;
 }
@@ -248,8 +253,8 @@ const DamagedFabric::Solved& DamagedFabric::solved(std::size_t k, const FabricDa
     return cache_.emplace(std::move(key), std::move(s)).first->second;
 }
 
-double DamagedFabric::step_s(std::size_t k, const FabricDamage& damage) {
-    if (damage.links_down.empty()) return solved(k, damage).step_s;
+const DamagedFabric::Solved& DamagedFabric::relevant_solved(std::size_t k, const FabricDamage& damage) {
+    if (damage.links_down.empty()) return solved(k, damage);
     // A down link that carries none of the step's traffic when only the others are down changes
     // neither the ring nor a route nor a rate: left out, so trials share more solves. Grown to a
     // fixed point: the traffic rerouted around one outage may cross another.
@@ -266,8 +271,16 @@ double DamagedFabric::step_s(std::size_t k, const FabricDamage& damage) {
         std::set_union(relevant.links_down.begin(), relevant.links_down.end(), more.begin(), more.end(),
                        std::back_inserter(merged));
         relevant.links_down = std::move(merged);
-        if (relevant.links_down.size() == before) return now.step_s;
+        if (relevant.links_down.size() == before) return now;
     }
+}
+
+double DamagedFabric::step_s(std::size_t k, const FabricDamage& damage) { return relevant_solved(k, damage).step_s; }
+
+double DamagedFabric::link_bytes(double t, const FabricDamage& damage, std::pair<std::int32_t, std::int32_t> link) {
+    const Solved& s = relevant_solved(timeline_.keyframe_index_at(t), damage);
+    const auto it = std::lower_bound(s.used_links.begin(), s.used_links.end(), link);
+    return it != s.used_links.end() && *it == link ? s.used_link_bytes[static_cast<std::size_t>(it - s.used_links.begin())] : 0.0;
 }
 
 double DamagedFabric::extra_step_s(double t, const FabricDamage& damage) {

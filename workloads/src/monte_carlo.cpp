@@ -102,6 +102,8 @@ MonteCarloResult::Trial trial_summary(const GoodputResult& r) {
     tr.gateway_links_lost = r.gateway_links_lost;
     tr.damaged_steps = r.damaged_steps;
     tr.rollbacks = r.rollbacks;
+    tr.failover_stall_s = r.failover_stall_s;
+    tr.bytes_retried = r.bytes_retried;
     return tr;
 }
 

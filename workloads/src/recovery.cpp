@@ -144,6 +144,12 @@ private:
             res_.effects[i_] = FaultEffect::link_down;
             std::pair<std::int32_t, std::int32_t> link;
             if (fabric_ && config_.link_outage_s > 0.0 && fabric_->outage_link(e.satellite, e.time_s, e.mark, e.gateway, link)) {
+                // Undetected for gateway_failover_s: the step's share routed to it is lost meanwhile.
+                if (e.gateway && config_.gateway_failover_s > 0.0) {
+                    fill_damage();
+                    if (const double bytes = fabric_->link_bytes(t_, damage_, link); bytes > 0.0)
+                        blackholes_.push_back({e.time_s, e.time_s + config_.gateway_failover_s, bytes});
+                }
                 outages_.push_back({e.time_s + config_.link_outage_s, link});
                 if (record_) res_.link_outages.push_back({e.time_s, e.time_s + config_.link_outage_s, link.first, link.second});
                 ++res_.links_lost;
@@ -347,6 +353,15 @@ private:
         expire_damage();
         if (outages_.empty() && rebooting_.empty() && ranks_are_initial()) return 0.0;
         if (memo_version_ == damage_version_ && t_ >= memo_from_s_ && t_ < memo_until_s_) return memo_extra_s_;
+        fill_damage();
+        memo_extra_s_ = fabric_->extra_step_s(t_, damage_);
+        memo_version_ = damage_version_;
+        memo_from_s_ = t_;
+        memo_until_s_ = fabric_->next_change_s(t_);
+        return memo_extra_s_;
+    }
+    // damage_: the links down, the satellites rebooting and the ranks, as of now.
+    void fill_damage() {
         FabricDamage& d = damage_;
         d.links_down.clear();
         for (const auto& o : outages_) d.links_down.push_back(o.second);
@@ -356,11 +371,6 @@ private:
         std::sort(d.satellites_down.begin(), d.satellites_down.end());
         d.ranks.assign(rank_sat_.begin(), rank_sat_.end());
         std::sort(d.ranks.begin(), d.ranks.end());
-        memo_extra_s_ = fabric_->extra_step_s(t_, d);
-        memo_version_ = damage_version_;
-        memo_from_s_ = t_;
-        memo_until_s_ = fabric_->next_change_s(t_);
-        return memo_extra_s_;
     }
     bool ranks_are_initial() const {
         if (static_cast<std::int32_t>(rank_sat_.size()) != initial_ranks_) return false;
@@ -394,7 +404,24 @@ private:
         const double free_s = step_duration_at_s(steps_, t_);
         if (!(free_s > 0.0)) throw std::invalid_argument("step duration must be > 0");
         const double d = free_s + extra;
-        const double end = t_ + d;
+        double end = t_ + d;
+        // Failover: no progress while a link the step's collectives cross has failed undetected (the
+        // union of those windows from the step's start); what was sent into it is re-sent after.
+        double stall = 0.0, frozen_until = t_;
+        std::erase_if(blackholes_, [&](const Blackhole& b) { return b.detected_s <= t_; });
+        std::size_t applied = 0;
+        const auto apply_blackholes = [&] {
+            for (; applied < blackholes_.size(); ++applied) {
+                const Blackhole& b = blackholes_[applied];
+                const double from = std::max(b.failed_s, frozen_until);
+                if (b.detected_s <= from) continue;
+                stall += b.detected_s - from;
+                end += b.detected_s - from;
+                frozen_until = b.detected_s;
+                res_.bytes_retried += b.bytes * std::min(1.0, (b.detected_s - b.failed_s) / d);
+            }
+        };
+        apply_blackholes();
         bool redo = false, corrupt = false;
         while (i_ < events_.size() && events_[i_].time_s < std::min(end, T_)) {
             const FaultEvent& e = next_event();
@@ -407,17 +434,19 @@ private:
                 (e.detected ? redo : corrupt) = true;
             } else {
                 passive(e);
+                apply_blackholes();
             }
             ++i_;
         }
         if (cut_by_end(end)) return;
         log(t_, end, redo ? JobPhase::step_recomputed : corrupt ? JobPhase::step_corrupted : JobPhase::step);
         t_ = end;
-        step_times_.push_back(d);
-        const bool damaged = extra != 0.0 || static_cast<std::int32_t>(rank_sat_.size()) != initial_ranks_;
+        step_times_.push_back(d + stall);
+        res_.failover_stall_s += stall;
+        const bool damaged = extra != 0.0 || stall > 0.0 || static_cast<std::int32_t>(rank_sat_.size()) != initial_ranks_;
         if (damaged) ++res_.damaged_steps;
         if (redo) {
-            res_.sdc_recompute_s += d;
+            res_.sdc_recompute_s += d + stall;
             ++res_.recomputed_steps;
             return;
         }
@@ -425,10 +454,11 @@ private:
         // missing ranks' (exact partition: d = useful + shrunk + extra; a negative extra is a gain).
         const double share = static_cast<double>(rank_sat_.size()) / static_cast<double>(initial_ranks_);
         const double useful = share == 1.0 ? free_s : free_s * share;
-        since_ckpt_s_ += d;
+        since_ckpt_s_ += d + stall;
         since_useful_s_ += useful;
         since_shrunk_s_ += free_s - useful;
         (extra > 0.0 ? since_fabric_loss_s_ : since_fabric_gain_s_) += std::abs(extra);
+        since_fabric_loss_s_ += stall;
         ++steps_since_;
         if (corrupt) ++corrupt_since_;
     }
@@ -451,6 +481,11 @@ private:
     std::vector<double> down_until_;
     std::vector<std::int32_t> rebooting_;  // satellites that may still be down
     std::vector<std::pair<double, std::pair<std::int32_t, std::int32_t>>> outages_;  // (end, link)
+    // Gateway links failed and not yet detected, in failure order, with the bytes a step puts on each.
+    struct Blackhole {
+        double failed_s = 0.0, detected_s = 0.0, bytes = 0.0;
+    };
+    std::vector<Blackhole> blackholes_;
 
     std::size_t i_ = 0;  // next event
     double t_ = 0.0;

@@ -97,6 +97,7 @@ public:
     bool outage_link(std::int32_t satellite, double t, double mark, bool gateway,
                      std::pair<std::int32_t, std::int32_t>& link) const override;
     double next_change_s(double t) const override;
+    double link_bytes(double t, const FabricDamage& damage, std::pair<std::int32_t, std::int32_t> link) override;
 
     // One step's duration on keyframe k with the damage (+inf: it cannot complete). With fewer
     // ranks the data-parallel batch shrinks with them (tokens per rank unchanged). Links down that
@@ -108,9 +109,12 @@ private:
     struct Solved {
         double step_s = std::numeric_limits<double>::infinity();
         std::vector<std::pair<std::int32_t, std::int32_t>> used_links;  // carried bytes, sorted
+        std::vector<double> used_link_bytes;                            // each one's bytes in the step
     };
     Solved solve(std::size_t keyframe, const FabricDamage& damage) const;
     const Solved& solved(std::size_t keyframe, const FabricDamage& damage);
+    // The solve of the damage's links that matter to the step (step_s).
+    const Solved& relevant_solved(std::size_t keyframe, const FabricDamage& damage);
     // Keyframe k, rebuilt once and kept while the rebuilt keyframes fit in 64 MB (oldest dropped).
     std::shared_ptr<const links::Topology> keyframe(std::size_t k) const;
     const TopologyTimeline& timeline_;

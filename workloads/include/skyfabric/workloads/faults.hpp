@@ -158,6 +158,11 @@ struct RecoveryConfig {
     std::int32_t spare_satellites = 0;   // the highest-numbered satellites start as hot spares
     RankLossPolicy on_rank_loss = RankLossPolicy::spare;  // spare with no spares = wait
     double link_outage_s = 60.0;         // a terminal outage keeps its link down this long
+    // A failed gateway link (between clusters) is detected this long after it fails; until then the
+    // routes still send it their share and it is lost (blackholed): a step whose collectives cross
+    // it makes no progress until the failure is detected, then re-sends what was lost over the
+    // surviving paths. 0: detected at once (the routes re-weight at the failure).
+    double gateway_failover_s = 0.0;
     // Shrink keeps the ranks taking part a multiple of this (a mixture of experts' expert_parallel:
     // its all-to-all groups must be whole); the survivors left over idle until the next checkpoint
     // at which enough ranks are up to fill a group (GoodputResult::ranks_idled).
@@ -252,6 +257,9 @@ public:
                              std::pair<std::int32_t, std::int32_t>& link) const = 0;
     // The first instant after t at which the undamaged fabric changes (+inf: never).
     virtual double next_change_s(double t) const = 0;
+    // Bytes a step started at t on the damaged fabric puts on `link` (0: it carries none of them):
+    // what a failed link blackholes until its failure is detected (RecoveryConfig::gateway_failover_s).
+    virtual double link_bytes(double t, const FabricDamage& damage, std::pair<std::int32_t, std::int32_t> link) = 0;
 };
 
 // A link a terminal outage took down, over [start_s, end_s) (end_s may pass the run's end).
@@ -278,6 +286,10 @@ struct GoodputResult {
     std::int64_t links_lost = 0;        // terminal outages that took a link down
     std::int64_t gateway_links_lost = 0;  // of them, gateway terminals' (links between clusters)
     std::int64_t damaged_steps = 0;     // steps run on a damaged fabric (rerouted, or fewer ranks)
+    // Gateway failover (RecoveryConfig::gateway_failover_s): steps' time stalled on a failed link not
+    // yet detected (part of fabric_loss_s), and the bytes sent into it, re-sent after detection.
+    double failover_stall_s = 0.0;
+    double bytes_retried = 0.0;
     double step_time_median_s = 0.0;    // over completed steps (damaged ones included)
     double step_time_p99_s = 0.0;
     // Where the rest of the time went; useful + all of these − fabric_gain_s = elapsed.
@@ -401,6 +413,8 @@ struct MonteCarloResult {
         std::int64_t links_lost = 0;
         std::int64_t gateway_links_lost = 0;
         double lost_waiting_s = 0.0;      // cluster replicas (diloco, noloco): waiting for other replicas
+        double failover_stall_s = 0.0;    // steps and outer syncs stalled on undetected gateway failures
+        double bytes_retried = 0.0;       // bytes sent into them (ring, hierarchical: steps' collectives)
         std::int64_t damaged_steps = 0;
         std::int64_t rollbacks = 0;
     };
