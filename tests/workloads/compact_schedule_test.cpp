@@ -368,6 +368,11 @@ TEST(CompactSchedule, RepeatedAdditionInClosedFormIsBitExact) {
     std::vector<double> bs{1.0, 0.1, 3.0, 1e9 / 7.0, 2.5e-7, 1.0 + std::ldexp(1.0, -52), 0.75,
                            std::ldexp(1.0, -30) * 3.0, 123456789.123456789, 6.02e23 / 9.0};
     std::vector<double> starts{0.0, 1.0, 0.3, 1e6, 1e15, 7.0, std::ldexp(1.0, 60), 5e-8};
+    // Subnormal and near-overflow sums too (the binade arithmetic reads exponents off the bits).
+    bs.push_back(std::ldexp(3.0, -1074));
+    starts.push_back(std::ldexp(5.0, -1074));
+    starts.push_back(std::ldexp(1.0, -1022));
+    starts.push_back(std::ldexp(1.9, 1023));
     std::uint64_t x = 88172645463325252ULL;
     for (int i = 0; i < 40; ++i) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
