@@ -163,6 +163,8 @@ std::string summary_table(const nlohmann::json& j) {
                 row("time lost to throttling", throttled + " (compute beyond full speed; diloco, noloco: per replica)");
             if (const auto straggled = listed("straggler_s", true); !straggled.empty())
                 row("time lost to stragglers", straggled + " (diloco, noloco: per replica)");
+            if (const auto moe = listed("all_to_all_per_step_s", true); !moe.empty())
+                row("MoE all-to-all per step", moe + " (expert groups " + c["expert_placement"].get<std::string>() + ")");
             for (const auto algorithm : workloads::cluster_algorithms) {
                 const std::string name(workloads::to_string(algorithm));
                 if (!c["algorithms"].contains(name)) continue;

@@ -80,7 +80,34 @@ void check_constellation(Section& top, const Scenario& sc, const std::vector<std
             Section parallelism = top.section("workload").section("parallelism");
             parallelism.fail("data", "a constellation trains on every satellite: give 0 (all " + std::to_string(all) + ")");
         }
-        if (sc.workload.job.moe.layers > 0) top.section("workload").fail("moe", "is not supported with a constellation yet");
+        const auto& moe = sc.workload.job.moe;
+        if (moe.layers > 0 && moe.expert_parallel > 1) {
+            Section parallelism = top.section("workload").section("parallelism");
+            const auto clusters = static_cast<std::int32_t>(sizes.size());
+            const auto smallest_size = static_cast<std::int32_t>(smallest);
+            if (!sc.workload.experts_across_clusters) {
+                for (const std::size_t n : sizes)
+                    if (static_cast<std::int32_t>(n) % moe.expert_parallel != 0)
+                        parallelism.fail("expert", "expert groups of " + std::to_string(moe.expert_parallel) +
+                                                       " ranks inside a cluster must divide every cluster's size (" +
+                                                       std::to_string(n) + "); or give expert_placement: across_clusters");
+            } else {
+                if (!equal) parallelism.fail("expert_placement", "across_clusters needs clusters of equal size");
+                if (moe.expert_parallel % clusters != 0 || smallest_size % (moe.expert_parallel / clusters) != 0)
+                    parallelism.fail("expert", "across_clusters takes expert / clusters ranks from each of the " +
+                                                   std::to_string(clusters) + " clusters: give a multiple of " +
+                                                   std::to_string(clusters) + " whose share divides the cluster size " +
+                                                   std::to_string(smallest_size));
+                for (auto a : con.algorithms)
+                    if (a == workloads::ClusterAlgorithm::diloco || a == workloads::ClusterAlgorithm::noloco)
+                        parallelism.fail("expert_placement", "across_clusters cannot run with " + std::string(workloads::to_string(a)) +
+                                                                 " (its replica is one cluster): drop it from constellation.algorithms "
+                                                                 "or use within_cluster");
+            }
+            if (sc.radiation.enabled && sc.workload.on_rank_loss == workloads::RankLossPolicy::shrink)
+                top.section("workload").fail("on_rank_loss", "shrink with a mixture of experts across a constellation is not "
+                                                             "modelled (its groups would have to re-form in every cluster): use wait");
+        }
     }
 }
 
@@ -226,6 +253,10 @@ void check_across_sections(Section& top, Scenario& sc, const LoadOptions& option
         if (job.moe.expert_parallel > 1 && job.moe.layers == 0) {
             Section parallelism = workload.section("parallelism");
             parallelism.fail("expert", "expert parallelism needs a workload.moe section (a mixture-of-experts model)");
+        }
+        if (sc.workload.experts_across_clusters && !sc.constellation.enabled) {
+            Section parallelism = workload.section("parallelism");
+            parallelism.fail("expert_placement", "across_clusters needs a constellation (one formation has one cluster)");
         }
         if (job.data_parallel % job.moe.expert_parallel != 0) {
             Section parallelism = workload.section("parallelism");

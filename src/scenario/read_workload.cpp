@@ -188,6 +188,8 @@ WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed) {
     j.data_parallel = static_cast<std::int32_t>(parallelism.integer("data", 0, max_satellites, 0));
     j.tensor_parallel = static_cast<std::int32_t>(parallelism.integer("tensor", 1, 1024, 1));
     j.moe.expert_parallel = static_cast<std::int32_t>(parallelism.integer("expert", 1, max_satellites, 1));
+    w.experts_across_clusters = parallelism.choice("expert_placement", {"within_cluster", "across_clusters"}, "within_cluster") ==
+                                "across_clusters";
     parallelism.finish();
     // A mixture of experts (absent: a dense model); docs/collectives.md "Mixture of experts".
     if (s.has("moe")) {

@@ -99,6 +99,9 @@ struct WorkloadConfig {
     physics::PowerPolicy power_policy = physics::PowerPolicy::throttle;  // with a power section
     // What a rank's crash does (with radiation); unset: spare when there are spares, else wait.
     std::optional<workloads::RankLossPolicy> on_rank_loss;
+    // parallelism.expert_placement: a constellation's expert groups inside one cluster each, or
+    // spread over every cluster (workloads::ClusterTrainingSetup::experts_across_clusters).
+    bool experts_across_clusters = false;
 };
 
 // workload.kind: inference (docs/inference.md): serving a model with disaggregated prefill and decode.

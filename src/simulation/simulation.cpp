@@ -390,6 +390,7 @@ private:
         setup.options.end_s = summary_.simulated_s;
         setup.inner_steps = con.inner_steps;
         setup.outer_bytes_per_element = con.outer_bytes_per_element;
+        setup.experts_across_clusters = sc_.workload.experts_across_clusters;
         setup.seed = sc_.seed;
         setup.topologies = [this](double from_s) { return timeline_.source_from(from_s); };
         setup.cluster_nodes = clusters_->cluster_nodes();

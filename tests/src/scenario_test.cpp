@@ -510,10 +510,14 @@ TEST(ScenarioLoader, ConstellationErrorsNameTheKey) {
     EXPECT_NE(shrink.find("hierarchical"), std::string::npos) << shrink;
     const std::string single = error_of(minimal + "radiation: {gateway_outages_per_day: 1}\n");
     EXPECT_NE(single.find("radiation.gateway_outages_per_day"), std::string::npos) << single;
-    // Power too (each cluster its own eclipses); mixture of experts is still refused.
+    // Power too (each cluster its own eclipses), and a mixture of experts: its groups inside a cluster,
+    // or across clusters where every algorithm listed can (a DiLoCo/NoLoCo replica is one cluster).
     EXPECT_TRUE(load_scenario_text(constellation_base + "  clusters: 2\n  spacing_km: 10\npower: {}\n", "test.yaml").power.enabled);
-    const std::string moe = error_of(minimal + "links: {}\nworkload: {moe: {layers: 2, hidden_size: 512, experts_per_token: 2, expert_parameters: 1.0e8}}\n"
-                                               "constellation:\n  clusters: 2\n  spacing_km: 10\n");
-    EXPECT_NE(moe.find("workload.moe"), std::string::npos) << moe;
-    EXPECT_NE(moe.find("not supported with a constellation"), std::string::npos) << moe;
+    const std::string moe_job = "workload: {moe: {layers: 2, hidden_size: 512, experts_per_token: 2, expert_parameters: 1.0e8}, ";
+    EXPECT_EQ(load_scenario_text(minimal + "links: {}\n" + moe_job + "parallelism: {expert: 1}}\nconstellation:\n  clusters: 2\n  spacing_km: 10\n",
+                                 "test.yaml").workload.job.moe.layers, 2);
+    const std::string across = error_of(minimal + "links: {}\n" + moe_job + "parallelism: {expert: 2, expert_placement: across_clusters}}\n"
+                                                  "constellation:\n  clusters: 2\n  spacing_km: 10\n");
+    EXPECT_NE(across.find("workload.parallelism.expert_placement"), std::string::npos) << across;
+    EXPECT_NE(across.find("diloco"), std::string::npos) << across;
 }

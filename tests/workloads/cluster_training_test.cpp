@@ -325,3 +325,41 @@ TEST(ClusterTraining, StragglersSlowEveryVariantAndAreNotCountedAsThrottling) {
         EXPECT_EQ(r.compute_throttled_s, 0.0);
     }
 }
+
+// Issue 25 item 5: an MoE job across clusters. Two clusters of k = 4 (intra links B1 = 100 GB/s,
+// α1 = 1 µs; node l of each cluster to node l of the other at B2 = 1 GB/s, α2 = 0.3 ms), expert
+// groups of E = 2. Within a cluster a group is two neighbours on the cluster's ring; across, rank l
+// of each cluster, joined by their gateway link. A pairwise all-to-all of n_a bytes per rank is one
+// phase of n_a/E: α + n_a/(E·B), four per MoE layer (moe_test.cpp's arithmetic).
+TEST(ClusterTraining, ExpertsAcrossClustersPayTheGatewayLinksInTheirAllToAlls) {
+    const int m = 2, k = 4;
+    const double b1 = 800e9, a1 = 1e-6, b2 = 8e9, a2 = 3e-4;
+    Fixture f(m, k, two_level(m, k, b1, a1, b2, a2), 30.0);
+    auto& job = f.setup.job;
+    job.moe.layers = 1;
+    job.moe.expert_parallel = 2;
+    job.moe.experts_per_token = 2;
+    job.moe.hidden_size = 1024;
+    job.moe.expert_parameters = 5e8;
+    const double n_a = sw::moe_all_to_all_bytes(job);
+    EXPECT_DOUBLE_EQ(n_a, (job.tokens_per_step / (m * k)) * 2 * 1024 * 2.0);
+    const double within = 4 * (a1 + n_a / (2 * b1 / 8.0)), across = 4 * (a2 + n_a / (2 * b2 / 8.0));
+
+    const auto ring_within = sw::simulate_cluster_training(sw::ClusterAlgorithm::ring, f.setup);
+    ASSERT_GT(ring_within.steps, 0);
+    EXPECT_NEAR(ring_within.all_to_all_per_step_s, within, 1e-9 * within);
+    EXPECT_NEAR(ring_within.training.steps.front().all_to_all_s, within, 1e-9 * within);
+    // DiLoCo's replica (one cluster) runs the same groups inside it.
+    const auto diloco = sw::simulate_cluster_training(sw::ClusterAlgorithm::diloco, f.setup);
+    EXPECT_NEAR(diloco.all_to_all_per_step_s, within, 1e-9 * within);
+
+    f.setup.experts_across_clusters = true;
+    const auto ring_across = sw::simulate_cluster_training(sw::ClusterAlgorithm::ring, f.setup);
+    EXPECT_NEAR(ring_across.all_to_all_per_step_s, across, 1e-9 * across);
+    EXPECT_GT(ring_across.gateway_bytes, ring_within.gateway_bytes);
+    const auto hierarchical = sw::simulate_cluster_training(sw::ClusterAlgorithm::hierarchical, f.setup);
+    EXPECT_NEAR(hierarchical.all_to_all_per_step_s, across, 1e-9 * across);
+    EXPECT_THROW(sw::simulate_cluster_training(sw::ClusterAlgorithm::diloco, f.setup), std::invalid_argument);
+    job.moe.expert_parallel = 3;  // not a multiple of the two clusters
+    EXPECT_THROW(sw::simulate_cluster_training(sw::ClusterAlgorithm::ring, f.setup), std::invalid_argument);
+}

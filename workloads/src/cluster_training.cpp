@@ -64,6 +64,7 @@ ClusterTrainingResult every_step(ClusterAlgorithm algorithm, const ClusterTraini
     r.end_s = t.end_s;
     r.step_time_mean_s = t.step_time_mean_s;
     r.compute_per_step_s = t.compute_per_step_s;
+    r.all_to_all_per_step_s = t.all_to_all_per_step_s;
     r.truncated = t.truncated;
     r.tokens_per_s = t.tokens_per_s;
     r.mfu = t.mfu;
@@ -100,7 +101,7 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
     std::vector<std::int64_t> replica_steps(static_cast<std::size_t>(m), 0);   // averaged into the model
     std::vector<std::int64_t> steps_computed(static_cast<std::size_t>(m), 0);  // and those a failed sync lost
     std::vector<bool> running(static_cast<std::size_t>(m), true);
-    double sync_total = 0.0, wait_total = 0.0;
+    double sync_total = 0.0, wait_total = 0.0, all_to_all_total_s = 0.0;
     std::int64_t syncs = 0, waits = 0;
 
     // One outer sync of `group` (replica indices) starting when all of them are ready.
@@ -163,8 +164,10 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
                                                                                    static_cast<std::uint64_t>(round));
             const TrainingResult inner_run = simulate_training(inner, s.accelerator, s.topologies(t[gi]), o);
             classes.add(inner_run.links, {g});
-            for (const StepRecord& step : inner_run.steps)
+            for (const StepRecord& step : inner_run.steps) {
                 r.compute_throttled_s += throttled_s(step, r.compute_per_step_s) / static_cast<double>(m);
+                all_to_all_total_s += step.all_to_all_s;
+            }
             r.straggler_s += inner_run.summary.straggler_s / static_cast<double>(m);
             ReplicaRound rr;
             rr.replica = g;
@@ -235,6 +238,9 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
     const double wall = r.end_s - r.start_s;
     r.idle_fraction = wall > 0.0 ? 1.0 - busy / (m * wall) : 0.0;
     r.outer_sync_mean_s = syncs > 0 ? sync_total / static_cast<double>(syncs) : 0.0;
+    std::int64_t computed_total = 0;
+    for (const auto n : steps_computed) computed_total += n;
+    r.all_to_all_per_step_s = computed_total > 0 ? all_to_all_total_s / static_cast<double>(computed_total) : 0.0;
     r.outer_wait_mean_s = waits > 0 ? wait_total / static_cast<double>(waits) : 0.0;
     if (wall > 0.0) {
         const double tokens = inner.tokens_per_step * static_cast<double>(replica_step_total);
@@ -270,6 +276,20 @@ StepModel every_step_model(ClusterAlgorithm algorithm, const ClusterTrainingSetu
     for (const auto& c : s.cluster_nodes) ranks += static_cast<std::int32_t>(c.size());
     m.job.data_parallel = ranks;
     m.job.sync = SyncMode::every_step;
+    if (s.experts_across_clusters && s.job.moe.layers > 0 && s.job.moe.expert_parallel > 1) {
+        // Group g takes ranks g·share … g·share + share − 1 of every cluster (a cluster's ranks are a
+        // block of its ring, clusters in order).
+        const auto clusters = static_cast<std::int32_t>(s.cluster_nodes.size());
+        const std::int32_t n = equal_cluster_size(s, algorithm);
+        const std::int32_t expert_parallel = s.job.moe.expert_parallel;
+        if (expert_parallel % clusters != 0 || n % (expert_parallel / clusters) != 0)
+            throw std::invalid_argument("cluster training: experts across clusters need expert_parallel a multiple of the "
+                                        "clusters, and its share of each cluster to divide the cluster");
+        const std::int32_t share = expert_parallel / clusters;
+        for (std::int32_t g = 0; g < n / share; ++g)
+            for (std::int32_t c = 0; c < clusters; ++c)
+                for (std::int32_t j = 0; j < share; ++j) o.expert_group_ranks.push_back(c * n + g * share + j);
+    }
     return m;
 }
 
@@ -339,7 +359,10 @@ ClusterTrainingResult simulate_cluster_training(ClusterAlgorithm algorithm, cons
                 classes.cluster_of.resize(static_cast<std::size_t>(node) + 1, -1);
             classes.cluster_of[static_cast<std::size_t>(node)] = static_cast<std::int32_t>(c);
         }
-    ClusterTrainingResult r = algorithm == ClusterAlgorithm::ring || algorithm == ClusterAlgorithm::hierarchical
+    const bool every = algorithm == ClusterAlgorithm::ring || algorithm == ClusterAlgorithm::hierarchical;
+    if (setup.experts_across_clusters && setup.job.moe.layers > 0 && !every)
+        throw std::invalid_argument("cluster training: a diloco or noloco replica is one cluster: its experts cannot span clusters");
+    ClusterTrainingResult r = every
                                   ? every_step(algorithm, setup, classes)
                                   : local_steps(algorithm, setup, classes);
     r.intra_cluster_bytes = classes.intra;

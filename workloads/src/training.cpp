@@ -115,6 +115,20 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
                                         "load_imbalance >= 1 and 0 <= expert_parameters <= parameters");
     }
     const bool moe_network = moe.layers > 0 && moe.expert_parallel > 1;
+    if (!options.expert_group_ranks.empty()) {
+        std::vector<std::int32_t> sorted = options.expert_group_ranks;
+        std::sort(sorted.begin(), sorted.end());
+        bool permutation = static_cast<std::int32_t>(sorted.size()) == p;
+        for (std::int32_t i = 0; permutation && i < p; ++i) permutation = sorted[static_cast<std::size_t>(i)] == i;
+        if (!permutation) throw std::invalid_argument("simulate_training: expert_group_ranks must list every rank once");
+    }
+    // Where the expert groups' members are: the placement read through expert_group_ranks.
+    const auto expert_placement = [&](const Placement& ranks) {
+        if (options.expert_group_ranks.empty()) return ranks;
+        Placement out(ranks.size());
+        for (std::size_t i = 0; i < out.size(); ++i) out[i] = ranks[static_cast<std::size_t>(options.expert_group_ranks[i])];
+        return out;
+    };
     const Schedule moe_schedule =
         moe_network ? in_groups(schedule_of(CollectiveOp::all_to_all, Algorithm::pairwise, moe.expert_parallel,
                                             moe_all_to_all_bytes(job), options.schedule),
@@ -127,6 +141,7 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
     sum.compute_per_step_s = full_compute;
 
     Placement placement = plan(options, clock.network(), p);
+    Placement experts = expert_placement(placement);
     std::int64_t placement_version = 0;
     std::int64_t planned_epoch = clock.epoch();
     sum.bus_bw_bound_Bps = single_link_bandwidth_Bps(clock.network(), placement, p);
@@ -154,6 +169,7 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
                 Placement fresh = plan(options, clock.network(), p);
                 if (fresh != placement) {
                     placement = std::move(fresh);
+                    experts = expert_placement(placement);
                     ++placement_version;
                     ++sum.replans;
                 }
@@ -197,7 +213,7 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
         // waits for them); they are not run concurrently with the gradient all-reduce.
         double moe_s = 0.0;
         for (std::int32_t i = 0; moe_network && i < 4 * moe.layers; ++i) {
-            const CollectiveResult r = engine.run(moe_schedule, placement, t + moe_s, placement_version * 4 + 2);
+            const CollectiveResult r = engine.run(moe_schedule, experts, t + moe_s, placement_version * 4 + 2);
             sum.time_lost_s += r.lost_s;
             sum.stalled_s += r.stalled_s;
             if (r.stalled_s > 0.0) rec.status = StepStatus::stalled;

@@ -58,6 +58,12 @@ struct ClusterTrainingSetup {
     std::int32_t inner_steps = 50;          // H, diloco and noloco
     double outer_bytes_per_element = 4.0;   // fp32 outer gradients; 1 for 8-bit compression
     std::uint64_t seed = 42;                // noloco's pairings
+    // Mixture of experts (job.moe): each expert group inside one cluster (false: consecutive ranks
+    // of a cluster's ring; expert_parallel must divide the cluster size), or spread over every
+    // cluster (true: expert_parallel / clusters ranks of each cluster per group; ring and
+    // hierarchical only, since a diloco or noloco replica is one cluster), so that the all-to-alls
+    // cross the gateway links.
+    bool experts_across_clusters = false;
     // A topology source positioned at from_s (the keyframe valid then, onwards).
     std::function<TopologySource(double from_s)> topologies;
     // Power: when cluster c's ranks finish work_s of full-speed compute started at start_s (its own
@@ -86,6 +92,7 @@ struct ClusterTrainingResult {
     double end_s = 0.0;                // the last replica's last completed work
     double step_time_mean_s = 0.0;     // wall per step, mean over replicas (the outer syncs included)
     double compute_per_step_s = 0.0;
+    double all_to_all_per_step_s = 0.0;  // MoE: the expert all-to-alls per step (diloco, noloco: per inner step)
     double tokens_per_s = 0.0;
     double mfu = 0.0;
     double idle_fraction = 0.0;        // 1 − compute time / wall, mean over accelerators
@@ -110,7 +117,8 @@ struct ClusterTrainingResult {
 };
 
 // Throws std::invalid_argument for fewer than two clusters, unequal cluster sizes where the
-// algorithm needs equal ones, or inner_steps < 1.
+// algorithm needs equal ones, inner_steps < 1, or experts across clusters with diloco or noloco, or
+// in groups that do not tile the clusters.
 ClusterTrainingResult simulate_cluster_training(ClusterAlgorithm algorithm, const ClusterTrainingSetup& setup);
 
 // One step of ring or hierarchical: every rank, a ring per cluster (rank_groups), the global batch.

@@ -45,6 +45,10 @@ struct TrainingOptions {
     // topology-aware placement embeds a ring in each group's nodes and joins the groups in order,
     // and re-embeds a group when its own ring loses a hop. Not with rank_nodes.
     std::vector<std::vector<std::int32_t>> rank_groups;
+    // Mixture of experts: the ranks of each expert group, group after group (moe.expert_parallel
+    // each, every rank once); empty: consecutive ranks (0 … E−1, E … 2E−1, ...). A constellation's
+    // experts spread across clusters list a share of every cluster's ranks in each group.
+    std::vector<std::int32_t> expert_group_ranks;
     bool replan_on_topology_change = true;  // re-embed the ring when it breaks
     double start_s = -1.0;   // < 0: the first topology's time
     double end_s = -1.0;     // < 0: span overload: last time + last spacing; source: required
