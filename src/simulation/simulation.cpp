@@ -256,6 +256,22 @@ private:
                                      physics::seconds_per_year_radiation;
         out.long_term_interruption_mtbf_s = workloads::interruption_mtbf_at_dose_rate_s(
             out.annual_dose_rad_per_yr / physics::seconds_per_year_radiation, r.faults, n - r.recovery.spare_satellites);
+        try {
+            play_trials(out, model, duration_s);
+        } catch (const workloads::TrialsInterrupted& e) {
+            // Ctrl-C while the trials ran: the physics and the nominal trial are kept, the trials' figures left out.
+            summary_.stop_reason = e.what();
+            summary_.complete = false;
+            out.monte_carlo.reset();
+            out.constellation.clear();
+        }
+        summary_.radiation = std::move(out);
+    }
+
+    // The nominal trial and the Monte Carlo trials, on one formation or on each constellation algorithm.
+    void play_trials(RadiationOutcome& out, const workloads::FaultModel& model, double duration_s) {
+        const auto& r = sc_.radiation;
+        const auto n = static_cast<std::int32_t>(dose_.size());
         if (clusters_ && clusters_->constellation()) {
             if (!summary_.constellation.empty() && dose_series_.sample_count > 0 && duration_s > 0.0)
                 play_constellation_faults(out, model, duration_s);
@@ -289,8 +305,9 @@ private:
                                                                    /*record_timeline=*/true, fabric_model);
             if (r.trials > 1) {
                 const auto trials_start = std::chrono::steady_clock::now();
-                out.monte_carlo = workloads::monte_carlo_goodput(dose_series_, r.faults, recovery, steps, duration_s,
-                                                                 sc_.seed, r.trials, backend_, fabric_model, scenario::monte_carlo_threads(sc_));
+                out.monte_carlo = workloads::monte_carlo_goodput(dose_series_, r.faults, recovery, steps, duration_s, sc_.seed,
+                                                                 r.trials, backend_, fabric_model,
+                                                                 scenario::monte_carlo_threads(sc_), stop_);
                 out.trials_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - trials_start).count();
             }
             if (fabric) {
@@ -300,7 +317,6 @@ private:
                 out.fabric_evaluations = fabric->evaluations();
             }
         }
-        summary_.radiation = std::move(out);
     }
 
     // Each cluster algorithm's trials over the same fault draws (workloads/cluster_faults.hpp).
@@ -324,6 +340,7 @@ private:
         s.threads = scenario::monte_carlo_threads(sc_);
         s.timeline = &timeline_;
         s.training = constellation_setup_;
+        s.stop = stop_;
         const auto trials_start = std::chrono::steady_clock::now();
         for (auto* rec : recorders_) rec->phase("fault trials of every algorithm");
         std::vector<workloads::ClusterAlgorithm> algorithms;

@@ -363,6 +363,22 @@ TEST(Cli, InterruptLeavesValidIncompleteOutputs) {
     fs::remove_all(dir);
 }
 
+TEST(Cli, InterruptDuringTheFaultTrialsStopsThemPromptly) {
+    // The Monte Carlo trials run after the samples, for minutes on a big constellation: Ctrl-C there
+    // stops them (no further trial starts), and the physics and the nominal trial are kept.
+    const auto dir = fresh_dir("interrupt_trials");
+    const auto r = signal_when(skyfabric() + " run -q " + source("scenarios/constellation-4x81.yaml") +
+                                   " --set duration_s=600 --set radiation.enabled=true --set radiation.rate_scale=100"
+                                   " --set radiation.trials=5000 -o " + dir.string(),
+                               staged_exists(dir, "vtk/formation_000010.vtp"), "INT", 120);
+    EXPECT_EQ(r.status, 130) << r.output;
+    EXPECT_NE(r.output.find("interrupted during the fault trials"), std::string::npos) << r.output;
+    const std::string summary = read_file(dir / "summary.json");
+    EXPECT_NE(summary.find("\"complete\": false"), std::string::npos) << summary;
+    EXPECT_NE(summary.find("\"dose_max_rad\""), std::string::npos) << summary;
+    fs::remove_all(dir);
+}
+
 TEST(Cli, RadiationDoseAndFaultsOverADay) {
     // One day of the smoke formation at 650 km SSO behind 10 mm Al: the mean dose rate is
     // calibrated to about 150 rad(Si)/yr (docs/references.md), dose only grows, and every fault

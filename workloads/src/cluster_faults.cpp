@@ -379,7 +379,7 @@ std::vector<ClusterGoodput> monte_carlo_cluster_goodput(std::span<const ClusterA
             mc.goodput = trial_statistics(mc.goodput_per_trial);
         } else {
             out[i].monte_carlo = monte_carlo_goodput(*s.series, s.model, recovery, steps[i], s.duration_s, s.seed, s.trials,
-                                                     s.backend, &fabric, threads);
+                                                     s.backend, &fabric, threads, s.stop);
         }
         out[i].fault_free_goodput =
             simulate_training_with_faults({}, static_cast<std::int32_t>(all.size()), s.duration_s, steps[i], recovery, false, &fabric)
@@ -412,7 +412,8 @@ std::vector<ClusterGoodput> monte_carlo_cluster_goodput(std::span<const ClusterA
         for_each_drawn_trial(*s.series, s.model, s.duration_s, s.seed, trials, resolve_backend(s.backend),
                              std::min(threads, trials), [&](std::int32_t trial, std::span<const FaultEvent> events) {
                                  play_and_compose(events, static_cast<std::size_t>(trial));
-                             });
+                             },
+                             s.stop);
     for (std::size_t j = 0; j < replicated.size(); ++j) {
         ClusterGoodput& g = out[replicated[j]];
         for (const auto& tr : g.monte_carlo.per_trial) g.monte_carlo.goodput_per_trial.push_back(tr.goodput);

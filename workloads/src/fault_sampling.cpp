@@ -138,14 +138,15 @@ FaultStreams prepare_fault_streams(const DoseRateSeries& series, const FaultMode
 
 void for_each_drawn_trial(const DoseRateSeries& series, const FaultModel& model, double duration_s, std::uint64_t seed,
                           std::int32_t trials, Backend backend, std::int32_t threads,
-                          const std::function<void(std::int32_t, std::span<const FaultEvent>)>& play) {
+                          const std::function<void(std::int32_t, std::span<const FaultEvent>)>& play,
+                          const std::atomic<bool>* stop) {
     if (trials <= 0) return;
     const detail::FaultStreams streams = detail::prepare_fault_streams(series, model, duration_s, seed);
     if (resolve_backend(backend) != Backend::cuda) {
         for_each_trial(threads, trials, [&](std::int32_t k) {
             const std::vector<FaultEvent> events = sample_trial(streams, static_cast<std::uint64_t>(k));
             play(k, events);
-        });
+        }, stop);
         return;
     }
     using Batch = std::vector<std::vector<FaultEvent>>;
@@ -161,7 +162,7 @@ void for_each_drawn_trial(const DoseRateSeries& series, const FaultModel& model,
         if (first + monte_carlo_batch_trials < trials) next = draw(first + monte_carlo_batch_trials);
         for_each_trial(threads, static_cast<std::int32_t>(drawn.size()), [&](std::int32_t b) {
             play(first + b, drawn[static_cast<std::size_t>(b)]);
-        });
+        }, stop);
     }
 }
 

@@ -107,13 +107,22 @@ MonteCarloResult::Trial trial_summary(const GoodputResult& r) {
     return tr;
 }
 
-void for_each_trial(std::int32_t threads, std::int32_t count, const std::function<void(std::int32_t)>& work) {
+void for_each_trial(std::int32_t threads, std::int32_t count, const std::function<void(std::int32_t)>& work,
+                    const std::atomic<bool>* stop) {
     std::atomic<std::int32_t> next{0};
+    std::atomic<bool> stopped{false};
     std::exception_ptr failure;
     std::mutex failure_mutex;
     const auto worker = [&] {
         try {
-            for (std::int32_t i = next++; i < count; i = next++) work(i);
+            for (std::int32_t i = next++; i < count; i = next++) {
+                if (stop && stop->load(std::memory_order_relaxed)) {
+                    stopped = true;
+                    next = count;
+                    break;
+                }
+                work(i);
+            }
         } catch (...) {
             const std::lock_guard lock(failure_mutex);
             if (!failure) failure = std::current_exception();
@@ -126,12 +135,13 @@ void for_each_trial(std::int32_t threads, std::int32_t count, const std::functio
     for (std::int32_t w = 0; w < std::min(std::max(threads, 1), count); ++w) pool.emplace_back(worker);
     for (auto& th : pool) th.join();
     if (failure) std::rethrow_exception(failure);
+    if (stopped) throw TrialsInterrupted();
 }
 
 MonteCarloResult monte_carlo_goodput(const DoseRateSeries& series, const FaultModel& model,
                                      const RecoveryConfig& config, const StepDurations& steps, double duration_s,
                                      std::uint64_t seed, std::int32_t trials, Backend backend, FabricModel* fabric,
-                                     std::int32_t threads) {
+                                     std::int32_t threads, const std::atomic<bool>* stop) {
     if (trials <= 0) throw std::invalid_argument("trials must be >= 1");
     if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0: every core)");
     check_series(series);
@@ -160,7 +170,8 @@ MonteCarloResult monte_carlo_goodput(const DoseRateSeries& series, const FaultMo
                              all_events[k] = static_cast<double>(ev.size()) / days;
                              event_counts[k] = ev.size();
                              by_kind[k] = r.events_by_kind;
-                         });
+                         },
+                         stop);
     // Sums in trial order: the same bits for any thread count.
     double total_events = 0.0;
     for (std::size_t k = 0; k < out.per_trial.size(); ++k) {

@@ -57,6 +57,7 @@ struct ClusterFaultSetup {
     std::int32_t threads = 1;                // 0: every core
     const TopologyTimeline* timeline = nullptr;  // the fault-free fabric
     ClusterTrainingSetup training;           // the fault-free run's setup
+    const std::atomic<bool>* stop = nullptr; // set (Ctrl-C): no further trial starts (TrialsInterrupted)
 };
 
 struct ClusterGoodput {

@@ -27,6 +27,8 @@
 #include <skyfabric/workloads/backend.hpp>
 
 #include <array>
+#include <stdexcept>
+#include <atomic>
 #include <limits>
 #include <cmath>
 #include <cstdint>
@@ -428,7 +430,13 @@ MonteCarloResult::Trial trial_summary(const GoodputResult& r);
 
 // Runs work(i) for i = 0 … count-1 on `threads` worker threads (each takes the next i; the
 // caller only waits); the first exception is rethrown after every thread has stopped.
-void for_each_trial(std::int32_t threads, std::int32_t count, const std::function<void(std::int32_t)>& work);
+// With `stop` (a user's Ctrl-C): once it is set no further trial starts, the ones running finish,
+// and TrialsInterrupted is thrown.
+void for_each_trial(std::int32_t threads, std::int32_t count, const std::function<void(std::int32_t)>& work,
+                    const std::atomic<bool>* stop = nullptr);
+struct TrialsInterrupted : std::runtime_error {
+    TrialsInterrupted() : std::runtime_error("interrupted during the fault trials") {}
+};
 
 // Draws trials 0 … trials-1 (sample_fault_events_batch's events) and runs play(trial, events) for
 // each on `threads` worker threads, as for_each_trial. On the CPU each worker draws the trial it
@@ -436,7 +444,8 @@ void for_each_trial(std::int32_t threads, std::int32_t count, const std::functio
 // while the workers play this one. The events, and so any result, do not depend on either.
 void for_each_drawn_trial(const DoseRateSeries& series, const FaultModel& model, double duration_s, std::uint64_t seed,
                           std::int32_t trials, Backend backend, std::int32_t threads,
-                          const std::function<void(std::int32_t, std::span<const FaultEvent>)>& play);
+                          const std::function<void(std::int32_t, std::span<const FaultEvent>)>& play,
+                          const std::atomic<bool>* stop = nullptr);
 
 // trials independent repeats (trial = 0 … trials-1) of sample_fault_events +
 // simulate_training_with_faults (on `fabric` when given), played on `threads` CPU threads (0:
@@ -452,7 +461,8 @@ inline constexpr double max_fault_events_in_memory = 5.0e7;
 MonteCarloResult monte_carlo_goodput(const DoseRateSeries& series, const FaultModel& model,
                                      const RecoveryConfig& config, const StepDurations& steps, double duration_s,
                                      std::uint64_t seed, std::int32_t trials, Backend backend = Backend::cpu,
-                                     FabricModel* fabric = nullptr, std::int32_t threads = 1);
+                                     FabricModel* fabric = nullptr, std::int32_t threads = 1,
+                                     const std::atomic<bool>* stop = nullptr);
 
 namespace core {
 
