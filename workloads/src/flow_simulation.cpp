@@ -145,14 +145,6 @@ void accumulate_repeated(std::span<const std::pair<std::int32_t, double>> entrie
     for (const auto& [e, b] : entries) count[e >> shift] = 0;
 }
 
-TopologySource topology_source(std::span<const links::Topology> series) {
-    return [series, i = std::size_t{0}](links::Topology& out) mutable {
-        if (i >= series.size()) return false;
-        out = series[i++];
-        return true;
-    };
-}
-
 // ---------------------------------------------------------------- NetworkClock
 
 NetworkClock::NetworkClock(TopologySource source) : source_(std::move(source)) {

@@ -19,61 +19,12 @@
 #include <vector>
 
 #include <skyfabric/links/topology.hpp>
+#include <skyfabric/workloads/topology_timeline.hpp>
 #include <skyfabric/workloads/faults.hpp>
 #include <skyfabric/workloads/job.hpp>
 #include <skyfabric/workloads/training.hpp>
 
 namespace skyfabric::workloads {
-
-class TopologyTimeline {
-public:
-    // The topology valid from topology.time_s on (times non-decreasing). Kept as a new keyframe
-    // only when its links (endpoints, capacity) differ from the last keyframe's; between
-    // keyframes only light-time latencies move (sub-microsecond over a formation). Keyframes are
-    // stored as the links that changed since the previous one (a light time is recorded again
-    // when it drifts more than 10 %), with a full copy every `snapshot_every` keyframes or when
-    // the change is as large as a copy: memory follows the link churn, not links × samples
-    // (suncatcher-81's day: 3.4 MB where full keyframes took 36 MB; docs/faults.md).
-    explicit TopologyTimeline(std::int32_t snapshot_every = 32);
-    void append(const links::Topology& topology);
-    std::size_t keyframe_count() const { return frames_.size(); }
-    std::int64_t topology_count() const { return appended_; }
-    // The keyframe valid at t (the first one before its start).
-    std::size_t keyframe_index_at(double t) const;
-    // Keyframe k rebuilt from its copy and the changes since (links sorted by (source, target);
-    // a link's latency is within 10 % of the keyframe's: it is recorded again when it drifts more).
-    links::Topology keyframe(std::size_t k) const;
-    // The keyframes from the one valid at from_s on, one per pull (the timeline must outlive it):
-    // a training replayed over the stored run, from any time.
-    TopologySource source_from(double from_s) const;
-    // When keyframe k gives way to the next (+inf for the last).
-    double keyframe_end_s(std::size_t k) const;
-    std::size_t memory_bytes() const;
-
-private:
-    struct Frame {
-        double time_s = 0.0;
-        bool snapshot = false;
-        std::size_t begin = 0, end = 0;  // into links_ (the copy, or the links added or changed)
-        std::size_t removed_begin = 0, removed_end = 0;  // into removed_
-    };
-    std::int32_t snapshot_every_ = 32;
-    std::int32_t node_count_ = 0;
-    std::vector<Frame> frames_;
-    // What a step needs of a link, 24 bytes where links::Link is 56: the rest is rebuilt empty.
-    struct StoredLink {
-        std::int32_t source = 0, target = 0;
-        double capacity_bps = 0.0;
-        float latency_s = 0.0f;
-    };
-    std::vector<StoredLink> links_;
-    static StoredLink stored(const links::Link& l);
-    static links::Link rebuilt(const StoredLink& s);
-    std::vector<std::pair<std::int32_t, std::int32_t>> removed_;
-    links::Topology last_;  // the last keyframe, whole: what the next topology is compared with
-    std::vector<double> stored_latency_s_;  // per link of last_: the latency its rebuild holds
-    std::int64_t appended_ = 0;
-};
 
 // The step a trial's damaged fabric runs: the job as the fault-free run has it (data_parallel =
 // the initial ranks), its accelerator and its options (placement, schedule, flow).

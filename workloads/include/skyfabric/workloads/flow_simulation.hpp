@@ -16,6 +16,7 @@
 #include <skyfabric/workloads/collectives.hpp>
 #include <skyfabric/workloads/network.hpp>
 #include <skyfabric/workloads/placement.hpp>
+#include <skyfabric/workloads/topology_timeline.hpp>
 
 namespace skyfabric::workloads {
 
@@ -33,9 +34,6 @@ struct FlowOptions {
     double per_message_overhead_s = 0.0;  // software α added to each transfer
 };
 
-// Gives the next topology in time order; returns false when there are no more.
-using TopologySource = std::function<bool(links::Topology& next)>;
-TopologySource topology_source(std::span<const links::Topology> series);  // series must outlive it
 
 // Link usage over a run, per undirected link (both directions added).
 struct LinkUtilisation {

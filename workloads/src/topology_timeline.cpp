@@ -1,0 +1,170 @@
+// A run's topologies as keyframes stored by their changes, and sources that replay them.
+#include <skyfabric/workloads/topology_timeline.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace skyfabric::workloads {
+
+namespace {
+
+bool same_links(const links::Topology& a, const links::Topology& b) {
+    if (a.node_count != b.node_count || a.links.size() != b.links.size()) return false;
+    for (std::size_t i = 0; i < a.links.size(); ++i) {
+        const links::Link& x = a.links[i];
+        const links::Link& y = b.links[i];
+        if (x.source != y.source || x.target != y.target || x.capacity_bps != y.capacity_bps) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+TopologySource topology_source(std::span<const links::Topology> series) {
+    return [series, i = std::size_t{0}](links::Topology& out) mutable {
+        if (i >= series.size()) return false;
+        out = series[i++];
+        return true;
+    };
+}
+
+TopologyTimeline::TopologyTimeline(std::int32_t snapshot_every) : snapshot_every_(snapshot_every) {
+    if (snapshot_every < 1) throw std::invalid_argument("topology timeline: snapshot_every must be >= 1");
+}
+
+TopologyTimeline::StoredLink TopologyTimeline::stored(const links::Link& l) {
+    return {l.source, l.target, l.capacity_bps, static_cast<float>(l.latency_s)};
+}
+
+links::Link TopologyTimeline::rebuilt(const StoredLink& s) {
+    links::Link l;
+    l.source = s.source;
+    l.target = s.target;
+    l.capacity_bps = s.capacity_bps;
+    l.latency_s = s.latency_s;
+    l.distance_m = l.latency_s * 299792458.0;
+    return l;
+}
+
+void TopologyTimeline::append(const links::Topology& topology) {
+    if (!frames_.empty() && topology.time_s < frames_.back().time_s)
+        throw std::invalid_argument("topology timeline: times must not decrease");
+    ++appended_;
+    if (!frames_.empty() && same_links(last_, topology)) return;
+    Frame f;
+    std::vector<double> latency_now;  // the latency the rebuilt keyframe will hold, per link
+    f.time_s = topology.time_s;
+    f.begin = links_.size();
+    f.removed_begin = f.removed_end = removed_.size();
+    if (!frames_.empty() && topology.node_count == node_count_ &&
+        frames_.size() % static_cast<std::size_t>(snapshot_every_) != 0) {
+        // The change since the last keyframe: both lists sorted by (source, target).
+        latency_now.clear();
+        const auto key = [](const links::Link& l) { return std::pair{l.source, l.target}; };
+        std::size_t i = 0, j = 0;
+        const auto& a = last_.links;
+        const auto& b = topology.links;
+        while (i < a.size() || j < b.size()) {
+            if (j == b.size() || (i < a.size() && key(a[i]) < key(b[j]))) {
+                removed_.push_back(key(a[i++]));
+            } else if (i == a.size() || key(b[j]) < key(a[i])) {
+                latency_now.push_back(b[j].latency_s);
+                links_.push_back(stored(b[j++]));
+            } else {
+                // A capacity change, or a light time 10 % off what is stored (distances in a
+                // formation swing by tens of per cent over an orbit), is recorded.
+                if (a[i].capacity_bps != b[j].capacity_bps ||
+                    std::abs(b[j].latency_s - stored_latency_s_[i]) > 0.1 * stored_latency_s_[i]) {
+                    links_.push_back(stored(b[j]));
+                    latency_now.push_back(b[j].latency_s);
+                } else {
+                    latency_now.push_back(stored_latency_s_[i]);
+                }
+                ++i;
+                ++j;
+            }
+        }
+        f.removed_end = removed_.size();
+        // A change as large as a copy is stored as one.
+        f.snapshot = links_.size() - f.begin + (f.removed_end - f.removed_begin) >= b.size();
+        if (f.snapshot) {
+            links_.resize(f.begin);
+            removed_.resize(f.removed_begin);
+            f.removed_end = f.removed_begin;
+        }
+    } else {
+        f.snapshot = true;
+    }
+    if (f.snapshot) {
+        for (const links::Link& l : topology.links) links_.push_back(stored(l));
+        latency_now.clear();
+        for (const links::Link& l : topology.links) latency_now.push_back(l.latency_s);
+    }
+    stored_latency_s_.swap(latency_now);
+    f.end = links_.size();
+    frames_.push_back(f);
+    node_count_ = topology.node_count;
+    last_ = topology;
+}
+
+std::size_t TopologyTimeline::keyframe_index_at(double t) const {
+    if (frames_.empty()) throw std::logic_error("topology timeline is empty");
+    const auto it = std::upper_bound(frames_.begin(), frames_.end(), t,
+                                     [](double x, const Frame& f) { return x < f.time_s; });
+    return it == frames_.begin() ? 0 : static_cast<std::size_t>(it - frames_.begin()) - 1;
+}
+
+TopologySource TopologyTimeline::source_from(double from_s) const {
+    std::size_t k = keyframe_index_at(from_s);
+    return [this, k](links::Topology& next) mutable {
+        if (k >= frames_.size()) return false;
+        next = keyframe(k++);
+        return true;
+    };
+}
+
+links::Topology TopologyTimeline::keyframe(std::size_t k) const {
+    if (k >= frames_.size()) throw std::out_of_range("topology timeline: no keyframe " + std::to_string(k));
+    std::size_t s = k;
+    while (!frames_[s].snapshot) --s;
+    links::Topology t;
+    t.node_count = node_count_;
+    t.time_s = frames_[k].time_s;
+    for (std::size_t i = frames_[s].begin; i < frames_[s].end; ++i) t.links.push_back(rebuilt(links_[i]));
+    const auto key = [](const auto& l) { return std::pair{l.source, l.target}; };
+    std::vector<links::Link> next;
+    for (std::size_t d = s + 1; d <= k; ++d) {
+        const Frame& f = frames_[d];
+        // Merge: drop the removed, replace or insert the changed (all sorted by (source, target)).
+        next.clear();
+        std::size_t r = f.removed_begin, c = f.begin;
+        for (const links::Link& l : t.links) {
+            while (c < f.end && key(links_[c]) < key(l)) next.push_back(rebuilt(links_[c++]));
+            if (r < f.removed_end && removed_[r] == key(l)) {
+                ++r;
+                continue;
+            }
+            if (c < f.end && key(links_[c]) == key(l)) {
+                next.push_back(rebuilt(links_[c++]));
+                continue;
+            }
+            next.push_back(l);
+        }
+        while (c < f.end) next.push_back(rebuilt(links_[c++]));
+        t.links.swap(next);
+    }
+    return t;
+}
+
+double TopologyTimeline::keyframe_end_s(std::size_t k) const {
+    return k + 1 < frames_.size() ? frames_[k + 1].time_s : std::numeric_limits<double>::infinity();
+}
+
+std::size_t TopologyTimeline::memory_bytes() const {
+    return frames_.capacity() * sizeof(Frame) + links_.capacity() * sizeof(StoredLink) +
+           removed_.capacity() * sizeof(removed_[0]) + last_.links.capacity() * sizeof(links::Link);
+}
+
+}  // namespace skyfabric::workloads
