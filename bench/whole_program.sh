@@ -8,7 +8,10 @@
 #   trials  10,000 coupled trials of the x100 day on 2 threads, the Monte Carlo part (summary.json
 #           radiation.monte_carlo.wall_s; target <= 50 s);
 #   startup `skyfabric --version`, 200 runs: mean per run, beside /bin/true's (target <= 10 ms);
-#   a2a     1 GiB all-to-all on switch:p=1024 and direct on torus2d 32x32 (targets 0.4 s, 10 s).
+#   a2a     1 GiB all-to-all on switch:p=1024 and direct on torus2d 32x32 (targets 0.4 s, 10 s);
+#   stress  scenarios/constellation-4x81-stress.yaml as shipped (one orbit, 20 trials) and for a day
+#           with 100 trials (issue 25's target: <= 60 s), every output on: wall, peak memory and
+#           the trials' share (summary.json radiation.constellation_wall_s).
 # A part that runs past LIMIT seconds (default 600) is killed (a collective stops on SIGTERM only
 # between sizes) and reported as not finished.
 #
@@ -20,7 +23,7 @@ exe="${1:-$root/build/release/src/skyfabric}"
 out="${2:-${TMPDIR:-/tmp}/skyfabric-whole}"
 runs="${RUNS:-3}"
 limit="${LIMIT:-600}"
-only="${ONLY:-day 10k trials startup a2a}"
+only="${ONLY:-day 10k trials startup a2a stress}"
 want() { [[ " $only " == *" $1 "* ]]; }
 [ -x "$exe" ] || { echo "whole_program: no skyfabric program at $exe (build it, or pass its path)" >&2; exit 2; }
 py=/usr/bin/python3
@@ -85,4 +88,16 @@ if want a2a; then
   read -r t _ < <(timed "$exe" collective --topology torus2d:x=32,y=32,bw_gbps=400,latency_ns=500 --op all_to_all \
       --algorithm direct --sizes 1GiB)
   printf "a2a      1 GiB all-to-all: switch p=1024 %s s, torus2d 32x32 direct %s s (- : failed or past %s s)\n" "$s" "$t" "$limit"
+fi
+
+if want stress; then
+  stress="$root/scenarios/constellation-4x81-stress.yaml"
+  trials_s() { "$py" -c 'import json,sys; print("%.1f" % json.load(open(sys.argv[1]))["radiation"]["constellation_wall_s"])' \
+      "$1/summary.json" 2>/dev/null || echo -; }
+  read -r w kb < <(timed "$exe" run -q "$stress" -o "$out/stress" --force)
+  printf "stress   4x81 stressed, one orbit, 20 trials: %s s (trials %s s), peak %s MB\n" "$w" "$(trials_s "$out/stress")" \
+      "$([ "$kb" = - ] && echo - || echo $((kb / 1024)))"
+  read -r w kb < <(timed "$exe" run -q "$stress" --set duration_s=86400 --set radiation.trials=100 -o "$out/stress-day" --force)
+  printf "stress   4x81 stressed, a day, 100 trials: %s s (trials %s s), peak %s MB (- : past %s s)\n" "$w" \
+      "$(trials_s "$out/stress-day")" "$([ "$kb" = - ] && echo - || echo $((kb / 1024)))" "$limit"
 fi
