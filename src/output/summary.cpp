@@ -78,6 +78,7 @@ nlohmann::json cluster_faults_json(const simulation::RunSummary& s) {
             // detected (within lost_s.fabric) and the bytes sent into them.
             {"failover_stall_s", median([](const Trial& t) { return t.failover_stall_s; })},
             {"bytes_retried", median([](const Trial& t) { return t.bytes_retried; })},
+            {"outer_sync_p99_s", median([](const Trial& t) { return t.outer_sync_p99_s; })},
             {"damaged_steps_solved", a.fabric_evaluations},
         };
     }

@@ -357,7 +357,8 @@ std::string summary_table(const nlohmann::json& j) {
             if (!rc.contains(name)) continue;
             const auto& a = rc[name];
             failover += (failover.empty() ? "" : ", ") + name + " " + num(a["failover_stall_s"]["mean"], "%.3g s") +
-                        (a["bytes_retried"]["mean"].get<double>() > 0.0 ? " / " + num(nlohmann::json(a["bytes_retried"]["mean"].get<double>() / 1e9), "%.3g GB") : "");
+                        (a["bytes_retried"]["mean"].get<double>() > 0.0 ? " / " + num(nlohmann::json(a["bytes_retried"]["mean"].get<double>() / 1e9), "%.3g GB") : "") +
+                        (a["outer_sync_p99_s"]["median"].get<double>() > 0.0 ? " (outer sync p99 " + num(a["outer_sync_p99_s"]["median"], "%.3g s") + ")" : "");
         }
         row("  gateway failover (mean)", failover + " stalled / retried per trial, detection after " +
                                              num(j["constellation"]["gateway_failover_s"], "%.3g s"));

@@ -186,6 +186,9 @@ TEST(ClusterFaults, AFailedGatewayLinkBlackholesTrafficUntilItsFailureIsDetected
         const auto& a0 = in_sync_instant[i].monte_carlo.per_trial[0];
         EXPECT_NEAR(a.failover_stall_s, 2.0, 1e-9) << i;
         EXPECT_EQ(a0.failover_stall_s, 0.0) << i;
+        // The slowest sync of the trial (nearest-rank p99 of its ~80 syncs) is the stalled one.
+        EXPECT_NEAR(a.outer_sync_p99_s, 4.0, 1e-9) << i;
+        EXPECT_NEAR(a0.outer_sync_p99_s, 2.0, 1e-9) << i;
         EXPECT_LT(a.goodput, a0.goodput) << i;
     }
     // A failure while the replicas compute their inner steps (cluster links only) costs nothing.

@@ -201,6 +201,7 @@ public:
             return stall;
         };
         std::vector<double> useful(m, 0.0), waiting(m, 0.0), stalled(m, 0.0);
+        std::vector<double> sync_durations;  // each barrier's (diloco) or pair's (noloco) sync
         if (algorithm == ClusterAlgorithm::diloco) {
             double E = 0.0;
             std::size_t r = 0;
@@ -224,6 +225,7 @@ public:
                     stalled[c] += stall;
                 }
                 E += slowest + sync + stall;
+                sync_durations.push_back(sync + stall);
             }
             for (std::size_t c = 0; c < m; ++c) useful[c] += partial(c, r, T - E);
         } else {
@@ -287,6 +289,7 @@ public:
                         stalled[c] += stall;
                         clock[c] = start + sync + stall;
                     }
+                    sync_durations.push_back(sync + stall);
                 }
             }
         }
@@ -301,6 +304,8 @@ public:
         attribute(tr, p.own, T - useful_mean - waiting_mean - stalled_mean);
         tr.lost_fabric_s += stalled_mean;
         tr.failover_stall_s = stalled_mean;
+        std::sort(sync_durations.begin(), sync_durations.end());
+        tr.outer_sync_p99_s = sync_durations.empty() ? 0.0 : nearest_rank_percentile(sync_durations, 0.99);
         return tr;
     }
 

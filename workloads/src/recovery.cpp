@@ -418,7 +418,8 @@ private:
                 stall += b.detected_s - from;
                 end += b.detected_s - from;
                 frozen_until = b.detected_s;
-                res_.bytes_retried += b.bytes * std::min(1.0, (b.detected_s - b.failed_s) / d);
+                // What the step sent into it over that window, at most the step's share of the link.
+                res_.bytes_retried += b.bytes * std::min(1.0, (b.detected_s - from) / d);
             }
         };
         apply_blackholes();

@@ -417,6 +417,7 @@ struct MonteCarloResult {
         double lost_waiting_s = 0.0;      // cluster replicas (diloco, noloco): waiting for other replicas
         double failover_stall_s = 0.0;    // steps and outer syncs stalled on undetected gateway failures
         double bytes_retried = 0.0;       // bytes sent into them (ring, hierarchical: steps' collectives)
+        double outer_sync_p99_s = 0.0;    // diloco, noloco: the outer syncs' duration (stalls included), p99
         std::int64_t damaged_steps = 0;
         std::int64_t rollbacks = 0;
     };
