@@ -1,5 +1,8 @@
 #include "simulation/cluster_set.hpp"
 
+#include "scenario/yaml_reader.hpp"
+#include "simulation/simulation.hpp"
+
 #include <skyfabric/links/metrics.hpp>
 #include <skyfabric/physics/frames.hpp>
 
@@ -142,6 +145,16 @@ links::Topology ClusterSet::update_topology(double time_s, std::vector<links::Li
         return a.source != b.source ? a.source < b.source : a.target < b.target;
     });
     return all;
+}
+
+// The `collective` command's fabric: the scenario's clusters and links at one instant.
+links::Topology topology_at(const scenario::Scenario& sc, double time_s) {
+    if (!sc.links.enabled) throw scenario::ScenarioError(sc.source_file + ": the scenario has no links section, so no topology");
+    ClusterSet clusters(sc, /*with_links=*/true, /*links_acquired=*/true);
+    physics::FormationSnapshot snapshot;
+    clusters.advance_to(time_s, snapshot);
+    std::vector<links::LinkEvent> events;
+    return clusters.update_topology(time_s, events);
 }
 
 }  // namespace skyfabric::simulation

@@ -1,5 +1,7 @@
 #include "simulation/sample_statistics.hpp"
 
+#include "simulation/simulation.hpp"
+
 #include <skyfabric/physics/formation_metrics.hpp>
 #include <skyfabric/physics/neighbours.hpp>
 
@@ -111,6 +113,16 @@ void SampleStatistics::finish(RunSummary& m, bool links, bool constellation) con
         m.oversubscription_mean = oversubscription_sum_ / static_cast<double>(m.samples_written);
     }
     if (!std::isfinite(m.gateway_capacity_min_bps)) m.gateway_capacity_min_bps = 0.0;
+}
+
+// The output samples: every output_step_s from 0, and the run's end when it falls between two.
+std::vector<double> sample_times(double duration_s, double output_step_s) {
+    std::vector<double> times;
+    const auto whole_steps = static_cast<std::size_t>(std::floor(duration_s / output_step_s + 1e-9));
+    times.reserve(whole_steps + 2);
+    for (std::size_t k = 0; k <= whole_steps; ++k) times.push_back(static_cast<double>(k) * output_step_s);
+    if (duration_s - times.back() > 1e-9 * std::max(1.0, duration_s)) times.push_back(duration_s);
+    return times;
 }
 
 }  // namespace skyfabric::simulation

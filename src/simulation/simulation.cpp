@@ -1,6 +1,5 @@
 #include "simulation/simulation.hpp"
 
-#include "scenario/yaml_reader.hpp"
 #include "simulation/sample_statistics.hpp"
 
 #include <skyfabric/links/topology_policy.hpp>
@@ -19,15 +18,6 @@
 #include <optional>
 
 namespace skyfabric::simulation {
-
-std::vector<double> sample_times(double duration_s, double output_step_s) {
-    std::vector<double> times;
-    const auto whole_steps = static_cast<std::size_t>(std::floor(duration_s / output_step_s + 1e-9));
-    times.reserve(whole_steps + 2);
-    for (std::size_t k = 0; k <= whole_steps; ++k) times.push_back(static_cast<double>(k) * output_step_s);
-    if (duration_s - times.back() > 1e-9 * std::max(1.0, duration_s)) times.push_back(duration_s);
-    return times;
-}
 
 namespace {
 
@@ -697,15 +687,6 @@ private:
 };
 
 }  // namespace
-
-links::Topology topology_at(const scenario::Scenario& sc, double time_s) {
-    if (!sc.links.enabled) throw scenario::ScenarioError(sc.source_file + ": the scenario has no links section, so no topology");
-    ClusterSet clusters(sc, /*with_links=*/true, /*links_acquired=*/true);
-    physics::FormationSnapshot snapshot;
-    clusters.advance_to(time_s, snapshot);
-    std::vector<links::LinkEvent> events;
-    return clusters.update_topology(time_s, events);
-}
 
 RunSummary run(const scenario::Scenario& sc, std::vector<Recorder*> recorders, const std::atomic<bool>* stop) {
     return RunState(sc, std::move(recorders), stop).execute();
