@@ -109,6 +109,36 @@ TEST(DamagedFabric, RingThatLosesALinkReroutesByTheMaxMinAmount) {
     EXPECT_EQ(fabric.extra_step_s(0.0, split), inf);
 }
 
+TEST(DamagedFabric, MultipathDamagedStepsEqualAFreshSolveOfTheDamagedFabric) {
+    // UCMP over 4 disjoint paths on a 6×6 lattice: a damaged step's routes start from the undamaged
+    // keyframe's (RouteCache::seed, searching again only the pairs whose paths broke). Each damaged
+    // step must equal, bit for bit, simulate_training on a copy of the fabric with those links cut.
+    const links::Topology t = swt::lattice(6, 6, capacity_bps, alpha_s);
+    sw::StepModel model = exposed_job(36);
+    model.options.flow.paths_per_transfer = 4;
+    model.options.flow.split = sw::MultipathSplit::capacity;
+    const sw::TopologyTimeline timeline = timeline_of(t);
+    sw::DamagedFabric fabric(timeline, model, 36);
+    const double undamaged = fabric.step_s(0, all_ranks(36));
+    for (const auto& down : std::vector<std::vector<std::pair<std::int32_t, std::int32_t>>>{
+             {{0, 1}}, {{14, 15}}, {{0, 1}, {20, 26}}, {{7, 8}, {8, 14}, {27, 28}}}) {
+        sw::FabricDamage d = all_ranks(36);
+        d.links_down = down;
+        links::Topology cut = timeline.keyframe(0);  // as stored (latencies kept as float)
+        for (auto& l : cut.links)
+            if (std::find(down.begin(), down.end(), std::pair{l.source, l.target}) != down.end()) l.capacity_bps = 0.0;
+        sw::TrainingOptions o = model.options;
+        o.max_steps = 1;
+        o.start_s = 0.0;
+        const links::Topology series[] = {cut};
+        const sw::TrainingResult fresh = sw::simulate_training(model.job, model.accelerator, series, o);
+        ASSERT_EQ(fresh.steps.size(), 1u);
+        const double seeded = fabric.step_s(0, d);
+        EXPECT_EQ(seeded, fresh.steps[0].end_s - fresh.steps[0].start_s) << down.size() << " links down";
+        EXPECT_GE(seeded, undamaged);
+    }
+}
+
 TEST(DamagedFabric, ShrinkReformsTheRingOverTheSurvivors) {
     // An 8-ring; satellite 0 reboots (neither computes nor forwards). The 7 survivors' ring runs
     // 1→2→…→7 and closes 7→1 the long way (6 hops, on the reverse directions nobody else uses):

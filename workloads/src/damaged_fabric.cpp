@@ -48,7 +48,8 @@ DamagedFabric::DamagedFabric(const TopologyTimeline& timeline, StepModel model, 
     model_.options.compute_done_s = nullptr;
 }
 
-DamagedFabric::Solved DamagedFabric::solve(std::size_t k, const FabricDamage& damage) const {
+DamagedFabric::Solved DamagedFabric::solve(std::size_t k, const FabricDamage& damage,
+                                           std::shared_ptr<const RouteCache> undamaged_routes) const {
     Solved out;
     if (damage.ranks.empty()) return out;
     links::Topology topology = *keyframe(k);  // a copy, damaged below
@@ -75,6 +76,10 @@ DamagedFabric::Solved DamagedFabric::solve(std::size_t k, const FabricDamage& da
         std::erase_if(options.rank_groups, [](const std::vector<std::int32_t>& g) { return g.empty(); });
     }
     options.start_s = topology.time_s;
+    // Multipath routing searches k disjoint paths per pair: the undamaged keyframe's are kept and
+    // seed its damaged copies (RouteCache::seed), which search again only pairs whose paths broke.
+    options.keep_routes = !undamaged_routes && options.flow.paths_per_transfer > 1;
+    options.flow.routes_before_damage = std::move(undamaged_routes);
     const links::Topology series[] = {std::move(topology)};
     const TrainingResult r = simulate_training(job, model_.accelerator, series, options);
     std::vector<std::pair<std::pair<std::int32_t, std::int32_t>, double>> used;
@@ -86,6 +91,7 @@ DamagedFabric::Solved DamagedFabric::solve(std::size_t k, const FabricDamage& da
         out.used_link_bytes.push_back(bytes);
     }
     if (!r.summary.truncated && !r.steps.empty()) out.step_s = r.steps.front().end_s - r.steps.front().start_s;
+    out.routes = r.routes;
     return out;
 }
 
@@ -101,7 +107,8 @@ const DamagedFabric::Solved& DamagedFabric::solved(std::size_t k, const FabricDa
     }
     // Solved outside the lock (two threads may solve the same key: same inputs, same answer);
     // unordered_map keeps references to its elements valid across inserts.
-    Solved s = solve(k, damage);
+    const bool undamaged = damage.links_down.empty() && damage.satellites_down.empty() && damage.ranks == undamaged_.ranks;
+    Solved s = solve(k, damage, undamaged ? nullptr : solved(k, undamaged_).routes);
     const std::unique_lock lock(mutex_);
     return cache_.emplace(std::move(key), std::move(s)).first->second;
 }

@@ -245,10 +245,12 @@ CollectiveEngine::CollectiveEngine(NetworkClock& clock, FlowOptions options)
 
 void CollectiveEngine::check_epoch() {
     if (clock_.epoch() == cached_epoch_) return;
+    const bool first = cached_epoch_ < 0;
     cached_epoch_ = clock_.epoch();
     collective_cache_.clear();
     phase_cache_.clear();
     routes_.clear();
+    routes_.seed(first ? options_.routes_before_damage : nullptr);  // a seed is for the first topology only
     edge_local_.assign(clock_.network().capacity_Bps.size(), -1);
 }
 

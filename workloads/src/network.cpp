@@ -229,6 +229,24 @@ const std::vector<Path>& RouteCache::get(const Network& network, std::int32_t so
     const std::int64_t key = static_cast<std::int64_t>(source) * network.node_count + target;
     auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
+    if (seed_) {
+        const auto seeded = seed_->cache_.find(key);
+        const auto survives = [&](const std::vector<Path>& paths) {
+            for (const Path& p : paths)
+                for (const auto e : p.edges)
+                    if (!(network.capacity_Bps[e] > 0.0)) return false;
+            return true;
+        };
+        if (seeded != seed_->cache_.end() && survives(seeded->second)) {
+            std::vector<Path> found = seeded->second;
+            for (Path& p : found) {
+                if (p.edges.empty()) continue;
+                p.bottleneck_Bps = inf;  // as path_from takes it, on this fabric's capacities
+                for (const auto e : p.edges) p.bottleneck_Bps = std::min(p.bottleneck_Bps, network.capacity_Bps[e]);
+            }
+            return cache_.emplace(key, std::move(found)).first->second;
+        }
+    }
     std::vector<Path> found;
     if (paths <= 1) {
         // A source asked for many targets (an all-to-all) gets one search to every node, its

@@ -294,6 +294,7 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
     sum.topology_epochs = clock.epoch() - first_epoch + 1;
     sum.flow_events = engine.flow_events();
     sum.rate_solves = engine.rate_solves();
+    if (options.keep_routes) out.routes = engine.routes();
     out.links = clock.link_utilisation(sum.end_s);
     if (options.record_link_epochs) {
         clock.record_open_epoch(sum.end_s);

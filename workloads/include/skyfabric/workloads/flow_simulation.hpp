@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -32,6 +33,8 @@ struct FlowOptions {
     std::int32_t paths_per_transfer = 1;  // > 1 splits each transfer over edge-disjoint paths
     MultipathSplit split = MultipathSplit::equal;
     double per_message_overhead_s = 0.0;  // software α added to each transfer
+    // A damaged copy of one fabric: the routes found on it undamaged (RouteCache::seed).
+    std::shared_ptr<const RouteCache> routes_before_damage;
 };
 
 
@@ -131,6 +134,7 @@ public:
                          std::int64_t cache_key = -1);
     std::int64_t flow_events() const { return flow_events_; }  // modelled flow starts + ends
     std::int64_t rate_solves() const { return rate_solves_; }   // progressive-filling solves
+    std::shared_ptr<const RouteCache> routes() const { return std::make_shared<const RouteCache>(routes_); }
 
 private:
     struct Cached {

@@ -3,6 +3,7 @@
 // (two per full-duplex link) with routing over them.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -56,6 +57,11 @@ public:
         trees_.clear();
         any_tree_ = false;
     }
+    // Routes found on the same fabric with no link down (its links in the same order, so the same
+    // edge indices): a pair whose cached paths all survive the links down here takes them instead
+    // of a search. The same paths a search gives: removing links cannot shorten any other path, and
+    // every path found before is still there. The seed is only read (trials share it).
+    void seed(std::shared_ptr<const RouteCache> before_damage) { seed_ = std::move(before_damage); }
 
 private:
     // Single paths: a source asking for more targets than this (an all-to-all asks p-1) gets its
@@ -70,6 +76,7 @@ private:
     std::vector<std::int32_t> lookups_;
     std::vector<std::vector<std::int32_t>> trees_;  // via edge per node; empty: not built
     bool any_tree_ = false;
+    std::shared_ptr<const RouteCache> seed_;
 };
 
 // Shortest-latency distances from one node to all (inf where unreachable).

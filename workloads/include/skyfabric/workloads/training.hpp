@@ -55,6 +55,7 @@ struct TrainingOptions {
     std::int64_t max_steps = -1;  // < 0: no limit
     bool record_collectives = true;
     bool record_link_epochs = false;  // TrainingResult::link_epochs (the trace's link counters)
+    bool keep_routes = false;         // TrainingResult::routes (one topology: a damaged copy's seed)
     // Run explicit schedules (every ring step listed: O(p²) transfers) instead of the
     // compact ones (O(p)); the results are the same. For tests.
     bool explicit_schedules = false;
@@ -133,6 +134,7 @@ struct TrainingResult {
     std::vector<LinkUtilisation> links;
     std::vector<LinkEpoch> link_epochs;  // with record_link_epochs: busy links per topology epoch
     TrainingSummary summary;
+    std::shared_ptr<const RouteCache> routes;  // with keep_routes: the last topology's routes
 };
 
 TrainingResult simulate_training(const TrainingJob& job, const Accelerator& accelerator,
