@@ -191,6 +191,11 @@ TEST(OutputFolder, ASweepRunAgainKeepsEarlierPointsUntilItReplacesThem) {
     for (const auto& kept : {kept1, kept2}) {
         EXPECT_NE(read_file(kept / "summary.json").find("\"complete\": true"), std::string::npos) << kept;
     }
+    // The killed sweep's point run gets SIGTERM (its parent died) and publishes its outputs so far; until
+    // it lets go of the point's lock, the folder is another run's and a resume would rightly refuse it
+    // (a failed point: exit 1). Wait for the lock.
+    run_command("i=0; while ! flock -n " + (sweep / "points" / ".0000-duration_s=86400.lock").string() +
+                " true 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done");
     const auto resumed = run_command(skyfabric() + rerun + " --resume 2>&1");
     EXPECT_EQ(resumed.status, 0) << resumed.output;
     EXPECT_FALSE(fs::exists(sweep / "points" / "0000-duration_s=600"));
