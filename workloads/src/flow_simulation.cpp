@@ -110,6 +110,9 @@ double add_repeatedly(double acc, double b, std::int64_t times) {
         const double d = (acc + b) - acc;  // exact
         if (d == 0.0) break;               // b is absorbed: acc stays
         const int e = std::ilogb(acc);
+        // Only for normal acc below the top binade: there the grid's top (2^1024) is not finite, and
+        // below 2^-1022 the ulp is not 2^(e-52); such sums go on one addition at a time.
+        if (e < -1022 || e > 1022) continue;
         const double top = std::ldexp(1.0, e + 1);
         const double u = std::ldexp(1.0, e - 52);
         if (acc + d >= top) continue;
