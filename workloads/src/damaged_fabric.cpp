@@ -107,8 +107,11 @@ const DamagedFabric::Solved& DamagedFabric::solved(std::size_t k, const FabricDa
     }
     // Solved outside the lock (two threads may solve the same key: same inputs, same answer);
     // unordered_map keeps references to its elements valid across inserts.
+    // Only multipath solves keep routes (solve), so only they look up the undamaged solve: for a
+    // single path the lookup found none, and could solve an undamaged keyframe no one asked for.
     const bool undamaged = damage.links_down.empty() && damage.satellites_down.empty() && damage.ranks == undamaged_.ranks;
-    Solved s = solve(k, damage, undamaged ? nullptr : solved(k, undamaged_).routes);
+    const bool seeded = !undamaged && model_.options.flow.paths_per_transfer > 1;
+    Solved s = solve(k, damage, seeded ? solved(k, undamaged_).routes : nullptr);
     const std::unique_lock lock(mutex_);
     return cache_.emplace(std::move(key), std::move(s)).first->second;
 }
