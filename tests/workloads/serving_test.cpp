@@ -485,3 +485,66 @@ TEST(ServingFaults, EveryRequestIsAccountedForUnderManyOverlappingCrashes) {
     RecordProperty("requeued_lost_completed", std::to_string(s.requeued_requests) + " " + std::to_string(s.lost) + " " +
                                                   std::to_string(s.completed) + " of " + std::to_string(s.arrived));
 }
+
+TEST(ServingBesideTraining, TwoJobsOnOneLinkShareItAsMaxMinSays) {
+    // The line 0 — 1 — 2 of 1e6 B/s links, 10 ms each. Serving: prefill on 0, decode on 2. Training: one
+    // transfer of 1.5e6 B per step from rank 0 (node 1) to rank 1 (node 2) after 1 s of compute.
+    // Training alone: a step is 1 + 1.5 + 0.01 = 2.51 s. Together, with one request arriving at 0
+    // (a 2 s prefill, then 1e6 B of KV along 0 → 1 → 2): the training transfer runs alone on 1 → 2 over
+    // [1, 2) (1e6 B sent), then both share 1 → 2 at 0.5e6 B/s each: the training's last 0.5e6 B drain at 3 s
+    // (the step lands at 3.01: 0.5 s slower), the KV cache has 0.5e6 B left then and drains alone by 3.5 s,
+    // landing two hops later: TTFT 3.52 s instead of 2 + 1 + 0.02 = 3.02 s alone.
+    const Topology line = line_of_three();
+    auto c = round_config(1, 1);
+    c.nodes = {0, 2};
+    c.training.collective.ranks = 2;
+    c.training.collective.transfers = {sw::Transfer{0, 1, 1.5e6}};
+    c.training.collective.phases = {sw::Phase{0, 1, 0, 1}};
+    c.training.rank_nodes = {1, 2};
+    c.training.compute_s = 1.0;
+    const auto source = [&] { return sw::topology_source(std::span(&line, 1)); };
+
+    c.requests.rate_per_s = 0.0;  // the training alone: no requests, no trace
+    const auto alone = sw::simulate_serving(c, round_accelerator(), source());
+    EXPECT_EQ(alone.summary.arrived, 0);
+    // Steps end at 2.51·k ≤ 100: 39 of them, each 2.51 s.
+    EXPECT_EQ(alone.training.steps, 39);
+    EXPECT_NEAR(alone.training.mean_step_s, 2.51, 1e-12);
+    EXPECT_NEAR(alone.training.step_s.p99, 2.51, 1e-12);
+    EXPECT_NEAR(alone.training.mean_collective_s, 1.51, 1e-12);
+    EXPECT_NEAR(alone.training.bytes_sent, 39 * 1.5e6, 1e-3);
+
+    c.trace = {request(0, 0.0, 1000, 1)};
+    const auto together = sw::simulate_serving(c, round_accelerator(), source());
+    ASSERT_EQ(together.requests.size(), 1u);
+    EXPECT_NEAR(together.requests[0].ttft_s(), 3.52, 1e-12);
+    // Steps end at 3.01 + 2.51·k ≤ 100: 39 of them, the first one 3.01 s.
+    EXPECT_EQ(together.training.steps, 39);
+    EXPECT_NEAR(together.training.step_s.p99, 3.01, 1e-12);
+    EXPECT_NEAR(together.training.step_s.p50, 2.51, 1e-12);
+    EXPECT_NEAR(together.training.mean_step_s, (3.01 + 38 * 2.51) / 39.0, 1e-12);
+    // The training's flow is not KV: with cluster_of marking 1 — 2 a gateway, only the cache counts.
+    c.cluster_of = {0, 0, 1};
+    const auto counted = sw::simulate_serving(c, round_accelerator(), source());
+    EXPECT_NEAR(counted.summary.gateway_bytes, 1e6, 1e-6);
+
+    // Without the training job the request sees the link alone.
+    c.training = {};
+    const auto serving_alone = sw::simulate_serving(c, round_accelerator(), source());
+    EXPECT_NEAR(serving_alone.requests[0].ttft_s(), 3.02, 1e-12);
+    EXPECT_EQ(serving_alone.training.steps, 0);
+}
+
+TEST(ServingBesideTraining, RefusesRanksThatDoNotMatchTheCollective) {
+    const Topology line = line_of_three();
+    auto c = round_config(1, 1);
+    c.training.collective.ranks = 2;
+    c.training.rank_nodes = {1, 7};
+    c.training.compute_s = 1.0;
+    EXPECT_THROW(sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&line, 1))), std::invalid_argument);
+    c.training.rank_nodes = {1};
+    EXPECT_THROW(sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&line, 1))), std::invalid_argument);
+    c.training.rank_nodes = {1, 2};
+    c.training.compute_s = 0.0;
+    EXPECT_THROW(sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&line, 1))), std::invalid_argument);
+}

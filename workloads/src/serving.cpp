@@ -4,10 +4,13 @@
 #include <skyfabric/workloads/network.hpp>
 #include <skyfabric/workloads/training.hpp>
 
+#include "shared_training.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <optional>
 #include <queue>
 #include <stdexcept>
 #include <string>
@@ -82,6 +85,7 @@ public:
         }
         std::stable_sort(outages_.begin(), outages_.end(),
                          [](const InstanceOutage& x, const InstanceOutage& y) { return x.start_s < y.start_s; });
+        if (!c.training.rank_nodes.empty()) tenant_.emplace(c.training, clock_.topology().node_count, c.start_s);
         clock_.advance_to(c.start_s);
     }
 
@@ -100,7 +104,8 @@ public:
             const double t_arrival = next.arrival_s;
             const double t_topology = clock_.next_change_s();
             const double t_outage = next_outage_ < outages_.size() ? outages_[next_outage_].start_s : inf;
-            const double t = std::min({t_drain, t_event, t_arrival, t_topology, t_outage});
+            const double t_compute = tenant_ ? tenant_->compute_end_s() : inf;
+            const double t = std::min({t_drain, t_event, t_arrival, t_topology, t_outage, t_compute});
             if (!(t < c_.end_s)) {
                 account_gateways(now, c_.end_s - now);
                 move_shards(c_.end_s - now);
@@ -113,7 +118,12 @@ public:
                 // Shards that drain now (within rounding of the step): their last bit lands a path latency later.
                 std::erase_if(shards_, [&](Shard& s) {
                     if (!(s.rate > 0.0) || s.remaining / s.rate > drain_dt + drain_dt * core::drain_tie_rel) return false;
-                    push(now + s.latency_s, EventKind::shard_arrived, s.request, generation_[static_cast<std::size_t>(s.request)]);
+                    if (s.request == training_flow) {
+                        tenant_->add_bytes_sent(s.bytes);
+                        push(now + s.latency_s, EventKind::training_flow_landed, training_flow, 0);
+                    } else {
+                        push(now + s.latency_s, EventKind::shard_arrived, s.request, generation_[static_cast<std::size_t>(s.request)]);
+                    }
                     return true;
                 });
                 move_shards(dt);
@@ -141,6 +151,10 @@ public:
                 crash(outages_[next_outage_++], now);
                 continue;
             }
+            if (t_compute <= t) {
+                start_training_phase(now);
+                continue;
+            }
             arrive(next, now);
             next = next_request();
         }
@@ -148,7 +162,8 @@ public:
     }
 
 private:
-    enum class EventKind : std::uint8_t { prefill_done = 0, shard_arrived = 1, decode_step = 2 };
+    enum class EventKind : std::uint8_t { prefill_done = 0, shard_arrived = 1, decode_step = 2, training_flow_landed = 3 };
+    static constexpr std::int64_t training_flow = -1;  // a Shard's request when it carries the training job's transfer
     struct Event {
         double time_s;
         std::int64_t order;  // ties: in the order scheduled
@@ -162,9 +177,11 @@ private:
         double start_s, end_s;
         std::int32_t instance;  // prefill instances first, then decode
     };
-    // One satellite's share of a request's KV cache, in flight from a prefill satellite to a decode satellite.
+    // One satellite's share of a request's KV cache, in flight from a prefill satellite to a decode satellite
+    // (or a transfer of the shared training job's collective: request training_flow).
     struct Shard {
         std::int64_t request = 0;
+        double bytes = 0.0;
         std::int32_t source = 0, target = 0;
         double remaining = 0.0;
         double rate = 0.0;
@@ -182,7 +199,7 @@ private:
     };
 
     Request next_request() {
-        if (c_.trace.empty()) return generator_.next();
+        if (c_.trace.empty() && c_.requests.rate_per_s > 0.0) return generator_.next();
         if (trace_next_ < c_.trace.size()) return c_.trace[trace_next_++];
         Request none;
         none.arrival_s = inf;
@@ -255,8 +272,9 @@ private:
         core::maxmin_rates(links, net.capacity_Bps.data(), flows, offsets_.data(), flow_links_.data(), active_.data(),
                            rate_.data(), link_remaining_.data(), link_count_.data(), link_saturated_.data(), frozen_.data());
         for (std::size_t f = 0; f < shards_.size(); ++f) shards_[f].rate = rate_[f];
-        if (!c_.cluster_of.empty())  // the gateway layer's rate until the next solve (rates hold till then)
-            for (const auto& sh : shards_) gateway_bps_ += 8.0 * sh.rate * sh.gateway_hops;
+        if (!c_.cluster_of.empty())  // the KV caches' rate on the gateway layer until the next solve (rates hold till then)
+            for (const auto& sh : shards_)
+                if (sh.request != training_flow) gateway_bps_ += 8.0 * sh.rate * sh.gateway_hops;
         ++summary_.rate_solves;
     }
 
@@ -431,7 +449,7 @@ private:
         prefill_free_s_[static_cast<std::size_t>(p)] = prefill_down_until_[static_cast<std::size_t>(p)];
         std::vector<std::int64_t> moved(prefill_queue_[static_cast<std::size_t>(p)].begin(), prefill_queue_[static_cast<std::size_t>(p)].end());
         for (const auto& s : shards_)
-            if (records_[static_cast<std::size_t>(s.request)].prefill_instance == p) moved.push_back(s.request);
+            if (s.request != training_flow && records_[static_cast<std::size_t>(s.request)].prefill_instance == p) moved.push_back(s.request);
         std::sort(moved.begin(), moved.end());
         moved.erase(std::unique(moved.begin(), moved.end()), moved.end());
         for (const std::int64_t id : moved) requeue_prefill(id, now);
@@ -493,6 +511,10 @@ private:
     }
 
     void handle(const Event& ev, double now) {
+        if (ev.kind == EventKind::training_flow_landed) {
+            if (--training_flows_left_ == 0) start_training_phase(now);
+            return;
+        }
         const bool current = ev.kind == EventKind::decode_step
                                  ? ev.generation == decode_generation_[static_cast<std::size_t>(ev.subject)]
                                  : ev.generation == generation_[static_cast<std::size_t>(ev.subject)];
@@ -501,7 +523,25 @@ private:
             case EventKind::prefill_done: prefill_done(ev.subject); break;
             case EventKind::shard_arrived: shard_arrived(ev.subject, now); break;
             case EventKind::decode_step: step_done(static_cast<std::int32_t>(ev.subject), now); break;
+            case EventKind::training_flow_landed: break;
         }
+    }
+
+    // The shared training job's compute ended, or its phase's transfers all landed: its next phase's
+    // transfers start as flows (none: the step ended and the next one computes).
+    void start_training_phase(double now) {
+        const auto& transfers = tenant_->advance(now);
+        training_flows_left_ = static_cast<std::int64_t>(transfers.size());
+        for (const auto& t : transfers) {
+            Shard s;
+            s.request = training_flow;
+            s.source = t.source;
+            s.target = t.target;
+            s.remaining = s.bytes = t.bytes;
+            route(s);
+            shards_.push_back(std::move(s));
+        }
+        if (!transfers.empty()) dirty_ = true;
     }
 
     void prefill_done(std::int64_t id) {
@@ -520,7 +560,7 @@ private:
             s.request = id;
             s.source = prefill_node(rec.prefill_instance, k);
             s.target = decode_node(rec.decode_instance, k % ds);
-            s.remaining = rec.kv_bytes / ps;
+            s.remaining = s.bytes = rec.kv_bytes / ps;
             route(s);
             shards_.push_back(std::move(s));
         }
@@ -651,7 +691,8 @@ private:
             const double width = std::min(c_.egress_bin_s, c_.end_s - c_.start_s - static_cast<double>(k) * c_.egress_bin_s);
             egress[k] = width > 0.0 ? egress[k] / width : 0.0;
         }
-        return ServingResult{std::move(records_), s, std::move(egress), c_.egress_bin_s};
+        return ServingResult{std::move(records_), s, std::move(egress), c_.egress_bin_s,
+                             tenant_ ? tenant_->summary() : SharedTrainingSummary{}};
     }
 
     const ServingConfig& c_;
@@ -677,6 +718,8 @@ private:
     std::int64_t order_ = 0;
     std::vector<Shard> shards_;
     std::unordered_map<std::int64_t, std::int32_t> shards_left_;
+    std::optional<detail::TrainingTenant> tenant_;
+    std::int64_t training_flows_left_ = 0;  // the running phase's transfers not yet landed
     bool dirty_ = false;
     RouteCache routes_;
     std::unordered_map<std::int32_t, std::vector<double>> distances_;

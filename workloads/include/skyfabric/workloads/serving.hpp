@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include <skyfabric/workloads/collectives.hpp>
 #include <skyfabric/workloads/flow_simulation.hpp>
 #include <skyfabric/workloads/job.hpp>
 
@@ -155,6 +156,28 @@ struct ComputeThrottle {
     std::vector<double> share;
 };
 
+struct Percentiles {
+    double p50 = 0.0, p90 = 0.0, p99 = 0.0;  // nearest rank; 0 with no values
+};
+
+// A training job sharing the serving fabric (docs/inference.md "Serving beside training"): steps of
+// compute_s of compute, then its collective, whose phases run one after another as flows in the same
+// max-min solve as the KV caches (a phase ends when its last transfer's last bit has landed, a path
+// latency after it drained). The jobs slow each other only where their flows share links.
+struct SharedTraining {
+    Schedule collective;                     // one step's collective over ranks 0 … p−1 (e.g. build_schedule)
+    std::vector<std::int32_t> rank_nodes;    // node of each rank (p of them)
+    double compute_s = 0.0;                  // per step, before the collective; > 0
+};
+
+struct SharedTrainingSummary {
+    std::int64_t steps = 0;          // steps completed within the run
+    double mean_step_s = 0.0;        // of the completed steps (0 with none)
+    Percentiles step_s;              // nearest rank
+    double mean_collective_s = 0.0;  // step − compute: the collective with its stalls
+    double bytes_sent = 0.0;         // transfers drained within the run
+};
+
 struct ServingConfig {
     ServingModel model;
     RequestStream requests;
@@ -178,6 +201,9 @@ struct ServingConfig {
     // egress is reported. Empty: one cluster, no gateway figures.
     std::vector<std::int32_t> cluster_of;
     double egress_bin_s = 0.0;  // > 0: the gateway egress as a series of bins this long from start_s
+    // A training job on the same fabric (empty rank_nodes: none). With requests.rate_per_s 0 and no trace,
+    // the training runs alone on the engine: the baseline of the interference.
+    SharedTraining training;
 };
 
 enum class RequestStatus : std::uint8_t {
@@ -204,10 +230,6 @@ struct RequestRecord {
     double kv_transfer_s() const { return first_token_s - prefill_end_s; }
     // (finish − first token) / (output − 1); NaN for one output token or when unfinished.
     double tpot_s() const;
-};
-
-struct Percentiles {
-    double p50 = 0.0, p90 = 0.0, p99 = 0.0;  // nearest rank; 0 with no values
 };
 
 struct ServingSummary {
@@ -250,10 +272,11 @@ struct ServingResult {
     // the last bin cut at end_s (bit/s).
     std::vector<double> gateway_egress_bps;
     double gateway_egress_bin_s = 0.0;
+    SharedTrainingSummary training;  // ServingConfig::training's steps (zeros without one)
 };
 
-// Throws std::invalid_argument when the instances need more nodes than the network has, or the
-// routing's groups are empty.
+// Throws std::invalid_argument when the instances need more nodes than the network has, the
+// routing's groups are empty, or a shared training job's ranks, nodes or compute_s are invalid.
 ServingResult simulate_serving(const ServingConfig& config, const Accelerator& accelerator, TopologySource source);
 
 }  // namespace skyfabric::workloads
