@@ -204,42 +204,88 @@ json radiation_json(const scenario::Scenario& sc, const simulation::RunSummary& 
 
 json percentiles_json(const workloads::Percentiles& p) { return {{"p50", p.p50}, {"p90", p.p90}, {"p99", p.p99}}; }
 
+namespace {
+
+// One routing's serving figures.
+json serving_json(const workloads::ServingSummary& r, bool prfaas) {
+    return {
+        {"name", prfaas ? "PrfaaS" : "local PD"},
+        {"arrived", r.arrived},
+        {"completed", r.completed},
+        {"unfinished", r.unfinished},
+        {"unservable", r.unservable},
+        {"lost", r.lost},
+        {"requeued_requests", r.requeued_requests},
+        {"instance_crashes", r.instance_crashes},
+        {"instance_down_s", r.instance_down_s},
+        {"instance_throttled_s", r.instance_throttled_s},
+        {"requests_per_s", r.requests_per_s},
+        {"output_tokens_per_s", r.output_tokens_per_s},
+        {"ttft_s", percentiles_json(r.ttft_s)},
+        {"tpot_s", percentiles_json(r.tpot_s)},
+        {"slo_attainment", r.slo_attainment},
+        {"kv_bytes_moved", r.kv_bytes_moved},
+        {"kv_transfer_s", percentiles_json(r.kv_transfer_s)},
+        {"stalled_transfer_s", r.stalled_transfer_s},
+        {"gateway_bytes", r.gateway_bytes},
+        {"gateway_egress_mean_bps", r.gateway_egress_mean_bps},
+        {"gateway_egress_peak_bps", r.gateway_egress_peak_bps},
+        {"prefill_routed_dedicated", r.prefill_routed_dedicated},
+        {"decode_steps", r.decode_steps},
+        {"topology_epochs", r.topology_epochs},
+    };
+}
+
+json shared_training_json(const workloads::SharedTrainingSummary& t) {
+    return {{"steps", t.steps},
+            {"mean_step_s", t.mean_step_s},
+            {"step_s", percentiles_json(t.step_s)},
+            {"mean_collective_s", t.mean_collective_s},
+            {"bytes_sent", t.bytes_sent}};
+}
+
+// The training job beside the serving one: its set-up and figures alone, then per routing both jobs'
+// figures together and what each cost the other (docs/output-format.md, "inference.beside_training").
+json beside_training_json(const scenario::Scenario& sc, const simulation::RunSummary& s) {
+    const auto& w = sc.workload;
+    const auto& alone = *s.training_without_serving;
+    json routings = json::object();
+    for (std::size_t k = 0; k < s.inference_beside_training.size(); ++k) {
+        const auto& together = s.inference_beside_training[k];
+        const auto& by_itself = s.inference[k].summary;
+        routings[workloads::to_string(s.inference_routing[k])] = {
+            {"serving", serving_json(together.summary, s.inference_routing[k] == workloads::ServingRouting::prfaas)},
+            {"training", shared_training_json(together.training)},
+            // Each job together over alone, on the same requests and fabric.
+            {"training_step_slowdown", alone.mean_step_s > 0.0 ? together.training.mean_step_s / alone.mean_step_s - 1.0 : 0.0},
+            {"ttft_p50_increase_s", together.summary.ttft_s.p50 - by_itself.ttft_s.p50},
+            {"ttft_p99_increase_s", together.summary.ttft_s.p99 - by_itself.ttft_s.p99},
+            {"kv_transfer_p99_increase_s", together.summary.kv_transfer_s.p99 - by_itself.kv_transfer_s.p99},
+            {"slo_attainment_change", together.summary.slo_attainment - by_itself.slo_attainment},
+        };
+    }
+    return {
+        {"clusters", w.clusters},
+        {"ranks", w.job.data_parallel},
+        {"all_reduce", workloads::to_string(w.options.all_reduce)},
+        {"gradient_bytes", workloads::gradient_bytes(w.job)},
+        {"compute_s", workloads::compute_time_per_step_s(w.job, w.accelerator)},
+        {"alone", shared_training_json(alone)},
+        {"routings", routings},
+    };
+}
+
+}  // namespace
+
 // A serving workload: its set-up, then each routing's figures (docs/output-format.md, "inference").
 json inference_json(const scenario::Scenario& sc, const simulation::RunSummary& s) {
     const auto& in = sc.inference;
     const auto& v = in.serving;
     json routings = json::object();
-    for (std::size_t k = 0; k < s.inference.size(); ++k) {
-        const auto& r = s.inference[k].summary;
-        const bool prfaas = s.inference_routing[k] == workloads::ServingRouting::prfaas;
-        routings[workloads::to_string(s.inference_routing[k])] = {
-            {"name", prfaas ? "PrfaaS" : "local PD"},
-            {"arrived", r.arrived},
-            {"completed", r.completed},
-            {"unfinished", r.unfinished},
-            {"unservable", r.unservable},
-            {"lost", r.lost},
-            {"requeued_requests", r.requeued_requests},
-            {"instance_crashes", r.instance_crashes},
-            {"instance_down_s", r.instance_down_s},
-            {"instance_throttled_s", r.instance_throttled_s},
-            {"requests_per_s", r.requests_per_s},
-            {"output_tokens_per_s", r.output_tokens_per_s},
-            {"ttft_s", percentiles_json(r.ttft_s)},
-            {"tpot_s", percentiles_json(r.tpot_s)},
-            {"slo_attainment", r.slo_attainment},
-            {"kv_bytes_moved", r.kv_bytes_moved},
-            {"kv_transfer_s", percentiles_json(r.kv_transfer_s)},
-            {"stalled_transfer_s", r.stalled_transfer_s},
-            {"gateway_bytes", r.gateway_bytes},
-            {"gateway_egress_mean_bps", r.gateway_egress_mean_bps},
-            {"gateway_egress_peak_bps", r.gateway_egress_peak_bps},
-            {"prefill_routed_dedicated", r.prefill_routed_dedicated},
-            {"decode_steps", r.decode_steps},
-            {"topology_epochs", r.topology_epochs},
-        };
-    }
-    return {
+    for (std::size_t k = 0; k < s.inference.size(); ++k)
+        routings[workloads::to_string(s.inference_routing[k])] =
+            serving_json(s.inference[k].summary, s.inference_routing[k] == workloads::ServingRouting::prfaas);
+    json j = {
         {"accelerator", in.accelerator.name},
         {"model_parameters", v.model.parameters},
         {"attention", workloads::to_string(v.model.attention)},
@@ -258,6 +304,8 @@ json inference_json(const scenario::Scenario& sc, const simulation::RunSummary& 
         {"routing", workloads::to_string(s.inference_routing.front())},
         {"routings", routings},
     };
+    if (s.training_without_serving) j["beside_training"] = beside_training_json(sc, s);
+    return j;
 }
 
 nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_count,

@@ -262,6 +262,35 @@ std::string summary_table(const nlohmann::json& j) {
             });
         row("objectives", "TTFT " + num(in["ttft_slo_s"], "%.3g s") + ", TPOT " +
                               num(nlohmann::json(in["tpot_slo_s"].get<double>() * 1e3), "%.3g ms"));
+        if (in.contains("beside_training")) {  // the two jobs on one fabric, and what each cost the other
+            const auto& b = in["beside_training"];
+            std::string clusters;
+            for (const auto& c : b["clusters"]) clusters += (clusters.empty() ? "" : ", ") + std::to_string(c.get<int>());
+            row("beside a training job", std::to_string(b["ranks"].get<int>()) + " ranks on clusters " + clusters + ", " +
+                                             b["all_reduce"].get<std::string>() + " all-reduce of " +
+                                             num(nlohmann::json(b["gradient_bytes"].get<double>() / 1e9), "%.4g GB") + " after " +
+                                             num(b["compute_s"], "%.4g s") + " of compute");
+            row("training step alone", num(b["alone"]["mean_step_s"], "%.4g s") + " (mean of " +
+                                           std::to_string(b["alone"]["steps"].get<std::int64_t>()) + " steps)");
+            const auto together = [&](const char* label, const auto& cell) {
+                columns(label, [&](const nlohmann::json& r) { return cell(b["routings"][r["name"] == "PrfaaS" ? "prfaas" : "local"]); });
+            };
+            together("training step beside serving", [&](const nlohmann::json& r) {
+                return num(r["training"]["mean_step_s"], "%.4g s") + " (" +
+                       num(nlohmann::json(100.0 * r["training_step_slowdown"].get<double>()), "%+.3g %%") + ")";
+            });
+            together("TTFT p50 / p99 beside training", [&](const nlohmann::json& r) {
+                return num(r["serving"]["ttft_s"]["p50"], "%.3g") + " / " + num(r["serving"]["ttft_s"]["p99"], "%.3g s") + " (" +
+                       num(r["ttft_p99_increase_s"], "%+.3g s") + ")";
+            });
+            together("KV transfer p99 beside training", [&](const nlohmann::json& r) {
+                return num(nlohmann::json(1e3 * r["serving"]["kv_transfer_s"]["p99"].get<double>()), "%.3g ms") + " (" +
+                       num(nlohmann::json(1e3 * r["kv_transfer_p99_increase_s"].get<double>()), "%+.3g ms") + ")";
+            });
+            together("SLO attainment beside training", [&](const nlohmann::json& r) {
+                return num(nlohmann::json(100.0 * r["serving"]["slo_attainment"].get<double>()), "%.1f %%");
+            });
+        }
     }
     if (j.contains("radiation")) {
         const auto& r = j["radiation"];

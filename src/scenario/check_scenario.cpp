@@ -61,7 +61,7 @@ void check_constellation(Section& top, const Scenario& sc, const std::vector<std
         const bool hierarchical = std::find(con.algorithms.begin(), con.algorithms.end(),
                                             workloads::ClusterAlgorithm::hierarchical) != con.algorithms.end();
         if (hierarchical && sc.workload.on_rank_loss == workloads::RankLossPolicy::shrink)
-            top.section("workload").fail("on_rank_loss", "shrink with the hierarchical algorithm across clusters would leave "
+            workload_section(top, false).fail("on_rank_loss", "shrink with the hierarchical algorithm across clusters would leave "
                                                          "clusters of unequal size, which its all-reduce cannot split: use wait, "
                                                          "or drop hierarchical from constellation.algorithms");
     }
@@ -74,15 +74,15 @@ void check_constellation(Section& top, const Scenario& sc, const std::vector<std
     for (auto a : con.algorithms)
         if (a != workloads::ClusterAlgorithm::ring && !equal)
             c.fail("algorithms", std::string(workloads::to_string(a)) + " needs clusters of equal size (give every cluster the same radius_m)");
-    if (sc.workload.enabled) {
+    if (sc.workload.enabled && !workloads_share_fabric(sc)) {
         const std::size_t all = std::accumulate(sizes.begin(), sizes.end(), std::size_t{0});
         if (sc.workload.job.data_parallel != 0 && static_cast<std::size_t>(sc.workload.job.data_parallel) != all) {
-            Section parallelism = top.section("workload").section("parallelism");
+            Section parallelism = workload_section(top, false).section("parallelism");
             parallelism.fail("data", "a constellation trains on every satellite: give 0 (all " + std::to_string(all) + ")");
         }
         const auto& moe = sc.workload.job.moe;
         if (moe.layers > 0 && moe.expert_parallel > 1) {
-            Section parallelism = top.section("workload").section("parallelism");
+            Section parallelism = workload_section(top, false).section("parallelism");
             const auto clusters = static_cast<std::int32_t>(sizes.size());
             const auto smallest_size = static_cast<std::int32_t>(smallest);
             if (!sc.workload.experts_across_clusters) {
@@ -105,10 +105,35 @@ void check_constellation(Section& top, const Scenario& sc, const std::vector<std
                                                                  "or use within_cluster");
             }
             if (sc.radiation.enabled && sc.workload.on_rank_loss == workloads::RankLossPolicy::shrink)
-                top.section("workload").fail("on_rank_loss", "shrink with a mixture of experts across a constellation is not "
+                workload_section(top, false).fail("on_rank_loss", "shrink with a mixture of experts across a constellation is not "
                                                              "modelled (its groups would have to re-form in every cluster): use wait");
         }
     }
+}
+
+// A training job beside a serving one (docs/inference.md "Serving beside training"): data-parallel over
+// its clusters' satellites that serve nothing, one all-reduce after each step's compute.
+void check_shared_workloads(Section& top, Scenario& sc) {
+    Section training = workload_section(top, false);
+    const auto nodes = shared_training_nodes(sc);
+    if (nodes.size() < 2)
+        training.fail("clusters", "leave the training job " + std::to_string(nodes.size()) +
+                                      " satellites beside the serving instances; it needs at least 2");
+    auto& job = sc.workload.job;
+    if (job.data_parallel != 0 && static_cast<std::size_t>(job.data_parallel) != nodes.size())
+        training.section("parallelism").fail("data", "beside a serving job the training runs on its clusters' " + std::to_string(nodes.size()) +
+                                                          " free satellites: give 0 (all of them)");
+    job.data_parallel = static_cast<std::int32_t>(nodes.size());
+    if (job.moe.layers > 0) training.fail_first_leaf("moe", "a mixture of experts beside a serving job is not modelled; run it alone");
+    if (job.sync != workloads::SyncMode::every_step)
+        training.fail("sync", "beside a serving job the training all-reduces every step; local_steps runs alone");
+    if (top.section("constellation").has("algorithms"))
+        top.section("constellation").fail("algorithms", "compares a training job's algorithms alone; beside a serving job it "
+                                                        "all-reduces with its own all_reduce key over its satellites");
+    const char* why = " beside a serving job is not modelled yet (the training has no fault or power model there); "
+                      "run the jobs apart to see it";
+    if (sc.radiation.enabled) top.section("radiation").fail("enabled", std::string("radiation") + why);
+    if (sc.power.enabled) top.section("power").fail("enabled", std::string("power") + why);
 }
 
 // Every satellite's own orbit must be bound, stay above 100 km and within the largest orbit a
@@ -236,8 +261,9 @@ void check_across_sections(Section& top, Scenario& sc, const LoadOptions& option
                      " satellites; at most " + std::to_string(max_satellites) + " are supported");
     }
     if (sc.constellation.enabled) check_constellation(top, sc, sizes);
+    if (workloads_share_fabric(sc)) check_shared_workloads(top, sc);
     if (sc.workload.enabled) {
-        Section workload = top.section("workload");
+        Section workload = workload_section(top, false);
         if (!sc.fabric && !sc.links.enabled) workload.fail("enabled", "a training workload needs links: add a links section");
         if (sc.workload.job.data_parallel == 0) sc.workload.job.data_parallel = static_cast<std::int32_t>(satellites);
         if (static_cast<std::size_t>(sc.workload.job.data_parallel) > satellites) {
@@ -265,7 +291,7 @@ void check_across_sections(Section& top, Scenario& sc, const LoadOptions& option
         }
     }
     if (sc.inference.enabled) {
-        Section workload = top.section("workload");
+        Section workload = workload_section(top, true);
         if (!sc.fabric && !sc.links.enabled) workload.fail("kind", "a serving workload needs links: add a links section");
         if (!(sc.duration_s > 0.0))
             top.fail(top.has("duration_s") ? "duration_s" : "duration_orbits", "a serving workload needs a run of positive duration");
@@ -295,7 +321,7 @@ void check_across_sections(Section& top, Scenario& sc, const LoadOptions& option
         if (!(steps <= max_training_steps)) {
             const std::string what = "the training job computes " + format_count(compute_s) + " s per step, so the run could take up to " +
                                      format_count(steps) + " steps; at most " + format_count(max_training_steps) + " are simulated";
-            Section workload = top.section("workload");
+            Section workload = workload_section(top, false);
             if (compute_s < 1e-3) {
                 workload.fail("model_parameters", what + ": raise model_parameters or tokens_per_step, or shorten the run");
             }
@@ -313,7 +339,7 @@ void check_across_sections(Section& top, Scenario& sc, const LoadOptions& option
         if (sc.workload.on_rank_loss) {
             recovery.on_rank_loss = *sc.workload.on_rank_loss;
             if (recovery.on_rank_loss == workloads::RankLossPolicy::spare && recovery.spare_satellites == 0) {
-                Section workload = top.section("workload");
+                Section workload = workload_section(top, false);
                 workload.fail("on_rank_loss", "spare needs radiation.spare_satellites >= 1 (none are kept in reserve)");
             }
         } else {

@@ -311,4 +311,64 @@ std::optional<workloads::FabricSpec> read_fabric(Section& top, const std::string
     return spec;
 }
 
+namespace {
+
+std::vector<YAML::Node> workloads_items(Section& top) {
+    auto items = top.sequence("workloads");
+    if (items.size() != 2)
+        top.fail("workloads", "expected a list of two jobs sharing the fabric, one of kind: training and one of kind: inference "
+                              "(one job alone goes under workload:)");
+    return items;
+}
+
+std::string item_path(std::size_t i) { return "workloads[" + std::to_string(i) + "]"; }
+
+}  // namespace
+
+void read_workloads_list(Section& top, Scenario& sc, const std::string& source_name) {
+    if (top.has("workload")) top.fail("workload", "give workload (one job) or workloads (a training and a serving job), not both");
+    const auto items = workloads_items(top);
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        Section w = top.item(items[i], item_path(i));
+        const bool inference = w.choice("kind", {"training", "inference"}) == "inference";
+        if ((inference && sc.inference.enabled) || (!inference && sc.workload.enabled))
+            w.fail("kind", std::string("a second ") + (inference ? "serving" : "training") + " job; give one of each kind");
+        if (inference) {
+            if (w.has("clusters")) w.fail("clusters", "applies to the training job; the serving instances' places follow its engines");
+            sc.inference = read_inference(w, source_name, sc.seed);
+            continue;
+        }
+        if (!sc.constellation.enabled) w.fail("clusters", "two jobs share the fabric of a constellation: add a constellation section");
+        const auto cluster_count = static_cast<std::int64_t>(sc.constellation.clusters.size());
+        std::vector<std::int32_t> clusters;
+        for (const auto& node : w.sequence("clusters")) {
+            std::int64_t k = -1;
+            std::size_t used = 0;
+            try {
+                if (node.IsScalar()) k = std::stoll(node.Scalar(), &used);
+            } catch (const std::exception&) {
+                k = -1;
+            }
+            if (!node.IsScalar() || used != node.Scalar().size() || k < 0 || k >= cluster_count)
+                w.fail_at(node, w.path() + ".clusters", "expected a cluster index from 0 to " + std::to_string(cluster_count - 1));
+            if (std::find(clusters.begin(), clusters.end(), k) != clusters.end())
+                w.fail_at(node, w.path() + ".clusters", "lists cluster " + std::to_string(k) + " twice");
+            clusters.push_back(static_cast<std::int32_t>(k));
+        }
+        if (clusters.empty()) w.fail("clusters", "the training job needs the clusters it runs on, e.g. clusters: [1, 2]");
+        sc.workload = read_workload(w, true, sc.seed);
+        sc.workload.clusters = std::move(clusters);
+    }
+}
+
+Section workload_section(Section& top, bool inference) {
+    if (!top.has("workloads")) return top.section("workload");
+    const auto items = workloads_items(top);
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        Section w = top.item(items[i], item_path(i));
+        if (w.has("kind") && (w.text("kind") == "inference") == inference) return w;
+    }
+    return top.item(items.front(), item_path(0));
+}
+
 }  // namespace skyfabric::scenario::detail

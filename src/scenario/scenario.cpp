@@ -98,7 +98,9 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
     sc.metrics = read_metrics(top.section("metrics"));
     sc.links = read_links(top.section("links"), top.has("links"));
     sc.constellation = read_constellation(top.section("constellation"), top.has("constellation"));
-    if (top.section("workload").choice("kind", {"training", "inference"}, "training") == "inference")
+    if (top.has("workloads"))
+        read_workloads_list(top, sc, source_name);
+    else if (top.section("workload").choice("kind", {"training", "inference"}, "training") == "inference")
         sc.inference = read_inference(top.section("workload"), source_name, sc.seed);
     else
         sc.workload = read_workload(top.section("workload"), top.has("workload"), sc.seed);

@@ -102,6 +102,9 @@ struct WorkloadConfig {
     // parallelism.expert_placement: a constellation's expert groups inside one cluster each, or
     // spread over every cluster (workloads::ClusterTrainingSetup::experts_across_clusters).
     bool experts_across_clusters = false;
+    // `workloads:` with a serving job beside it (docs/inference.md "Serving beside training"): the
+    // clusters whose satellites, those no serving instance holds, run this job. Empty: the job alone.
+    std::vector<std::int32_t> clusters;
 };
 
 // workload.kind: inference (docs/inference.md): serving a model with disaggregated prefill and decode.
@@ -247,6 +250,11 @@ std::size_t node_count(const Scenario& scenario);
 // dedicated prefill instances (prfaas, compare_routing) start at cluster 0's first satellite and every
 // other instance at the last cluster's. Empty when they do not fit.
 std::vector<std::int32_t> inference_nodes(const Scenario& scenario);
+// A training job beside a serving one (workload.clusters): the satellites of its clusters that hold no
+// serving instance, in node order; empty without such a job.
+std::vector<std::int32_t> shared_training_nodes(const Scenario& scenario);
+// Both kinds of workload in one run (`workloads:`), sharing the fabric.
+inline bool workloads_share_fabric(const Scenario& scenario) { return scenario.workload.enabled && scenario.inference.enabled; }
 // The chief's initial ECI state: the orbit section's elements are mean elements, mapped to osculating
 // when the dynamics include J2 (nonlinear with j2: true).
 physics::CartesianState initial_chief_state(const Scenario& scenario);

@@ -42,6 +42,22 @@ std::vector<std::int32_t> inference_nodes(const Scenario& sc) {
     return nodes;
 }
 
+std::vector<std::int32_t> shared_training_nodes(const Scenario& sc) {
+    if (!workloads_share_fabric(sc) || !sc.constellation.enabled) return {};
+    const auto sizes = cluster_sizes(sc);
+    const auto serving = inference_nodes(sc);
+    std::vector<std::int32_t> nodes;
+    std::int32_t first = 0;
+    for (std::size_t c = 0; c < sizes.size(); ++c) {
+        const bool listed = std::find(sc.workload.clusters.begin(), sc.workload.clusters.end(), static_cast<std::int32_t>(c)) !=
+                            sc.workload.clusters.end();
+        for (std::int32_t i = first; listed && i < first + static_cast<std::int32_t>(sizes[c]); ++i)
+            if (std::find(serving.begin(), serving.end(), i) == serving.end()) nodes.push_back(i);
+        first += static_cast<std::int32_t>(sizes[c]);
+    }
+    return nodes;
+}
+
 std::string describe(const RunEstimate& e) {
     const auto bytes = [](double b) { return b >= 1e9 ? format_count(b / 1e9) + " GB" : format_count(b / 1e6) + " MB"; };
     const std::string cpu = e.cpu_s >= 3600.0 ? format_count(e.cpu_s / 3600.0) + " CPU-hours"

@@ -61,6 +61,11 @@ LinksConfig read_links(Section s, bool present);
 ConstellationConfig read_constellation(Section s, bool present);
 InferenceConfig read_inference(Section s, const std::string& source_name, std::uint64_t seed);
 WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed);
+// `workloads:`, a list of a training job and a serving job sharing the fabric: each entry as a
+// `workload:` section of its kind; the training entry names its `clusters`.
+void read_workloads_list(Section& top, Scenario& sc, const std::string& source_name);
+// Where a job's keys are: `workload`, or the `workloads` entry of that kind (for messages).
+Section workload_section(Section& top, bool inference);
 std::optional<workloads::FabricSpec> read_fabric(Section& top, const std::string& source_name);
 PowerConfig read_power(Section s, bool present, int chips_per_satellite);
 RadiationConfig read_radiation(Section s, bool present, const physics::UtcEpoch& epoch);

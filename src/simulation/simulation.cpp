@@ -8,6 +8,7 @@
 #include <skyfabric/physics/illumination.hpp>
 #include <skyfabric/physics/power.hpp>
 #include <skyfabric/physics/neighbours.hpp>
+#include <skyfabric/workloads/placement.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -471,7 +472,39 @@ private:
             for (auto* r : recorders_) r->phase(std::string("serving, ") + workloads::to_string(routing) + " routing");
             summary_.inference_routing.push_back(routing);
             summary_.inference.push_back(workloads::simulate_serving(config, in.accelerator, topologies(0.0)));
+            if (!scenario::workloads_share_fabric(sc_)) continue;
+            if (!summary_.training_without_serving) {  // the training's baseline, once: the same engine, no requests
+                auto alone = config;
+                alone.training = shared_training(topologies);
+                alone.trace.clear();
+                alone.requests.rate_per_s = 0.0;
+                for (auto* r : recorders_) r->phase("training alone on the serving engine");
+                summary_.training_without_serving = workloads::simulate_serving(alone, in.accelerator, topologies(0.0)).training;
+            }
+            config.training = shared_training(topologies);
+            for (auto* r : recorders_) r->phase(std::string("serving beside training, ") + workloads::to_string(routing) + " routing");
+            auto beside = workloads::simulate_serving(config, in.accelerator, topologies(0.0));
+            beside.requests = {};  // the figures are the summary's; the records of the run alone are written
+            summary_.inference_beside_training.push_back(std::move(beside));
         }
+    }
+
+    // The training job beside the serving one: data-parallel over its clusters' free satellites in a
+    // ring tour of the first topology, one all-reduce of its gradients after each step's compute (no
+    // overlap with the backward pass: docs/inference.md "Serving beside training").
+    template <class Topologies>
+    workloads::SharedTraining shared_training(const Topologies& topologies) const {
+        const auto& w = sc_.workload;
+        links::Topology first;
+        topologies(0.0)(first);
+        const auto nodes = scenario::shared_training_nodes(sc_);
+        workloads::SharedTraining t;
+        t.rank_nodes = workloads::ring_placement(workloads::build_network(first), nodes);
+        t.collective = workloads::build_schedule(workloads::CollectiveOp::all_reduce, w.options.all_reduce,
+                                                 static_cast<std::int32_t>(t.rank_nodes.size()), workloads::gradient_bytes(w.job),
+                                                 w.options.schedule);
+        t.compute_s = workloads::compute_time_per_step_s(w.job, w.accelerator);
+        return t;
     }
 
     // advance() for the training's callbacks: a numerical failure becomes the stop reason instead of

@@ -165,6 +165,11 @@ struct RunSummary {
     // the same fabric (the scenario's routing first, then with compare_routing the other one).
     std::vector<workloads::ServingRouting> inference_routing;
     std::vector<workloads::ServingResult> inference;
+    // A training job beside the serving one (`workloads:`, docs/inference.md "Serving beside training"):
+    // per routing, as above, the same requests with the training on the fabric (request records not
+    // kept); and the training on the same engine and fabric with no requests, the baseline of its slowdown.
+    std::vector<workloads::ServingResult> inference_beside_training;
+    std::optional<workloads::SharedTrainingSummary> training_without_serving;
 };
 
 class Recorder {

@@ -230,3 +230,38 @@ print("ok", len(slices), len(load))
     EXPECT_NE(r.output.find("1 request in"), std::string::npos) << r.output;
     fs::remove_all(dir);
 }
+
+TEST(CliServing, ATrainingJobBesideServingReportsBothJobsAloneAndTogether) {
+    // serving-beside-training-4x81 for ten minutes, and serving-4x81 (the same serving job alone) beside it:
+    // the serving runs without the training give serving-4x81's figures exactly (same requests, same fabric),
+    // both jobs report their figures together, and the training also alone on the serving engine.
+    const auto dir = fresh_dir("serving_beside_training");
+    const auto r = run_command(skyfabric() + " run " + source("scenarios/serving-beside-training-4x81.yaml") + " -o " +
+                               (dir / "out").string() + " --set duration_s=600");
+    ASSERT_EQ(r.status, 0) << r.output;
+    for (const char* line : {"beside a training job", "training step alone", "training step beside serving", "TTFT p50 / p99 beside training"})
+        EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
+    const auto alone = run_command(skyfabric() + " run -q " + source("scenarios/serving-4x81.yaml") + " -o " + (dir / "alone").string() +
+                                   " --set duration_s=600 --set output.hdf5=false");
+    ASSERT_EQ(alone.status, 0) << alone.output;
+    const std::string script = R"(
+import json, sys
+out = sys.argv[1]
+s = json.load(open(out + '/summary.json'))['inference']
+a = json.load(open(out + '/../alone/summary.json'))['inference']
+b = s['beside_training']
+assert b['ranks'] == 304 and b['clusters'] == [0, 1, 2, 3] and b['all_reduce'] == 'hierarchical_ring', b
+assert b['alone']['steps'] >= 30 and b['alone']['mean_step_s'] > b['compute_s'], b['alone']
+for name in ('local', 'prfaas'):
+    assert s['routings'][name] == a['routings'][name], name
+    t = b['routings'][name]
+    assert t['serving']['arrived'] == a['routings'][name]['arrived'], name
+    assert t['training']['steps'] >= 30 and t['training']['bytes_sent'] > 0, t['training']
+    # Sharing the fabric never speeds the training up: its flows only lose capacity to the caches.
+    assert t['training']['mean_step_s'] >= b['alone']['mean_step_s'] * (1 - 1e-12), (t['training'], b['alone'])
+    assert abs(t['training_step_slowdown'] - (t['training']['mean_step_s'] / b['alone']['mean_step_s'] - 1)) < 1e-12
+print('ok')
+)";
+    expect_check_passes(dir, script);
+    fs::remove_all(dir);
+}

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -147,4 +148,59 @@ TEST(InferenceScenario, ShippedServingScenariosLoadAndPlaceTheDedicatedPrefillAp
     const auto two = load_scenario_file(std::string(SKYFABRIC_SOURCE_DIR) + "/scenarios/serving-two-datacentres.yaml");
     EXPECT_TRUE(two.fabric.has_value());
     EXPECT_DOUBLE_EQ(two.inference.accelerator.hbm_bandwidth_Bps, 4800e9);
+}
+
+namespace {
+
+std::string beside_training_text() {
+    std::ifstream in(std::string(SKYFABRIC_SOURCE_DIR) + "/scenarios/serving-beside-training-4x81.yaml");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+TEST(InferenceScenario, ATrainingJobBesideServingRunsOnItsClustersFreeSatellites) {
+    const auto sc = load_scenario_text(beside_training_text(), "b.yaml");
+    ASSERT_TRUE(sc.inference.enabled && sc.workload.enabled);
+    EXPECT_TRUE(skyfabric::scenario::workloads_share_fabric(sc));
+    // Four clusters of 81 less the 20 serving satellites (0–5 in cluster 0, 243–256 in cluster 3).
+    const auto nodes = skyfabric::scenario::shared_training_nodes(sc);
+    ASSERT_EQ(nodes.size(), 304u);
+    EXPECT_EQ(sc.workload.job.data_parallel, 304);
+    EXPECT_EQ(nodes.front(), 6);
+    EXPECT_EQ(nodes[75 + 81 + 81 - 1], 242);
+    EXPECT_EQ(nodes[75 + 81 + 81], 257);
+    // Only clusters 1 and 2: their 162 satellites, none serving.
+    auto two = beside_training_text();
+    two.replace(two.find("clusters: [0, 1, 2, 3]"), 22, "clusters: [2, 1]");
+    EXPECT_EQ(skyfabric::scenario::shared_training_nodes(load_scenario_text(two, "b.yaml")).size(), 162u);
+}
+
+TEST(InferenceScenario, BadSharedWorkloadsAreNamedWithTheirLocation) {
+    const std::string text = beside_training_text();
+    const auto with = [&](const std::string& from, const std::string& to) { return error_of(replaced(text, from, to), "b.yaml"); };
+    EXPECT_NE(with("clusters: [0, 1, 2, 3]", "clusters: [0, 4]").find("key 'workloads[1].clusters': expected a cluster index from 0 to 3"),
+              std::string::npos);
+    EXPECT_NE(with("clusters: [0, 1, 2, 3]", "clusters: [1, 1]").find("lists cluster 1 twice"), std::string::npos);
+    EXPECT_NE(with("  - kind: training", "  - kind: inference").find("key 'workloads[1].kind': a second serving job"),
+              std::string::npos);
+    EXPECT_NE(with("    clusters: [0, 1, 2, 3]       # every satellite of them that holds no serving instance\n", "")
+                  .find("key 'workloads[1].clusters': the training job needs the clusters it runs on"),
+              std::string::npos);
+    EXPECT_NE(with("\noutput:", "\nradiation: {}\noutput:").find("key 'radiation.enabled': radiation beside a serving job is not modelled yet"),
+              std::string::npos);
+    EXPECT_NE(with("  - kind: training", "  - kind: training\n    sync: local_steps").find("key 'workloads[1].sync'"),
+              std::string::npos);
+    EXPECT_NE(with("    all_reduce: hierarchical_ring", "    all_reduce: hierarchical_ring\n    parallelism: { data: 12 }")
+                  .find("key 'workloads[1].parallelism.data': beside a serving job the training runs on its clusters' 304 free satellites"),
+              std::string::npos);
+    EXPECT_NE(with("\noutput:", "\nworkload: { kind: training }\noutput:").find("give workload (one job) or workloads"),
+              std::string::npos);
+    // One entry is not two jobs: named at the list, line:column of its first entry.
+    const auto list_at = text.find("  - kind: inference");
+    const auto line = std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(list_at), '\n') + 1;
+    const auto one = text.substr(0, text.find("  - kind: training"));
+    EXPECT_NE(error_of(one, "b.yaml").find("b.yaml:" + std::to_string(line) + ":3: key 'workloads': expected a list of two jobs"),
+              std::string::npos)
+        << error_of(one, "b.yaml");
 }
