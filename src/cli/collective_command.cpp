@@ -12,6 +12,7 @@
 #include "simulation/simulation.hpp"
 
 #include <skyfabric/workloads/collectives.hpp>
+#include <skyfabric/workloads/collective_table.hpp>
 #include <skyfabric/workloads/flow_simulation.hpp>
 #include <skyfabric/workloads/synthetic_fabric.hpp>
 

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <skyfabric/workloads/collectives.hpp>
+#include <skyfabric/workloads/collective_table.hpp>
 #include <skyfabric/workloads/flow_simulation.hpp>
 
 #include "test_helpers.hpp"

@@ -14,6 +14,7 @@
 
 #include <skyfabric/workloads/collectives.hpp>
 #include <skyfabric/workloads/flow_simulation.hpp>
+#include <skyfabric/workloads/repeated_sum.hpp>
 #include <skyfabric/workloads/training.hpp>
 
 #include "test_helpers.hpp"

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <skyfabric/workloads/collective_table.hpp>
 #include <skyfabric/workloads/flow_simulation.hpp>
 #include <skyfabric/workloads/placement.hpp>
 

@@ -7,15 +7,12 @@
 #include <stdexcept>
 
 #include <skyfabric/workloads/maxmin_core.hpp>
+#include <skyfabric/workloads/repeated_sum.hpp>
 
 namespace skyfabric::workloads {
 
 namespace {
 constexpr double inf = std::numeric_limits<double>::infinity();
-
-std::int64_t link_key(std::int32_t a, std::int32_t b) {
-    return (static_cast<std::int64_t>(a) << 32) | static_cast<std::uint32_t>(b);
-}
 
 // Flows of one solve, over a compact index of the edges they use.
 struct LocalProblem {
@@ -93,151 +90,6 @@ double path_share(double bytes, const std::vector<Path>& paths, std::size_t i, M
 }
 
 }  // namespace
-
-double add_repeatedly(double acc, double b, std::int64_t times) {
-    if (!(acc >= 0.0) || !(b > 0.0) || !std::isfinite(acc) || !std::isfinite(b)) {
-        for (std::int64_t i = 0; i < times; ++i) acc += b;
-        return acc;
-    }
-    while (times > 0) {
-        const double next = acc + b;
-        --times;
-        const bool same_binade = acc > 0.0 && std::ilogb(next) == std::ilogb(acc);
-        acc = next;
-        if (!same_binade || times == 0 || !std::isfinite(acc)) continue;
-        // acc and acc + b share a binade of ulp u: acc is on the grid of u, and even on it
-        // if that step was a tie, so every further step adds the same d while below top.
-        const double d = (acc + b) - acc;  // exact
-        if (d == 0.0) break;               // b is absorbed: acc stays
-        const int e = std::ilogb(acc);
-        // Only for normal acc below the top binade: there the grid's top (2^1024) is not finite, and
-        // below 2^-1022 the ulp is not 2^(e-52); such sums go on one addition at a time.
-        if (e < -1022 || e > 1022) continue;
-        const double top = std::ldexp(1.0, e + 1);
-        const double u = std::ldexp(1.0, e - 52);
-        if (acc + d >= top) continue;
-        const auto room = static_cast<std::int64_t>((top - acc) / u);  // exact integers
-        const auto step = static_cast<std::int64_t>(d / u);
-        const std::int64_t j = std::min(times, (room - 1) / step);
-        acc += static_cast<double>(j * step) * u;  // on the grid, below top: exact
-        times -= j;
-    }
-    return acc;
-}
-
-void accumulate_repeated(std::span<const std::pair<std::int32_t, double>> entries, std::int64_t times,
-                         int shift, std::span<double> acc, std::vector<std::int32_t>& count) {
-    if (times <= 0) return;
-    if (times == 1) {
-        for (const auto& [e, b] : entries) acc[e >> shift] += b;
-        return;
-    }
-    if (count.size() < acc.size()) count.resize(acc.size(), 0);
-    for (const auto& [e, b] : entries) ++count[e >> shift];
-    // An accumulator fed once per round: closed form. Fed several times per round: the
-    // rounds one by one, its entries in order (other accumulators do not interact).
-    thread_local std::vector<std::pair<std::int32_t, double>> shared;  // in list order
-    shared.clear();
-    for (const auto& [e, b] : entries) {
-        const auto i = e >> shift;
-        if (count[i] == 1) acc[i] = add_repeatedly(acc[i], b, times);
-        else shared.emplace_back(i, b);
-    }
-    for (std::int64_t r = 0; !shared.empty() && r < times; ++r)
-        for (const auto& [i, b] : shared) acc[i] += b;
-    for (const auto& [e, b] : entries) count[e >> shift] = 0;
-}
-
-// ---------------------------------------------------------------- NetworkClock
-
-NetworkClock::NetworkClock(TopologySource source) : source_(std::move(source)) {
-    if (!source_ || !source_(current_)) throw std::invalid_argument("NetworkClock: empty topology series");
-    network_ = build_network(current_);
-    epoch_link_bytes_.assign(current_.links.size(), 0.0);
-    accounting_start_s_ = current_.time_s;
-    load_next();
-}
-
-void NetworkClock::load_next() {
-    has_next_ = source_(next_);
-    next_change_s_ = has_next_ ? next_.time_s : inf;
-}
-
-void NetworkClock::advance_to(double time_s) {
-    while (has_next_ && next_.time_s <= time_s) {
-        fold_epoch(next_.time_s);
-        std::swap(current_, next_);
-        ++epoch_;
-        network_ = build_network(current_);
-        epoch_link_bytes_.assign(current_.links.size(), 0.0);
-        load_next();
-    }
-}
-
-void NetworkClock::add_edge_bytes_repeated(std::span<const std::pair<std::int32_t, double>> edge_bytes,
-                                           std::int64_t times) {
-    accumulate_repeated(edge_bytes, times, 1, epoch_link_bytes_, repeat_scratch_);
-}
-
-void NetworkClock::append_epoch_series(double end_s) const {
-    if (!epoch_series_) return;
-    const double begin = std::max(current_.time_s, accounting_start_s_);
-    const double span = end_s - begin;
-    if (span <= 0.0) return;
-    for (std::size_t i = 0; i < current_.links.size(); ++i) {
-        const auto& l = current_.links[i];
-        if (epoch_link_bytes_[i] <= 0.0) continue;
-        const double capacity_bytes = 2.0 * l.capacity_bps / 8.0 * span;
-        epoch_series_->push_back({begin, end_s, l.source, l.target, l.capacity_bps,
-                                  capacity_bytes > 0.0 ? epoch_link_bytes_[i] / capacity_bytes : 0.0});
-    }
-}
-
-void NetworkClock::merge_open_epoch(double end_s, std::vector<LinkUtilisation>& out) const {
-    const double begin = std::max(current_.time_s, accounting_start_s_);
-    const double span = end_s - begin;
-    const auto& links = current_.links;
-    const auto key = [&](std::size_t i) { return link_key(links[i].source, links[i].target); };
-    // The epoch's links in (source, target) order; a link listed twice adds in list order.
-    auto& order = order_scratch_;
-    order.resize(links.size());
-    std::iota(order.begin(), order.end(), 0u);
-    if (!std::is_sorted(order.begin(), order.end(), [&](auto a, auto b) { return key(a) < key(b); }))
-        std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return key(a) < key(b); });
-    out.clear();
-    out.reserve(totals_.size() + links.size());
-    auto old = totals_.begin();
-    for (std::size_t j = 0; j < order.size();) {
-        const std::int64_t k = key(order[j]);
-        for (; old != totals_.end() && link_key(old->source, old->target) < k; ++old) out.push_back(*old);
-        LinkUtilisation t;
-        if (old != totals_.end() && link_key(old->source, old->target) == k) t = *old++;
-        for (; j < order.size() && key(order[j]) == k; ++j) {
-            const auto& l = links[order[j]];
-            t.source = l.source;
-            t.target = l.target;
-            t.bytes += epoch_link_bytes_[order[j]];
-            if (span > 0.0 && l.capacity_bps > 0.0) t.capacity_bytes += 2.0 * l.capacity_bps / 8.0 * span;
-        }
-        out.push_back(t);
-    }
-    out.insert(out.end(), old, totals_.end());
-}
-
-void NetworkClock::fold_epoch(double end_s) {
-    append_epoch_series(end_s);
-    merge_open_epoch(end_s, merge_scratch_);
-    std::swap(totals_, merge_scratch_);
-}
-
-void NetworkClock::record_open_epoch(double end_s) const { append_epoch_series(end_s); }
-
-std::vector<LinkUtilisation> NetworkClock::link_utilisation(double end_s) const {
-    std::vector<LinkUtilisation> out;
-    merge_open_epoch(end_s, out);  // the open epoch folded into a copy: the clock is unchanged
-    for (auto& t : out) t.utilisation = t.capacity_bytes > 0.0 ? t.bytes / t.capacity_bytes : 0.0;
-    return out;
-}
 
 // ------------------------------------------------------------ CollectiveEngine
 
@@ -545,63 +397,5 @@ CollectiveResult CollectiveEngine::run(const Schedule& schedule, const Placement
     return r;
 }
 
-// ------------------------------------------------------------------ helpers
-
-std::vector<double> size_sweep(double min_bytes, double max_bytes, double factor) {
-    if (!(min_bytes > 0.0) || !(factor > 1.0)) throw std::invalid_argument("size_sweep: need min > 0, factor > 1");
-    std::vector<double> sizes;
-    for (double s = min_bytes; s <= max_bytes * (1.0 + 1e-12); s *= factor) sizes.push_back(s);
-    return sizes;
-}
-
-double single_link_bandwidth_Bps(const Network& net, const Placement& placement, std::int32_t ranks) {
-    double bound = inf;
-    for (std::int32_t r = 0; r < ranks; ++r) {
-        const std::int32_t v = placement[r];
-        double fastest = 0.0;
-        for (std::int32_t q = net.adjacency_offsets[v]; q < net.adjacency_offsets[v + 1]; ++q)
-            fastest = std::max(fastest, net.capacity_Bps[net.adjacency_edges[q]]);
-        bound = std::min(bound, fastest);
-    }
-    return bound;
-}
-
-std::vector<CollectiveTableRow> collective_table(const links::Topology& topology, CollectiveOp op,
-                                                 Algorithm algorithm,
-                                                 std::span<const double> sizes_bytes,
-                                                 const CollectiveTableOptions& options) {
-    const std::vector<links::Topology> series{topology};
-    NetworkClock clock(topology_source(series));
-    CollectiveEngine engine(clock, options.flow);
-    const std::int32_t p = options.ranks > 0 ? options.ranks : topology.node_count;
-    const Placement placement = options.topology_aware_placement
-                                    ? ring_placement(clock.network(), p)
-                                    : identity_placement(p);
-    const double bandwidth = single_link_bandwidth_Bps(clock.network(), placement, p);
-    std::vector<CollectiveTableRow> rows;
-    for (double n : sizes_bytes) {
-        const Schedule s = build_schedule(op, algorithm, p, n, options.schedule);
-        const CollectiveResult r = engine.run(s, placement, topology.time_s);
-        CollectiveTableRow row;
-        row.bytes = n;
-        row.time_s = r.duration_s();
-        row.alg_bw_Bps = r.alg_bw_Bps;
-        row.bus_bw_Bps = r.bus_bw_Bps;
-        row.bound_bus_bw_Bps = bandwidth;
-        row.lower_bound_s = bandwidth > 0.0 ? bus_bandwidth_factor(op, p) * n / bandwidth : inf;
-        rows.push_back(row);
-    }
-    return rows;
-}
-
-CollectiveResult run_collective(const links::Topology& topology, CollectiveOp op, Algorithm algorithm,
-                                double bytes, const Placement& placement, const FlowOptions& flow,
-                                const ScheduleOptions& schedule) {
-    const std::vector<links::Topology> series{topology};
-    NetworkClock clock(topology_source(series));
-    CollectiveEngine engine(clock, flow);
-    const Schedule s = build_schedule(op, algorithm, static_cast<std::int32_t>(placement.size()), bytes, schedule);
-    return engine.run(s, placement, topology.time_s);
-}
 
 }  // namespace skyfabric::workloads

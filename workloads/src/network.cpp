@@ -22,7 +22,7 @@ Network build_network(const links::Topology& topology) {
     std::vector<std::int32_t> degree(static_cast<std::size_t>(n.node_count) + 1, 0);
     for (std::size_t i = 0; i < m; ++i) {
         const auto& l = topology.links[i];
-        const double cap = l.capacity_bps > 0.0 ? l.capacity_bps / 8.0 : 0.0;
+        const double cap = l.capacity_bps > 0.0 ? bytes_per_s(l.capacity_bps) : 0.0;
         for (int d = 0; d < 2; ++d) {
             const std::size_t e = 2 * i + d;
             n.capacity_Bps[e] = cap;

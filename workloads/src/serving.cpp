@@ -274,7 +274,7 @@ private:
         for (std::size_t f = 0; f < shards_.size(); ++f) shards_[f].rate = rate_[f];
         if (!c_.cluster_of.empty())  // the KV caches' rate on the gateway layer until the next solve (rates hold till then)
             for (const auto& sh : shards_)
-                if (sh.request != training_flow) gateway_bps_ += 8.0 * sh.rate * sh.gateway_hops;
+                if (sh.request != training_flow) gateway_bps_ += bits_per_byte * sh.rate * sh.gateway_hops;
         ++summary_.rate_solves;
     }
 
@@ -684,7 +684,7 @@ private:
                 const double to = j + 1 < series.size() ? th.start_s + static_cast<double>(j + 1) * th.step_s : inf;
                 s.instance_throttled_s += std::max(0.0, std::min(to, c_.end_s) - std::max(from, c_.start_s));
             }
-        s.gateway_bytes = gateway_bits_ / 8.0;
+        s.gateway_bytes = gateway_bits_ / bits_per_byte;
         if (span > 0.0) s.gateway_egress_mean_bps = gateway_bits_ / span;
         std::vector<double> egress = std::move(egress_bits_);
         for (std::size_t k = 0; k < egress.size(); ++k) {  // mean rate: the last bin ends at end_s

@@ -394,30 +394,8 @@ std::vector<CollectiveTableRow> fabric_collective_table(const Fabric& fabric, Co
                                                         const ScheduleOptions& schedule) {
     ScheduleOptions options = schedule;
     if (options.dims.empty()) options.dims = fabric.dims;
-    const std::vector<links::Topology> series{fabric.topology};
-    NetworkClock clock(topology_source(series));
-    CollectiveEngine engine(clock, flow);
-    const std::int32_t p = fabric.ranks;
-    const double bandwidth = single_link_bandwidth_Bps(clock.network(), fabric.placement, p);
-    std::vector<CollectiveTableRow> rows;
-    rows.reserve(sizes_bytes.size());
-    std::int64_t key = 0;
-    for (double n : sizes_bytes) {
-        const Schedule s = build_schedule(op, algorithm, p, n, options);
-        // One cache key per row: phases of equal pattern (all 2(p−1) steps of a ring) are
-        // solved once and replayed exactly.
-        const CollectiveResult r = engine.run(s, fabric.placement, fabric.topology.time_s, key++);
-        CollectiveTableRow row;
-        row.bytes = n;
-        row.time_s = r.duration_s();
-        row.alg_bw_Bps = r.alg_bw_Bps;
-        row.bus_bw_Bps = r.bus_bw_Bps;
-        row.bound_bus_bw_Bps = bandwidth;
-        row.lower_bound_s = bandwidth > 0.0 ? bus_bandwidth_factor(op, p) * n / bandwidth
-                                            : std::numeric_limits<double>::infinity();
-        rows.push_back(row);
-    }
-    return rows;
+    const Placement placement(fabric.placement.begin(), fabric.placement.begin() + fabric.ranks);
+    return collective_table(fabric.topology, placement, op, algorithm, sizes_bytes, flow, options);
 }
 
 }  // namespace skyfabric::workloads

@@ -5,6 +5,8 @@
 // changes. A transfer's time is its drain time plus its path latency (per-hop link
 // latency summed, plus an optional per-message software overhead) — so on a uniform
 // ring each phase costs α + bytes/B and the α–β formulas hold.
+// Here: the routing options and CollectiveEngine; the network over time is network_clock.hpp,
+// tables over sizes collective_table.hpp, the repeated sums repeated_sum.hpp.
 
 #include <cstdint>
 #include <functional>
@@ -16,6 +18,7 @@
 #include <skyfabric/links/topology.hpp>
 #include <skyfabric/workloads/collectives.hpp>
 #include <skyfabric/workloads/network.hpp>
+#include <skyfabric/workloads/network_clock.hpp>
 #include <skyfabric/workloads/placement.hpp>
 #include <skyfabric/workloads/topology_timeline.hpp>
 
@@ -37,75 +40,6 @@ struct FlowOptions {
     std::shared_ptr<const RouteCache> routes_before_damage;
 };
 
-
-// Link usage over a run, per undirected link (both directions added).
-struct LinkUtilisation {
-    std::int32_t source = 0;
-    std::int32_t target = 0;
-    double bytes = 0.0;           // carried, both directions
-    double capacity_bytes = 0.0;  // ∫ capacity dt over the accounted time, both directions
-    double utilisation = 0.0;     // bytes / capacity_bytes (0 when never up)
-};
-
-// One link over one topology epoch, for time series (the trace's link counters): only links
-// that carried bytes in the epoch are listed.
-struct LinkEpoch {
-    double start_s = 0.0;
-    double end_s = 0.0;
-    std::int32_t source = 0;
-    std::int32_t target = 0;
-    double capacity_bps = 0.0;  // per direction
-    double utilisation = 0.0;   // bytes / (capacity × span), both directions
-};
-
-// The topology valid now and when it next changes; the last topology holds forever.
-// Also accounts bytes per link.
-class NetworkClock {
-public:
-    explicit NetworkClock(TopologySource source);  // pulls the first topology at once
-    const links::Topology& topology() const { return current_; }
-    const Network& network() const { return network_; }
-    double epoch_start_s() const { return current_.time_s; }
-    double next_change_s() const { return next_change_s_; }
-    std::int64_t epoch() const { return epoch_; }
-    // Moves to the topology valid at time_s (never backwards).
-    void advance_to(double time_s);
-    void add_edge_bytes(std::int32_t edge, double bytes) { epoch_link_bytes_[edge / 2] += bytes; }
-    // add_edge_bytes for every (edge, bytes) listed, the whole list `times` times over:
-    // the same sums, to the bit, in O(list · log times) rather than O(list · times).
-    void add_edge_bytes_repeated(std::span<const std::pair<std::int32_t, double>> edge_bytes,
-                                 std::int64_t times);
-    // Capacity and bytes are accounted from start_accounting(t) on.
-    void start_accounting(double time_s) { accounting_start_s_ = time_s; }
-    std::vector<LinkUtilisation> link_utilisation(double end_s) const;
-    // Append every closed epoch's busy links to *series (null: off). Call before advancing.
-    void record_epochs(std::vector<LinkEpoch>* series) { epoch_series_ = series; }
-    // Appends the open epoch, up to end_s, to the series (the clock itself is unchanged).
-    void record_open_epoch(double end_s) const;
-
-private:
-    void fold_epoch(double end_s);
-    void append_epoch_series(double end_s) const;
-    // totals_ with the open epoch, up to end_s, added (into `out`, which must not be totals_).
-    void merge_open_epoch(double end_s, std::vector<LinkUtilisation>& out) const;
-    void load_next();
-    TopologySource source_;
-    links::Topology current_;
-    links::Topology next_;
-    bool has_next_ = false;
-    double next_change_s_ = 0.0;
-    std::int64_t epoch_ = 0;
-    Network network_;
-    std::vector<double> epoch_link_bytes_;
-    std::vector<std::int32_t> repeat_scratch_;
-    double accounting_start_s_ = 0.0;
-    // Sorted by (source, target): a solve of one topology folds once, and a flat merge there
-    // costs no allocation per link (a hash map here was a third of a damaged step's mallocs).
-    std::vector<LinkUtilisation> totals_;
-    std::vector<LinkUtilisation> merge_scratch_;
-    mutable std::vector<std::uint32_t> order_scratch_;  // scratch of merge_open_epoch
-    std::vector<LinkEpoch>* epoch_series_ = nullptr;
-};
 
 struct CollectiveResult {
     CollectiveOp op = CollectiveOp::all_reduce;
@@ -161,53 +95,5 @@ private:
     std::vector<std::int32_t> edge_local_;
     std::vector<std::int32_t> repeat_scratch_;
 };
-
-// acc + b + b + … (`times` additions, each rounded), in O(log times) steps: within a
-// binade the rounded increment is constant (after one step there, which settles a
-// round-half-even tie), so each binade is crossed in one multiplication.
-double add_repeatedly(double acc, double b, std::int64_t times);
-
-// acc[e >> shift] += b for every (e, b) listed, the whole list `times` times over, with
-// the rounding of doing it addition by addition. `count` is scratch (zeros, as long as
-// acc; left zeroed).
-void accumulate_repeated(std::span<const std::pair<std::int32_t, double>> entries, std::int64_t times,
-                         int shift, std::span<double> acc, std::vector<std::int32_t>& count);
-
-// One row of an nccl-tests style table.
-struct CollectiveTableRow {
-    double bytes = 0.0;
-    double time_s = 0.0;
-    double alg_bw_Bps = 0.0;
-    double bus_bw_Bps = 0.0;
-    // Bandwidth bound: bus_bandwidth_factor × n / B with B the per-rank single-link
-    // bandwidth (min over ranks of that rank's fastest link), latency left out.
-    double lower_bound_s = 0.0;
-    double bound_bus_bw_Bps = 0.0;  // B
-};
-
-struct CollectiveTableOptions {
-    FlowOptions flow;
-    ScheduleOptions schedule;
-    std::int32_t ranks = 0;             // 0 = every node
-    bool topology_aware_placement = true;  // else identity placement
-};
-
-std::vector<CollectiveTableRow> collective_table(const links::Topology& topology,
-                                                 CollectiveOp op, Algorithm algorithm,
-                                                 std::span<const double> sizes_bytes,
-                                                 const CollectiveTableOptions& options = {});
-// Per-rank single-link bandwidth B (bytes/s): min over ranks of the rank's fastest usable
-// link. The bandwidth term bus_factor·n/B bounds what a one-link-per-rank algorithm can do.
-double single_link_bandwidth_Bps(const Network& network, const Placement& placement,
-                                 std::int32_t ranks);
-
-// min, 2·min, 4·min, … up to max (inclusive when hit exactly).
-std::vector<double> size_sweep(double min_bytes, double max_bytes, double factor = 2.0);
-
-// One collective on a fixed topology: convenience for tests and the CLI.
-CollectiveResult run_collective(const links::Topology& topology, CollectiveOp op,
-                                Algorithm algorithm, double bytes, const Placement& placement,
-                                const FlowOptions& flow = {},
-                                const ScheduleOptions& schedule = {});
 
 }  // namespace skyfabric::workloads

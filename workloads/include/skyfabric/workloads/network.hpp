@@ -17,6 +17,10 @@ enum class RoutingPolicy : std::uint8_t {
     widest = 1,            // maximise the bottleneck capacity (ties: lower latency)
 };
 
+// Link budgets speak bits per second (capacity_bps), flows bytes: the one conversion.
+inline constexpr double bits_per_byte = 8.0;
+inline constexpr double bytes_per_s(double bits_per_s) { return bits_per_s / bits_per_byte; }
+
 // Directed edge 2i is links[i] source→target, 2i+1 is target→source.
 struct Network {
     std::int32_t node_count = 0;

@@ -23,6 +23,7 @@
 
 #include <skyfabric/links/topology.hpp>
 #include <skyfabric/workloads/collectives.hpp>
+#include <skyfabric/workloads/collective_table.hpp>
 #include <skyfabric/workloads/flow_simulation.hpp>
 #include <skyfabric/workloads/placement.hpp>
 
