@@ -4,6 +4,8 @@
 #include <skyfabric/workloads/network.hpp>
 #include <skyfabric/workloads/training.hpp>
 
+#include "serving_records.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -22,8 +24,9 @@ constexpr double inf = std::numeric_limits<double>::infinity();
 // The event-driven run: arrivals, prefills, KV shards as flows on the clock's network, decode steps.
 class Serving {
 public:
-    Serving(const ServingConfig& c, const Accelerator& a, TopologySource source)
-        : c_(c), a_(a), clock_(std::move(source)), generator_(c.requests, c.start_s) {
+    Serving(const ServingConfig& c, const Accelerator& a, TopologySource source, const RequestSink* sink)
+        : c_(c), a_(a), clock_(std::move(source)), generator_(c.requests, c.start_s), sink_(sink),
+          tally_(c.ttft_slo_s, c.tpot_slo_s, c.end_s) {
         const auto& e = c.engines;
         const std::int32_t prefill_nodes = e.prefill.instances * e.prefill.satellites_per_instance;
         const std::int32_t nodes_needed = prefill_nodes + e.decode.instances * e.decode.satellites_per_instance;
@@ -326,6 +329,7 @@ private:
     static std::int64_t tokens_needed(const RequestRecord& rec) { return rec.request.prompt_tokens + rec.request.output_tokens; }
 
     void arrive(const Request& r, double now) {
+        if (sink_) hand_over_final();
         RequestRecord rec;
         rec.request = r;
         ++summary_.arrived;
@@ -495,7 +499,8 @@ private:
     void handle(const Event& ev, double now) {
         const bool current = ev.kind == EventKind::decode_step
                                  ? ev.generation == decode_generation_[static_cast<std::size_t>(ev.subject)]
-                                 : ev.generation == generation_[static_cast<std::size_t>(ev.subject)];
+                                 : generation_.holds(static_cast<std::size_t>(ev.subject)) &&  // handed over: final
+                                       ev.generation == generation_[static_cast<std::size_t>(ev.subject)];
         if (!current) return;
         switch (ev.kind) {
             case EventKind::prefill_done: prefill_done(ev.subject); break;
@@ -595,41 +600,29 @@ private:
         start_step(d, now);
     }
 
+    // With a sink: the final records at the window's front leave it once they fill a block.
+    void hand_over_final() {
+        while (ready_ < records_.size() && records_.at(ready_).status != RequestStatus::unfinished) ++ready_;
+        if (ready_ > 0 && ready_ >= sink_->block_records) hand_over(ready_);
+    }
+
+    // The first `count` records of the window are tallied and, with a sink, handed over and dropped.
+    void hand_over(std::size_t count) {
+        const auto rows = records_.front(count);
+        for (const auto& r : rows) tally_.add(r);
+        if (!sink_) return;
+        if (count > 0) sink_->receive(rows);
+        records_.pop_front(count);
+        generation_.pop_front(count);
+        ready_ = 0;
+    }
+
     ServingResult finish() {
+        hand_over(records_.size());  // the rest, unfinished ones included
         auto& s = summary_;
         const double span = c_.end_s - c_.start_s;
-        std::vector<double> ttft, tpot;
-        std::int64_t met = 0, decided = 0;
-        for (const auto& r : records_) {
-            const bool has_first = std::isfinite(r.first_token_s);
-            if (has_first) ttft.push_back(r.ttft_s());
-            switch (r.status) {
-                case RequestStatus::completed: {
-                    ++s.completed;
-                    const double tp = r.tpot_s();
-                    if (std::isfinite(tp)) tpot.push_back(tp);
-                    ++decided;
-                    if (r.ttft_s() <= c_.ttft_slo_s && !(tp > c_.tpot_slo_s)) ++met;
-                    break;
-                }
-                case RequestStatus::unservable: ++s.unservable; ++decided; break;
-                case RequestStatus::lost: ++s.lost; ++decided; break;
-                case RequestStatus::unfinished: {
-                    ++s.unfinished;
-                    const double waited = has_first ? r.ttft_s() : c_.end_s - r.request.arrival_s;
-                    if (waited > c_.ttft_slo_s) ++decided;  // a miss already
-                    break;
-                }
-            }
-        }
-        const auto percentiles = [](std::vector<double>& v) {
-            std::sort(v.begin(), v.end());
-            return Percentiles{nearest_rank_percentile(v, 0.5), nearest_rank_percentile(v, 0.9), nearest_rank_percentile(v, 0.99)};
-        };
-        s.ttft_s = percentiles(ttft);
-        s.tpot_s = percentiles(tpot);
-        s.kv_transfer_s = percentiles(kv_transfers_);
-        s.slo_attainment = decided > 0 ? static_cast<double>(met) / static_cast<double>(decided) : 0.0;
+        tally_.fill(s);
+        s.kv_transfer_s = detail::percentiles_of(kv_transfers_);
         if (span > 0.0) {
             s.requests_per_s = static_cast<double>(s.completed) / span;
             s.output_tokens_per_s = static_cast<double>(tokens_generated_) / span;
@@ -651,7 +644,7 @@ private:
             const double width = std::min(c_.egress_bin_s, c_.end_s - c_.start_s - static_cast<double>(k) * c_.egress_bin_s);
             egress[k] = width > 0.0 ? egress[k] / width : 0.0;
         }
-        return ServingResult{std::move(records_), s, std::move(egress), c_.egress_bin_s};
+        return ServingResult{std::move(records_).release(), s, std::move(egress), c_.egress_bin_s};
     }
 
     const ServingConfig& c_;
@@ -669,10 +662,13 @@ private:
     std::size_t next_outage_ = 0;
     std::vector<double> prefill_down_until_, decode_down_until_;
     std::vector<std::vector<double>> share_;        // [instance][throttle sample]; empty: full speed
-    std::vector<std::int32_t> generation_;          // per request
+    detail::IdWindow<std::int32_t> generation_;     // per request in the window (serving_records.hpp)
     std::vector<std::int32_t> decode_generation_;   // per decode instance
     std::vector<DecodeInstance> decode_;
-    std::vector<RequestRecord> records_;
+    detail::IdWindow<RequestRecord> records_;
+    const RequestSink* sink_ = nullptr;
+    std::size_t ready_ = 0;  // final records at the window's front
+    detail::RequestTally tally_;
     std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
     std::int64_t order_ = 0;
     std::vector<Shard> shards_;
@@ -693,8 +689,9 @@ private:
 
 }  // namespace
 
-ServingResult simulate_serving(const ServingConfig& config, const Accelerator& accelerator, TopologySource source) {
-    return Serving(config, accelerator, std::move(source)).run();
+ServingResult simulate_serving(const ServingConfig& config, const Accelerator& accelerator, TopologySource source,
+                               const RequestSink& sink) {
+    return Serving(config, accelerator, std::move(source), sink.receive ? &sink : nullptr).run();
 }
 
 }  // namespace skyfabric::workloads
