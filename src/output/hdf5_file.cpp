@@ -370,8 +370,15 @@ void Hdf5Series::append(const void* row) {
 }
 
 void Hdf5Series::append_rows(const void* rows, std::size_t count) {
+    // As many rows at a time as the chunk's buffer has room for (a block of requests: thousands).
     const auto* bytes = static_cast<const unsigned char*>(rows);
-    for (std::size_t r = 0; r < count; ++r) append(bytes + r * row_bytes_);
+    while (count > 0) {
+        const auto take = std::min<std::size_t>(count, static_cast<std::size_t>(chunk_rows_ - buffered_rows_));
+        if (row_bytes_ > 0) std::memcpy(buffer_.data() + static_cast<std::size_t>(buffered_rows_) * row_bytes_, bytes, take * row_bytes_);
+        bytes += take * row_bytes_;
+        count -= take;
+        if ((buffered_rows_ += take) == chunk_rows_) flush();
+    }
 }
 
 void Hdf5Series::flush() {

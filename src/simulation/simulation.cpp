@@ -469,8 +469,12 @@ private:
             }
             add_faults_and_power(config);
             for (auto* r : recorders_) r->phase(std::string("serving, ") + workloads::to_string(routing) + " routing");
+            const std::size_t run = summary_.inference.size();
+            const workloads::RequestSink sink{[&](std::span<const workloads::RequestRecord> rows) {
+                for (auto* r : recorders_) r->requests(run, routing, rows);
+            }};
             summary_.inference_routing.push_back(routing);
-            summary_.inference.push_back(workloads::simulate_serving(config, in.accelerator, topologies(0.0)));
+            summary_.inference.push_back(workloads::simulate_serving(config, in.accelerator, topologies(0.0), sink));
         }
     }
 
