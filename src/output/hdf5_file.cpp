@@ -346,7 +346,13 @@ Hdf5Series::Hdf5Series(Hdf5File& file, const std::string& path, std::vector<hsiz
         H5Pset_shuffle(props);
         H5Pset_deflate(props, static_cast<unsigned>(compression_level));
     }
-    dataset_ = H5Dcreate2(file.id(), path.c_str(), memtype_, space, link_create_properties(), props, H5P_DEFAULT);
+    // A chunk cache of one chunk: the one that flush() left part-written (flush_all, every 256 samples) stays
+    // there, and no chunk already written is held (HDF5's default holds up to 1 MiB of them a dataset: ~60 MB
+    // for a day of serving's request columns and the time series).
+    const hid_t access = H5Pcreate(H5P_DATASET_ACCESS);
+    H5Pset_chunk_cache(access, H5D_CHUNK_CACHE_NSLOTS_DEFAULT, static_cast<std::size_t>(chunk_rows_) * row_bytes_, 1.0);
+    dataset_ = H5Dcreate2(file.id(), path.c_str(), memtype_, space, link_create_properties(), props, access);
+    H5Pclose(access);
     H5Pclose(props);
     H5Sclose(space);
     if (dataset_ < 0) throw OutputError("HDF5: cannot create dataset " + path);
