@@ -5,7 +5,7 @@
 namespace skyfabric::output {
 namespace {
 // Samples queued at most: a few seconds of a day's run at 81 satellites, a few hundred MB at
-// 10,000 (a snapshot and a topology per sample).
+// 10,000 (a snapshot and a topology per sample); of a serving run's request blocks, ~15 MB.
 constexpr std::size_t queue_limit = 32;
 }  // namespace
 
@@ -44,6 +44,19 @@ struct BackgroundRecorders::Owned {
     std::vector<double> delta_v_m_s, dose_rate_rad_s, dose_rad;
 };
 
+// What one queued item writes: a sample, or a block of a serving run's requests.
+struct BackgroundRecorders::Work {
+    std::unique_ptr<Owned> sample;
+    std::size_t run = 0;
+    workloads::ServingRouting routing{};
+    std::vector<workloads::RequestRecord> rows;
+
+    void write(simulation::Recorder& r) const {
+        if (sample) r.record(sample->sample);
+        else r.requests(run, routing, rows);
+    }
+};
+
 BackgroundRecorders::BackgroundRecorders(std::vector<simulation::Recorder*> inner)
     : inner_(std::move(inner)), worker_([this] { work(); }) {}
 
@@ -62,11 +75,25 @@ void BackgroundRecorders::begin(const simulation::RunSetup& setup) {
 }
 
 void BackgroundRecorders::record(const simulation::Sample& sample) {
-    auto owned = std::make_unique<Owned>(sample);  // copied before waiting: the copy is the caller's work
+    auto work = std::make_unique<Work>();
+    work->sample = std::make_unique<Owned>(sample);  // copied before waiting: the copy is the caller's work
+    enqueue(std::move(work));
+}
+
+void BackgroundRecorders::requests(std::size_t run, workloads::ServingRouting routing,
+                                   std::span<const workloads::RequestRecord> rows) {
+    auto work = std::make_unique<Work>();
+    work->run = run;
+    work->routing = routing;
+    work->rows.assign(rows.begin(), rows.end());
+    enqueue(std::move(work));
+}
+
+void BackgroundRecorders::enqueue(std::unique_ptr<Work> work) {
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [this] { return queue_.size() < queue_limit || failure_; });
     if (failure_) std::rethrow_exception(failure_);
-    queue_.push_back(std::move(owned));
+    queue_.push_back(std::move(work));
     lock.unlock();
     changed_.notify_all();
 }
@@ -85,13 +112,13 @@ void BackgroundRecorders::work() {
     for (;;) {
         changed_.wait(lock, [this] { return closing_ || !queue_.empty(); });
         if (closing_) return;
-        auto owned = std::move(queue_.front());
+        auto work = std::move(queue_.front());
         queue_.pop_front();
         busy_ = true;
         lock.unlock();
         std::exception_ptr failed;
         try {
-            for (auto* r : inner_) r->record(owned->sample);
+            for (auto* r : inner_) work->write(*r);
         } catch (...) {
             failed = std::current_exception();
         }

@@ -91,35 +91,6 @@ void write_constellation(Hdf5File& file, const std::vector<workloads::ClusterTra
     index_dimension(file, "/constellation/algorithms", "row", rows.size());
 }
 
-// A serving run's requests, one row each in arrival order (docs/output-format.md, "/inference").
-void write_requests(Hdf5File& file, const std::string& group, workloads::ServingRouting routing,
-                    const std::vector<workloads::RequestRecord>& rows) {
-    using R = workloads::RequestRecord;
-    if (rows.empty()) return;
-    const std::string g = group + "/";
-    write_column(file, g + "id", rows, [](const R& r) { return r.request.id; }, "1");
-    write_column(file, g + "arrival_s", rows, [](const R& r) { return r.request.arrival_s; }, "s");
-    write_column(file, g + "prompt_tokens", rows, [](const R& r) { return r.request.prompt_tokens; }, "1");
-    write_column(file, g + "cached_tokens", rows, [](const R& r) { return r.request.cached_tokens; }, "1");
-    write_column(file, g + "output_tokens", rows, [](const R& r) { return r.request.output_tokens; }, "1");
-    write_column(file, g + "status", rows, [](const R& r) { return static_cast<int>(r.status); }, "1");
-    file.set_enum_names(g + "status", "status_names", "0=completed,1=unfinished,2=unservable,3=lost");
-    write_column(file, g + "prefill_instance", rows, [](const R& r) { return r.prefill_instance; }, "1");
-    write_column(file, g + "decode_instance", rows, [](const R& r) { return r.decode_instance; }, "1");
-    write_column(file, g + "prefill_start_s", rows, [](const R& r) { return r.prefill_start_s; }, "s");
-    write_column(file, g + "prefill_end_s", rows, [](const R& r) { return r.prefill_end_s; }, "s");
-    write_column(file, g + "first_token_s", rows, [](const R& r) { return r.first_token_s; }, "s");
-    write_column(file, g + "finish_s", rows, [](const R& r) { return r.finish_s; }, "s");
-    write_column(file, g + "ttft_s", rows, [](const R& r) { return r.ttft_s(); }, "s");
-    write_column(file, g + "tpot_s", rows, [](const R& r) { return r.tpot_s(); }, "s");
-    write_column(file, g + "kv_bytes", rows, [](const R& r) { return r.kv_bytes; }, "B");
-    write_column(file, g + "kv_transfer_s", rows, [](const R& r) { return r.kv_transfer_s(); }, "s");
-    write_column(file, g + "tokens_generated", rows, [](const R& r) { return r.tokens_generated; }, "1");
-    write_column(file, g + "requeues", rows, [](const R& r) { return r.requeues; }, "1");
-    file.set_attribute(group, "routing", workloads::to_string(routing));
-    index_dimension(file, group, "request", rows.size());
-}
-
 // The gateway layer's egress per bin (a constellation's serving run): start and mean rate.
 void write_gateway_egress(Hdf5File& file, const std::string& group, workloads::ServingRouting routing, double step_s,
                           const std::vector<double>& bps) {
@@ -549,6 +520,19 @@ void ResultWriter::record(const simulation::Sample& sample) {
     }
 }
 
+void ResultWriter::requests(std::size_t run, workloads::ServingRouting routing,
+                            std::span<const workloads::RequestRecord> rows) {
+    if (!file_) return;
+    if (request_tables_.size() <= run) request_tables_.resize(run + 1);
+    auto& table = request_tables_[run];
+    // The scenario's routing at /inference/requests; with compare_routing, the other at /inference/requests_<routing>.
+    if (!table)
+        table = std::make_unique<RequestTable>(
+            *file_, run == 0 ? "/inference/requests" : std::string("/inference/requests_") + workloads::to_string(routing), routing,
+            compression_level_);
+    table->append(rows);
+}
+
 void ResultWriter::end(const simulation::RunSummary& summary) {
     if (!file_) return;
     if (series_) {
@@ -565,11 +549,11 @@ void ResultWriter::end(const simulation::RunSummary& summary) {
     }
     if (summary.training) write_training(*file_, *summary.training);
     write_constellation(*file_, summary.constellation);
-    // The scenario's routing at /inference/requests; with compare_routing, the other at /inference/requests_<routing>.
+    for (auto& table : request_tables_)
+        if (table) table->finish();
+    request_tables_.clear();
     for (std::size_t k = 0; k < summary.inference.size(); ++k) {
         const auto routing = summary.inference_routing[k];
-        write_requests(*file_, k == 0 ? "/inference/requests" : std::string("/inference/requests_") + workloads::to_string(routing),
-                       routing, summary.inference[k].requests);
         write_gateway_egress(*file_,
                              k == 0 ? "/inference/gateway_egress" : std::string("/inference/gateway_egress_") + workloads::to_string(routing),
                              routing, summary.inference[k].gateway_egress_bin_s, summary.inference[k].gateway_egress_bps);

@@ -1,6 +1,7 @@
 #pragma once
 // Writes a run to result.h5 as it goes; the layout is the contract in docs/output-format.md.
 #include "output/hdf5_file.hpp"
+#include "output/request_table.hpp"
 #include "simulation/simulation.hpp"
 
 #include <filesystem>
@@ -16,12 +17,15 @@ public:
     void begin(const simulation::RunSetup& setup) override;
     void record(const simulation::Sample& sample) override;
     void end(const simulation::RunSummary& summary) override;
+    // A serving run's requests go to /inference/requests (the first run) or /inference/requests_<routing> as they come.
+    void requests(std::size_t run, workloads::ServingRouting routing, std::span<const workloads::RequestRecord> rows) override;
 
 private:
     struct Series;
     std::filesystem::path path_;
     std::unique_ptr<Hdf5File> file_;
     std::unique_ptr<Series> series_;
+    std::vector<std::unique_ptr<RequestTable>> request_tables_;  // per serving run; null: no request yet
     std::vector<double> row_;
     int compression_level_ = 4;
     bool eci_ = true;

@@ -77,15 +77,31 @@ void write_constellation_trace(TraceWriter& writer, const scenario::Scenario& sc
     }
 }
 
+// The serving runs' requests, for the trace drawn after the run.
+class RequestsForTrace final : public simulation::Recorder {
+public:
+    void begin(const simulation::RunSetup&) override {}
+    void record(const simulation::Sample&) override {}
+    void end(const simulation::RunSummary&) override {}
+    void requests(std::size_t run, workloads::ServingRouting, std::span<const workloads::RequestRecord> rows) override {
+        if (runs.size() <= run) runs.resize(run + 1);
+        runs[run].insert(runs[run].end(), rows.begin(), rows.end());
+    }
+    std::vector<std::vector<workloads::RequestRecord>> runs;  // by serving run
+};
+
 // A serving run, per routing (pids 30 + 3k): each prefill instance a track with a slice per request
 // it prefilled (one request in `stride` when they would not fit the routing's share of the event
 // budget), and each decode instance a counter of the sequences it holds, per output step.
-void write_serving_trace(TraceWriter& writer, const scenario::Scenario& sc, const simulation::RunSummary& summary) {
+void write_serving_trace(TraceWriter& writer, const scenario::Scenario& sc, const simulation::RunSummary& summary,
+                         const std::vector<std::vector<workloads::RequestRecord>>& requests_of_run) {
     const auto routings = static_cast<std::int64_t>(summary.inference.size());
     const std::int64_t budget = sc.output.trace_max_events < 0 ? -1 : sc.output.trace_max_events / routings;
     const auto& engines = sc.inference.serving.engines;
     for (std::int64_t k = 0; k < routings; ++k) {
-        const auto& requests = summary.inference[static_cast<std::size_t>(k)].requests;
+        static const std::vector<workloads::RequestRecord> none;
+        const auto run = static_cast<std::size_t>(k);
+        const auto& requests = run < requests_of_run.size() ? requests_of_run[run] : none;
         const std::string name(workloads::to_string(summary.inference_routing[static_cast<std::size_t>(k)]));
         const auto pid = static_cast<std::int32_t>(30 + 3 * k);
         const auto steps = static_cast<std::int64_t>(std::floor(summary.simulated_s / sc.output_step_s)) + 1;
@@ -135,7 +151,8 @@ void write_serving_trace(TraceWriter& writer, const scenario::Scenario& sc, cons
 }
 
 // The training timeline, with fault events on a track per satellite.
-void write_trace(const scenario::Scenario& sc, const simulation::RunSummary& summary, const fs::path& path) {
+void write_trace(const scenario::Scenario& sc, const simulation::RunSummary& summary,
+                 const std::vector<std::vector<workloads::RequestRecord>>& requests_of_run, const fs::path& path) {
     TraceOptions options;
     options.max_events = sc.output.trace_max_events;
     if (sc.output.trace_window_start_s >= 0.0) {
@@ -148,7 +165,7 @@ void write_trace(const scenario::Scenario& sc, const simulation::RunSummary& sum
     writer.metadata("scenario", sc.name);
     writer.metadata("seed", sc.seed);
     writer.metadata("complete", summary.complete);
-    if (!summary.inference.empty()) write_serving_trace(writer, sc, summary);
+    if (!summary.inference.empty()) write_serving_trace(writer, sc, summary, requests_of_run);
     if (!summary.constellation.empty()) {
         write_constellation_trace(writer, sc, summary);
     } else if (summary.training) {
@@ -264,8 +281,10 @@ nlohmann::json run_to_directory(const scenario::Scenario& sc, const fs::path& di
         recorders.push_back(&*background);
     }
     recorders.insert(recorders.end(), extra.begin(), extra.end());
+    RequestsForTrace for_trace;  // only a trace holds every request (result.h5 takes them as they come)
 
     const fs::path trace = !trace_in_folder.empty() ? out / trace_in_folder : trace_path;
+    if (!trace.empty() && sc.inference.enabled) recorders.push_back(&for_trace);
     // A trace draws the busiest links' capacity and utilisation over time, the VTK frames each link's
     // utilisation: the training records them.
     scenario::Scenario traced;
@@ -278,7 +297,7 @@ nlohmann::json run_to_directory(const scenario::Scenario& sc, const fs::path& di
     writer.reset();
     const bool vtk_written = vtk.has_value();
     vtk.reset();
-    if (!trace.empty()) write_trace(sc, summary, trace);
+    if (!trace.empty()) write_trace(sc, summary, for_trace.runs, trace);
     auto j = summary_json(sc, scenario::node_count(sc), summary);
     if (!trace.empty()) j["trace"] = is_standard_output(trace) ? "-" : (!trace_in_folder.empty() ? dir / trace_in_folder : trace).string();
     // What this run published beside summary.json (sweep --resume checks them before reusing a point).

@@ -470,8 +470,12 @@ private:
             }
             add_faults_and_power(config);
             for (auto* r : recorders_) r->phase(std::string("serving, ") + workloads::to_string(routing) + " routing");
+            const std::size_t run = summary_.inference.size();
+            const workloads::RequestSink sink{[&](std::span<const workloads::RequestRecord> rows) {
+                for (auto* r : recorders_) r->requests(run, routing, rows);
+            }};
             summary_.inference_routing.push_back(routing);
-            summary_.inference.push_back(workloads::simulate_serving(config, in.accelerator, topologies(0.0)));
+            summary_.inference.push_back(workloads::simulate_serving(config, in.accelerator, topologies(0.0), sink));
             if (!scenario::workloads_share_fabric(sc_)) continue;
             if (!summary_.training_without_serving) {  // the training's baseline, once: the same engine, no requests
                 auto alone = config;
@@ -483,8 +487,9 @@ private:
             }
             config.training = shared_training(topologies);
             for (auto* r : recorders_) r->phase(std::string("serving beside training, ") + workloads::to_string(routing) + " routing");
-            auto beside = workloads::simulate_serving(config, in.accelerator, topologies(0.0));
-            beside.requests = {};  // the figures are the summary's; the records of the run alone are written
+            // The figures are the summary's; the records written are the run alone's: these are dropped as they come.
+            const workloads::RequestSink drop{[](std::span<const workloads::RequestRecord>) {}};
+            auto beside = workloads::simulate_serving(config, in.accelerator, topologies(0.0), drop);
             summary_.inference_beside_training.push_back(std::move(beside));
         }
     }

@@ -180,6 +180,11 @@ public:
     virtual void end(const RunSummary& summary) = 0;
     // Work after the samples that takes a while (a constellation's trainings): what is running now.
     virtual void phase(const std::string& what) { (void)what; }
+    // A serving run's requests while it runs, in arrival order, each once (workloads::RequestSink); `run` is its
+    // index in RunSummary::inference, whose `requests` stay empty: nothing holds every request of a run.
+    virtual void requests(std::size_t run, workloads::ServingRouting routing, std::span<const workloads::RequestRecord> rows) {
+        (void)run, (void)routing, (void)rows;
+    }
 };
 
 // Output instants: 0, step, 2 step, ..., and the end time if it falls between.

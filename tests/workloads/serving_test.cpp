@@ -548,3 +548,111 @@ TEST(ServingBesideTraining, RefusesRanksThatDoNotMatchTheCollective) {
     c.training.compute_s = 0.0;
     EXPECT_THROW(sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&line, 1))), std::invalid_argument);
 }
+
+namespace {
+
+// Equal, or both NaN (times not reached).
+bool same(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+
+void expect_same_record(const sw::RequestRecord& a, const sw::RequestRecord& b) {
+    SCOPED_TRACE("request " + std::to_string(a.request.id));
+    EXPECT_EQ(a.request.id, b.request.id);
+    EXPECT_EQ(a.request.arrival_s, b.request.arrival_s);
+    EXPECT_EQ(a.request.prompt_tokens, b.request.prompt_tokens);
+    EXPECT_EQ(a.request.cached_tokens, b.request.cached_tokens);
+    EXPECT_EQ(a.request.output_tokens, b.request.output_tokens);
+    EXPECT_EQ(a.status, b.status);
+    EXPECT_EQ(a.prefill_instance, b.prefill_instance);
+    EXPECT_EQ(a.decode_instance, b.decode_instance);
+    EXPECT_TRUE(same(a.prefill_start_s, b.prefill_start_s));
+    EXPECT_TRUE(same(a.prefill_end_s, b.prefill_end_s));
+    EXPECT_EQ(a.kv_bytes, b.kv_bytes);
+    EXPECT_TRUE(same(a.first_token_s, b.first_token_s));
+    EXPECT_TRUE(same(a.finish_s, b.finish_s));
+    EXPECT_EQ(a.tokens_generated, b.tokens_generated);
+    EXPECT_EQ(a.requeues, b.requeues);
+}
+
+void expect_same_percentiles(const sw::Percentiles& a, const sw::Percentiles& b) {
+    EXPECT_EQ(a.p50, b.p50);
+    EXPECT_EQ(a.p90, b.p90);
+    EXPECT_EQ(a.p99, b.p99);
+}
+
+void expect_same_summary(const sw::ServingSummary& a, const sw::ServingSummary& b) {
+    EXPECT_EQ(a.arrived, b.arrived);
+    EXPECT_EQ(a.completed, b.completed);
+    EXPECT_EQ(a.unfinished, b.unfinished);
+    EXPECT_EQ(a.unservable, b.unservable);
+    EXPECT_EQ(a.lost, b.lost);
+    EXPECT_EQ(a.requeued_requests, b.requeued_requests);
+    EXPECT_EQ(a.instance_crashes, b.instance_crashes);
+    EXPECT_EQ(a.instance_down_s, b.instance_down_s);
+    EXPECT_EQ(a.instance_throttled_s, b.instance_throttled_s);
+    EXPECT_EQ(a.requests_per_s, b.requests_per_s);
+    EXPECT_EQ(a.output_tokens_per_s, b.output_tokens_per_s);
+    expect_same_percentiles(a.ttft_s, b.ttft_s);
+    expect_same_percentiles(a.tpot_s, b.tpot_s);
+    EXPECT_EQ(a.slo_attainment, b.slo_attainment);
+    EXPECT_EQ(a.kv_bytes_moved, b.kv_bytes_moved);
+    expect_same_percentiles(a.kv_transfer_s, b.kv_transfer_s);
+    EXPECT_EQ(a.kv_capacity_tokens, b.kv_capacity_tokens);
+    EXPECT_EQ(a.prefill_routed_dedicated, b.prefill_routed_dedicated);
+    EXPECT_EQ(a.decode_steps, b.decode_steps);
+    EXPECT_EQ(a.rate_solves, b.rate_solves);
+    EXPECT_EQ(a.topology_epochs, b.topology_epochs);
+    EXPECT_EQ(a.stalled_transfer_s, b.stalled_transfer_s);
+    EXPECT_EQ(a.gateway_bytes, b.gateway_bytes);
+    EXPECT_EQ(a.gateway_egress_mean_bps, b.gateway_egress_mean_bps);
+    EXPECT_EQ(a.gateway_egress_peak_bps, b.gateway_egress_peak_bps);
+}
+
+}  // namespace
+
+TEST(ServingSink, StreamedRecordsAndSummaryAreThoseOfTheRunThatKeepsThem) {
+    // A ring of 6 in two clusters (gateway figures too), two prefill and two decode instances of two satellites,
+    // 2 requests/s of ~250-token prompts for 3000 s under crashes every 11 s (15 s each, satellite k mod 6):
+    // requests are requeued and lost, and finish out of arrival order. Handed over in blocks of 7 and of the
+    // default size, and kept: the same records in the same order, and the same summary, to the bit.
+    const Topology ring = sw::testing::ring(6, 80e6, 0.001);
+    auto c = round_config(2, 2);
+    c.engines.decode.satellites_per_instance = 2;
+    c.requests.rate_per_s = 2.0;
+    c.requests.prompt = {sw::LengthKind::lognormal, 250, 0.5};
+    c.requests.output = {sw::LengthKind::lognormal, 20, 0.5};
+    c.end_s = 3000.0;
+    c.cluster_of = {0, 0, 0, 1, 1, 1};
+    c.egress_bin_s = 100.0;
+    for (int k = 0; k < 273; ++k) c.outages.push_back(sw::SatelliteOutage{11.0 * k, 11.0 * k + 15.0, k % 6});
+    const auto kept = sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&ring, 1)));
+    ASSERT_GT(kept.requests.size(), 4096u);
+    EXPECT_GT(kept.summary.requeued_requests, 10);
+    EXPECT_GT(kept.summary.lost, 10);
+    EXPECT_GT(kept.summary.unfinished, 0);
+    bool out_of_order = false;  // a completed request finished before an earlier one
+    double latest_finish_s = -1.0;
+    for (const auto& q : kept.requests) {
+        if (q.status != sw::RequestStatus::completed) continue;
+        out_of_order = out_of_order || q.finish_s < latest_finish_s;
+        latest_finish_s = std::max(latest_finish_s, q.finish_s);
+    }
+    EXPECT_TRUE(out_of_order);
+    for (const std::size_t block : {std::size_t{7}, std::size_t{4096}}) {
+        SCOPED_TRACE("block of " + std::to_string(block));
+        std::vector<sw::RequestRecord> streamed;
+        std::vector<std::size_t> sizes;
+        const sw::RequestSink sink{[&](std::span<const sw::RequestRecord> rows) {
+                                       sizes.push_back(rows.size());
+                                       streamed.insert(streamed.end(), rows.begin(), rows.end());
+                                   },
+                                   block};
+        const auto r = sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&ring, 1)), sink);
+        EXPECT_TRUE(r.requests.empty());
+        ASSERT_GE(sizes.size(), 2u);  // during the run and at its end
+        for (std::size_t k = 0; k + 1 < sizes.size(); ++k) EXPECT_GE(sizes[k], block);
+        ASSERT_EQ(streamed.size(), kept.requests.size());
+        for (std::size_t k = 0; k < streamed.size(); ++k) expect_same_record(streamed[k], kept.requests[k]);
+        expect_same_summary(r.summary, kept.summary);
+        EXPECT_EQ(r.gateway_egress_bps, kept.gateway_egress_bps);
+    }
+}

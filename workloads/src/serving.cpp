@@ -4,6 +4,8 @@
 #include <skyfabric/workloads/network.hpp>
 #include <skyfabric/workloads/training.hpp>
 
+#include "instance_share.hpp"
+#include "serving_records.hpp"
 #include "shared_training.hpp"
 
 #include <algorithm>
@@ -25,8 +27,9 @@ constexpr double inf = std::numeric_limits<double>::infinity();
 // The event-driven run: arrivals, prefills, KV shards as flows on the clock's network, decode steps.
 class Serving {
 public:
-    Serving(const ServingConfig& c, const Accelerator& a, TopologySource source)
-        : c_(c), a_(a), clock_(std::move(source)), generator_(c.requests, c.start_s) {
+    Serving(const ServingConfig& c, const Accelerator& a, TopologySource source, const RequestSink* sink)
+        : c_(c), a_(a), clock_(std::move(source)), generator_(c.requests, c.start_s), sink_(sink),
+          tally_(c.ttft_slo_s, c.tpot_slo_s, c.end_s) {
         const auto& e = c.engines;
         const std::int32_t prefill_nodes = e.prefill.instances * e.prefill.satellites_per_instance;
         const std::int32_t nodes_needed = prefill_nodes + e.decode.instances * e.decode.satellites_per_instance;
@@ -63,21 +66,8 @@ public:
                                                             : e.prefill.instances + (i - prefill_nodes) / e.decode.satellites_per_instance;
             instance_of.emplace(nodes_[static_cast<std::size_t>(i)], instance);
         }
-        const auto& th = c.throttle;
-        if (th.sample_count > 0) {
-            if (!(th.step_s > 0.0) || th.share.size() != static_cast<std::size_t>(th.sample_count) * static_cast<std::size_t>(th.satellite_count))
-                throw std::invalid_argument("serving: the compute throttle needs step_s > 0 and sample_count x satellite_count shares");
-            share_.assign(static_cast<std::size_t>(e.prefill.instances + e.decode.instances),
-                          std::vector<double>(static_cast<std::size_t>(th.sample_count), 1.0));
-            for (std::int32_t i = 0; i < nodes_needed; ++i) {
-                const std::int32_t node = nodes_[static_cast<std::size_t>(i)];
-                if (node >= th.satellite_count) continue;  // not throttled
-                auto& series = share_[static_cast<std::size_t>(instance_of.at(node))];
-                for (std::int64_t j = 0; j < th.sample_count; ++j)
-                    series[static_cast<std::size_t>(j)] =
-                        std::min(series[static_cast<std::size_t>(j)], th.share[static_cast<std::size_t>(j * th.satellite_count + node)]);
-            }
-        }
+        share_ = detail::instance_shares(c.throttle, std::span(nodes_).first(static_cast<std::size_t>(nodes_needed)), instance_of,
+                                         e.prefill.instances + e.decode.instances);
         for (const auto& o : c.outages) {
             const auto it = instance_of.find(o.satellite);
             if (it == instance_of.end() || !(o.end_s > o.start_s) || !(o.end_s > c.start_s) || !(o.start_s < c.end_s)) continue;
@@ -302,23 +292,7 @@ private:
     // decode), at its share of each throttle sample: the work stretches by 1/share.
     double work_done_s(std::int32_t instance, double start_s, double work_s) const {
         if (share_.empty()) return start_s + work_s;
-        const auto& series = share_[static_cast<std::size_t>(instance)];
-        const auto& th = c_.throttle;
-        const auto n = static_cast<std::int64_t>(series.size());
-        auto k = static_cast<std::int64_t>(std::floor((start_s - th.start_s) / th.step_s));
-        k = std::clamp<std::int64_t>(k, 0, n - 1);
-        double t = start_s, left = work_s;
-        while (true) {
-            const double end = k + 1 < n ? th.start_s + static_cast<double>(k + 1) * th.step_s : inf;
-            const double rate = series[static_cast<std::size_t>(k)];
-            if (rate > 0.0 && t + left / rate <= end) return t + left / rate;
-            if (!std::isfinite(end)) return inf;  // held at 0: never
-            if (end > t) {
-                left -= rate * (end - t);
-                t = end;
-            }
-            ++k;
-        }
+        return detail::throttled_work_end_s(share_[static_cast<std::size_t>(instance)], c_.throttle, start_s, work_s);
     }
 
     // The decode instance for a request prefilled on p: the least loaded (tokens assigned) of the live ones,
@@ -344,6 +318,7 @@ private:
     static std::int64_t tokens_needed(const RequestRecord& rec) { return rec.request.prompt_tokens + rec.request.output_tokens; }
 
     void arrive(const Request& r, double now) {
+        if (sink_) hand_over_final();
         RequestRecord rec;
         rec.request = r;
         ++summary_.arrived;
@@ -517,7 +492,8 @@ private:
         }
         const bool current = ev.kind == EventKind::decode_step
                                  ? ev.generation == decode_generation_[static_cast<std::size_t>(ev.subject)]
-                                 : ev.generation == generation_[static_cast<std::size_t>(ev.subject)];
+                                 : generation_.holds(static_cast<std::size_t>(ev.subject)) &&  // handed over: final
+                                       ev.generation == generation_[static_cast<std::size_t>(ev.subject)];
         if (!current) return;
         switch (ev.kind) {
             case EventKind::prefill_done: prefill_done(ev.subject); break;
@@ -533,11 +509,7 @@ private:
         const auto& transfers = tenant_->advance(now);
         training_flows_left_ = static_cast<std::int64_t>(transfers.size());
         for (const auto& t : transfers) {
-            Shard s;
-            s.request = training_flow;
-            s.source = t.source;
-            s.target = t.target;
-            s.remaining = s.bytes = t.bytes;
+            Shard s{training_flow, t.bytes, t.source, t.target, t.bytes};  // request, bytes, from, to, remaining
             route(s);
             shards_.push_back(std::move(s));
         }
@@ -635,55 +607,35 @@ private:
         start_step(d, now);
     }
 
+    // With a sink: the final records at the window's front leave it once they fill a block.
+    void hand_over_final() {
+        while (ready_ < records_.size() && records_.at(ready_).status != RequestStatus::unfinished) ++ready_;
+        if (ready_ > 0 && ready_ >= sink_->block_records) hand_over(ready_);
+    }
+
+    // The first `count` records of the window are tallied and, with a sink, handed over and dropped.
+    void hand_over(std::size_t count) {
+        const auto rows = records_.front(count);
+        for (const auto& r : rows) tally_.add(r);
+        if (!sink_) return;
+        if (count > 0) sink_->receive(rows);
+        records_.pop_front(count);
+        generation_.pop_front(count);
+        ready_ = 0;
+    }
+
     ServingResult finish() {
+        hand_over(records_.size());  // the rest, unfinished ones included
         auto& s = summary_;
         const double span = c_.end_s - c_.start_s;
-        std::vector<double> ttft, tpot;
-        std::int64_t met = 0, decided = 0;
-        for (const auto& r : records_) {
-            const bool has_first = std::isfinite(r.first_token_s);
-            if (has_first) ttft.push_back(r.ttft_s());
-            switch (r.status) {
-                case RequestStatus::completed: {
-                    ++s.completed;
-                    const double tp = r.tpot_s();
-                    if (std::isfinite(tp)) tpot.push_back(tp);
-                    ++decided;
-                    if (r.ttft_s() <= c_.ttft_slo_s && !(tp > c_.tpot_slo_s)) ++met;
-                    break;
-                }
-                case RequestStatus::unservable: ++s.unservable; ++decided; break;
-                case RequestStatus::lost: ++s.lost; ++decided; break;
-                case RequestStatus::unfinished: {
-                    ++s.unfinished;
-                    const double waited = has_first ? r.ttft_s() : c_.end_s - r.request.arrival_s;
-                    if (waited > c_.ttft_slo_s) ++decided;  // a miss already
-                    break;
-                }
-            }
-        }
-        const auto percentiles = [](std::vector<double>& v) {
-            std::sort(v.begin(), v.end());
-            return Percentiles{nearest_rank_percentile(v, 0.5), nearest_rank_percentile(v, 0.9), nearest_rank_percentile(v, 0.99)};
-        };
-        s.ttft_s = percentiles(ttft);
-        s.tpot_s = percentiles(tpot);
-        s.kv_transfer_s = percentiles(kv_transfers_);
-        s.slo_attainment = decided > 0 ? static_cast<double>(met) / static_cast<double>(decided) : 0.0;
+        tally_.fill(s);
+        s.kv_transfer_s = detail::percentiles_of(kv_transfers_);
         if (span > 0.0) {
             s.requests_per_s = static_cast<double>(s.completed) / span;
             s.output_tokens_per_s = static_cast<double>(tokens_generated_) / span;
         }
         s.kv_capacity_tokens = capacity_tokens_;
-        // Instance-seconds below full speed: each throttle sample's span within the run (the last one held).
-        const auto& th = c_.throttle;
-        for (const auto& series : share_)
-            for (std::size_t j = 0; j < series.size(); ++j) {
-                if (!(series[j] < 1.0)) continue;
-                const double from = j == 0 ? -inf : th.start_s + static_cast<double>(j) * th.step_s;
-                const double to = j + 1 < series.size() ? th.start_s + static_cast<double>(j + 1) * th.step_s : inf;
-                s.instance_throttled_s += std::max(0.0, std::min(to, c_.end_s) - std::max(from, c_.start_s));
-            }
+        s.instance_throttled_s = detail::throttled_time_s(share_, c_.throttle, c_.start_s, c_.end_s);
         s.gateway_bytes = gateway_bits_ / bits_per_byte;
         if (span > 0.0) s.gateway_egress_mean_bps = gateway_bits_ / span;
         std::vector<double> egress = std::move(egress_bits_);
@@ -691,7 +643,7 @@ private:
             const double width = std::min(c_.egress_bin_s, c_.end_s - c_.start_s - static_cast<double>(k) * c_.egress_bin_s);
             egress[k] = width > 0.0 ? egress[k] / width : 0.0;
         }
-        return ServingResult{std::move(records_), s, std::move(egress), c_.egress_bin_s,
+        return ServingResult{std::move(records_).release(), s, std::move(egress), c_.egress_bin_s,
                              tenant_ ? tenant_->summary() : SharedTrainingSummary{}};
     }
 
@@ -710,10 +662,13 @@ private:
     std::size_t next_outage_ = 0;
     std::vector<double> prefill_down_until_, decode_down_until_;
     std::vector<std::vector<double>> share_;        // [instance][throttle sample]; empty: full speed
-    std::vector<std::int32_t> generation_;          // per request
+    detail::IdWindow<std::int32_t> generation_;     // per request in the window (serving_records.hpp)
     std::vector<std::int32_t> decode_generation_;   // per decode instance
     std::vector<DecodeInstance> decode_;
-    std::vector<RequestRecord> records_;
+    detail::IdWindow<RequestRecord> records_;
+    const RequestSink* sink_ = nullptr;
+    std::size_t ready_ = 0;  // final records at the window's front
+    detail::RequestTally tally_;
     std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
     std::int64_t order_ = 0;
     std::vector<Shard> shards_;
@@ -736,8 +691,9 @@ private:
 
 }  // namespace
 
-ServingResult simulate_serving(const ServingConfig& config, const Accelerator& accelerator, TopologySource source) {
-    return Serving(config, accelerator, std::move(source)).run();
+ServingResult simulate_serving(const ServingConfig& config, const Accelerator& accelerator, TopologySource source,
+                               const RequestSink& sink) {
+    return Serving(config, accelerator, std::move(source), sink.receive ? &sink : nullptr).run();
 }
 
 }  // namespace skyfabric::workloads

@@ -6,7 +6,9 @@
 // output tokens with continuous batching (memory-bound roofline). Satellite outages (crashes) take
 // instances down and requeue what they held; a compute throttle (power) stretches their work. Pure: no I/O.
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <span>
 #include <stdexcept>
@@ -266,7 +268,7 @@ struct ServingSummary {
 };
 
 struct ServingResult {
-    std::vector<RequestRecord> requests;  // in arrival order
+    std::vector<RequestRecord> requests;  // in arrival order; empty when a RequestSink took them
     ServingSummary summary;
     // With cluster_of and egress_bin_s: the mean gateway rate in each bin [start_s + k·bin, ...),
     // the last bin cut at end_s (bit/s).
@@ -275,8 +277,19 @@ struct ServingResult {
     SharedTrainingSummary training;  // ServingConfig::training's steps (zeros without one)
 };
 
+// Takes the requests' records while the run goes on, instead of ServingResult::requests: each record once, in
+// arrival (id) order, once it and every earlier one is final (completed, unservable or lost), in blocks of at
+// least block_records; at the end the rest, the unfinished ones included. The run then holds only the requests
+// from the oldest one not final to the newest (those in flight and a block), not the whole run. The results
+// (summary, records, their order) are the same as without it. Without `receive`: no sink.
+struct RequestSink {
+    std::function<void(std::span<const RequestRecord>)> receive;
+    std::size_t block_records = 4096;
+};
+
 // Throws std::invalid_argument when the instances need more nodes than the network has, the
 // routing's groups are empty, or a shared training job's ranks, nodes or compute_s are invalid.
-ServingResult simulate_serving(const ServingConfig& config, const Accelerator& accelerator, TopologySource source);
+ServingResult simulate_serving(const ServingConfig& config, const Accelerator& accelerator, TopologySource source,
+                               const RequestSink& sink = {});
 
 }  // namespace skyfabric::workloads

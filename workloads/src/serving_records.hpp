@@ -1,0 +1,57 @@
+#pragma once
+// The serving run's per-request state (serving.cpp): a window of the requests not yet handed over,
+// indexed by id, and the tally of those handed over, from which the summary's counts and
+// percentiles come. Memory then grows with the requests in flight, not with the run.
+
+#include <skyfabric/workloads/serving.hpp>
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace skyfabric::workloads::detail {
+
+// Items by request id, from the first one not yet handed over (ids arrive in order, without gaps).
+template <class T>
+class IdWindow {
+public:
+    T& operator[](std::size_t id) { return items_[id - first_id_]; }
+    const T& operator[](std::size_t id) const { return items_[id - first_id_]; }
+    void push_back(const T& item) { items_.push_back(item); }
+    bool holds(std::size_t id) const { return id >= first_id_; }  // not handed over yet
+    std::size_t size() const { return items_.size(); }
+    const T& at(std::size_t k) const { return items_[k]; }  // the k-th in the window
+    std::span<const T> front(std::size_t count) const { return {items_.data(), count}; }
+    // The first `count` leave the window. The rest move down: few (in flight), so the move is cheap.
+    void pop_front(std::size_t count) {
+        items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(count));
+        first_id_ += count;
+    }
+    std::vector<T> release() && { return std::move(items_); }
+
+private:
+    std::vector<T> items_;
+    std::size_t first_id_ = 0;
+};
+
+// What the summary needs of each request, added as requests are handed over (in any order: the
+// percentiles sort). The exact percentiles keep a double per request with a first token (TTFT) and
+// one per completed request (TPOT): 16 B a request, against the ~110 B of its record.
+class RequestTally {
+public:
+    RequestTally(double ttft_slo_s, double tpot_slo_s, double end_s) : ttft_slo_s_(ttft_slo_s), tpot_slo_s_(tpot_slo_s), end_s_(end_s) {}
+    void add(const RequestRecord& r);
+    // Counts by status, TTFT and TPOT percentiles and SLO attainment, into `s`.
+    void fill(ServingSummary& s);
+
+private:
+    double ttft_slo_s_, tpot_slo_s_, end_s_;
+    std::vector<double> ttft_s_, tpot_s_;
+    std::int64_t completed_ = 0, unfinished_ = 0, unservable_ = 0, lost_ = 0;
+    std::int64_t met_ = 0, decided_ = 0;
+};
+
+// Nearest-rank p50, p90, p99 of the values (sorted in place).
+Percentiles percentiles_of(std::vector<double>& values);
+
+}  // namespace skyfabric::workloads::detail
