@@ -1,9 +1,25 @@
 #include <skyfabric/workloads/repeated_sum.hpp>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 namespace skyfabric::workloads {
+
+namespace {
+
+// The binary exponent of a positive finite double from its bits: ilogb for normal numbers (a libm
+// call that was a few per cent of a 10,005-satellite orbit), −1023 for every subnormal, which the
+// closed form below never uses (it goes one addition at a time under 2^−1022).
+int exponent_of(double x) { return static_cast<int>((std::bit_cast<std::uint64_t>(x) >> 52) & 0x7ff) - 1023; }
+
+// 2^k, exactly.
+double power_of_two(int k) {
+    return k >= -1022 && k <= 1023 ? std::bit_cast<double>(static_cast<std::uint64_t>(k + 1023) << 52) : std::ldexp(1.0, k);
+}
+
+}  // namespace
 
 double add_repeatedly(double acc, double b, std::int64_t times) {
     if (!(acc >= 0.0) || !(b > 0.0) || !std::isfinite(acc) || !std::isfinite(b)) {
@@ -13,19 +29,19 @@ double add_repeatedly(double acc, double b, std::int64_t times) {
     while (times > 0) {
         const double next = acc + b;
         --times;
-        const bool same_binade = acc > 0.0 && std::ilogb(next) == std::ilogb(acc);
+        const bool same_binade = acc > 0.0 && exponent_of(next) == exponent_of(acc);
         acc = next;
         if (!same_binade || times == 0 || !std::isfinite(acc)) continue;
         // acc and acc + b share a binade of ulp u: acc is on the grid of u, and even on it
         // if that step was a tie, so every further step adds the same d while below top.
         const double d = (acc + b) - acc;  // exact
         if (d == 0.0) break;               // b is absorbed: acc stays
-        const int e = std::ilogb(acc);
+        const int e = exponent_of(acc);
         // Only for normal acc below the top binade: there the grid's top (2^1024) is not finite, and
         // below 2^-1022 the ulp is not 2^(e-52); such sums go on one addition at a time.
         if (e < -1022 || e > 1022) continue;
-        const double top = std::ldexp(1.0, e + 1);
-        const double u = std::ldexp(1.0, e - 52);
+        const double top = power_of_two(e + 1);
+        const double u = power_of_two(e - 52);
         if (acc + d >= top) continue;
         const auto room = static_cast<std::int64_t>((top - acc) / u);  // exact integers
         const auto step = static_cast<std::int64_t>(d / u);
