@@ -1,8 +1,7 @@
 #include "shared_training.hpp"
 
-#include <skyfabric/workloads/training.hpp>
+#include "serving_records.hpp"
 
-#include <algorithm>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -56,10 +55,8 @@ SharedTrainingSummary TrainingTenant::summary() const {
     s.bytes_sent = bytes_sent_;
     if (step_s_.empty()) return s;
     std::vector<double> sorted = step_s_;
-    std::sort(sorted.begin(), sorted.end());
+    s.step_s = percentiles_of(sorted);
     s.mean_step_s = std::accumulate(sorted.begin(), sorted.end(), 0.0) / static_cast<double>(sorted.size());
-    s.step_s = Percentiles{nearest_rank_percentile(sorted, 0.5), nearest_rank_percentile(sorted, 0.9),
-                           nearest_rank_percentile(sorted, 0.99)};
     s.mean_collective_s = s.mean_step_s - job_.compute_s;
     return s;
 }
