@@ -5,6 +5,7 @@
 #include <skyfabric/workloads/training.hpp>
 
 #include "instance_share.hpp"
+#include "local_maxmin.hpp"
 #include "serving_records.hpp"
 #include "shared_training.hpp"
 
@@ -244,24 +245,9 @@ private:
         dirty_ = false;
         gateway_bps_ = 0.0;
         if (shards_.empty()) return;
-        const auto& net = clock_.network();
-        const auto links = static_cast<int>(net.capacity_Bps.size());
-        const auto flows = static_cast<int>(shards_.size());
-        offsets_.assign(1, 0);
-        flow_links_.clear();
-        for (const auto& s : shards_) {
-            flow_links_.insert(flow_links_.end(), s.edges.begin(), s.edges.end());
-            offsets_.push_back(static_cast<int>(flow_links_.size()));
-        }
-        active_.assign(static_cast<std::size_t>(flows), 1);
-        rate_.assign(static_cast<std::size_t>(flows), 0.0);
-        frozen_.assign(static_cast<std::size_t>(flows), 0);
-        link_remaining_.assign(static_cast<std::size_t>(links), 0.0);
-        link_count_.assign(static_cast<std::size_t>(links), 0);
-        link_saturated_.assign(static_cast<std::size_t>(links), 0);
-        core::maxmin_rates(links, net.capacity_Bps.data(), flows, offsets_.data(), flow_links_.data(), active_.data(),
-                           rate_.data(), link_remaining_.data(), link_count_.data(), link_saturated_.data(), frozen_.data());
-        for (std::size_t f = 0; f < shards_.size(); ++f) shards_[f].rate = rate_[f];
+        const auto& rate = maxmin_.solve(clock_.network(), static_cast<int>(shards_.size()),
+                                         [&](int f) -> const std::vector<std::int32_t>& { return shards_[static_cast<std::size_t>(f)].edges; });
+        for (std::size_t f = 0; f < shards_.size(); ++f) shards_[f].rate = rate[f];
         if (!c_.cluster_of.empty())  // the KV caches' rate on the gateway layer until the next solve (rates hold till then)
             for (const auto& sh : shards_)
                 if (sh.request != training_flow) gateway_bps_ += bits_per_byte * sh.rate * sh.gateway_hops;
@@ -509,7 +495,11 @@ private:
         const auto& transfers = tenant_->advance(now);
         training_flows_left_ = static_cast<std::int64_t>(transfers.size());
         for (const auto& t : transfers) {
-            Shard s{training_flow, t.bytes, t.source, t.target, t.bytes};  // request, bytes, from, to, remaining
+            Shard s;
+            s.request = training_flow;
+            s.source = t.source;
+            s.target = t.target;
+            s.remaining = s.bytes = t.bytes;
             route(s);
             shards_.push_back(std::move(s));
         }
@@ -684,9 +674,7 @@ private:
     double gateway_bps_ = 0.0;  // KV caches' rate on gateway links since the last solve_rates
     double gateway_bits_ = 0.0;
     std::vector<double> egress_bits_;  // per egress bin
-    std::vector<int> offsets_, flow_links_, link_count_;  // solve_rates scratch
-    std::vector<unsigned char> active_, frozen_, link_saturated_;
-    std::vector<double> rate_, link_remaining_;
+    detail::LocalMaxMin maxmin_;  // solve_rates
 };
 
 }  // namespace
