@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <fstream>
 #include <numeric>
+#include <optional>
 #include <regex>
 #include <sstream>
 
@@ -21,7 +22,8 @@ namespace skyfabric::scenario {
 
 Override parse_override(const std::string& argument) {
     const auto eq = argument.find('=');
-    static const std::regex path_pattern(R"([A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*)");
+    // Keys, and list indices after the first key (workloads.1.all_reduce).
+    static const std::regex path_pattern(R"([A-Za-z_][A-Za-z0-9_]*(\.([A-Za-z_][A-Za-z0-9_]*|[0-9]+))*)");
     if (eq == std::string::npos || eq == 0 || !std::regex_match(argument.substr(0, eq), path_pattern)) {
         throw ScenarioError("--set " + argument + ": expected key.path=value, e.g. --set orbit.altitude_km=550");
     }
@@ -91,9 +93,31 @@ void apply_override(YAML::Node root, const Override& o) {
     } catch (const YAML::Exception& e) {
         throw ScenarioError("--set " + o.path + ": cannot parse value '" + o.value + "': " + e.msg);
     }
+    // A numeric key into a list is an entry of it (workloads.1 is the second job), never a new map key.
+    const auto list_index = [&](const YAML::Node& list, const std::string& key) -> std::optional<std::size_t> {
+        if (!list.IsSequence() || !std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            return std::nullopt;
+        const auto index = key.size() > 9 ? list.size() : static_cast<std::size_t>(std::stoull(key));
+        if (index >= list.size())
+            throw ScenarioError("--set " + o.path + ": the list has " + std::to_string(list.size()) + " entries, numbered from 0; no entry " + key);
+        return index;
+    };
     YAML::Node node = root;
+    const auto not_an_index = [&](const YAML::Node& list, std::size_t i) {
+        throw ScenarioError("--set " + o.path + ": '" + (i > 0 ? keys[i - 1] : keys[i]) + "' is a list: give an entry's number, e.g. " +
+                            (i > 0 ? keys[i - 1] : keys[i]) + ".0" + (list.size() > 0 ? "" : " (it is empty)"));
+    };
     for (std::size_t i = 0; i + 1 < keys.size(); ++i) {
+        if (const auto index = list_index(node, keys[i])) {
+            node.reset(node[*index]);
+            continue;
+        }
+        if (node.IsSequence()) not_an_index(node, i);
         YAML::Node child = node[keys[i]];
+        if (child.IsSequence() && i + 1 < keys.size()) {
+            node.reset(child);
+            continue;
+        }
         if (child.IsDefined() && !child.IsNull() && !child.IsMap()) {
             throw ScenarioError("--set " + o.path + ": '" + keys[i] + "' is a value, not a section");
         }
@@ -102,7 +126,9 @@ void apply_override(YAML::Node root, const Override& o) {
         }
         node.reset(node[keys[i]]);  // reset() re-points; operator= would overwrite the parent's content
     }
-    node[keys.back()] = value;
+    if (const auto index = list_index(node, keys.back())) node[*index] = value;
+    else if (node.IsSequence()) not_an_index(node, keys.size() - 1);
+    else node[keys.back()] = value;
     // Keys that replace each other: overriding one removes the file's other, so
     // `--set duration_s=86400` works on a file that says duration_orbits.
     static const std::vector<std::pair<std::string, std::string>> alternatives = {

@@ -204,3 +204,28 @@ TEST(InferenceScenario, BadSharedWorkloadsAreNamedWithTheirLocation) {
               std::string::npos)
         << error_of(one, "b.yaml");
 }
+
+TEST(InferenceScenario, OverridesReachAnEntryOfTheWorkloadsList) {
+    using skyfabric::scenario::parse_override;
+    const auto text = beside_training_text();
+    // workloads.1 is the second entry (the training job); its key is set, the list stays a list.
+    const auto sc = load_scenario_text(text, "b.yaml", {parse_override("workloads.1.all_reduce=ring"),
+                                                        parse_override("workloads.1.clusters=[1, 2]")});
+    EXPECT_EQ(sc.workload.options.all_reduce, sw::Algorithm::ring);
+    EXPECT_EQ(sc.workload.clusters, (std::vector<std::int32_t>{1, 2}));
+    EXPECT_EQ(sc.workload.job.data_parallel, 162);
+    EXPECT_TRUE(sc.inference.enabled);
+    const auto refused = [&](const std::string& o) {
+        try {
+            load_scenario_text(text, "b.yaml", {parse_override(o)});
+        } catch (const ScenarioError& e) {
+            return std::string(e.what());
+        }
+        return std::string("(no error)");
+    };
+    EXPECT_NE(refused("workloads.2.mfu=0.5").find("--set workloads.2.mfu: the list has 2 entries, numbered from 0; no entry 2"),
+              std::string::npos);
+    EXPECT_NE(refused("workloads.mfu=0.5").find("'workloads' is a list: give an entry's number, e.g. workloads.0"), std::string::npos);
+    // A number that is not a list entry is a key like any other: refused as unknown where it lands.
+    EXPECT_NE(refused("orbit.7=1").find("orbit.7"), std::string::npos);
+}
