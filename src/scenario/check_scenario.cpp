@@ -124,6 +124,12 @@ void check_shared_workloads(Section& top, Scenario& sc) {
         training.section("parallelism").fail("data", "beside a serving job the training runs on its clusters' " + std::to_string(nodes.size()) +
                                                           " free satellites: give 0 (all of them)");
     job.data_parallel = static_cast<std::int32_t>(nodes.size());
+    try {  // its all-reduce over those ranks, refused here rather than when the run reaches it
+        (void)workloads::build_schedule(workloads::CollectiveOp::all_reduce, sc.workload.options.all_reduce, job.data_parallel,
+                                        workloads::gradient_bytes(job), sc.workload.options.schedule);
+    } catch (const std::invalid_argument& e) {
+        training.fail("all_reduce", e.what());
+    }
     if (job.moe.layers > 0) training.fail_first_leaf("moe", "a mixture of experts beside a serving job is not modelled; run it alone");
     if (job.sync != workloads::SyncMode::every_step)
         training.fail("sync", "beside a serving job the training all-reduces every step; local_steps runs alone");

@@ -91,6 +91,24 @@ RunEstimate estimate_run(const Scenario& sc, std::size_t satellites) {
     }
     e.memory_bytes = 40e6 + (orbital ? 6e3 * n : 0.0) + satellite_samples * bytes;
     e.cpu_s = satellite_samples * seconds;
+    // Serving, per request and routing (a day of serving-4x81: ~15 CPU-seconds for 2 × 863,868); a
+    // training job beside it, per transfer of its collective's phases, in its run alone and beside each
+    // routing (serving-beside-training-4x81: 3 × 363 steps × 66 phases × 304 transfers in ~28 s). Its
+    // steps are counted at their compute alone: an upper bound.
+    if (sc.inference.enabled) {
+        const auto& v = sc.inference.serving;
+        const double requests = v.trace.empty() ? v.requests.rate_per_s * sc.duration_s : static_cast<double>(v.trace.size());
+        const double routings = sc.inference.compare_routing ? 2.0 : 1.0;
+        e.cpu_s += 8.5e-6 * requests * routings;
+        const double compute_s = workloads::compute_time_per_step_s(sc.workload.job, sc.workload.accelerator);
+        if (workloads_share_fabric(sc) && compute_s > 0.0 && sc.workload.job.data_parallel > 1) {
+            const auto& w = sc.workload;
+            const auto schedule = workloads::build_schedule(workloads::CollectiveOp::all_reduce, w.options.all_reduce,
+                                                            w.job.data_parallel, workloads::gradient_bytes(w.job), w.options.schedule);
+            const double transfers_per_step = static_cast<double>(schedule.transfer_count());
+            e.cpu_s += 1.3e-6 * (routings + 1.0) * (sc.duration_s / compute_s) * transfers_per_step;
+        }
+    }
     // Outputs per satellite-sample: the HDF5 series (LVLH state, nearest neighbour, ECI state, model
     // error, radiation, links) and the VTK frames (ASCII/XML points, velocities and link lines).
     double per_satellite = 0.0;

@@ -229,3 +229,15 @@ TEST(InferenceScenario, OverridesReachAnEntryOfTheWorkloadsList) {
     // A number that is not a list entry is a key like any other: refused as unknown where it lands.
     EXPECT_NE(refused("orbit.7=1").find("orbit.7"), std::string::npos);
 }
+
+TEST(InferenceScenario, RunEstimatesCountTheRequestsAndTheTrainingBesideThem) {
+    namespace sc = skyfabric::scenario;
+    // Measured on the 2-core VM (bench/serving.sh; /usr/bin/time): a day of serving-4x81 takes 32–34
+    // CPU-seconds, one orbit of serving-beside-training-4x81 31–40.
+    const auto day = load_scenario_file(std::string(SKYFABRIC_SOURCE_DIR) + "/scenarios/serving-4x81.yaml", {{"duration_s", "86400"}});
+    EXPECT_NEAR(sc::estimate_run(day, sc::node_count(day)).cpu_s, 33.0, 0.3 * 33.0);
+    const auto beside = load_scenario_text(beside_training_text(), "b.yaml");
+    EXPECT_NEAR(sc::estimate_run(beside, sc::node_count(beside)).cpu_s, 35.0, 0.3 * 35.0);
+    // Without the training job the same serving costs about a tenth of that.
+    EXPECT_LT(sc::estimate_run(load_scenario_file(std::string(SKYFABRIC_SOURCE_DIR) + "/scenarios/serving-4x81.yaml"), 324).cpu_s, 8.0);
+}
