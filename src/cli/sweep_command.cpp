@@ -27,7 +27,7 @@ std::function<int()> add_sweep_command(CLI::App& app, CLI::App*& command) {
     add_set_option(*command, o->overrides, "Override a key of the base scenario");
     command->add_flag("--resume", o->resume, "Run only the points without a complete result in DIR/points");
     command->add_flag("--force", o->force, "Run again into a folder that holds a complete sweep");
-    command->add_flag("-q,--quiet", o->quiet, "No progress and no summary");
+    command->add_flag("-q,--quiet", o->quiet, "No progress and no summary (failed points are still reported)");
     add_threads_option(*command, o->threads)->description(
         "At most N CPU threads for each point's propagation and Monte Carlo trials (0: every core)");
     add_yes_flag(*command, o->yes);

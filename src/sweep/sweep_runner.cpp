@@ -270,14 +270,14 @@ private:
     std::vector<Row> finished_;
 };
 
-// Progress on a terminal, a line per failure otherwise (unless quiet).
+// Progress on a terminal (unless quiet), and a line per failed point always: quiet drops progress, not errors.
 class Reporter {
 public:
-    Reporter(std::size_t total, bool quiet) : total_(total), quiet_(quiet), tty_(!quiet && isatty(STDERR_FILENO)) {}
+    Reporter(std::size_t total, bool quiet) : total_(total), tty_(!quiet && isatty(STDERR_FILENO)) {}
     void add(const Row& r, std::size_t running) {
         ++done_;
         if (r.status != "ok") ++failed_;
-        if (r.status == "failed" && !quiet_) {
+        if (r.status == "failed") {
             clear();
             std::fprintf(stderr, "sweep: point %s failed: %s\n", r.name.c_str(), r.error.c_str());
         }
@@ -303,7 +303,7 @@ public:
 
 private:
     std::size_t total_, done_ = 0, failed_ = 0;
-    bool quiet_, tty_, drawn_ = false;
+    bool tty_, drawn_ = false;
     Clock::time_point start_ = Clock::now();
 };
 

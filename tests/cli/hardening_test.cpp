@@ -459,3 +459,18 @@ output: {hdf5: true}
     EXPECT_GT(checked, 200 / static_cast<int>(stride)) << r.output.substr(0, 2000);
     fs::remove_all(dir);
 }
+
+TEST(Hardening, QuietSweepStillReportsAFailedPoint) {
+    const auto info = run_command(skyfabric() + " info");
+    if (info.output.find("device(s) present") != std::string::npos)
+        GTEST_SKIP() << "a CUDA device is present here";
+    // Without a GPU the cuda point fails at its start; --quiet drops the progress and the summary, not the error.
+    const auto dir = fresh_dir("quiet_sweep");
+    const auto r = run_command(skyfabric() + " sweep " + source("scenarios/smoke.yaml") +
+                               " --vary workload.backend=cuda,auto --no-plot -q -o " + (dir / "sweep").string());
+    EXPECT_EQ(r.status, 1) << r.output;
+    EXPECT_NE(r.output.find("sweep: point"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("failed: "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("CUDA backend requested but unavailable"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("points done"), std::string::npos) << r.output;  // no progress
+}
