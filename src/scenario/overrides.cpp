@@ -114,7 +114,7 @@ void apply_override(YAML::Node root, const Override& o) {
         }
         if (node.IsSequence()) not_an_index(node, i);
         YAML::Node child = node[keys[i]];
-        if (child.IsSequence() && i + 1 < keys.size()) {
+        if (child.IsSequence()) {  // the next key must be one of its entries
             node.reset(child);
             continue;
         }

@@ -458,6 +458,9 @@ private:
         if (in.compare_routing)
             routings.push_back(in.serving.routing == workloads::ServingRouting::local ? workloads::ServingRouting::prfaas
                                                                                     : workloads::ServingRouting::local);
+        // A training job beside the serving one: placed and scheduled once, for every run that carries it.
+        const std::optional<workloads::SharedTraining> training =
+            scenario::workloads_share_fabric(sc_) ? std::optional(shared_training(topologies)) : std::nullopt;
         for (const auto routing : routings) {
             workloads::ServingConfig config = in.serving;
             config.routing = routing;
@@ -476,16 +479,16 @@ private:
             }};
             summary_.inference_routing.push_back(routing);
             summary_.inference.push_back(workloads::simulate_serving(config, in.accelerator, topologies(0.0), sink));
-            if (!scenario::workloads_share_fabric(sc_)) continue;
+            if (!training) continue;
             if (!summary_.training_without_serving) {  // the training's baseline, once: the same engine, no requests
                 auto alone = config;
-                alone.training = shared_training(topologies);
+                alone.training = *training;
                 alone.trace.clear();
                 alone.requests.rate_per_s = 0.0;
                 for (auto* r : recorders_) r->phase("training alone on the serving engine");
                 summary_.training_without_serving = workloads::simulate_serving(alone, in.accelerator, topologies(0.0)).training;
             }
-            config.training = shared_training(topologies);
+            config.training = *training;
             for (auto* r : recorders_) r->phase(std::string("serving beside training, ") + workloads::to_string(routing) + " routing");
             // The figures are the summary's; the records written are the run alone's: these are dropped as they come.
             const workloads::RequestSink drop{[](std::span<const workloads::RequestRecord>) {}};

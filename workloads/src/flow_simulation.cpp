@@ -9,76 +9,14 @@
 #include <skyfabric/workloads/maxmin_core.hpp>
 #include <skyfabric/workloads/repeated_sum.hpp>
 
+#include "local_problem.hpp"
+
 namespace skyfabric::workloads {
 
 namespace {
 constexpr double inf = std::numeric_limits<double>::infinity();
 
-// Flows of one solve, over a compact index of the edges they use.
-struct LocalProblem {
-    std::vector<double> capacity;
-    std::vector<std::int32_t> offsets{0};
-    std::vector<std::int32_t> links;
-    std::vector<std::int32_t> global_edge;  // local → network edge
-    std::vector<double> bytes, latency, finish, rate, remaining, link_remaining;
-    std::vector<std::int32_t> share_count;
-    std::vector<unsigned char> active, saturated, frozen;
-
-    void clear() {
-        capacity.clear();
-        offsets.assign(1, 0);
-        links.clear();
-        global_edge.clear();
-        bytes.clear();
-        latency.clear();
-    }
-    void add_flow(const std::vector<std::int32_t>& edges, const Network& net,
-                  std::vector<std::int32_t>& edge_local, double b, double lat) {
-        for (auto e : edges) {
-            if (edge_local[e] < 0) {
-                edge_local[e] = static_cast<std::int32_t>(capacity.size());
-                capacity.push_back(net.capacity_Bps[e]);
-                global_edge.push_back(e);
-            }
-            links.push_back(edge_local[e]);
-        }
-        offsets.push_back(static_cast<std::int32_t>(links.size()));
-        bytes.push_back(b);
-        latency.push_back(lat);
-    }
-    void release(std::vector<std::int32_t>& edge_local) const {
-        for (auto e : global_edge) edge_local[e] = -1;
-    }
-    void size_scratch() {
-        const auto f = bytes.size();
-        const auto l = capacity.size();
-        finish.resize(f);
-        rate.resize(f);
-        remaining.resize(f);
-        active.resize(f);
-        frozen.resize(f);
-        link_remaining.resize(l);
-        share_count.resize(l);
-        saturated.resize(l);
-    }
-    double drain() {
-        size_scratch();
-        return core::drain_flows(static_cast<int>(capacity.size()), capacity.data(),
-                                 static_cast<int>(bytes.size()), offsets.data(), links.data(),
-                                 bytes.data(), latency.data(), finish.data(), rate.data(),
-                                 remaining.data(), active.data(), link_remaining.data(),
-                                 share_count.data(), saturated.data(), frozen.data());
-    }
-    void solve(const std::vector<unsigned char>& flow_active) {
-        size_scratch();
-        core::maxmin_rates(static_cast<int>(capacity.size()), capacity.data(),
-                           static_cast<int>(flow_active.size()), offsets.data(), links.data(),
-                           flow_active.data(), rate.data(), link_remaining.data(),
-                           share_count.data(), saturated.data(), frozen.data());
-    }
-};
-
-thread_local LocalProblem scratch_problem;
+thread_local detail::LocalProblem scratch_problem;
 
 // Bytes of a transfer that go over paths[i]. Equal: bytes / paths (as before UCMP existed, to
 // the bit); capacity: bytes · bottleneck_i / Σ bottleneck.
@@ -112,7 +50,7 @@ void CollectiveEngine::check_epoch() {
 double CollectiveEngine::run_phase_static(const Schedule& schedule, const Phase& phase,
                                           const Placement& placement, Cached& out) {
     const Network& net = clock_.network();
-    LocalProblem& lp = scratch_problem;
+    detail::LocalProblem& lp = scratch_problem;
     lp.clear();
     const std::int32_t k = std::max(1, options_.paths_per_transfer);
     double stalled = 0.0;
@@ -289,7 +227,7 @@ double CollectiveEngine::run_dynamic(const Schedule& schedule, const Placement& 
         double phase_end = t;
         for (;;) {
             const Network& net = clock_.network();
-            LocalProblem& lp = scratch_problem;
+            detail::LocalProblem& lp = scratch_problem;
             lp.clear();
             flow_of.clear();
             bool any_stalled = false;

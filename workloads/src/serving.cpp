@@ -5,7 +5,7 @@
 #include <skyfabric/workloads/training.hpp>
 
 #include "instance_share.hpp"
-#include "local_maxmin.hpp"
+#include "local_problem.hpp"
 #include "serving_records.hpp"
 #include "shared_training.hpp"
 
@@ -245,9 +245,15 @@ private:
         dirty_ = false;
         gateway_bps_ = 0.0;
         if (shards_.empty()) return;
-        const auto& rate = maxmin_.solve(clock_.network(), static_cast<int>(shards_.size()),
-                                         [&](int f) -> const std::vector<std::int32_t>& { return shards_[static_cast<std::size_t>(f)].edges; });
-        for (std::size_t f = 0; f < shards_.size(); ++f) shards_[f].rate = rate[f];
+        // Over the links the shards use only (local_problem.hpp): a handful of caches on thousands of links.
+        const auto& net = clock_.network();
+        if (edge_local_.size() != net.capacity_Bps.size()) edge_local_.assign(net.capacity_Bps.size(), -1);
+        problem_.clear();
+        for (const auto& sh : shards_) problem_.add_flow(sh.edges, net, edge_local_, sh.remaining, sh.latency_s);
+        problem_.release(edge_local_);
+        all_active_.assign(shards_.size(), 1);
+        problem_.solve(all_active_);
+        for (std::size_t f = 0; f < shards_.size(); ++f) shards_[f].rate = problem_.rate[f];
         if (!c_.cluster_of.empty())  // the KV caches' rate on the gateway layer until the next solve (rates hold till then)
             for (const auto& sh : shards_)
                 if (sh.request != training_flow) gateway_bps_ += bits_per_byte * sh.rate * sh.gateway_hops;
@@ -674,7 +680,9 @@ private:
     double gateway_bps_ = 0.0;  // KV caches' rate on gateway links since the last solve_rates
     double gateway_bits_ = 0.0;
     std::vector<double> egress_bits_;  // per egress bin
-    detail::LocalMaxMin maxmin_;  // solve_rates
+    detail::LocalProblem problem_;            // solve_rates scratch
+    std::vector<std::int32_t> edge_local_;    // network edge -> problem_'s link (−1 between solves)
+    std::vector<unsigned char> all_active_;
 };
 
 }  // namespace
