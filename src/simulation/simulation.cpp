@@ -408,20 +408,23 @@ private:
             };
         }
         constellation_setup_ = setup;
-        for (const auto algorithm : con.algorithms) {
-            const std::string what = "training " + std::string(workloads::to_string(algorithm)) + " (" +
-                                     std::to_string(summary_.constellation.size() + 1) + " of " +
-                                     std::to_string(con.algorithms.size()) + ")";
-            for (auto* r : recorders_) r->phase(what);
-            summary_.constellation.push_back(workloads::simulate_cluster_training(algorithm, setup));
+        // The algorithms are independent replays of the same stored fabric: run side by side, on the
+        // threads the trials may use (the physics is done, so the power lambda only reads).
+        const std::int32_t threads = scenario::monte_carlo_threads(sc_);
+        std::string what = "training";
+        for (const auto algorithm : con.algorithms) what += " " + std::string(workloads::to_string(algorithm));
+        for (auto* r : recorders_) r->phase(what);
+        summary_.constellation = workloads::simulate_cluster_trainings(con.algorithms, setup, threads);
+        for (const auto& result : summary_.constellation) {
             // What the fault trials replay: ring's and hierarchical's fault-free steps.
-            every_step_steps_.push_back(workloads::fault_free_steps(summary_.constellation.back().training));
-            if (summary_.constellation.size() == 1 && (algorithm == workloads::ClusterAlgorithm::ring ||
-                                                       algorithm == workloads::ClusterAlgorithm::hierarchical))
-                summary_.training = summary_.constellation.back().training;  // the workload block's record
+            every_step_steps_.push_back(workloads::fault_free_steps(result.training));
             // Each ring/hierarchical record stays with its algorithm (a trace draws them all): steps,
             // collectives and per-link totals, a few MB at most for a day of 4 x 81.
         }
+        const auto first = summary_.constellation.empty() ? workloads::ClusterAlgorithm::diloco
+                                                          : summary_.constellation.front().algorithm;
+        if (first == workloads::ClusterAlgorithm::ring || first == workloads::ClusterAlgorithm::hierarchical)
+            summary_.training = summary_.constellation.front().training;  // the workload block's record
     }
 
     // Serving: the physics first, every topology kept as keyframes, then each routing replayed over them

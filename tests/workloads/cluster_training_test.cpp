@@ -209,6 +209,35 @@ TEST(ClusterTraining, NoGatewayPathTrainsNothingWhateverTheAlgorithm) {
     }
 }
 
+TEST(ClusterTraining, AlgorithmsSideBySideGiveWhatEachGivesAlone) {
+    // The constellation runs its algorithms on several threads: each result must be the one a run
+    // of that algorithm alone gives, field for field, in the order asked.
+    const int m = 4, k = 3;
+    Fixture f(m, k, two_level(m, k, 800e9, 1e-6, 1e9, 1e-3), 1500.0);
+    f.setup.inner_steps = 10;
+    const std::vector<sw::ClusterAlgorithm> order{sw::ClusterAlgorithm::noloco, sw::ClusterAlgorithm::ring,
+                                                  sw::ClusterAlgorithm::diloco, sw::ClusterAlgorithm::hierarchical};
+    for (const std::int32_t threads : {1, 3}) {
+        SCOPED_TRACE(threads);
+        const auto together = sw::simulate_cluster_trainings(order, f.setup, threads);
+        ASSERT_EQ(together.size(), order.size());
+        for (std::size_t i = 0; i < order.size(); ++i) {
+            const auto alone = sw::simulate_cluster_training(order[i], f.setup);
+            EXPECT_EQ(together[i].algorithm, order[i]);
+            EXPECT_EQ(together[i].steps, alone.steps);
+            EXPECT_EQ(together[i].end_s, alone.end_s);
+            EXPECT_EQ(together[i].tokens_per_s, alone.tokens_per_s);
+            EXPECT_EQ(together[i].gateway_bytes, alone.gateway_bytes);
+            EXPECT_EQ(together[i].intra_cluster_bytes, alone.intra_cluster_bytes);
+            EXPECT_EQ(together[i].rounds.size(), alone.rounds.size());
+            EXPECT_EQ(together[i].training.steps.size(), alone.training.steps.size());
+        }
+    }
+    // A setup every algorithm refuses (one cluster) is reported, not lost on a thread.
+    f.setup.cluster_nodes.resize(1);
+    EXPECT_THROW(sw::simulate_cluster_trainings(order, f.setup, 2), std::invalid_argument);
+}
+
 TEST(NoLoCoPairing, IsASeededPerfectMatchingThatChangesByRound) {
     std::set<std::vector<std::int32_t>> seen;
     for (std::int64_t round = 0; round < 20; ++round) {

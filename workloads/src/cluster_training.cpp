@@ -4,9 +4,13 @@
 #include <skyfabric/workloads/flow_simulation.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
 #include <limits>
+#include <optional>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 
 namespace skyfabric::workloads {
@@ -369,6 +373,35 @@ ClusterTrainingResult simulate_cluster_training(ClusterAlgorithm algorithm, cons
     r.gateway_bytes = classes.gateway;
     r.bytes_outside_own_clusters = classes.outside;
     return r;
+}
+
+std::vector<ClusterTrainingResult> simulate_cluster_trainings(std::span<const ClusterAlgorithm> algorithms,
+                                                              const ClusterTrainingSetup& setup, std::int32_t threads) {
+    const std::size_t n = algorithms.size();
+    std::vector<std::optional<ClusterTrainingResult>> done(n);
+    std::vector<std::exception_ptr> failed(n);
+    std::atomic<std::size_t> next{0};
+    const auto work = [&] {
+        for (std::size_t i; (i = next.fetch_add(1)) < n;) {
+            try {
+                done[i] = simulate_cluster_training(algorithms[i], setup);
+            } catch (...) {
+                failed[i] = std::current_exception();
+            }
+        }
+    };
+    if (threads == 0) threads = static_cast<std::int32_t>(std::max(1u, std::thread::hardware_concurrency()));
+    const std::size_t helpers = std::min<std::size_t>(n, static_cast<std::size_t>(std::max(1, threads))) - (n > 0 ? 1 : 0);
+    std::vector<std::thread> pool;
+    for (std::size_t h = 0; h < helpers; ++h) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+    std::vector<ClusterTrainingResult> out;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (failed[i]) std::rethrow_exception(failed[i]);
+        out.push_back(std::move(*done[i]));
+    }
+    return out;
 }
 
 }  // namespace skyfabric::workloads

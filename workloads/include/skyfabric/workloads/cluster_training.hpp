@@ -120,6 +120,11 @@ struct ClusterTrainingResult {
 // algorithm needs equal ones, inner_steps < 1, or experts across clusters with diloco or noloco, or
 // in groups that do not tile the clusters.
 ClusterTrainingResult simulate_cluster_training(ClusterAlgorithm algorithm, const ClusterTrainingSetup& setup);
+// Every algorithm on the same setup, up to `threads` at once (0: every core), results in the order
+// given: each is the one simulate_cluster_training gives alone (they share only read-only inputs, so
+// setup's functions must be callable from several threads). The first error, in that order, is thrown.
+std::vector<ClusterTrainingResult> simulate_cluster_trainings(std::span<const ClusterAlgorithm> algorithms,
+                                                              const ClusterTrainingSetup& setup, std::int32_t threads);
 
 // One step of ring or hierarchical: every rank, a ring per cluster (rank_groups), the global batch.
 StepModel every_step_model(ClusterAlgorithm algorithm, const ClusterTrainingSetup& setup);
