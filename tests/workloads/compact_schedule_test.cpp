@@ -6,6 +6,7 @@
 // the same roundings); the 1e-12 tolerance is what the comparisons allow.
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -396,5 +397,18 @@ TEST(CompactSchedule, RepeatedAdditionInClosedFormIsBitExact) {
         sw::accumulate_repeated(entries, times, 1, got, count);
         EXPECT_EQ(got, want) << times;
         for (auto c : count) EXPECT_EQ(c, 0);
+    }
+    // A ring's uniform pattern, where one sum is reused: the same increment on accumulators that
+    // start alike, apart, at -0 and at +0, and a different increment between them.
+    const std::vector<std::pair<std::int32_t, double>> uniform{{0, 0.1}, {1, 0.1}, {2, 0.1}, {3, 0.1}, {4, 0.3},
+                                                               {5, 0.1}, {6, 0.1}, {7, 0.1}};
+    const std::vector<double> starts_alike{1.0, 1.0, 2.0, 1.0, 1.0, 1.0, -0.0, 0.0};
+    for (std::int64_t times : {2, 7, 40000}) {
+        std::vector<double> want = starts_alike, got = starts_alike;
+        std::vector<std::int32_t> count;
+        for (std::int64_t r = 0; r < times; ++r)
+            for (const auto& [e, b] : uniform) want[e] += b;
+        sw::accumulate_repeated(uniform, times, 0, got, count);
+        for (std::size_t i = 0; i < want.size(); ++i) EXPECT_EQ(std::bit_cast<std::uint64_t>(got[i]), std::bit_cast<std::uint64_t>(want[i])) << i << " × " << times;
     }
 }

@@ -65,10 +65,26 @@ void accumulate_repeated(std::span<const std::pair<std::int32_t, double>> entrie
     // rounds one by one, its entries in order (other accumulators do not interact).
     thread_local std::vector<std::pair<std::int32_t, double>> shared;  // in list order
     shared.clear();
+    // A uniform pattern (a ring's phase: every link the same bytes, from the same start) asks the
+    // same sum over and over: the last one is kept (compared bit for bit, so −0 and NaN are not
+    // mistaken for 0 and themselves).
+    std::uint64_t last_acc = 0, last_b = 0;
+    double last_sum = 0.0;
+    bool have_last = false;
     for (const auto& [e, b] : entries) {
         const auto i = e >> shift;
-        if (count[i] == 1) acc[i] = add_repeatedly(acc[i], b, times);
-        else shared.emplace_back(i, b);
+        if (count[i] != 1) {
+            shared.emplace_back(i, b);
+            continue;
+        }
+        const auto acc_bits = std::bit_cast<std::uint64_t>(acc[i]), b_bits = std::bit_cast<std::uint64_t>(b);
+        if (!have_last || acc_bits != last_acc || b_bits != last_b) {
+            last_acc = acc_bits;
+            last_b = b_bits;
+            last_sum = add_repeatedly(acc[i], b, times);
+            have_last = true;
+        }
+        acc[i] = last_sum;
     }
     for (std::int64_t r = 0; !shared.empty() && r < times; ++r)
         for (const auto& [i, b] : shared) acc[i] += b;
