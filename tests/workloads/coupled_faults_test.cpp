@@ -417,6 +417,22 @@ TEST(TopologyTimeline, KeyframesRebuiltFromChangesEqualTheTopologiesAppended) {
         EXPECT_EQ(timeline.keyframe_index_at(kept[k].time_s + 0.5), k);
     }
     EXPECT_EQ(timeline.keyframe_index_at(-1.0), 0u);
+    // Built forward from an earlier keyframe (a replay walking in time), within a run of changes
+    // and across a full copy (every 4th here), a keyframe is the same, link for link.
+    for (std::size_t j = 0; j < kept.size(); ++j)
+        for (std::size_t k : {j, j + 1, j + 2, j + 5}) {
+            if (k >= kept.size()) continue;
+            const links::Topology want = timeline.keyframe(k);
+            const links::Topology got = timeline.keyframe_from(k, timeline.keyframe(j), j);
+            EXPECT_EQ(got.time_s, want.time_s);
+            ASSERT_EQ(got.links.size(), want.links.size()) << j << " -> " << k;
+            for (std::size_t i = 0; i < got.links.size(); ++i) {
+                EXPECT_EQ(got.links[i].source, want.links[i].source);
+                EXPECT_EQ(got.links[i].target, want.links[i].target);
+                EXPECT_EQ(got.links[i].capacity_bps, want.links[i].capacity_bps);
+                EXPECT_EQ(got.links[i].latency_s, want.links[i].latency_s);
+            }
+        }
 }
 
 namespace {

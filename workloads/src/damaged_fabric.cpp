@@ -172,11 +172,20 @@ bool DamagedFabric::outage_link(std::int32_t satellite, double t, double mark, b
 }
 
 std::shared_ptr<const links::Topology> DamagedFabric::keyframe(std::size_t k) const {
+    std::shared_ptr<const links::Topology> earlier;  // the nearest kept before k: trials walk forward
+    std::size_t earlier_k = 0;
     {
         const std::lock_guard lock(keyframes_mutex_);
-        if (const auto it = keyframes_.find(k); it != keyframes_.end()) return it->second;
+        auto it = keyframes_.lower_bound(k);
+        if (it != keyframes_.end() && it->first == k) return it->second;
+        if (it != keyframes_.begin()) {
+            --it;
+            earlier_k = it->first;
+            earlier = it->second;
+        }
     }
-    auto built = std::make_shared<const links::Topology>(timeline_.keyframe(k));
+    auto built = std::make_shared<const links::Topology>(earlier ? timeline_.keyframe_from(k, *earlier, earlier_k)
+                                                                 : timeline_.keyframe(k));
     constexpr std::size_t budget_bytes = 64u << 20;
     const std::lock_guard lock(keyframes_mutex_);
     if (keyframes_.emplace(k, built).second) {

@@ -131,11 +131,26 @@ links::Topology TopologyTimeline::keyframe(std::size_t k) const {
     while (!frames_[s].snapshot) --s;
     links::Topology t;
     t.node_count = node_count_;
-    t.time_s = frames_[k].time_s;
     for (std::size_t i = frames_[s].begin; i < frames_[s].end; ++i) t.links.push_back(rebuilt(links_[i]));
+    apply_changes(t, s + 1, k);
+    return t;
+}
+
+links::Topology TopologyTimeline::keyframe_from(std::size_t k, const links::Topology& earlier, std::size_t j) const {
+    if (k >= frames_.size()) throw std::out_of_range("topology timeline: no keyframe " + std::to_string(k));
+    if (j >= k) return keyframe(k);
+    for (std::size_t d = j + 1; d <= k; ++d)
+        if (frames_[d].snapshot) return keyframe(k);  // a full copy after j: start from it
+    links::Topology t = earlier;
+    apply_changes(t, j + 1, k);
+    return t;
+}
+
+void TopologyTimeline::apply_changes(links::Topology& t, std::size_t first, std::size_t k) const {
+    t.time_s = frames_[k].time_s;
     const auto key = [](const auto& l) { return std::pair{l.source, l.target}; };
     std::vector<links::Link> next;
-    for (std::size_t d = s + 1; d <= k; ++d) {
+    for (std::size_t d = first; d <= k; ++d) {
         const Frame& f = frames_[d];
         // Merge: drop the removed, replace or insert the changed (all sorted by (source, target)).
         next.clear();
@@ -155,7 +170,6 @@ links::Topology TopologyTimeline::keyframe(std::size_t k) const {
         while (c < f.end) next.push_back(rebuilt(links_[c++]));
         t.links.swap(next);
     }
-    return t;
 }
 
 double TopologyTimeline::keyframe_end_s(std::size_t k) const {

@@ -12,6 +12,7 @@
 #include <deque>
 #include <memory>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
@@ -77,7 +78,7 @@ private:
     mutable std::shared_mutex mutex_;
     std::unordered_map<std::string, Solved> cache_;
     mutable std::mutex keyframes_mutex_;
-    mutable std::unordered_map<std::size_t, std::shared_ptr<const links::Topology>> keyframes_;
+    mutable std::map<std::size_t, std::shared_ptr<const links::Topology>> keyframes_;
     mutable std::deque<std::size_t> keyframe_order_;
     mutable std::size_t keyframe_bytes_ = 0;
 };

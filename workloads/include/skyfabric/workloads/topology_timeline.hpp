@@ -37,6 +37,10 @@ public:
     // Keyframe k rebuilt from its copy and the changes since (links sorted by (source, target);
     // a link's latency is within 10 % of the keyframe's: it is recorded again when it drifts more).
     links::Topology keyframe(std::size_t k) const;
+    // The same keyframe k from keyframe j < k as keyframe(j) gave it: only the changes after j are
+    // applied when no full copy lies between them (one merge where keyframe(k) may do 31), else
+    // keyframe(k). For replays that walk forward in time.
+    links::Topology keyframe_from(std::size_t k, const links::Topology& earlier, std::size_t j) const;
     // The keyframes from the one valid at from_s on, one per pull (the timeline must outlive it):
     // a training replayed over the stored run, from any time.
     TopologySource source_from(double from_s) const;
@@ -62,6 +66,8 @@ private:
     };
     std::vector<StoredLink> links_;
     static StoredLink stored(const links::Link& l);
+    // Keyframes first..k's changes applied in turn to t (keyframe first − 1); t takes k's time.
+    void apply_changes(links::Topology& t, std::size_t first, std::size_t k) const;
     static links::Link rebuilt(const StoredLink& s);
     std::vector<std::pair<std::int32_t, std::int32_t>> removed_;
     links::Topology last_;  // the last keyframe, whole: what the next topology is compared with
