@@ -1,5 +1,6 @@
 #include "sweep/sweep_runner.hpp"
 
+#include "common/stop_signal.hpp"
 #include "output/hdf5_file.hpp"
 #include "output/output_folder.hpp"
 #include "output/sha256.hpp"
@@ -12,7 +13,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -46,19 +46,7 @@ bool launched_under_mpi() {
 
 namespace {
 
-std::atomic<int> received_signal{0};
-extern "C" void on_sweep_signal(int sig) { received_signal.store(sig); }
-
-void install_signal_handlers() {
-    struct sigaction sa {};
-    sa.sa_handler = on_sweep_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = 0;  // no SA_RESTART: sleeps end early
-    sigaction(SIGINT, &sa, nullptr);
-    sigaction(SIGTERM, &sa, nullptr);
-}
-
-bool stopping() { return received_signal.load() != 0; }
+bool stopping() { return common::stop_signal() != 0; }
 
 std::optional<nlohmann::json> read_json(const fs::path& path) {
     std::ifstream in(path);
@@ -445,7 +433,7 @@ void run_local(const Plan& plan, const std::vector<std::size_t>& todo, Gatherer&
     while (true) {
         while (!stopping() && pool.has_room() && next < todo.size()) pool.start(todo[next++]);
         if (stopping() && !forwarded) {
-            pool.forward(received_signal.load());
+            pool.forward(common::stop_signal());
             forwarded = true;
         }
         auto rows = pool.poll();
@@ -482,7 +470,7 @@ void run_mpi_root(const Plan& plan, const std::vector<std::size_t>& todo, Gather
         }
         while (!stopping() && pool.has_room() && next < todo.size()) pool.start(todo[next++]);
         if (stopping() && !forwarded) {
-            pool.forward(received_signal.load());
+            pool.forward(common::stop_signal());
             forwarded = true;
         }
         auto rows = pool.poll();
@@ -510,7 +498,7 @@ void run_mpi_worker(const Plan& plan, int jobs, Messenger& mpi) {
             }
         }
         if (stopping() && !forwarded) {
-            pool.forward(received_signal.load());
+            pool.forward(common::stop_signal());
             forwarded = true;
         }
         auto rows = pool.poll();
@@ -643,7 +631,7 @@ int run_sweep(const SweepOptions& o) {
     if (o.jobs < 0) throw scenario::ScenarioError("--jobs must be at least 1");
     Plan plan = make_plan(o);  // bad input throws here, on every rank alike, before MPI starts
     refuse_to_overwrite(plan, o);
-    install_signal_handlers();
+    common::install_stop_handlers(common::InterruptedCalls::fail);
 
 #if SKYFABRIC_WITH_MPI
     if (launched_under_mpi()) {
