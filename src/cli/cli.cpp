@@ -7,6 +7,7 @@
 #include "cli/season_command.hpp"
 #include "cli/progress.hpp"
 #include "cli/sweep_command.hpp"
+#include "common/stop_signal.hpp"
 #include "output/provenance.hpp"
 #include "output/run_directory.hpp"
 #include "output/summary.hpp"
@@ -52,23 +53,24 @@ void stop_with_parent() {
     const char* parent = std::getenv("SKYFABRIC_PARENT_PID");
     if (parent == nullptr) return;
     prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (std::to_string(static_cast<long>(getppid())) != parent) stop_requested().store(true);  // it died already
+    if (std::to_string(static_cast<long>(getppid())) != parent) common::stop_requested().store(true);  // it died already
 }
 
 int command_run(const RunOptions& o) {
-    install_stop_handlers();  // from the start: a Ctrl-C at any instant is an interrupted run (130)
+    // From the start: a Ctrl-C at any instant is an interrupted run (130).
+    common::install_stop_handlers(common::InterruptedCalls::restart);
     stop_with_parent();
     auto overrides = parse_overrides(o.overrides);
     if (!o.topology.empty()) overrides.push_back({"topology", o.topology});
     auto sc = scenario::load_scenario_file(o.scenario_file, overrides, {.refuse_large_runs = !o.yes});
     sc.threads = o.threads;
     const fs::path dir = o.output_dir.empty() ? fs::path("out") / sc.name : fs::path(o.output_dir);
-    if (stop_requested().load()) {
+    if (common::stop_requested().load()) {
         std::fprintf(stderr, "skyfabric: interrupted before the run started; nothing was written\n");
         return exit_interrupted;
     }
     ProgressBar progress(!o.quiet && stderr_is_terminal());
-    const auto j = output::run_to_directory(sc, dir, o.force, {&progress}, &stop_requested(), o.trace);
+    const auto j = output::run_to_directory(sc, dir, o.force, {&progress}, &common::stop_requested(), o.trace);
     if (!o.quiet) {
         std::ostream& table = o.trace == "-" ? std::cerr : std::cout;  // standard output carries the trace alone
         table << output::summary_table(j);
@@ -100,7 +102,7 @@ int command_run(const RunOptions& o) {
     }
     std::fprintf(stderr, "skyfabric: run stopped: %s (outputs so far are in %s, marked incomplete)\n",
                  j.value("stop_reason", std::string()).c_str(), dir.c_str());
-    return stop_requested().load() ? exit_interrupted : exit_run_failure;
+    return common::stop_requested().load() ? exit_interrupted : exit_run_failure;
 }
 
 int command_validate(const std::string& file, const std::vector<std::string>& overrides, bool yes) {
@@ -218,7 +220,7 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
         // A stop asked for before the run had its first sample ends it on the way (the staging
         // is removed): the run was interrupted, not broken.
-        if (stop_requested().load()) {
+        if (common::stop_requested().load()) {
             std::fprintf(stderr, "skyfabric: interrupted before the run had its first sample; nothing was written (%s)\n",
                          e.what());
             return exit_interrupted;

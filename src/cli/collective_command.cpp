@@ -5,6 +5,7 @@
 
 #include "cli/command_support.hpp"
 #include "cli/progress.hpp"
+#include "common/stop_signal.hpp"
 #include "output/provenance.hpp"
 #include "output/trace_writer.hpp"
 #include "scenario/scenario.hpp"
@@ -216,9 +217,9 @@ int run(const Options& o) {
     TablePrinter printer(o.format, title, workloads::bus_bandwidth_factor(op, ranks));
 
     // One size at a time, so that Ctrl-C (or SIGTERM) stops the sweep between two sizes.
-    install_stop_handlers();
+    common::install_stop_handlers(common::InterruptedCalls::restart);
     const bool progress = stderr_is_terminal();  // which size is being timed, on stderr, erased before its row
-    for (std::size_t i = 0; i < sizes.size() && !stop_requested().load(); ++i) {
+    for (std::size_t i = 0; i < sizes.size() && !common::stop_requested().load(); ++i) {
         if (progress) std::fprintf(stderr, "[size %zu of %zu: %.0f B]\r", i + 1, sizes.size(), sizes[i]), std::fflush(stderr);
         const std::span<const double> size(&sizes[i], 1);
         std::vector<workloads::CollectiveTableRow> rows;

@@ -1,13 +1,6 @@
 #include "cli/command_support.hpp"
 
-#include <csignal>
-
 namespace skyfabric::cli {
-
-namespace {
-std::atomic<bool> stop_flag{false};
-extern "C" void on_stop_signal(int) { stop_flag.store(true); }
-}  // namespace
 
 CLI::Option* add_set_option(CLI::App& command, std::vector<std::string>& overrides, const std::string& description) {
     return command.add_option("--set", overrides, description + " (one KEY.PATH=VALUE per --set; repeat it)")
@@ -34,16 +27,5 @@ CLI::Option* add_yes_flag(CLI::App& command, bool& yes) {
     return command.add_flag("--yes", yes,
                             "Start a run even when its estimated memory or CPU time is over the limit a run starts without asking");
 }
-
-void install_stop_handlers() {
-    struct sigaction action {};
-    action.sa_handler = on_stop_signal;
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_RESTART;  // reads and writes in progress (HDF5, the trace) go on; the flag is polled
-    sigaction(SIGINT, &action, nullptr);
-    sigaction(SIGTERM, &action, nullptr);
-}
-
-std::atomic<bool>& stop_requested() { return stop_flag; }
 
 }  // namespace skyfabric::cli

@@ -1,10 +1,10 @@
 #pragma once
-// What the commands share: exit statuses, `--set`, `--threads`, `--yes`, and stopping on Ctrl-C.
+// What the commands share: exit statuses, `--set`, `--threads` and `--yes` (stopping on Ctrl-C is
+// common/stop_signal.hpp, which the sweep shares).
 #include "scenario/scenario.hpp"
 
 #include <CLI/CLI.hpp>
 
-#include <atomic>
 #include <string>
 #include <vector>
 
@@ -26,10 +26,5 @@ std::vector<scenario::Override> parse_overrides(const std::vector<std::string>& 
 CLI::Option* add_threads_option(CLI::App& command, int& threads);
 // `--yes`: start a run larger than the size a run starts without asking (scenario::LoadOptions).
 CLI::Option* add_yes_flag(CLI::App& command, bool& yes);
-
-// SIGINT and SIGTERM set stop_requested() instead of killing the process: a command checks it
-// at its next safe point, keeps what it has done and exits with exit_interrupted.
-void install_stop_handlers();
-std::atomic<bool>& stop_requested();
 
 }  // namespace skyfabric::cli

@@ -503,4 +503,12 @@ void write_json_file(const std::filesystem::path& path, const nlohmann::json& va
     write_file_atomically(path, value.dump(2) + "\n");
 }
 
+std::optional<nlohmann::json> read_json_file(const std::filesystem::path& path) {
+    std::ifstream in(path);
+    if (!in) return std::nullopt;
+    auto j = nlohmann::json::parse(in, nullptr, false);
+    if (j.is_discarded()) return std::nullopt;
+    return j;
+}
+
 }  // namespace skyfabric::output

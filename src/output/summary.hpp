@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 namespace skyfabric::output {
@@ -13,6 +14,8 @@ nlohmann::json summary_json(const scenario::Scenario& scenario, std::size_t sate
                             const simulation::RunSummary& summary);
 // Writes via a temporary file and rename, so a reader never sees half a file.
 void write_json_file(const std::filesystem::path& path, const nlohmann::json& value);
+// The JSON in `path`, or nothing when the file is missing or not JSON.
+std::optional<nlohmann::json> read_json_file(const std::filesystem::path& path);
 std::string summary_table(const nlohmann::json& summary);
 
 }  // namespace skyfabric::output

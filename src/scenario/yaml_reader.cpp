@@ -1,5 +1,7 @@
 #include "scenario/yaml_reader.hpp"
 
+#include <skyfabric/workloads/nearest_word.hpp>
+
 #include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
@@ -44,32 +46,8 @@ std::string location(const YAML::Node& node, const std::string& key_path, const 
 }
 
 std::string nearest_key(const std::string& word, const std::vector<std::string>& candidates) {
-    auto distance = [](const std::string& a, const std::string& b) {
-        std::vector<std::size_t> row(b.size() + 1);
-        for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-        for (std::size_t i = 1; i <= a.size(); ++i) {
-            std::size_t diagonal = row[0];
-            row[0] = i;
-            for (std::size_t j = 1; j <= b.size(); ++j) {
-                const std::size_t above = row[j];
-                row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-                diagonal = above;
-            }
-        }
-        return row[b.size()];
-    };
-    std::string best;
-    std::size_t best_distance = std::numeric_limits<std::size_t>::max();
-    for (const auto& c : candidates) {
-        const std::size_t d = distance(word, c);
-        if (d < best_distance) {
-            best_distance = d;
-            best = c;
-        }
-    }
     // Only suggest when the typo is plausible: at most a third of the word wrong.
-    if (best_distance <= std::max<std::size_t>(2, word.size() / 3)) return best;
-    return {};
+    return workloads::nearest_word(word, candidates, workloads::TypoBound::typed_word);
 }
 
 Section::Section(YAML::Node node, std::string path, const SourceInfo* source)

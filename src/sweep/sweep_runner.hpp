@@ -27,8 +27,4 @@ struct SweepOptions {
 // 130 interrupted. Throws scenario::ScenarioError for bad input (exit 2).
 int run_sweep(const SweepOptions& options);
 
-// True when this process was started by mpirun/mpiexec (OMPI_COMM_WORLD_SIZE, PMI_SIZE
-// or PMIX_RANK in the environment).
-bool launched_under_mpi();
-
 }  // namespace skyfabric::sweep

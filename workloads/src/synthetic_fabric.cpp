@@ -7,12 +7,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <limits>
 #include <map>
 #include <optional>
 #include <set>
 #include <utility>
 
+#include <skyfabric/workloads/nearest_word.hpp>
 #include <skyfabric/workloads/network.hpp>
 
 namespace skyfabric::workloads {
@@ -26,34 +26,11 @@ using csv::to_integer;
 using csv::to_number;
 using csv::trim;
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        std::size_t diag = row[0];
-        row[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            const std::size_t up = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0u : 1u)});
-            diag = up;
-        }
-    }
-    return row[b.size()];
-}
-
 // " (did you mean 'x'?)" when a candidate is close, then the full list.
 std::string suggestion(std::string_view got, const std::vector<std::string>& candidates) {
-    std::string best;
-    std::size_t best_d = std::numeric_limits<std::size_t>::max();
-    for (const auto& c : candidates) {
-        const auto d = edit_distance(got, c);
-        if (d < best_d) {
-            best_d = d;
-            best = c;
-        }
-    }
+    const std::string near = nearest_word(got, candidates, TypoBound::candidate);
     std::string out;
-    if (!best.empty() && best_d <= std::max<std::size_t>(2, best.size() / 3)) out += " (did you mean '" + best + "'?)";
+    if (!near.empty()) out += " (did you mean '" + near + "'?)";
     out += "; expected one of ";
     for (std::size_t i = 0; i < candidates.size(); ++i) out += (i ? ", " : "") + candidates[i];
     return out;
