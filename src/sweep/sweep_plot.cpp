@@ -19,10 +19,17 @@ namespace {
 
 std::string plot_script() {
     if (const char* env = std::getenv("SKYFABRIC_PLOT_SWEEP")) return env;
-    // This file is src/sweep/sweep_plot.cpp in the source tree.
-    const fs::path here(__FILE__);
-    const fs::path script = here.parent_path().parent_path().parent_path() / "viz" / "plot_sweep.py";
-    return fs::exists(script) ? script.string() : std::string();
+    // The source tree above the running binary (build/<preset>/src/skyfabric), then this file's
+    // (src/sweep/sweep_plot.cpp), which is relative when ccache's base_dir rewrote the compile.
+    std::error_code ec;
+    for (fs::path dir = fs::read_symlink("/proc/self/exe", ec).parent_path(); !ec && !dir.empty();
+         dir = dir.parent_path()) {
+        const fs::path script = dir / "viz" / "plot_sweep.py";
+        if (fs::exists(script, ec)) return script.string();
+        if (dir == dir.root_path()) break;
+    }
+    const fs::path script = fs::path(__FILE__).parent_path().parent_path().parent_path() / "viz" / "plot_sweep.py";
+    return script.is_absolute() && fs::exists(script) ? script.string() : std::string();
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 #!/bin/sh
-# A 3-point sweep of the smoke scenario over formation.radius_m, then scripts/plot --sweep:
+# A 3-point sweep of the smoke scenario over formation.radius_m (its own overview drawn), then scripts/plot --sweep:
 # the swept key is the one sweep.json names (not the result columns with dotted names), the
 # overview figure exists and is not blank, and it is the only PNG unless --all is given.
 # Then a sweep over a decade of formation sizes under radiation, plotted --format pdf: vector PDFs,
@@ -9,8 +9,11 @@
 set -eu
 exe=$1 src=$2 out=$3
 rm -rf "$out"
-"$exe" sweep "$src/scenarios/smoke.yaml" --vary formation.radius_m=200,300,400 --set output.vtk=false \
-    --jobs 2 --quiet --force --no-plot -o "$out/sweep"
+# The sweep draws its own overview, from any working folder, finding viz/plot_sweep.py beside the
+# binary's source tree (no SKYFABRIC_PLOT_SWEEP).
+(cd / && env -u SKYFABRIC_PLOT_SWEEP "$exe" sweep "$src/scenarios/smoke.yaml" --vary formation.radius_m=200,300,400 \
+    --set output.vtk=false --jobs 2 --quiet --force -o "$out/sweep")
+test -s "$out/sweep/plots/sweep_overview.png" || { echo "FAIL: the sweep drew no overview"; exit 1; }
 log=$("$src/scripts/plot" --sweep "$out/sweep")
 echo "$log"
 echo "$log" | grep -q "swept formation.radius_m;" || { echo "FAIL: swept keys not from sweep.json"; exit 1; }
