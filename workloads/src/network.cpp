@@ -57,24 +57,87 @@ struct SearchScratch {
     std::vector<std::int32_t> via;
     std::vector<char> done;
     std::vector<std::int32_t> touched;
-    std::vector<std::tuple<double, double, std::int32_t>> heap;  // a priority queue's storage
+    // The frontier: each node at most once, ordered by its current label, then its id — the
+    // order in which a heap of (label, node) entries with stale ones skipped settles nodes, so
+    // the same paths, with one entry per node to move instead of one per improvement (4 children
+    // per entry: half the depth of a binary heap).
+    std::vector<std::int32_t> heap;
+    std::vector<std::int32_t> slot;  // per node: its index in heap, −1 when not in it
     void prepare(std::size_t nn) {
         if (best.size() < nn) {
             best.resize(nn);
             via.resize(nn, -1);
             done.resize(nn, 0);
+            slot.resize(nn, -1);
         }
     }
     void touch(std::int32_t v) {  // before via[v] is first set
         if (via[v] < 0) touched.push_back(v);
+    }
+    bool before(std::int32_t u, std::int32_t v) const {
+        const Label& x = best[u];
+        const Label& y = best[v];
+        if (x.a < y.a) return true;  // as (a, b, node) tuples compare
+        if (y.a < x.a) return false;
+        if (x.b < y.b) return true;
+        if (y.b < x.b) return false;
+        return u < v;
+    }
+    void place(std::size_t i, std::int32_t v) {
+        heap[i] = v;
+        slot[v] = static_cast<std::int32_t>(i);
+    }
+    void sift_up(std::size_t i) {
+        const std::int32_t v = heap[i];
+        while (i > 0) {
+            const std::size_t parent = (i - 1) / 4;
+            if (!before(v, heap[parent])) break;
+            place(i, heap[parent]);
+            i = parent;
+        }
+        place(i, v);
+    }
+    // v's label just improved: into the frontier, or up it.
+    void lower(std::int32_t v) {
+        if (slot[v] < 0) {
+            heap.push_back(v);
+            sift_up(heap.size() - 1);
+        } else {
+            sift_up(static_cast<std::size_t>(slot[v]));
+        }
+    }
+    std::int32_t pop() {
+        const std::int32_t top = heap.front();
+        slot[top] = -1;
+        const std::int32_t last = heap.back();
+        heap.pop_back();
+        const std::size_t n = heap.size();
+        if (n > 0) {
+            std::size_t i = 0;
+            for (;;) {
+                const std::size_t first = 4 * i + 1;
+                if (first >= n) break;
+                std::size_t least = first;
+                const std::size_t end = std::min(first + 4, n);
+                for (std::size_t c = first + 1; c < end; ++c)
+                    if (before(heap[c], heap[least])) least = c;
+                if (!before(heap[least], last)) break;
+                place(i, heap[least]);
+                i = least;
+            }
+            place(i, last);
+        }
+        return top;
     }
     void reset() {
         for (auto v : touched) {
             best[v] = Label{};
             via[v] = -1;
             done[v] = 0;
+            slot[v] = -1;
         }
         touched.clear();
+        heap.clear();
     }
 };
 thread_local SearchScratch search_scratch;
@@ -122,6 +185,50 @@ Path path_from(const Network& n, const std::int32_t* via, std::int32_t s, std::i
     return p;
 }
 
+// The search's loop: nodes settled in label order until t (t < 0: every node). One copy per
+// policy and per whether edges are banned, with the arrays read through plain pointers, so the
+// loop tests neither per edge.
+template <bool widest, bool with_banned>
+void settle(const Network& n, SearchScratch& sc, std::int32_t t, const char* banned) {
+    using Label = SearchScratch::Label;
+    Label* const best = sc.best.data();
+    std::int32_t* const via = sc.via.data();
+    char* const done = sc.done.data();
+    const std::int32_t* const offsets = n.adjacency_offsets.data();
+    const std::int32_t* const adjacent = n.adjacency_edges.data();
+    const std::int32_t* const edge_to = n.edge_to.data();
+    const double* const latency = n.latency_s.data();
+    const double* const capacity = n.capacity_Bps.data();
+    while (!sc.heap.empty()) {
+        const std::int32_t v = sc.pop();
+        const double a = best[v].a, b = best[v].b;
+        done[v] = 1;
+        if (v == t) break;
+        for (std::int32_t k = offsets[v]; k < offsets[v + 1]; ++k) {
+            const std::int32_t e = adjacent[k];
+            if constexpr (with_banned) {
+                if (banned[e]) continue;
+            }
+            const std::int32_t w = edge_to[e];
+            if (done[w]) continue;
+            Label cand;
+            if constexpr (widest) {
+                cand.a = std::max(a, -capacity[e]);
+                cand.b = b + latency[e];
+            } else {
+                cand.a = a + latency[e];
+                cand.b = b + 1.0;
+            }
+            if (cand.a < best[w].a || (cand.a == best[w].a && cand.b < best[w].b)) {
+                sc.touch(w);
+                best[w] = cand;
+                via[w] = e;
+                sc.lower(w);
+            }
+        }
+    }
+}
+
 // Dijkstra from s with the policy's labels. Stops when t is settled; t < 0: settles every node
 // and copies `via` into *tree. A node's label and via are final once settled, and nodes settle
 // in the same order whether or not the search goes on, so the tree holds, for every t, the path
@@ -145,45 +252,16 @@ std::optional<Path> search(const Network& n, std::int32_t s, std::int32_t t, Rou
     using Label = SearchScratch::Label;
     auto& best = sc.best;
     auto& via = sc.via;
-    auto& done = sc.done;
     sc.touched.push_back(s);
-    // A priority queue (same push_heap/pop_heap calls) on reused storage.
-    auto& heap = sc.heap;
-    heap.clear();
-    const auto push = [&heap](double a, double b, std::int32_t v) {
-        heap.emplace_back(a, b, v);
-        std::push_heap(heap.begin(), heap.end(), std::greater<>{});
-    };
     // Widest stores −bottleneck in a so smaller is better; source has bottleneck inf.
     best[s] = policy == RoutingPolicy::widest ? Label{-inf, 0.0} : Label{0.0, 0.0};
-    push(best[s].a, best[s].b, s);
-    while (!heap.empty()) {
-        std::pop_heap(heap.begin(), heap.end(), std::greater<>{});
-        auto [a, b, v] = heap.back();
-        heap.pop_back();
-        if (done[v]) continue;
-        done[v] = 1;
-        if (v == t) break;
-        for (std::int32_t k = n.adjacency_offsets[v]; k < n.adjacency_offsets[v + 1]; ++k) {
-            const std::int32_t e = n.adjacency_edges[k];
-            if (banned && (*banned)[e]) continue;
-            const std::int32_t w = n.edge_to[e];
-            if (done[w]) continue;
-            Label cand;
-            if (policy == RoutingPolicy::widest) {
-                cand.a = std::max(a, -n.capacity_Bps[e]);
-                cand.b = b + n.latency_s[e];
-            } else {
-                cand.a = a + n.latency_s[e];
-                cand.b = b + 1.0;
-            }
-            if (cand.a < best[w].a || (cand.a == best[w].a && cand.b < best[w].b)) {
-                sc.touch(w);
-                best[w] = cand;
-                via[w] = e;
-                push(cand.a, cand.b, w);
-            }
-        }
+    sc.lower(s);
+    if (policy == RoutingPolicy::widest) {
+        if (banned) settle<true, true>(n, sc, t, banned->data());
+        else settle<true, false>(n, sc, t, nullptr);
+    } else {
+        if (banned) settle<false, true>(n, sc, t, banned->data());
+        else settle<false, false>(n, sc, t, nullptr);
     }
     if (t < 0) {
         tree->assign(via.begin(), via.begin() + static_cast<std::ptrdiff_t>(nn));
