@@ -206,6 +206,8 @@ class Sweep:
                 continue
             key = r[series_name] if series_name else None
             x = to_float(r[x_name]) if x_numeric else r[x_name]
+            if x_numeric and x is None:  # a point whose swept value was refused (it failed): no x to plot at
+                continue
             lo = to_float(r.get(lo_col, "")) if has_interval else None
             hi = to_float(r.get(hi_col, "")) if has_interval else None
             ref = to_float(r.get(reference[0], "")) if reference and reference[0] in self.columns else None

@@ -27,6 +27,18 @@ assert img[..., :3].std() > 0.05, "blank figure"
 print("ok", img.shape)
 PY
 "$src/scripts/plot" --sweep "$out/sweep" --all >/dev/null
+# A failed point whose swept value is empty in the table is left out of the plots, not a crash.
+cp -r "$out/sweep" "$out/failed"
+/usr/bin/python3 - "$out/failed/sweep.csv" <<'PY'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+failed = list(rows[1])
+failed[rows[0].index("status")] = "failed"
+failed[rows[0].index("formation.radius_m")] = ""
+rows.append(failed)
+csv.writer(open(sys.argv[1], "w", newline="")).writerows(rows)
+PY
+"$src/scripts/plot" --sweep "$out/failed" >/dev/null || { echo "FAIL: a failed point's empty value broke the plot"; exit 1; }
 test "$(ls "$out/sweep/plots" | wc -l)" -gt 3 || { echo "FAIL: --all wrote no per-metric plots"; exit 1; }
 "$exe" sweep "$src/scenarios/smoke.yaml" --vary formation.radius_m=200,700,2000 --set duration_s=7200 \
     --set radiation.trials=12 --set radiation.rate_scale=100 --set output.vtk=false \
