@@ -87,6 +87,9 @@ std::string error_from_log(const std::string& log) {
         while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
         if (line.empty()) continue;
         lines.push_back(line);
+        // A note (e.g. the sweep's own log.txt and point.json kept in the point's folder) says
+        // nothing about why the run failed.
+        if (line.rfind("skyfabric: note: ", 0) == 0) continue;
         for (const char* prefix : {"skyfabric: error: ", "skyfabric: run failed: ", "skyfabric: run stopped: ",
                                    "skyfabric: "}) {
             if (line.rfind(prefix, 0) == 0) {

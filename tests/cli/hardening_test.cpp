@@ -114,6 +114,10 @@ TEST(Hardening, SigintDuringSweepStopsWithIncompletePointsAndATable) {
         ++incomplete_points;
     }
     EXPECT_EQ(incomplete_points, 1) << r.output;
+    // The table says why the point stopped, not the note about the sweep's own files in its folder.
+    const std::string table = read_file(dir / "sweep" / "sweep.csv");
+    EXPECT_NE(table.find("interrupted"), std::string::npos) << table;
+    EXPECT_EQ(table.find("note: kept"), std::string::npos) << table;
     fs::remove_all(dir);
 }
 
