@@ -10,20 +10,6 @@
 
 namespace skyfabric::links {
 
-std::optional<AggregationTopology> aggregation_topology_from_name(std::string_view name) {
-    if (name == "planar") return AggregationTopology::planar;
-    if (name == "spread") return AggregationTopology::spread;
-    return std::nullopt;
-}
-
-std::string_view to_string(AggregationTopology topology) {
-    switch (topology) {
-        case AggregationTopology::planar: return "planar";
-        case AggregationTopology::spread: return "spread";
-    }
-    return "unknown";
-}
-
 std::vector<GatewayPair> gateway_pairs(std::int32_t clusters, std::int32_t gateways_per_cluster,
                                        AggregationTopology topology) {
     if (clusters < 0 || gateways_per_cluster < 0)

@@ -23,22 +23,6 @@ std::uint64_t key(std::int32_t i, std::int32_t j) {
 
 }  // namespace
 
-std::optional<TopologyPolicy> topology_policy_from_name(std::string_view name) {
-    if (name == "lattice") return TopologyPolicy::lattice;
-    if (name == "nearest_k") return TopologyPolicy::nearest_k;
-    if (name == "max_capacity") return TopologyPolicy::max_capacity;
-    return std::nullopt;
-}
-
-std::string_view to_string(TopologyPolicy policy) {
-    switch (policy) {
-        case TopologyPolicy::lattice: return "lattice";
-        case TopologyPolicy::nearest_k: return "nearest_k";
-        case TopologyPolicy::max_capacity: return "max_capacity";
-    }
-    return "unknown";
-}
-
 TopologyBuilder::TopologyBuilder(const TopologyParameters& parameters) : p_(parameters), model_(parameters.optics) {
     range_m_ = p_.terminals.max_range_m > 0.0 ? p_.terminals.max_range_m : model_.full_capacity_reach_m();
     const int terminals = std::max(p_.terminals.terminals_per_satellite, 0);

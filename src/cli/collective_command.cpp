@@ -273,9 +273,9 @@ std::function<int()> add_collective_command(CLI::App& app, CLI::App*& command) {
         ->type_name("SPEC");
     add_set_option(*command, o->overrides);
     command->add_option("--at-s", o->at_s, "Simulation time whose topology is used")->capture_default_str();
-    command->add_option("--op", o->op, "all_reduce, reduce_scatter, all_gather, all_to_all, point_to_point")->capture_default_str();
+    command->add_option("--op", o->op, workloads::collective_op_names.joined())->capture_default_str();
     command->add_option("--algorithm", o->algorithm,
-                        "ring, double_binary_tree, halving_doubling, hierarchical_ring, pairwise, direct (default: the op's usual one)");
+                        workloads::algorithm_names.joined() + " (default: the op's usual one)");
     command->add_option("--sizes", o->sizes, "MIN..MAX (doubling) or a comma list, e.g. 1MiB..16GiB")->capture_default_str();
     command->add_option("--trace", o->trace, "Write the sizes' collectives as a Chrome trace-event timeline to FILE (- : standard output)")
         ->type_name("FILE");

@@ -47,7 +47,7 @@ RequestTable::RequestTable(Hdf5File& file, std::string group, workloads::Serving
         columns_.push_back(std::make_unique<Hdf5Series>(file_, group_ + "/" + c.name, std::vector<hsize_t>{},
                                                         c.real ? ElementType::float64 : ElementType::int32, c.units,
                                                         c.real ? 0 : compression_level));
-    file_.set_enum_names(group_ + "/status", "status_names", "0=completed,1=unfinished,2=unservable,3=lost");
+    file_.set_enum_names(group_ + "/status", "status_names", workloads::request_status_names.numbered());
     file_.set_attribute(group_, "routing", workloads::to_string(routing));
 }
 

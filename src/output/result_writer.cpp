@@ -73,7 +73,7 @@ void write_constellation(Hdf5File& file, const std::vector<workloads::ClusterTra
     if (rows.empty()) return;
     const std::string g = "/constellation/algorithms/";
     write_column(file, g + "algorithm", rows, [](const R& r) { return static_cast<int>(r.algorithm); }, "1");
-    file.set_enum_names(g + "algorithm", "algorithm_names", "0=ring,1=hierarchical,2=diloco,3=noloco");
+    file.set_enum_names(g + "algorithm", "algorithm_names", workloads::cluster_algorithm_names.numbered());
     write_column(file, g + "steps", rows, [](const R& r) { return r.steps; }, "1");
     write_column(file, g + "step_time_mean_s", rows, [](const R& r) { return r.step_time_mean_s; }, "s");
     write_column(file, g + "compute_per_step_s", rows, [](const R& r) { return r.compute_per_step_s; }, "s");
@@ -120,7 +120,7 @@ void write_training(Hdf5File& file, const workloads::TrainingResult& t) {
                      [](const StepRecord& r) { return r.exposed_communication_s; }, "s");
         write_column(file, "/workload/steps/synchronised", st, [](const StepRecord& r) { return r.synchronised ? 1 : 0; }, "1");
         write_column(file, "/workload/steps/status", st, [](const StepRecord& r) { return static_cast<int>(r.status); }, "1");
-        file.set_enum_names("/workload/steps/status", "status_names", "0=ok,1=rerouted,2=stalled,3=incomplete");
+        file.set_enum_names("/workload/steps/status", "status_names", workloads::step_status_names.numbered());
         // The step index is the steps' coordinate.
         file.make_coordinate("/workload/steps/step");
         file.attach_dimension_to_group("/workload/steps", "/workload/steps/step");
@@ -139,10 +139,8 @@ void write_training(Hdf5File& file, const workloads::TrainingResult& t) {
         write_column(file, "/workload/collectives/stalled_s", co, [](const CollectiveRecord& r) { return r.stalled_s; }, "s");
         write_column(file, "/workload/collectives/lost_s", co, [](const CollectiveRecord& r) { return r.lost_s; }, "s");
         write_column(file, "/workload/collectives/completed", co, [](const CollectiveRecord& r) { return r.completed ? 1 : 0; }, "1");
-        file.set_enum_names("/workload/collectives/op", "op_names",
-                           "0=all_reduce,1=reduce_scatter,2=all_gather,3=all_to_all,4=point_to_point");
-        file.set_enum_names("/workload/collectives/algorithm", "algorithm_names",
-                           "0=ring,1=double_binary_tree,2=halving_doubling,3=hierarchical_ring,4=pairwise,5=direct");
+        file.set_enum_names("/workload/collectives/op", "op_names", workloads::collective_op_names.numbered());
+        file.set_enum_names("/workload/collectives/algorithm", "algorithm_names", workloads::algorithm_names.numbered());
         index_dimension(file, "/workload/collectives", "collective", co.size());
     }
     const auto& li = t.links;
@@ -158,14 +156,6 @@ void write_training(Hdf5File& file, const workloads::TrainingResult& t) {
     }
 }
 
-// "0=a,1=b,…" for the enum values 0 … count-1, from the library's own names.
-template <class Enum, class Name>
-std::string enum_names(int count, Name name) {
-    std::string names;
-    for (int v = 0; v < count; ++v) names += (v ? "," : "") + std::to_string(v) + "=" + name(static_cast<Enum>(v));
-    return names;
-}
-
 void write_radiation_events(Hdf5File& file, const simulation::RadiationOutcome& r) {
     using workloads::FaultEvent;
     const auto& ev = r.events;
@@ -174,15 +164,12 @@ void write_radiation_events(Hdf5File& file, const simulation::RadiationOutcome& 
     write_column(file, "/radiation/events/satellite", ev, [](const FaultEvent& e) { return e.satellite; }, "1");
     write_column(file, "/radiation/events/kind", ev, [](const FaultEvent& e) { return static_cast<int>(e.kind); }, "1");
     write_column(file, "/radiation/events/detected", ev, [](const FaultEvent& e) { return e.detected ? 1 : 0; }, "1");
-    file.set_enum_names("/radiation/events/kind", "kind_names",
-                       enum_names<workloads::FaultKind>(workloads::fault_kind_count, workloads::fault_kind_name));
+    file.set_enum_names("/radiation/events/kind", "kind_names", workloads::fault_kind_names.numbered());
     if (r.goodput) {
         std::vector<std::int32_t> effects;
         for (auto e : r.goodput->effects) effects.push_back(static_cast<std::int32_t>(e));
         file.write_array("/radiation/events/effect", effects, {static_cast<hsize_t>(effects.size())}, "1");
-        file.set_enum_names("/radiation/events/effect", "effect_names",
-                           enum_names<workloads::FaultEffect>(static_cast<int>(workloads::FaultEffect::after_end) + 1,
-                                                              workloads::fault_effect_name));
+        file.set_enum_names("/radiation/events/effect", "effect_names", workloads::fault_effect_names.numbered());
     }
     index_dimension(file, "/radiation/events", "event", ev.size());
 }
@@ -196,9 +183,7 @@ void write_job_timeline(Hdf5File& file, const simulation::RadiationOutcome& r) {
     write_column(file, "/radiation/job_timeline/end_s", tl, [](const JobInterval& x) { return x.end_s; }, "s");
     write_column(file, "/radiation/job_timeline/phase", tl,
                  [](const JobInterval& x) { return static_cast<int>(x.phase); }, "1");
-    file.set_enum_names("/radiation/job_timeline/phase", "phase_names",
-                       enum_names<workloads::JobPhase>(static_cast<int>(workloads::JobPhase::stalled) + 1,
-                                                       workloads::job_phase_name));
+    file.set_enum_names("/radiation/job_timeline/phase", "phase_names", workloads::job_phase_names.numbered());
     index_dimension(file, "/radiation/job_timeline", "interval", tl.size());
 }
 
@@ -249,7 +234,7 @@ void write_trials(Hdf5File& file, const simulation::RadiationOutcome& r) {
     if (rows.empty()) return;
     const std::string g = "/radiation/constellation/";
     write_column(file, g + "algorithm", rows, [](const G& a) { return static_cast<int>(a.algorithm); }, "1");
-    file.set_enum_names(g + "algorithm", "algorithm_names", "0=ring,1=hierarchical,2=diloco,3=noloco");
+    file.set_enum_names(g + "algorithm", "algorithm_names", workloads::cluster_algorithm_names.numbered());
     write_column(file, g + "goodput_median", rows, [](const G& a) { return a.monte_carlo.goodput.median; }, "1");
     // Where the trials lie: two of their own values, of the kind the attribute `interval` names.
     write_column(file, g + "goodput_interval_low", rows, [](const G& a) { return a.monte_carlo.goodput.spread_low; }, "1");
@@ -386,7 +371,7 @@ void ResultWriter::begin(const simulation::RunSetup& setup) {
         series(s.event_source, "/links/events/source", event, {}, i32, "1");
         series(s.event_target, "/links/events/target", event, {}, i32, "1");
         series(s.event_kind, "/links/events/kind", event, {}, ElementType::uint8, "1");
-        file_->set_enum_names("/links/events/kind", "kind_names", "0=up,1=down_range,2=down_reassigned,3=reacquired,4=down_fault");
+        file_->set_enum_names("/links/events/kind", "kind_names", links::link_event_kind_names.numbered());
         series(s.link_class, "/links/class", link, {}, ElementType::uint8, "1");
         file_->set_enum_names("/links/class", "class_names", "0=intra_cluster,1=gateway");
         const std::int64_t zero = 0;

@@ -47,16 +47,6 @@ std::string link_name(std::int32_t a, std::int32_t b) {
     return "link " + std::to_string(a) + "-" + std::to_string(b);
 }
 
-const char* status_name(workloads::StepStatus s) {
-    switch (s) {
-        case workloads::StepStatus::ok: return "ok";
-        case workloads::StepStatus::rerouted: return "rerouted";
-        case workloads::StepStatus::stalled: return "stalled";
-        case workloads::StepStatus::incomplete: return "incomplete";
-    }
-    return "unknown";
-}
-
 }  // namespace
 
 // ------------------------------------------------------------------ TraceWriter
@@ -312,7 +302,7 @@ std::int64_t write_training_trace(TraceWriter& writer, const workloads::Training
         const double step_s = s.end_s - s.start_s;
         const double compute_s = std::clamp(s.compute_s, 0.0, std::isfinite(step_s) ? step_s : s.compute_s);
         const double tail_s = step_s - compute_s;
-        const nlohmann::json step_args{{"status", status_name(s.status)},
+        const nlohmann::json step_args{{"status", workloads::step_status_names.name(s.status)},
                                        {"compute_s", s.compute_s},
                                        {"communication_s", s.communication_s},
                                        {"exposed_communication_s", s.exposed_communication_s},

@@ -11,7 +11,7 @@ namespace {
 std::vector<std::int32_t> as_status(const std::vector<workloads::SatelliteCondition>& conditions) {
     std::vector<std::int32_t> out;
     out.reserve(conditions.size());
-    for (auto c : conditions) out.push_back(static_cast<std::int32_t>(c));  // same numbering as viz::SatelliteStatus
+    for (auto c : conditions) out.push_back(static_cast<std::int32_t>(c));
     return out;
 }
 

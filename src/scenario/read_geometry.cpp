@@ -116,11 +116,7 @@ FormationConfig read_formation(Section s) {
         s.fail("j2_trim", "was replaced by relative_orbits: schweighart_sedwick (the SS-trimmed ellipse); the default, "
                           "relative_orbits: auto, already keeps the formation bounded under J2");
     }
-    const std::string orbits = s.choice("relative_orbits", {"auto", "j2_mean_elements", "hcw", "schweighart_sedwick"}, "auto");
-    f.relative_orbits = orbits == "j2_mean_elements"      ? RelativeOrbits::j2_mean_elements
-                      : orbits == "hcw"                   ? RelativeOrbits::hcw
-                      : orbits == "schweighart_sedwick"   ? RelativeOrbits::schweighart_sedwick
-                                                          : RelativeOrbits::automatic;
+    f.relative_orbits = s.choice("relative_orbits", relative_orbits_names, RelativeOrbits::automatic);
     const auto satellites = s.sequence("satellites");
     if (f.layout == FormationLayout::explicit_states) {
         if (satellites.empty()) s.fail("satellites", "layout: explicit needs a non-empty list of satellites");
@@ -175,9 +171,7 @@ FormationConfig read_formation(Section s) {
 
 DynamicsConfig read_dynamics(Section s, std::uint64_t seed) {
     DynamicsConfig d;
-    const std::string model = s.choice("model", {"hcw", "hcw_ode", "schweighart_sedwick", "nonlinear"}, "nonlinear");
-    using M = physics::RelativeMotionModel;
-    d.model = model == "hcw" ? M::hcw : model == "hcw_ode" ? M::hcw_ode : model == "schweighart_sedwick" ? M::schweighart_sedwick : M::nonlinear;
+    d.model = s.choice("model", physics::relative_motion_model_names, physics::RelativeMotionModel::nonlinear);
     d.j2 = s.boolean("j2", true);
     d.relative_tolerance = s.number("relative_tolerance", 1e-15, 1e-3, d.relative_tolerance);
     d.absolute_tolerance = s.number("absolute_tolerance_m", 1e-15, 1.0, d.absolute_tolerance, "m");
@@ -200,7 +194,7 @@ DynamicsConfig read_dynamics(Section s, std::uint64_t seed) {
         d.drag.ballistic_coefficient_kg_m2 = drag.number("ballistic_coefficient_kg_m2", 1.0, 10000.0, 60.0, "kg/m^2");
         d.drag.dispersion = drag.number("dispersion", 0.0, 0.5, 0.05);
         drag.finish();
-        if (d.drag.enabled && d.model != M::nonlinear) {
+        if (d.drag.enabled && d.model != physics::RelativeMotionModel::nonlinear) {
             s.fail("drag", "drag acts only in the nonlinear model; set dynamics.model: nonlinear or drag.enabled: false");
         }
     } else {

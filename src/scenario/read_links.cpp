@@ -52,8 +52,7 @@ LinksConfig read_links(Section s, bool present) {
     LinksConfig l;
     l.enabled = s.boolean("enabled", present);
     auto& t = l.topology;
-    const std::string policy = s.choice("topology", {"nearest_k", "lattice", "max_capacity"}, "nearest_k");
-    t.policy = *links::topology_policy_from_name(policy);
+    t.policy = s.choice("topology", links::topology_policy_names, links::TopologyPolicy::nearest_k);
     t.terminals.terminals_per_satellite = static_cast<int>(s.integer("terminals_per_satellite", 1, 64, 8));
     t.neighbours_k = static_cast<int>(s.integer("neighbours_k", 0, 64, 0));
     t.terminals.max_range_m = s.number("max_range_m", 0.0, 1.0e8, 0.0, "m");
@@ -73,19 +72,15 @@ ConstellationConfig read_constellation(Section s, bool present) {
     Section g = s.section("gateways");
     auto& gw = c.gateways;
     gw.gateways_per_cluster = static_cast<std::int32_t>(g.integer("per_cluster", 1, 64, 4));
-    gw.topology = *links::aggregation_topology_from_name(g.choice("topology", {"planar", "spread"}, "planar"));
+    gw.topology = g.choice("topology", links::aggregation_topology_names, links::AggregationTopology::planar);
     gw.grazing_altitude_m = 1e3 * g.number("grazing_altitude_km", 0.0, 1000.0, 100.0, "km");
     c.gateway_failover_s = g.number("failover_s", 0.0, 3600.0, 3.0, "s");
     gw.optics.aperture_m = 0.3;
     gw.optics.tx_power_w = 10.0;
     read_optics(g, gw.optics);
     g.finish();
-    std::vector<std::string> all;
-    std::string listed;
-    for (const auto a : workloads::cluster_algorithms) {
-        all.emplace_back(workloads::to_string(a));
-        listed += (listed.empty() ? "" : ", ") + all.back();
-    }
+    const std::vector<std::string> all = workloads::cluster_algorithm_names.names();
+    const std::string listed = workloads::cluster_algorithm_names.joined();
     std::vector<std::string> names;
     if (!s.has("algorithms")) {
         s.refuse_empty("algorithms", listed + ", or a list of them");

@@ -53,10 +53,7 @@ workloads::EngineGroup read_engine_group(Section s) {
 
 // workload.power_policy: what the compute does when the power section's battery or radiator limits it.
 physics::PowerPolicy read_power_policy(Section& s) {
-    const std::string policy = s.choice("power_policy", {"ignore", "throttle", "pause"}, "throttle");
-    return policy == "ignore" ? physics::PowerPolicy::ignore
-         : policy == "pause"  ? physics::PowerPolicy::pause
-                              : physics::PowerPolicy::throttle;
+    return s.choice("power_policy", physics::power_policy_names, physics::PowerPolicy::throttle);
 }
 
 }  // namespace
@@ -76,10 +73,7 @@ InferenceConfig read_inference(Section s, const std::string& source_name, std::u
         if (model.active_parameters > model.parameters) m.fail("active_parameters", "must not exceed parameters");
         model.bytes_per_parameter = m.number("bytes_per_parameter", 0.125, 16.0, model.bytes_per_parameter, "B");
         model.layers = static_cast<std::int32_t>(m.integer("layers", 1, 100000, {}));
-        const std::string attention = m.choice("attention", {"dense", "hybrid", "mla"}, "dense");
-        model.attention = attention == "mla"      ? workloads::AttentionKind::mla
-                          : attention == "hybrid" ? workloads::AttentionKind::hybrid
-                                                  : workloads::AttentionKind::dense;
+        model.attention = m.choice("attention", workloads::attention_kind_names, workloads::AttentionKind::dense);
         model.bytes_per_element = m.number("bytes_per_element", 0.125, 16.0, model.bytes_per_element, "B");
         if (model.attention == workloads::AttentionKind::mla) {
             model.kv_lora_rank = static_cast<std::int32_t>(m.integer("kv_lora_rank", 1, 1000000, model.kv_lora_rank));
@@ -141,8 +135,7 @@ InferenceConfig read_inference(Section s, const std::string& source_name, std::u
         v.engines.max_tokens = e.integer("max_tokens", 0, std::numeric_limits<std::int64_t>::max() / 4, 0);
         e.finish();
     }
-    const std::string routing = in.choice("routing", {"local", "prfaas"}, "local");
-    v.routing = routing == "prfaas" ? workloads::ServingRouting::prfaas : workloads::ServingRouting::local;
+    v.routing = in.choice("routing", workloads::serving_routing_names, workloads::ServingRouting::local);
     c.compare_routing = in.boolean("compare_routing", false);
     const bool dedicated = v.routing == workloads::ServingRouting::prfaas || c.compare_routing;
     if (dedicated) {
@@ -210,8 +203,7 @@ WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed) {
                                                                                          : workloads::SyncMode::every_step;
     j.local_steps = static_cast<std::int32_t>(s.integer("local_steps", 1, 100000, 1));
     auto& o = w.options;
-    o.all_reduce = workloads::parse_algorithm(
-        s.choice("all_reduce", {"ring", "double_binary_tree", "halving_doubling", "hierarchical_ring"}, "ring"));
+    o.all_reduce = s.choice("all_reduce", workloads::algorithm_names, workloads::all_reduce_algorithms, workloads::Algorithm::ring);
     const std::string placement = s.choice("placement", {"topology_aware", "random", "identity"}, "topology_aware");
     o.placement = placement == "random" ? workloads::PlacementPolicy::random
                 : placement == "identity" ? workloads::PlacementPolicy::identity
@@ -231,13 +223,9 @@ WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed) {
         st.finish();
         o.stragglers.seed = physics::rng::derive_seed(seed, 0x5354524147ull);  // "STRAG"
     }
-    w.backend = workloads::parse_backend(s.choice("backend", {"auto", "cpu", "cuda"}, "auto"));
-    if (s.has("on_rank_loss")) {
-        const std::string loss = s.choice("on_rank_loss", {"wait", "shrink", "spare"}, "wait");
-        w.on_rank_loss = loss == "shrink" ? workloads::RankLossPolicy::shrink
-                       : loss == "spare"  ? workloads::RankLossPolicy::spare
-                                          : workloads::RankLossPolicy::wait;
-    }
+    w.backend = s.choice("backend", workloads::backend_names, workloads::Backend::automatic);
+    if (s.has("on_rank_loss"))
+        w.on_rank_loss = s.choice("on_rank_loss", workloads::rank_loss_policy_names, workloads::RankLossPolicy::wait);
     w.power_policy = read_power_policy(s);
     s.finish();
     return w;
@@ -256,8 +244,7 @@ std::optional<workloads::FabricSpec> read_fabric(Section& top, const std::string
             spec = workloads::parse_fabric_spec(top.text("topology"));
         } else {
             Section t = top.section("topology");
-            spec.kind = workloads::parse_fabric_kind(
-                t.choice("kind", {"ring", "switch", "torus2d", "fully_connected", "file"}));
+            spec.kind = t.choice("kind", workloads::fabric_kind_names);
             spec.p = static_cast<std::int32_t>(t.integer("p", 0, max_satellites, 0));
             spec.x = static_cast<std::int32_t>(t.integer("x", 0, 100000, 0));
             spec.y = static_cast<std::int32_t>(t.integer("y", 0, 100000, 0));

@@ -1,6 +1,7 @@
 #pragma once
 // A scenario as plain, validated config structs, SI units inside. Nothing YAML-shaped
 // leaks out of src/scenario: the model libraries receive their own parameter structs.
+#include <skyfabric/physics/enum_names.hpp>
 #include <skyfabric/physics/formation.hpp>
 #include <skyfabric/physics/power.hpp>
 #include <skyfabric/physics/propagation.hpp>
@@ -42,6 +43,12 @@ enum class FormationLayout { suncatcher_lattice, hexagonal, explicit_states };
 // formation.relative_orbits: j2_mean_elements = physics::j2_mean_element_formation (bounded under J2),
 // hcw = the plain HCW 2:1 ellipse with the Keplerian n, schweighart_sedwick = the SS-trimmed ellipse.
 enum class RelativeOrbits { automatic, j2_mean_elements, hcw, schweighart_sedwick };
+inline constexpr auto relative_orbits_names = physics::enum_names<RelativeOrbits>({
+    {RelativeOrbits::automatic, "auto"},
+    {RelativeOrbits::j2_mean_elements, "j2_mean_elements"},
+    {RelativeOrbits::hcw, "hcw"},
+    {RelativeOrbits::schweighart_sedwick, "schweighart_sedwick"},
+});
 
 struct FormationConfig {
     FormationLayout layout = FormationLayout::suncatcher_lattice;

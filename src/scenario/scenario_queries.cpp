@@ -155,24 +155,9 @@ RelativeOrbits resolved_relative_orbits(const Scenario& sc) {
     return RelativeOrbits::hcw;
 }
 
-const char* to_string(RelativeOrbits relative_orbits) {
-    switch (relative_orbits) {
-        case RelativeOrbits::automatic: return "auto";
-        case RelativeOrbits::j2_mean_elements: return "j2_mean_elements";
-        case RelativeOrbits::hcw: return "hcw";
-        case RelativeOrbits::schweighart_sedwick: return "schweighart_sedwick";
-    }
-    return "unknown";
-}
+const char* to_string(RelativeOrbits relative_orbits) { return relative_orbits_names.name(relative_orbits); }
 
-const char* to_string(physics::PowerPolicy policy) {
-    switch (policy) {
-        case physics::PowerPolicy::ignore: return "ignore";
-        case physics::PowerPolicy::throttle: return "throttle";
-        case physics::PowerPolicy::pause: return "pause";
-    }
-    return "unknown";
-}
+const char* to_string(physics::PowerPolicy policy) { return physics::power_policy_names.name(policy); }
 
 physics::CartesianState initial_chief_state(const Scenario& sc) {
     return physics::keplerian_to_cartesian(physics::mean_to_osculating(chief_mean_elements(sc), dynamics_j2(sc)),
@@ -295,15 +280,7 @@ std::string epoch_iso8601(const Scenario& sc) {
     return out + "Z";
 }
 
-const char* to_string(physics::RelativeMotionModel model) {
-    switch (model) {
-        case physics::RelativeMotionModel::hcw: return "hcw";
-        case physics::RelativeMotionModel::hcw_ode: return "hcw_ode";
-        case physics::RelativeMotionModel::schweighart_sedwick: return "schweighart_sedwick";
-        case physics::RelativeMotionModel::nonlinear: return "nonlinear";
-    }
-    return "unknown";
-}
+const char* to_string(physics::RelativeMotionModel model) { return physics::relative_motion_model_names.name(model); }
 
 }  // namespace skyfabric::scenario
 

@@ -2,6 +2,8 @@
 // Schema-checked reading of a YAML tree. Every value is read through here so that
 // each error names file:line:column, the dotted key path and what was expected, and
 // every key a section does not read is reported (with the nearest valid key).
+#include <skyfabric/physics/enum_names.hpp>
+
 #include <yaml-cpp/yaml.h>
 
 #include <cstddef>
@@ -9,8 +11,10 @@
 #include <limits>
 #include <optional>
 #include <set>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace skyfabric::scenario {
@@ -50,6 +54,19 @@ public:
     // One of `choices`; the message lists them.
     std::string choice(const std::string& key, const std::vector<std::string>& choices,
                        std::optional<std::string> fallback = std::nullopt);
+    // The same over an enum's name table: its names, in its order, are the choices (or those of
+    // `among` only, in that order).
+    template <class Enum, std::size_t N>
+    Enum choice(const std::string& key, const physics::EnumNames<Enum, N>& names,
+                std::type_identity_t<std::optional<Enum>> fallback = std::nullopt) {
+        return choice(key, names, names.values(), fallback);
+    }
+    template <class Enum, std::size_t N>
+    Enum choice(const std::string& key, const physics::EnumNames<Enum, N>& names,
+                std::type_identity_t<std::span<const Enum>> among, std::type_identity_t<std::optional<Enum>> fallback) {
+        const auto name = fallback ? std::optional<std::string>(names.name(*fallback)) : std::nullopt;
+        return *names.value(choice(key, names.names(among), name));
+    }
     // A nested mapping (empty section if absent and optional).
     Section section(const std::string& key, bool required = false);
     // A sequence of nested nodes (for explicit lists).

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -345,6 +346,25 @@ TEST(PvdSeriesWriter, RewriteAfterRunSetsStatusFaultDownAndUtilisationInPlace) {
     EXPECT_THROW(writer.rewrite_after_run(2, {status, down, used}), std::invalid_argument);
     const std::vector<std::int32_t> short_status{0, 1};
     EXPECT_THROW(writer.rewrite_after_run(0, {short_status, {}, {}}), std::invalid_argument);
+}
+
+// The frames carry status as integers; the renderer names them with its own STATUS_NAMES
+// (index = value), which must be the C++ table's names in value order.
+TEST(SatelliteStatus, RendererNamesAreTheTables) {
+    std::ifstream in(fs::path(SKYFABRIC_SOURCE_DIR) / "viz/paraview/skyrender/style.py");
+    ASSERT_TRUE(in) << "viz/paraview/skyrender/style.py";
+    const std::string style((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::smatch list;
+    ASSERT_TRUE(std::regex_search(style, list, std::regex(R"re(\nSTATUS_NAMES = \[([^\]]*)\])re")));
+    std::vector<std::string> python;
+    const std::string items = list[1];
+    const std::regex quoted(R"re("([^"]*)")re");
+    for (auto it = std::sregex_iterator(items.begin(), items.end(), quoted); it != std::sregex_iterator(); ++it)
+        python.push_back((*it)[1]);
+    const auto& table = skyfabric::links::satellite_status_names;
+    ASSERT_EQ(python.size(), table.size());
+    for (std::size_t v = 0; v < table.size(); ++v)
+        EXPECT_EQ(python[v], table.name(static_cast<SatelliteStatus>(v))) << "STATUS_NAMES[" << v << "]";
 }
 
 }  // namespace

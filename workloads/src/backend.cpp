@@ -6,20 +6,9 @@
 
 namespace skyfabric::workloads {
 
-std::string to_string(Backend b) {
-    switch (b) {
-        case Backend::automatic: return "auto";
-        case Backend::cpu: return "cpu";
-        case Backend::cuda: return "cuda";
-    }
-    return "unknown";
-}
-
 Backend parse_backend(const std::string& name) {
-    if (name == "auto") return Backend::automatic;
-    if (name == "cpu") return Backend::cpu;
-    if (name == "cuda") return Backend::cuda;
-    throw std::invalid_argument("unknown backend '" + name + "' (expected auto, cpu or cuda)");
+    if (const auto b = backend_names.value(name)) return *b;
+    throw std::invalid_argument("unknown backend '" + name + "' (expected " + backend_names.joined(", ", " or ") + ")");
 }
 
 bool cuda_backend_compiled() { return SKYFABRIC_HAVE_CUDA != 0; }

@@ -317,22 +317,6 @@ StepModel replica_step_model(const ClusterTrainingSetup& s, std::size_t replica)
     return m;
 }
 
-std::optional<ClusterAlgorithm> cluster_algorithm_from_name(std::string_view name) {
-    for (auto a : cluster_algorithms)
-        if (name == to_string(a)) return a;
-    return std::nullopt;
-}
-
-std::string_view to_string(ClusterAlgorithm algorithm) {
-    switch (algorithm) {
-        case ClusterAlgorithm::ring: return "ring";
-        case ClusterAlgorithm::hierarchical: return "hierarchical";
-        case ClusterAlgorithm::diloco: return "diloco";
-        case ClusterAlgorithm::noloco: return "noloco";
-    }
-    return "ring";
-}
-
 std::vector<std::int32_t> noloco_pairing(std::int32_t replicas, std::int64_t round, std::uint64_t seed) {
     std::vector<std::int32_t> order(static_cast<std::size_t>(std::max(0, replicas)));
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::int32_t>(i);

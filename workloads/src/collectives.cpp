@@ -6,45 +6,14 @@
 
 namespace skyfabric::workloads {
 
-std::string to_string(CollectiveOp op) {
-    switch (op) {
-        case CollectiveOp::all_reduce: return "all_reduce";
-        case CollectiveOp::reduce_scatter: return "reduce_scatter";
-        case CollectiveOp::all_gather: return "all_gather";
-        case CollectiveOp::all_to_all: return "all_to_all";
-        case CollectiveOp::point_to_point: return "point_to_point";
-    }
-    return "unknown";
-}
-
-std::string to_string(Algorithm a) {
-    switch (a) {
-        case Algorithm::ring: return "ring";
-        case Algorithm::double_binary_tree: return "double_binary_tree";
-        case Algorithm::halving_doubling: return "halving_doubling";
-        case Algorithm::hierarchical_ring: return "hierarchical_ring";
-        case Algorithm::pairwise: return "pairwise";
-        case Algorithm::direct: return "direct";
-    }
-    return "unknown";
-}
-
 CollectiveOp parse_collective_op(const std::string& name) {
-    for (auto op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather,
-                    CollectiveOp::all_to_all, CollectiveOp::point_to_point})
-        if (to_string(op) == name) return op;
-    throw std::invalid_argument("unknown collective '" + name +
-                                "' (expected all_reduce, reduce_scatter, all_gather, all_to_all, "
-                                "point_to_point)");
+    if (const auto op = collective_op_names.value(name)) return *op;
+    throw std::invalid_argument("unknown collective '" + name + "' (expected " + collective_op_names.joined() + ")");
 }
 
 Algorithm parse_algorithm(const std::string& name) {
-    for (auto a : {Algorithm::ring, Algorithm::double_binary_tree, Algorithm::halving_doubling,
-                   Algorithm::hierarchical_ring, Algorithm::pairwise, Algorithm::direct})
-        if (to_string(a) == name) return a;
-    throw std::invalid_argument("unknown algorithm '" + name +
-                                "' (expected ring, double_binary_tree, halving_doubling, "
-                                "hierarchical_ring, pairwise, direct)");
+    if (const auto a = algorithm_names.value(name)) return *a;
+    throw std::invalid_argument("unknown algorithm '" + name + "' (expected " + algorithm_names.joined() + ")");
 }
 
 Algorithm default_algorithm(CollectiveOp op) {

@@ -68,46 +68,6 @@ double integrate_dose(const DoseRateSeries& s, std::int32_t sat, double duration
 
 }  // namespace
 
-const char* fault_kind_name(FaultKind kind) {
-    switch (kind) {
-        case FaultKind::sdc: return "sdc";
-        case FaultKind::hbm_uecc: return "hbm_uecc";
-        case FaultKind::chip_crash: return "chip_crash";
-        case FaultKind::host_crash: return "host_crash";
-        case FaultKind::link_outage: return "link_outage";
-    }
-    return "unknown";
-}
-
-const char* fault_effect_name(FaultEffect e) {
-    switch (e) {
-        case FaultEffect::none: return "none";
-        case FaultEffect::step_recomputed: return "step_recomputed";
-        case FaultEffect::silent_corruption: return "silent_corruption";
-        case FaultEffect::rollback: return "rollback";
-        case FaultEffect::reboot: return "reboot";
-        case FaultEffect::link_down: return "link_down";
-        case FaultEffect::after_end: return "after_end";
-    }
-    return "unknown";
-}
-
-const char* job_phase_name(JobPhase p) {
-    switch (p) {
-        case JobPhase::step: return "step";
-        case JobPhase::step_corrupted: return "step_corrupted";
-        case JobPhase::step_recomputed: return "step_recomputed";
-        case JobPhase::step_rolled_back: return "step_rolled_back";
-        case JobPhase::step_interrupted: return "step_interrupted";
-        case JobPhase::checkpoint: return "checkpoint";
-        case JobPhase::checkpoint_interrupted: return "checkpoint_interrupted";
-        case JobPhase::recovery: return "recovery";
-        case JobPhase::unfinished: return "unfinished";
-        case JobPhase::stalled: return "stalled";
-    }
-    return "unknown";
-}
-
 DeviceCrossSections trillium_v6e() { return DeviceCrossSections{}; }
 
 DeviceCrossSections device_preset(const std::string& name) {

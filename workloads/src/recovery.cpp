@@ -50,15 +50,6 @@ double first_order_waste_fraction(double tau, double delta, double r, double m) 
     return delta / tau + (tau + delta) / (2.0 * m) + r / m;
 }
 
-const char* rank_loss_policy_name(RankLossPolicy policy) {
-    switch (policy) {
-        case RankLossPolicy::wait: return "wait";
-        case RankLossPolicy::shrink: return "shrink";
-        case RankLossPolicy::spare: return "spare";
-    }
-    return "unknown";
-}
-
 namespace {
 
 // One trial's play (see simulate_training_with_faults in faults.hpp).

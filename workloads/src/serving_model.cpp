@@ -53,17 +53,6 @@ double kv_bytes_per_token(const ServingModel& m) {
     return 0.0;
 }
 
-const char* to_string(ServingRouting routing) { return routing == ServingRouting::prfaas ? "prfaas" : "local"; }
-
-const char* to_string(AttentionKind attention) {
-    switch (attention) {
-        case AttentionKind::dense: return "dense";
-        case AttentionKind::hybrid: return "hybrid";
-        case AttentionKind::mla: return "mla";
-    }
-    return "dense";
-}
-
 double weight_bytes(const ServingModel& m) { return m.parameters * m.bytes_per_parameter; }
 
 RequestGenerator::RequestGenerator(const RequestStream& stream, double start_s)

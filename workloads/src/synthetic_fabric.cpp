@@ -36,11 +36,6 @@ std::string suggestion(std::string_view got, const std::vector<std::string>& can
     return out;
 }
 
-const std::vector<std::string>& kind_names() {
-    static const std::vector<std::string> names{"ring", "switch", "torus2d", "fully_connected", "file"};
-    return names;
-}
-
 std::vector<std::string> keys_for(FabricKind kind) {
     switch (kind) {
         case FabricKind::torus2d: return {"x", "y", "bw_gbps", "latency_ns"};
@@ -89,23 +84,10 @@ void add_unique(links::Topology& t, std::set<std::pair<std::int32_t, std::int32_
 
 }  // namespace
 
-std::string to_string(FabricKind kind) {
-    switch (kind) {
-        case FabricKind::ring: return "ring";
-        case FabricKind::switch_star: return "switch";
-        case FabricKind::torus2d: return "torus2d";
-        case FabricKind::fully_connected: return "fully_connected";
-        case FabricKind::edge_list: return "file";
-    }
-    return "unknown";
-}
-
 FabricKind parse_fabric_kind(std::string_view name) {
     const std::string_view n = trim(name);
-    for (auto k : {FabricKind::ring, FabricKind::switch_star, FabricKind::torus2d, FabricKind::fully_connected,
-                   FabricKind::edge_list})
-        if (to_string(k) == n) return k;
-    throw FabricSpecError("topology: unknown fabric kind '" + std::string(n) + "'" + suggestion(n, kind_names()));
+    if (const auto k = fabric_kind_names.value(n)) return *k;
+    throw FabricSpecError("topology: unknown fabric kind '" + std::string(n) + "'" + suggestion(n, fabric_kind_names.names()));
 }
 
 FabricSpec parse_fabric_spec(std::string_view text) {

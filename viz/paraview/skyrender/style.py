@@ -2,8 +2,9 @@
 (scene.py) and the ParaView state (state.py), so the two cannot drift apart.
 
 The satellite status names are not in the run's files (result.h5 carries `*_names` only for
-workload, link and inference enums; the .vtp frames carry the integers), so STATUS_NAMES is
-the one copy of skyfabric::viz::SatelliteStatus (viz/include/skyfabric/viz/pvd_writer.hpp).
+workload, link and inference enums; the .vtp frames carry the integers), so STATUS_NAMES repeats
+the C++ table links::satellite_status_names (links/include/skyfabric/links/satellite_status.hpp);
+tests/viz/pvd_writer.cpp fails when the two differ.
 """
 
 STATUS_NAMES = ["ok", "faulted", "rebooting", "spare"]   # index = SatelliteStatus value

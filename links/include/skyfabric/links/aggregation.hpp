@@ -9,6 +9,7 @@
 
 #include <skyfabric/links/budget.hpp>
 #include <skyfabric/links/topology.hpp>
+#include <skyfabric/physics/enum_names.hpp>
 
 #include <Eigen/Core>
 
@@ -21,10 +22,14 @@
 namespace skyfabric::links {
 
 enum class AggregationTopology : std::uint8_t { planar = 0, spread = 1 };
+inline constexpr auto aggregation_topology_names = physics::enum_names<AggregationTopology>({
+    {AggregationTopology::planar, "planar"}, {AggregationTopology::spread, "spread"}});
 
-// "planar", "spread" (the scenario key values); nullopt otherwise.
-std::optional<AggregationTopology> aggregation_topology_from_name(std::string_view name);
-std::string_view to_string(AggregationTopology topology);
+// nullopt for a name not in the table.
+inline std::optional<AggregationTopology> aggregation_topology_from_name(std::string_view name) {
+    return aggregation_topology_names.value(name);
+}
+inline std::string_view to_string(AggregationTopology topology) { return aggregation_topology_names.name(topology); }
 
 struct GatewayParameters {
     std::int32_t gateways_per_cluster = 4;

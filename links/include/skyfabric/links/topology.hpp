@@ -2,6 +2,8 @@
 // The network at one instant: a sparse, undirected edge list between satellites.
 // Produced by the links library, consumed by workloads, written by src/ and viz/.
 
+#include <skyfabric/physics/enum_names.hpp>
+
 #include <cstdint>
 #include <vector>
 
@@ -32,6 +34,13 @@ enum class LinkEventKind : std::uint8_t {
     reacquired = 3,         // finished re-acquisition, now carries traffic
     down_fault = 4,         // taken down by a fault (radiation, link outage)
 };
+inline constexpr auto link_event_kind_names = physics::enum_names<LinkEventKind>({
+    {LinkEventKind::up, "up"},
+    {LinkEventKind::down_range, "down_range"},
+    {LinkEventKind::down_reassigned, "down_reassigned"},
+    {LinkEventKind::reacquired, "reacquired"},
+    {LinkEventKind::down_fault, "down_fault"},
+});
 
 struct LinkEvent {
     double time_s = 0.0;

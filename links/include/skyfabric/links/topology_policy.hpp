@@ -16,6 +16,7 @@
 #include <skyfabric/links/budget.hpp>
 #include <skyfabric/links/terminals.hpp>
 #include <skyfabric/links/topology.hpp>
+#include <skyfabric/physics/enum_names.hpp>
 
 #include <Eigen/Core>
 
@@ -28,10 +29,18 @@
 namespace skyfabric::links {
 
 enum class TopologyPolicy : std::uint8_t { lattice, nearest_k, max_capacity };
+// The scenario key's values, in the order its messages list them (not the values' order).
+inline constexpr auto topology_policy_names = physics::enum_names<TopologyPolicy>({
+    {TopologyPolicy::nearest_k, "nearest_k"},
+    {TopologyPolicy::lattice, "lattice"},
+    {TopologyPolicy::max_capacity, "max_capacity"},
+});
 
-// "lattice", "nearest_k", "max_capacity" (the scenario key values); nullopt otherwise.
-std::optional<TopologyPolicy> topology_policy_from_name(std::string_view name);
-std::string_view to_string(TopologyPolicy policy);
+// nullopt for a name not in the table.
+inline std::optional<TopologyPolicy> topology_policy_from_name(std::string_view name) {
+    return topology_policy_names.value(name);
+}
+inline std::string_view to_string(TopologyPolicy policy) { return topology_policy_names.name(policy); }
 
 struct TopologyParameters {
     TopologyPolicy policy = TopologyPolicy::nearest_k;

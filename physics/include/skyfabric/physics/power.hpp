@@ -2,6 +2,8 @@
 // Power and heat of one satellite: solar array, battery, loads, radiator with a lumped thermal
 // mass, and the compute the battery and the radiator allow. Pure functions over plain structs.
 // Presets and their sources: docs/power.md.
+#include <skyfabric/physics/enum_names.hpp>
+
 namespace skyfabric::physics {
 
 inline constexpr double solar_constant_w_m2 = 1361.0;     // at 1 AU (Kopp & Lean, GRL 38, 2011)
@@ -67,6 +69,8 @@ enum class PowerPolicy {
     throttle,  // compute slowed to what keeps the battery above its limit and the node below its maximum
     pause,     // compute stops whenever it cannot run at full speed
 };
+inline constexpr auto power_policy_names = enum_names<PowerPolicy>({
+    {PowerPolicy::ignore, "ignore"}, {PowerPolicy::throttle, "throttle"}, {PowerPolicy::pause, "pause"}});
 
 struct PowerState {
     double battery_wh = 0.0;

@@ -2,6 +2,7 @@
 // Formation propagation: the chief (reference) orbit plus every satellite, under one
 // of four models. Streaming: advance_to() is called with non-decreasing times and
 // fills a snapshot; nothing of the past is kept.
+#include <skyfabric/physics/enum_names.hpp>
 #include <skyfabric/physics/frames.hpp>
 
 #include <cstdint>
@@ -49,6 +50,12 @@ enum class RelativeMotionModel {
     schweighart_sedwick,  // J2-linearised relative motion (Schweighart & Sedwick 2002)
     nonlinear,            // every satellite in ECI: two-body + J2 (+ drag), adaptive high order
 };
+inline constexpr auto relative_motion_model_names = enum_names<RelativeMotionModel>({
+    {RelativeMotionModel::hcw, "hcw"},
+    {RelativeMotionModel::hcw_ode, "hcw_ode"},
+    {RelativeMotionModel::schweighart_sedwick, "schweighart_sedwick"},
+    {RelativeMotionModel::nonlinear, "nonlinear"},
+});
 
 // Numerical trouble (NaN/inf state, step-size collapse); the message names satellite and time.
 struct PropagationError : std::runtime_error {

@@ -39,11 +39,12 @@
 
 #include <Eigen/Core>
 
+#include <skyfabric/links/satellite_status.hpp>
 #include <skyfabric/links/topology.hpp>
 
 namespace skyfabric::viz {
 
-enum class SatelliteStatus : std::int32_t { ok = 0, faulted = 1, rebooting = 2, spare = 3 };
+using SatelliteStatus = links::SatelliteStatus;  // also workloads::SatelliteCondition
 
 // One output instant of the formation. Spans are borrowed for the duration of the call.
 struct SatelliteFrame {

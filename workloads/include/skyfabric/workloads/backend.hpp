@@ -5,14 +5,18 @@
 // (flow_solver.hpp, not yet on the run's path). Both backends run the same host/device functions
 // with the same rounding (no FMA contraction on either side), so they agree.
 
+#include <skyfabric/physics/enum_names.hpp>
+
 #include <cstdint>
 #include <string>
 
 namespace skyfabric::workloads {
 
 enum class Backend : std::uint8_t { automatic = 0, cpu = 1, cuda = 2 };
-std::string to_string(Backend backend);
-Backend parse_backend(const std::string& name);  // "auto" | "cpu" | "cuda"
+inline constexpr auto backend_names = physics::enum_names<Backend>({
+    {Backend::automatic, "auto"}, {Backend::cpu, "cpu"}, {Backend::cuda, "cuda"}});
+inline std::string to_string(Backend backend) { return backend_names.name(backend); }
+Backend parse_backend(const std::string& name);  // throws std::invalid_argument for a name not in the table
 
 // True when this build contains the CUDA backend.
 bool cuda_backend_compiled();

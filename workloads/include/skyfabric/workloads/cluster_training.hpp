@@ -33,6 +33,7 @@
 #include <string_view>
 #include <vector>
 
+#include <skyfabric/physics/enum_names.hpp>
 #include <skyfabric/workloads/damaged_fabric.hpp>
 #include <skyfabric/workloads/job.hpp>
 #include <skyfabric/workloads/training.hpp>
@@ -40,11 +41,18 @@
 namespace skyfabric::workloads {
 
 enum class ClusterAlgorithm : std::uint8_t { ring = 0, hierarchical = 1, diloco = 2, noloco = 3 };
+inline constexpr auto cluster_algorithm_names = physics::enum_names<ClusterAlgorithm>({
+    {ClusterAlgorithm::ring, "ring"},
+    {ClusterAlgorithm::hierarchical, "hierarchical"},
+    {ClusterAlgorithm::diloco, "diloco"},
+    {ClusterAlgorithm::noloco, "noloco"},
+});
 // Every algorithm, in the order they are listed and compared.
-inline constexpr std::array<ClusterAlgorithm, 4> cluster_algorithms{ClusterAlgorithm::ring, ClusterAlgorithm::hierarchical,
-                                                                    ClusterAlgorithm::diloco, ClusterAlgorithm::noloco};
-std::optional<ClusterAlgorithm> cluster_algorithm_from_name(std::string_view name);
-std::string_view to_string(ClusterAlgorithm algorithm);
+inline constexpr std::array<ClusterAlgorithm, 4> cluster_algorithms = cluster_algorithm_names.values();
+inline std::optional<ClusterAlgorithm> cluster_algorithm_from_name(std::string_view name) {
+    return cluster_algorithm_names.value(name);
+}
+inline std::string_view to_string(ClusterAlgorithm algorithm) { return cluster_algorithm_names.name(algorithm); }
 
 struct ClusterTrainingSetup {
     // The whole constellation's job: data_parallel = every rank, tokens_per_step the global batch.

@@ -12,6 +12,9 @@
 //                   writes (p−1)α + n/B with n = bytes leaving the rank.
 //   point_to_point  n from rank 0 to rank 1
 
+#include <skyfabric/physics/enum_names.hpp>
+
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -35,8 +38,27 @@ enum class Algorithm : std::uint8_t {
     direct = 5,              // point_to_point; all_to_all: every pair at once, one phase
 };
 
-std::string to_string(CollectiveOp op);
-std::string to_string(Algorithm algorithm);
+inline constexpr auto collective_op_names = physics::enum_names<CollectiveOp>({
+    {CollectiveOp::all_reduce, "all_reduce"},
+    {CollectiveOp::reduce_scatter, "reduce_scatter"},
+    {CollectiveOp::all_gather, "all_gather"},
+    {CollectiveOp::all_to_all, "all_to_all"},
+    {CollectiveOp::point_to_point, "point_to_point"},
+});
+inline constexpr auto algorithm_names = physics::enum_names<Algorithm>({
+    {Algorithm::ring, "ring"},
+    {Algorithm::double_binary_tree, "double_binary_tree"},
+    {Algorithm::halving_doubling, "halving_doubling"},
+    {Algorithm::hierarchical_ring, "hierarchical_ring"},
+    {Algorithm::pairwise, "pairwise"},
+    {Algorithm::direct, "direct"},
+});
+// The algorithms that perform an all_reduce (workload.all_reduce).
+inline constexpr std::array all_reduce_algorithms{Algorithm::ring, Algorithm::double_binary_tree,
+                                                  Algorithm::halving_doubling, Algorithm::hierarchical_ring};
+
+inline std::string to_string(CollectiveOp op) { return collective_op_names.name(op); }
+inline std::string to_string(Algorithm algorithm) { return algorithm_names.name(algorithm); }
 // Parse "all_reduce", "ring", ...; throws std::invalid_argument naming the bad value.
 CollectiveOp parse_collective_op(const std::string& name);
 Algorithm parse_algorithm(const std::string& name);

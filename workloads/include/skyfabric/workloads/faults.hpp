@@ -23,6 +23,8 @@
 // Files: fault_rates.cpp (1), fault_sampling.cpp (2), recovery.cpp (3), monte_carlo.cpp (4).
 // Pure: no I/O. SI units; doses in rad(Si).
 
+#include <skyfabric/links/satellite_status.hpp>
+#include <skyfabric/physics/enum_names.hpp>
 #include <skyfabric/physics/random.hpp>
 #include <skyfabric/workloads/backend.hpp>
 
@@ -47,8 +49,15 @@ enum class FaultKind : std::uint8_t {
     host_crash = 3,   // host CPU or RAM upset that takes the satellite's host down
     link_outage = 4,  // optical terminal loss (optional, not dose-driven)
 };
-inline constexpr int fault_kind_count = 5;
-const char* fault_kind_name(FaultKind kind);  // "sdc", "hbm_uecc", "chip_crash", "host_crash", "link_outage"
+inline constexpr auto fault_kind_names = physics::enum_names<FaultKind>({
+    {FaultKind::sdc, "sdc"},
+    {FaultKind::hbm_uecc, "hbm_uecc"},
+    {FaultKind::chip_crash, "chip_crash"},
+    {FaultKind::host_crash, "host_crash"},
+    {FaultKind::link_outage, "link_outage"},
+});
+inline constexpr int fault_kind_count = static_cast<int>(fault_kind_names.size());
+inline const char* fault_kind_name(FaultKind kind) { return fault_kind_names.name(kind); }
 
 // True for the kinds that abort the step and roll back to the last checkpoint.
 inline bool fault_interrupts(FaultKind k) {
@@ -149,7 +158,9 @@ enum class RankLossPolicy : std::uint8_t {
                  // the satellite rejoins at the first checkpoint after its reboot
     spare = 2,   // roll back, swap in the earliest-available hot spare if it is up sooner, else wait
 };
-const char* rank_loss_policy_name(RankLossPolicy policy);  // "wait", "shrink", "spare"
+inline constexpr auto rank_loss_policy_names = physics::enum_names<RankLossPolicy>({
+    {RankLossPolicy::wait, "wait"}, {RankLossPolicy::shrink, "shrink"}, {RankLossPolicy::spare, "spare"}});
+inline const char* rank_loss_policy_name(RankLossPolicy policy) { return rank_loss_policy_names.name(policy); }
 
 struct RecoveryConfig {
     double checkpoint_interval_s = 0.0;  // useful compute between checkpoints, τ; 0 = auto
@@ -205,7 +216,16 @@ enum class FaultEffect : std::uint8_t {
     link_down = 5,          // link outage: its link is down for link_outage_s (with a fabric: rerouted)
     after_end = 6,          // at or after the end of the run
 };
-const char* fault_effect_name(FaultEffect effect);
+inline constexpr auto fault_effect_names = physics::enum_names<FaultEffect>({
+    {FaultEffect::none, "none"},
+    {FaultEffect::step_recomputed, "step_recomputed"},
+    {FaultEffect::silent_corruption, "silent_corruption"},
+    {FaultEffect::rollback, "rollback"},
+    {FaultEffect::reboot, "reboot"},
+    {FaultEffect::link_down, "link_down"},
+    {FaultEffect::after_end, "after_end"},
+});
+inline const char* fault_effect_name(FaultEffect effect) { return fault_effect_names.name(effect); }
 
 // What the job was doing over an interval of its timeline (GoodputResult::timeline).
 enum class JobPhase : std::uint8_t {
@@ -220,7 +240,19 @@ enum class JobPhase : std::uint8_t {
     unfinished = 8,              // step or checkpoint cut by the end of the run
     stalled = 9,                 // the damaged fabric cannot complete a collective: wait for a repair
 };
-const char* job_phase_name(JobPhase phase);
+inline constexpr auto job_phase_names = physics::enum_names<JobPhase>({
+    {JobPhase::step, "step"},
+    {JobPhase::step_corrupted, "step_corrupted"},
+    {JobPhase::step_recomputed, "step_recomputed"},
+    {JobPhase::step_rolled_back, "step_rolled_back"},
+    {JobPhase::step_interrupted, "step_interrupted"},
+    {JobPhase::checkpoint, "checkpoint"},
+    {JobPhase::checkpoint_interrupted, "checkpoint_interrupted"},
+    {JobPhase::recovery, "recovery"},
+    {JobPhase::unfinished, "unfinished"},
+    {JobPhase::stalled, "stalled"},
+});
+inline const char* job_phase_name(JobPhase phase) { return job_phase_names.name(phase); }
 
 struct JobInterval {
     double start_s = 0.0;
@@ -316,8 +348,8 @@ struct GoodputResult {
 };
 
 // What each satellite was going through at an instant, for pictures of the run (the VTK frames'
-// `status`; same numbering as viz::SatelliteStatus).
-enum class SatelliteCondition : std::int32_t { ok = 0, faulted = 1, rebooting = 2, spare = 3 };
+// `status`): the one enum viz::SatelliteStatus also names.
+using SatelliteCondition = links::SatelliteStatus;
 
 // Each satellite's condition at t1, with (t0, t1] the time since the previous picture: rebooting
 // when a crash (chip or host) hit it within reboot_s before t1; else faulted when any fault event

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include <skyfabric/physics/enum_names.hpp>
 #include <skyfabric/workloads/collectives.hpp>
 #include <skyfabric/workloads/flow_simulation.hpp>
 #include <skyfabric/workloads/job.hpp>
@@ -26,6 +27,8 @@ enum class AttentionKind : std::uint8_t {
     hybrid = 1,  // only full_attention_layers keep a per-token cache (sliding-window/linear layers: constant state, left out)
     mla = 2,     // multi-head latent attention: one compressed latent (kv_lora_rank) plus the decoupled RoPE key per layer
 };
+inline constexpr auto attention_kind_names = physics::enum_names<AttentionKind>({
+    {AttentionKind::dense, "dense"}, {AttentionKind::hybrid, "hybrid"}, {AttentionKind::mla, "mla"}});
 
 struct ServingModel {
     double parameters = 8e9;             // weights read per decode step
@@ -132,10 +135,11 @@ enum class ServingRouting : std::uint8_t {
     local = 0,   // every prefill instance serves every request (homogeneous PD)
     prfaas = 1,  // uncached length > threshold: the dedicated prefill group; otherwise the others
 };
+inline constexpr auto serving_routing_names = physics::enum_names<ServingRouting>({
+    {ServingRouting::local, "local"}, {ServingRouting::prfaas, "prfaas"}});
 
-// "local", "prfaas".
-const char* to_string(ServingRouting routing);
-const char* to_string(AttentionKind attention);
+inline const char* to_string(ServingRouting routing) { return serving_routing_names.name(routing); }
+inline const char* to_string(AttentionKind attention) { return attention_kind_names.name(attention); }
 
 // A satellite down over [start_s, end_s) (end_s +inf: for good), e.g. a chip or host crash and its reboot
 // (faults.hpp fault_crashes). An instance is down while any of its satellites is: it loses the requests it
@@ -214,6 +218,12 @@ enum class RequestStatus : std::uint8_t {
     unservable = 2,   // prompt + output exceed every decode instance's KV capacity: refused on arrival
     lost = 3,         // every instance of a role it needed was down (on arrival, or when its instance crashed)
 };
+inline constexpr auto request_status_names = physics::enum_names<RequestStatus>({
+    {RequestStatus::completed, "completed"},
+    {RequestStatus::unfinished, "unfinished"},
+    {RequestStatus::unservable, "unservable"},
+    {RequestStatus::lost, "lost"},
+});
 
 // Times absent (not reached by the end) are NaN.
 struct RequestRecord {

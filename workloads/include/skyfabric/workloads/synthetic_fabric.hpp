@@ -22,6 +22,7 @@
 #include <vector>
 
 #include <skyfabric/links/topology.hpp>
+#include <skyfabric/physics/enum_names.hpp>
 #include <skyfabric/workloads/collectives.hpp>
 #include <skyfabric/workloads/collective_table.hpp>
 #include <skyfabric/workloads/flow_simulation.hpp>
@@ -43,8 +44,15 @@ enum class FabricKind : std::uint8_t {
     fully_connected = 3,
     edge_list = 4,        // spelled "file"
 };
+inline constexpr auto fabric_kind_names = physics::enum_names<FabricKind>({
+    {FabricKind::ring, "ring"},
+    {FabricKind::switch_star, "switch"},
+    {FabricKind::torus2d, "torus2d"},
+    {FabricKind::fully_connected, "fully_connected"},
+    {FabricKind::edge_list, "file"},
+});
 
-std::string to_string(FabricKind kind);  // "ring", "switch", "torus2d", "fully_connected", "file"
+inline std::string to_string(FabricKind kind) { return fabric_kind_names.name(kind); }
 FabricKind parse_fabric_kind(std::string_view name);  // throws FabricSpecError
 
 inline constexpr double default_fabric_bandwidth_bps = 400e9;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <skyfabric/links/topology.hpp>
+#include <skyfabric/physics/enum_names.hpp>
 #include <skyfabric/workloads/collectives.hpp>
 #include <skyfabric/workloads/flow_simulation.hpp>
 #include <skyfabric/workloads/job.hpp>
@@ -74,6 +75,12 @@ enum class StepStatus : std::uint8_t {
     stalled = 2,    // some transfer waited for a path
     incomplete = 3, // communication never finished (no path left)
 };
+inline constexpr auto step_status_names = physics::enum_names<StepStatus>({
+    {StepStatus::ok, "ok"},
+    {StepStatus::rerouted, "rerouted"},
+    {StepStatus::stalled, "stalled"},
+    {StepStatus::incomplete, "incomplete"},
+});
 
 struct StepRecord {
     std::int64_t step = 0;
