@@ -17,7 +17,7 @@ std::vector<scenario::Override> parse_overrides(const std::vector<std::string>& 
 CLI::Option* add_threads_option(CLI::App& command, int& threads) {
     return command
         .add_option("--threads", threads,
-                    "At most N CPU threads for the propagation and the Monte Carlo trials (0: every core; "
+                    "At most N CPU threads for the propagation, the Monte Carlo trials and a constellation's algorithms (0: every core; "
                     "caps radiation.threads)")
         ->type_name("N")
         ->check(CLI::Range(0, 1024));
