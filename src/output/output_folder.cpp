@@ -1,6 +1,7 @@
 #include "output/output_folder.hpp"
 
 #include "output/hdf5_file.hpp"
+#include "output/summary.hpp"
 #include "scenario/yaml_reader.hpp"
 
 #include <fcntl.h>
@@ -62,10 +63,9 @@ fs::path beside(const fs::path& folder, const std::string& suffix) {
 // trace given by --trace DIR/NAME): they go with it like is_run_output's names.
 std::set<std::string> listed_outputs(const fs::path& folder) {
     std::set<std::string> out;
-    std::ifstream in(folder / "summary.json");
-    const auto j = nlohmann::json::parse(in, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("files") || !j["files"].is_array()) return out;
-    for (const auto& f : j["files"]) {
+    const auto j = read_json_file(folder / "summary.json");
+    if (!j || !j->is_object() || !j->contains("files") || !(*j)["files"].is_array()) return out;
+    for (const auto& f : (*j)["files"]) {
         if (f.is_string()) out.insert(fs::path(f.get<std::string>()).begin()->string());
     }
     return out;

@@ -27,9 +27,8 @@ namespace {
 void refuse_to_overwrite(const fs::path& dir, bool force) {
     const auto summary = dir / "summary.json";
     if (force || !fs::exists(summary)) return;
-    std::ifstream in(summary);
-    const auto j = nlohmann::json::parse(in, nullptr, false);
-    if (!j.is_discarded() && j.value("complete", false)) {
+    const auto j = read_json_file(summary);
+    if (j && j->is_object() && j->value("complete", false)) {
         throw scenario::ScenarioError(dir.string() + " already holds a complete run; choose another -o folder or pass --force");
     }
 }

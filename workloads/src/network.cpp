@@ -309,8 +309,8 @@ const std::vector<Path>& RouteCache::get(const Network& network, std::int32_t so
     if (it != cache_.end()) return it->second;
     if (seed_) {
         const auto seeded = seed_->cache_.find(key);
-        const auto survives = [&](const std::vector<Path>& paths) {
-            for (const Path& p : paths)
+        const auto survives = [&](const std::vector<Path>& kept) {
+            for (const Path& p : kept)
                 for (const auto e : p.edges)
                     if (!(network.capacity_Bps[e] > 0.0)) return false;
             return true;

@@ -126,9 +126,9 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
     // Where the expert groups' members are: the placement read through expert_group_ranks.
     const auto expert_placement = [&](const Placement& ranks) {
         if (options.expert_group_ranks.empty()) return ranks;
-        Placement out(ranks.size());
-        for (std::size_t i = 0; i < out.size(); ++i) out[i] = ranks[static_cast<std::size_t>(options.expert_group_ranks[i])];
-        return out;
+        Placement grouped(ranks.size());
+        for (std::size_t i = 0; i < grouped.size(); ++i) grouped[i] = ranks[static_cast<std::size_t>(options.expert_group_ranks[i])];
+        return grouped;
     };
     const Schedule moe_schedule =
         moe_network ? in_groups(schedule_of(CollectiveOp::all_to_all, Algorithm::pairwise, moe.expert_parallel,
