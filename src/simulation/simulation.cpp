@@ -421,10 +421,11 @@ private:
             // Each ring/hierarchical record stays with its algorithm (a trace draws them all): steps,
             // collectives and per-link totals, a few MB at most for a day of 4 x 81.
         }
-        const auto first = summary_.constellation.empty() ? workloads::ClusterAlgorithm::diloco
-                                                          : summary_.constellation.front().algorithm;
-        if (first == workloads::ClusterAlgorithm::ring || first == workloads::ClusterAlgorithm::hierarchical)
-            summary_.training = summary_.constellation.front().training;  // the workload block's record
+        if (!summary_.constellation.empty()) {
+            const auto first = summary_.constellation.front().algorithm;
+            if (first == workloads::ClusterAlgorithm::ring || first == workloads::ClusterAlgorithm::hierarchical)
+                summary_.training = summary_.constellation.front().training;  // the workload block's record
+        }
     }
 
     // Serving: the physics first, every topology kept as keyframes, then each routing replayed over them

@@ -17,13 +17,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string plot_script() {
+std::string plot_script(const fs::path& exe) {
     if (const char* env = std::getenv("SKYFABRIC_PLOT_SWEEP")) return env;
     // The source tree above the running binary (build/<preset>/src/skyfabric), then this file's
     // (src/sweep/sweep_plot.cpp), which is relative when ccache's base_dir rewrote the compile.
     std::error_code ec;
-    for (fs::path dir = fs::read_symlink("/proc/self/exe", ec).parent_path(); !ec && !dir.empty();
-         dir = dir.parent_path()) {
+    for (fs::path dir = exe.parent_path(); !dir.empty(); dir = dir.parent_path()) {
         const fs::path script = dir / "viz" / "plot_sweep.py";
         if (fs::exists(script, ec)) return script.string();
         if (dir == dir.root_path()) break;
@@ -35,7 +34,7 @@ std::string plot_script() {
 }  // namespace
 
 void draw_plot(const Plan& plan, const std::vector<Row>& rows, bool quiet) {
-    const std::string script = plot_script();
+    const std::string script = plot_script(plan.exe);
     const char* python = "/usr/bin/python3";
     const fs::path log = plan.dir / "plots.log";
     auto warn = [&](const std::string& why) {

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <limits>
 #include <queue>
-#include <tuple>
 
 namespace skyfabric::workloads {
 
