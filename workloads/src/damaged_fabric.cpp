@@ -39,6 +39,9 @@ DamagedFabric::DamagedFabric(const TopologyTimeline& timeline, StepModel model, 
     if (model_.job.data_parallel != initial_ranks_)
         throw std::invalid_argument("damaged fabric: the job's data_parallel must equal the initial ranks");
     undamaged_.ranks = std::move(rank_nodes);
+    undamaged_step_s_ = std::make_unique<std::atomic<double>[]>(timeline_.keyframe_count());
+    for (std::size_t k = 0; k < timeline_.keyframe_count(); ++k)
+        undamaged_step_s_[k].store(std::numeric_limits<double>::quiet_NaN(), std::memory_order_relaxed);
     // One step, on a one-topology series, at full compute (a power limit acts on the fault-free
     // steps, to which the damage's extra time is added).
     model_.options.max_steps = 1;
@@ -52,7 +55,7 @@ DamagedFabric::Solved DamagedFabric::solve(std::size_t k, const FabricDamage& da
                                            std::shared_ptr<const RouteCache> undamaged_routes) const {
     Solved out;
     if (damage.ranks.empty()) return out;
-    links::Topology topology = *keyframe(k);  // a copy, damaged below
+    links::Topology topology = keyframe(k)->topology;  // a copy, damaged below
     for (links::Link& l : topology.links) {
         const bool node_down = std::binary_search(damage.satellites_down.begin(), damage.satellites_down.end(), l.source) ||
                                std::binary_search(damage.satellites_down.begin(), damage.satellites_down.end(), l.target);
@@ -76,9 +79,9 @@ DamagedFabric::Solved DamagedFabric::solve(std::size_t k, const FabricDamage& da
         std::erase_if(options.rank_groups, [](const std::vector<std::int32_t>& g) { return g.empty(); });
     }
     options.start_s = topology.time_s;
-    // Multipath routing searches k disjoint paths per pair: the undamaged keyframe's are kept and
-    // seed its damaged copies (RouteCache::seed), which search again only pairs whose paths broke.
-    options.keep_routes = !undamaged_routes && options.flow.paths_per_transfer > 1;
+    // The undamaged keyframe's routes are kept and seed its damaged copies (RouteCache::seed), which
+    // search again only pairs whose paths broke (the same paths a search finds there).
+    options.keep_routes = !undamaged_routes;
     options.flow.routes_before_damage = std::move(undamaged_routes);
     const links::Topology series[] = {std::move(topology)};
     const TrainingResult r = simulate_training(job, model_.accelerator, series, options);
@@ -95,23 +98,29 @@ DamagedFabric::Solved DamagedFabric::solve(std::size_t k, const FabricDamage& da
     return out;
 }
 
-const DamagedFabric::Solved& DamagedFabric::solved(std::size_t k, const FabricDamage& damage) {
+std::string DamagedFabric::solve_key(std::size_t k, const FabricDamage& damage) const {
     std::string key;
     key.append(reinterpret_cast<const char*>(&k), sizeof k);
     append_bytes(key, damage.links_down);
     append_bytes(key, damage.satellites_down);
-    append_bytes(key, damage.ranks);
+    // Most damage keeps every rank: one byte then, rather than hashing and comparing them all.
+    const bool initial_ranks = damage.ranks == undamaged_.ranks;
+    key.push_back(initial_ranks ? '\0' : '\1');
+    if (!initial_ranks) append_bytes(key, damage.ranks);
+    return key;
+}
+
+const DamagedFabric::Solved& DamagedFabric::solved(std::size_t k, const FabricDamage& damage) {
+    std::string key = solve_key(k, damage);
     {
         const std::shared_lock lock(mutex_);
         if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
     }
     // Solved outside the lock (two threads may solve the same key: same inputs, same answer);
     // unordered_map keeps references to its elements valid across inserts.
-    // Only multipath solves keep routes (solve), so only they look up the undamaged solve: for a
-    // single path the lookup found none, and could solve an undamaged keyframe no one asked for.
+    // A damaged solve starts from the undamaged keyframe's routes (extra_step_s needs that solve anyway).
     const bool undamaged = damage.links_down.empty() && damage.satellites_down.empty() && damage.ranks == undamaged_.ranks;
-    const bool seeded = !undamaged && model_.options.flow.paths_per_transfer > 1;
-    Solved s = solve(k, damage, seeded ? solved(k, undamaged_).routes : nullptr);
+    Solved s = solve(k, damage, undamaged ? nullptr : solved(k, undamaged_).routes);
     const std::unique_lock lock(mutex_);
     return cache_.emplace(std::move(key), std::move(s)).first->second;
 }
@@ -150,29 +159,44 @@ double DamagedFabric::extra_step_s(double t, const FabricDamage& damage) {
     const std::size_t k = timeline_.keyframe_index_at(t);
     const double damaged = step_s(k, damage);
     if (!std::isfinite(damaged)) return damaged;
-    return damaged - solved(k, undamaged_).step_s;
+    double undamaged = undamaged_step_s_[k].load(std::memory_order_relaxed);
+    if (std::isnan(undamaged)) {  // two threads may both solve it: the same answer
+        undamaged = solved(k, undamaged_).step_s;
+        undamaged_step_s_[k].store(undamaged, std::memory_order_relaxed);
+    }
+    return damaged - undamaged;
 }
 
 bool DamagedFabric::outage_link(std::int32_t satellite, double t, double mark, bool gateway,
                                 std::pair<std::int32_t, std::int32_t>& link) const {
     const auto shared = keyframe(timeline_.keyframe_index_at(t));
-    const links::Topology& topology = *shared;
-    // A gateway terminal carries the links between clusters, the ISL terminals the others.
-    const auto between_clusters = [&](const links::Link& l) {
-        return !cluster_of_.empty() && cluster_of_[static_cast<std::size_t>(l.source)] != cluster_of_[static_cast<std::size_t>(l.target)];
+    const Keyframe& frame = *shared;
+    if (satellite < 0 || static_cast<std::size_t>(satellite) + 1 >= frame.node_link_offsets.size()) return false;
+    // The satellite's working links that its terminal of this kind carries, in link order: a gateway
+    // terminal the links between clusters, the ISL terminals the others. The mark picks one.
+    const auto carried = [&](std::int32_t i) {
+        const links::Link& l = frame.topology.links[static_cast<std::size_t>(i)];
+        const bool between_clusters = !cluster_of_.empty() && cluster_of_[static_cast<std::size_t>(l.source)] !=
+                                                                  cluster_of_[static_cast<std::size_t>(l.target)];
+        return l.capacity_bps > 0.0 && between_clusters == gateway;
     };
-    std::vector<const links::Link*> own;
-    for (const links::Link& l : topology.links)
-        if ((l.source == satellite || l.target == satellite) && l.capacity_bps > 0.0 && between_clusters(l) == gateway)
-            own.push_back(&l);
-    if (own.empty()) return false;
-    const auto pick = std::min(own.size() - 1, static_cast<std::size_t>(mark * static_cast<double>(own.size())));
-    link = {own[pick]->source, own[pick]->target};
-    return true;
+    const auto first = frame.node_links.begin() + frame.node_link_offsets[static_cast<std::size_t>(satellite)];
+    const auto last = frame.node_links.begin() + frame.node_link_offsets[static_cast<std::size_t>(satellite) + 1];
+    const auto own = static_cast<std::size_t>(std::count_if(first, last, carried));
+    if (own == 0) return false;
+    std::size_t pick = std::min(own - 1, static_cast<std::size_t>(mark * static_cast<double>(own)));
+    for (auto it = first;; ++it) {
+        if (!carried(*it)) continue;
+        if (pick-- == 0) {
+            const links::Link& l = frame.topology.links[static_cast<std::size_t>(*it)];
+            link = {l.source, l.target};
+            return true;
+        }
+    }
 }
 
-std::shared_ptr<const links::Topology> DamagedFabric::keyframe(std::size_t k) const {
-    std::shared_ptr<const links::Topology> earlier;  // the nearest kept before k: trials walk forward
+std::shared_ptr<const DamagedFabric::Keyframe> DamagedFabric::keyframe(std::size_t k) const {
+    std::shared_ptr<const Keyframe> earlier;  // the nearest kept before k: trials walk forward
     std::size_t earlier_k = 0;
     {
         const std::lock_guard lock(keyframes_mutex_);
@@ -184,16 +208,34 @@ std::shared_ptr<const links::Topology> DamagedFabric::keyframe(std::size_t k) co
             earlier = it->second;
         }
     }
-    auto built = std::make_shared<const links::Topology>(earlier ? timeline_.keyframe_from(k, *earlier, earlier_k)
-                                                                 : timeline_.keyframe(k));
+    auto frame = std::make_shared<Keyframe>();
+    frame->topology = earlier ? timeline_.keyframe_from(k, earlier->topology, earlier_k) : timeline_.keyframe(k);
+    // Each node's links by a counting sort over the link list, so each node's stay in link order.
+    const auto& all = frame->topology.links;
+    auto& offsets = frame->node_link_offsets;
+    offsets.assign(static_cast<std::size_t>(std::max(frame->topology.node_count, 0)) + 1, 0);
+    const auto ends = [&](const links::Link& l, auto&& each) {
+        each(l.source);
+        if (l.target != l.source) each(l.target);
+    };
+    for (const links::Link& l : all) ends(l, [&](std::int32_t v) { ++offsets[static_cast<std::size_t>(v) + 1]; });
+    std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
+    frame->node_links.resize(static_cast<std::size_t>(offsets.back()));
+    std::vector<std::int32_t> filled(offsets.begin(), offsets.end() - 1);
+    for (std::size_t i = 0; i < all.size(); ++i)
+        ends(all[i], [&](std::int32_t v) { frame->node_links[static_cast<std::size_t>(filled[static_cast<std::size_t>(v)]++)] = static_cast<std::int32_t>(i); });
+    std::shared_ptr<const Keyframe> built = std::move(frame);
     constexpr std::size_t budget_bytes = 64u << 20;
+    const auto bytes_of = [](const Keyframe& f) {
+        return f.topology.links.size() * sizeof(links::Link) + (f.node_links.size() + f.node_link_offsets.size()) * sizeof(std::int32_t);
+    };
     const std::lock_guard lock(keyframes_mutex_);
     if (keyframes_.emplace(k, built).second) {
         keyframe_order_.push_back(k);
-        keyframe_bytes_ += built->links.size() * sizeof(links::Link);
+        keyframe_bytes_ += bytes_of(*built);
         while (keyframe_bytes_ > budget_bytes && keyframe_order_.size() > 1) {
             const auto old = keyframes_.find(keyframe_order_.front());
-            keyframe_bytes_ -= old->second->links.size() * sizeof(links::Link);
+            keyframe_bytes_ -= bytes_of(*old->second);
             keyframes_.erase(old);
             keyframe_order_.pop_front();
         }

@@ -16,18 +16,25 @@ namespace {
 // touched, so a dead end costs the neighbourhood it searches, not O(node_count).
 class NearestUnvisited {
 public:
+    // A new tour: the cursor below starts again (the storage is kept).
+    void start() { lowest_unvisited_ = 0; }
     std::int32_t operator()(const Network& n, std::int32_t source, const std::vector<char>& used) {
         if (dist_.size() < static_cast<std::size_t>(n.node_count))
             dist_.resize(static_cast<std::size_t>(n.node_count), inf());
-        using Item = std::pair<double, std::int32_t>;
-        std::priority_queue<Item, std::vector<Item>, std::greater<>> heap;
+        // A min-heap of (distance, node): popped in that order, as a priority_queue would.
+        const auto later = std::greater<Item>{};
+        heap_.clear();
         set(source, 0.0);
-        heap.emplace(0.0, source);
+        heap_.emplace_back(0.0, source);
         std::int32_t found = -1;
         double found_d = inf();
-        while (!heap.empty()) {
-            auto [d, v] = heap.top();
-            heap.pop();
+        // No unvisited node lies beyond the nearest one reached so far, nor does the path to it: a
+        // node reached farther than that is never expanded, so it is not queued (ties are).
+        double bound = inf();
+        while (!heap_.empty()) {
+            std::pop_heap(heap_.begin(), heap_.end(), later);
+            const auto [d, v] = heap_.back();
+            heap_.pop_back();
             if (d > dist_[v]) continue;
             if (d > found_d) break;  // every node at found_d has been popped
             if (!used[v] && (found < 0 || d < found_d || v < found)) {
@@ -36,10 +43,13 @@ public:
             }
             for (std::int32_t k = n.adjacency_offsets[v]; k < n.adjacency_offsets[v + 1]; ++k) {
                 const std::int32_t e = n.adjacency_edges[k];
+                const std::int32_t w = n.edge_to[e];
                 const double nd = d + n.latency_s[e];
-                if (nd < dist_[n.edge_to[e]]) {
-                    set(n.edge_to[e], nd);
-                    heap.emplace(nd, n.edge_to[e]);
+                if (nd < dist_[w] && !(nd > bound)) {
+                    set(w, nd);
+                    if (!used[w]) bound = std::min(bound, nd);
+                    heap_.emplace_back(nd, w);
+                    std::push_heap(heap_.begin(), heap_.end(), later);
                 }
             }
         }
@@ -60,8 +70,10 @@ private:
         if (dist_[v] == inf()) touched_.push_back(v);
         dist_[v] = d;
     }
+    using Item = std::pair<double, std::int32_t>;
     std::vector<double> dist_;
     std::vector<std::int32_t> touched_;
+    std::vector<Item> heap_;
     std::int32_t lowest_unvisited_ = 0;
 };
 
@@ -73,7 +85,9 @@ namespace {
 Placement tour(const Network& network, std::vector<char> used, std::int32_t start, std::int32_t ranks) {
     Placement order;
     order.reserve(static_cast<std::size_t>(ranks));
-    NearestUnvisited nearest_unvisited;
+    // Per thread, so that the damaged fabric's many tours (one per solve) reuse the storage.
+    thread_local NearestUnvisited nearest_unvisited;
+    nearest_unvisited.start();
     std::int32_t v = start;
     order.push_back(v);
     used[v] = 1;

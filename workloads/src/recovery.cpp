@@ -26,17 +26,63 @@ double resolve_checkpoint_interval_s(const RecoveryConfig& c) {
     return daly_interval_s(c.checkpoint_cost_s, c.mtbf_s);
 }
 
-double step_duration_at_s(const StepDurations& s, double t) {
-    if (s.start_s.empty()) return s.nominal_s;
-    if (s.start_s.size() != s.duration_s.size())
-        throw std::invalid_argument("step duration series: start_s and duration_s differ in length");
+namespace {
+
+double wrapped_time(const StepDurations& s, double t) {
     if (s.period_s > 0.0) {
         t = std::fmod(t, s.period_s);
         if (t < 0.0) t += s.period_s;
     }
+    return t;
+}
+
+// The index of the step under way at t: the last start <= t (0 when none is).
+std::size_t step_index_at(const StepDurations& s, double t) {
     const auto it = std::upper_bound(s.start_s.begin(), s.start_s.end(), t);
-    const std::size_t i = it == s.start_s.begin() ? 0 : static_cast<std::size_t>(it - s.start_s.begin()) - 1;
-    return s.duration_s[i];
+    return it == s.start_s.begin() ? 0 : static_cast<std::size_t>(it - s.start_s.begin()) - 1;
+}
+
+void check_step_series(const StepDurations& s) {
+    if (s.start_s.size() != s.duration_s.size())
+        throw std::invalid_argument("step duration series: start_s and duration_s differ in length");
+}
+
+// step_duration_at_s for a trial's clock, which only moves forward: the index walks on from the
+// last answer (a step or two), and falls back to the binary search after a jump or a wrap. Same
+// index as step_index_at: the walk stops at the last start <= t.
+class StepDurationCursor {
+public:
+    explicit StepDurationCursor(const StepDurations& s) : s_(s) { check_step_series(s); }
+    double at(double t) {
+        if (s_.start_s.empty()) return s_.nominal_s;
+        t = wrapped_time(s_, t);
+        const std::size_t n = s_.start_s.size();
+        if (s_.start_s[i_] > t) {
+            i_ = step_index_at(s_, t);
+        } else {
+            std::size_t walked = 0;
+            while (i_ + 1 < n && s_.start_s[i_ + 1] <= t) {
+                ++i_;
+                if (++walked == 8) {
+                    i_ = step_index_at(s_, t);
+                    break;
+                }
+            }
+        }
+        return s_.duration_s[i_];
+    }
+
+private:
+    const StepDurations& s_;
+    std::size_t i_ = 0;
+};
+
+}  // namespace
+
+double step_duration_at_s(const StepDurations& s, double t) {
+    if (s.start_s.empty()) return s.nominal_s;
+    check_step_series(s);
+    return s.duration_s[step_index_at(s, wrapped_time(s, t))];
 }
 
 double expected_goodput_constant_rate(double w, double delta, double r, double m) {
@@ -57,8 +103,8 @@ class Play {
 public:
     Play(std::span<const FaultEvent> events, std::int32_t satellite_count, double duration_s, const StepDurations& steps,
          const RecoveryConfig& config, bool record_timeline, FabricModel* fabric)
-        : events_(events), n_sat_(satellite_count), T_(duration_s), steps_(steps), config_(config),
-          record_(record_timeline), fabric_(fabric) {
+        : events_(events), n_sat_(satellite_count), T_(duration_s), config_(config),
+          record_(record_timeline), fabric_(fabric), step_durations_(steps) {
         const std::int32_t spares = config.spare_satellites;
         if (n_sat_ <= 0 || spares < 0 || spares >= n_sat_)
             throw std::invalid_argument("need satellite_count > spare_satellites >= 0");
@@ -100,9 +146,8 @@ public:
         res_.steps_completed = steps_committed_ + steps_since_;
         res_.corrupted_steps = corrupt_committed_ + corrupt_since_;
         res_.goodput = res_.useful_s / T_;
-        std::sort(step_times_.begin(), step_times_.end());
-        res_.step_time_median_s = nearest_rank_percentile(step_times_, 0.5);
-        res_.step_time_p99_s = nearest_rank_percentile(step_times_, 0.99);
+        res_.step_time_median_s = select_nearest_rank(step_times_, 0.5);
+        res_.step_time_p99_s = select_nearest_rank(step_times_, 0.99);
         return std::move(res_);
     }
 
@@ -392,7 +437,7 @@ private:
     }
 
     void step(double extra) {
-        const double free_s = step_duration_at_s(steps_, t_);
+        const double free_s = step_durations_.at(t_);
         if (!(free_s > 0.0)) throw std::invalid_argument("step duration must be > 0");
         const double d = free_s + extra;
         double end = t_ + d;
@@ -458,7 +503,6 @@ private:
     std::span<const FaultEvent> events_;
     std::int32_t n_sat_;
     double T_;
-    const StepDurations& steps_;
     const RecoveryConfig& config_;
     bool record_;
     FabricModel* fabric_;
@@ -487,6 +531,7 @@ private:
     double useful_committed_ = 0.0;
     std::size_t kept_from_ = 0;  // timeline: steps since the last checkpoint start here
     std::vector<double> step_times_;
+    StepDurationCursor step_durations_;
 
     // The last fabric answer, valid while neither the damage nor the topology changes.
     FabricDamage damage_;

@@ -55,10 +55,25 @@ bool embedded(const TrainingOptions& o, const Network& net, const Placement& pla
 
 }  // namespace
 
+namespace {
+
+// The 0-based position of rank ceil(q·n), at least 1, among n > 0 sorted values.
+std::size_t nearest_rank_index(std::size_t n, double q) {
+    const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(n)));
+    return std::min(n, std::max<std::size_t>(rank, 1)) - 1;
+}
+
+}  // namespace
+
 double nearest_rank_percentile(std::span<const double> sorted, double q) {
-    if (sorted.empty()) return 0.0;
-    const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sorted.size())));
-    return sorted[std::min(sorted.size(), std::max<std::size_t>(rank, 1)) - 1];
+    return sorted.empty() ? 0.0 : sorted[nearest_rank_index(sorted.size(), q)];
+}
+
+double select_nearest_rank(std::span<double> values, double q) {
+    if (values.empty()) return 0.0;
+    const auto nth = values.begin() + static_cast<std::ptrdiff_t>(nearest_rank_index(values.size(), q));
+    std::nth_element(values.begin(), nth, values.end());
+    return *nth;
 }
 
 bool step_straggles(const StragglerModel& model, std::int64_t step, std::int32_t ranks) {

@@ -8,6 +8,7 @@
 // steps of 1,000, not 10×).
 // Pure: no I/O.
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -62,14 +63,23 @@ private:
         double step_s = std::numeric_limits<double>::infinity();
         std::vector<std::pair<std::int32_t, std::int32_t>> used_links;  // carried bytes, sorted
         std::vector<double> used_link_bytes;                            // each one's bytes in the step
-        std::shared_ptr<const RouteCache> routes;  // undamaged, multipath: its damaged copies' seed
+        std::shared_ptr<const RouteCache> routes;  // the undamaged solve's: its damaged copies' seed
     };
     Solved solve(std::size_t keyframe, const FabricDamage& damage, std::shared_ptr<const RouteCache> undamaged_routes) const;
     const Solved& solved(std::size_t keyframe, const FabricDamage& damage);
     // The solve of the damage's links that matter to the step (step_s).
     const Solved& relevant_solved(std::size_t keyframe, const FabricDamage& damage);
+    // A rebuilt keyframe with each node's links (indices into topology.links, in its order), so
+    // a terminal outage looks at its satellite's links only.
+    struct Keyframe {
+        links::Topology topology;
+        std::vector<std::int32_t> node_link_offsets;  // node v's links: node_links[offsets[v] .. offsets[v+1])
+        std::vector<std::int32_t> node_links;
+    };
     // Keyframe k, rebuilt once and kept while the rebuilt keyframes fit in 64 MB (oldest dropped).
-    std::shared_ptr<const links::Topology> keyframe(std::size_t k) const;
+    std::shared_ptr<const Keyframe> keyframe(std::size_t k) const;
+    // The key of a (keyframe, damage) solve; the undamaged ranks are written as one flag.
+    std::string solve_key(std::size_t k, const FabricDamage& damage) const;
     const TopologyTimeline& timeline_;
     StepModel model_;
     std::int32_t initial_ranks_ = 0;
@@ -77,8 +87,10 @@ private:
     FabricDamage undamaged_;
     mutable std::shared_mutex mutex_;
     std::unordered_map<std::string, Solved> cache_;
+    // Each keyframe's undamaged step (NaN until solved): every damaged answer is taken from it.
+    std::unique_ptr<std::atomic<double>[]> undamaged_step_s_;
     mutable std::mutex keyframes_mutex_;
-    mutable std::map<std::size_t, std::shared_ptr<const links::Topology>> keyframes_;
+    mutable std::map<std::size_t, std::shared_ptr<const Keyframe>> keyframes_;
     mutable std::deque<std::size_t> keyframe_order_;
     mutable std::size_t keyframe_bytes_ = 0;
 };

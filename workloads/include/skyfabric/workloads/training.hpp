@@ -149,6 +149,8 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
 
 // Nearest-rank percentile (the value at rank ceil(q·n), at least 1) of sorted values; 0 when empty.
 double nearest_rank_percentile(std::span<const double> sorted, double q);
+// The same value from unsorted values, by selection (O(n), not a sort); reorders them.
+double select_nearest_rank(std::span<double> values, double q);
 TrainingResult simulate_training(const TrainingJob& job, const Accelerator& accelerator,
                                  std::span<const links::Topology> series,
                                  const TrainingOptions& options);
