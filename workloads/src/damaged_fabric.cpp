@@ -51,8 +51,7 @@ DamagedFabric::DamagedFabric(const TopologyTimeline& timeline, StepModel model, 
     model_.options.compute_done_s = nullptr;
 }
 
-DamagedFabric::Solved DamagedFabric::solve(std::size_t k, const FabricDamage& damage,
-                                           std::shared_ptr<const RouteCache> undamaged_routes) const {
+DamagedFabric::Solved DamagedFabric::solve(std::size_t k, const FabricDamage& damage, const Solved* undamaged) const {
     Solved out;
     if (damage.ranks.empty()) return out;
     links::Topology topology = keyframe(k)->topology;  // a copy, damaged below
@@ -79,10 +78,15 @@ DamagedFabric::Solved DamagedFabric::solve(std::size_t k, const FabricDamage& da
         std::erase_if(options.rank_groups, [](const std::vector<std::int32_t>& g) { return g.empty(); });
     }
     options.start_s = topology.time_s;
-    // The undamaged keyframe's routes are kept and seed its damaged copies (RouteCache::seed), which
-    // search again only pairs whose paths broke (the same paths a search finds there).
-    options.keep_routes = !undamaged_routes;
-    options.flow.routes_before_damage = std::move(undamaged_routes);
+    // The undamaged keyframe's routes and ring tours are kept and seed its damaged copies, which
+    // search again only the pairs whose paths broke (RouteCache::seed) and tour again only where a
+    // tour's hops from the first one broken (ring_placement_after_damage): the same routes and rings
+    // as searching anew.
+    options.keep_routes = !undamaged;
+    if (undamaged) {
+        options.flow.routes_before_damage = undamaged->routes;
+        options.tours_before_damage = undamaged->tours;
+    }
     const links::Topology series[] = {std::move(topology)};
     const TrainingResult r = simulate_training(job, model_.accelerator, series, options);
     std::vector<std::pair<std::pair<std::int32_t, std::int32_t>, double>> used;
@@ -95,6 +99,7 @@ DamagedFabric::Solved DamagedFabric::solve(std::size_t k, const FabricDamage& da
     }
     if (!r.summary.truncated && !r.steps.empty()) out.step_s = r.steps.front().end_s - r.steps.front().start_s;
     out.routes = r.routes;
+    out.tours = r.tours;
     return out;
 }
 
@@ -120,7 +125,7 @@ const DamagedFabric::Solved& DamagedFabric::solved(std::size_t k, const FabricDa
     // unordered_map keeps references to its elements valid across inserts.
     // A damaged solve starts from the undamaged keyframe's routes (extra_step_s needs that solve anyway).
     const bool undamaged = damage.links_down.empty() && damage.satellites_down.empty() && damage.ranks == undamaged_.ranks;
-    Solved s = solve(k, damage, undamaged ? nullptr : solved(k, undamaged_).routes);
+    Solved s = solve(k, damage, undamaged ? nullptr : &solved(k, undamaged_));
     const std::unique_lock lock(mutex_);
     return cache_.emplace(std::move(key), std::move(s)).first->second;
 }

@@ -18,9 +18,14 @@ class NearestUnvisited {
 public:
     // A new tour: the cursor below starts again (the storage is kept).
     void start() { lowest_unvisited_ = 0; }
-    std::int32_t operator()(const Network& n, std::int32_t source, const std::vector<char>& used) {
-        if (dist_.size() < static_cast<std::size_t>(n.node_count))
+    // The nearest unvisited node; with `path`, the edges of the path the search found to it are
+    // appended (none when nothing is reachable).
+    std::int32_t operator()(const Network& n, std::int32_t source, const std::vector<char>& used,
+                            std::vector<std::int32_t>* path = nullptr) {
+        if (dist_.size() < static_cast<std::size_t>(n.node_count)) {
             dist_.resize(static_cast<std::size_t>(n.node_count), inf());
+            via_.resize(static_cast<std::size_t>(n.node_count), -1);
+        }
         // A min-heap of (distance, node): popped in that order, as a priority_queue would.
         const auto later = std::greater<Item>{};
         heap_.clear();
@@ -47,12 +52,15 @@ public:
                 const double nd = d + n.latency_s[e];
                 if (nd < dist_[w] && !(nd > bound)) {
                     set(w, nd);
+                    via_[w] = e;
                     if (!used[w]) bound = std::min(bound, nd);
                     heap_.emplace_back(nd, w);
                     std::push_heap(heap_.begin(), heap_.end(), later);
                 }
             }
         }
+        if (path && found >= 0)
+            for (std::int32_t v = found; v != source; v = n.edge_from[via_[v]]) path->push_back(via_[v]);
         for (auto v : touched_) dist_[v] = inf();
         touched_.clear();
         if (found < 0) {
@@ -72,6 +80,7 @@ private:
     }
     using Item = std::pair<double, std::int32_t>;
     std::vector<double> dist_;
+    std::vector<std::int32_t> via_;  // the edge into each node on its best path so far
     std::vector<std::int32_t> touched_;
     std::vector<Item> heap_;
     std::int32_t lowest_unvisited_ = 0;
@@ -81,19 +90,20 @@ private:
 
 namespace {
 
-// The greedy tour from `start` over the nodes not yet `used`, until `ranks` are placed.
-Placement tour(const Network& network, std::vector<char> used, std::int32_t start, std::int32_t ranks) {
-    Placement order;
+// The greedy tour continued from `order` (its nodes marked `used`, the first one the start) over
+// the nodes not yet used, until `ranks` are placed; with `record`, each hop's decisive edges (see
+// RingTour) are appended.
+Placement tour(const Network& network, std::vector<char> used, Placement order, std::int32_t ranks,
+               RingTour* record = nullptr) {
     order.reserve(static_cast<std::size_t>(ranks));
     // Per thread, so that the damaged fabric's many tours (one per solve) reuse the storage.
     thread_local NearestUnvisited nearest_unvisited;
     nearest_unvisited.start();
-    std::int32_t v = start;
-    order.push_back(v);
-    used[v] = 1;
+    std::vector<std::int32_t>* decisive = record ? &record->decisive_edges : nullptr;
+    std::int32_t v = order.back();
     while (static_cast<std::int32_t>(order.size()) < ranks) {
         // Cheapest unvisited direct neighbour (ties: lower node id).
-        std::int32_t next = -1;
+        std::int32_t next = -1, taken = -1;
         double best = std::numeric_limits<double>::infinity();
         for (std::int32_t k = network.adjacency_offsets[v]; k < network.adjacency_offsets[v + 1]; ++k) {
             const std::int32_t e = network.adjacency_edges[k];
@@ -103,10 +113,16 @@ Placement tour(const Network& network, std::vector<char> used, std::int32_t star
             if (c < best || (c == best && w < next)) {
                 best = c;
                 next = w;
+                taken = e;
             }
         }
-        // Dead end: jump to the nearest unvisited node by routed latency.
-        if (next < 0) next = nearest_unvisited(network, v, used);
+        if (next >= 0) {
+            if (decisive) decisive->push_back(taken);
+        } else {
+            // Dead end: jump to the nearest unvisited node by routed latency.
+            next = nearest_unvisited(network, v, used, decisive);
+        }
+        if (record) record->hop_ends.push_back(static_cast<std::int32_t>(record->decisive_edges.size()));
         used[next] = 1;
         order.push_back(next);
         v = next;
@@ -119,19 +135,69 @@ Placement tour(const Network& network, std::vector<char> used, std::int32_t star
 Placement ring_placement(const Network& network, std::int32_t ranks) {
     const std::int32_t n = network.node_count;
     if (ranks < 1 || ranks > n) throw std::invalid_argument("ring_placement: ranks must be in 1..node_count");
-    return tour(network, std::vector<char>(static_cast<std::size_t>(n), 0), 0, ranks);
+    std::vector<char> used(static_cast<std::size_t>(n), 0);
+    used[0] = 1;
+    return tour(network, std::move(used), Placement{0}, ranks);
 }
 
-Placement ring_placement(const Network& network, std::span<const std::int32_t> nodes) {
+namespace {
+
+// Every node but the listed ones marked used (each listed node checked), and how many are listed.
+std::int32_t mark_unlisted(const Network& network, std::span<const std::int32_t> nodes, std::vector<char>& used) {
     if (nodes.empty()) throw std::invalid_argument("ring_placement: no nodes to place ranks on");
-    std::vector<char> used(static_cast<std::size_t>(network.node_count), 1);
+    used.assign(static_cast<std::size_t>(network.node_count), 1);
     for (const std::int32_t v : nodes) {
         if (v < 0 || v >= network.node_count) throw std::invalid_argument("ring_placement: node out of range");
         used[static_cast<std::size_t>(v)] = 0;
     }
+    return static_cast<std::int32_t>(std::count(used.begin(), used.end(), 0));
+}
+
+Placement tour_over(const Network& network, std::span<const std::int32_t> nodes, RingTour* record) {
+    std::vector<char> used;
+    const std::int32_t ranks = mark_unlisted(network, nodes, used);
     const std::int32_t start = *std::min_element(nodes.begin(), nodes.end());
-    const auto ranks = static_cast<std::int32_t>(std::count(used.begin(), used.end(), 0));
-    return tour(network, std::move(used), start, ranks);
+    used[static_cast<std::size_t>(start)] = 1;
+    if (record) record->hop_ends.assign(1, 0);
+    return tour(network, std::move(used), Placement{start}, ranks, record);
+}
+
+}  // namespace
+
+Placement ring_placement(const Network& network, std::span<const std::int32_t> nodes) {
+    return tour_over(network, nodes, nullptr);
+}
+
+RingTour ring_tour(const Network& network, std::span<const std::int32_t> nodes) {
+    RingTour t;
+    t.order = tour_over(network, nodes, &t);
+    return t;
+}
+
+Placement ring_placement_after_damage(const RingTour& before, const Network& damaged, std::span<const std::int32_t> nodes) {
+    std::vector<char> used;
+    const std::int32_t ranks = mark_unlisted(damaged, nodes, used);
+    // The same nodes: as many, and each of the tour's among them.
+    bool same = static_cast<std::size_t>(ranks) == before.order.size() && before.hop_ends.size() == before.order.size();
+    for (std::size_t i = 0; same && i < before.order.size(); ++i) {
+        const std::int32_t v = before.order[i];
+        same = v >= 0 && v < damaged.node_count && !used[static_cast<std::size_t>(v)];
+    }
+    if (!same) return ring_placement(damaged, nodes);
+    // The tour's hops up to the first whose decisive edges lost their capacity are taken as they
+    // were (each from the same state, over the same candidates less some that were not chosen);
+    // from there it tours on.
+    std::size_t hop = 1;
+    for (; hop < before.order.size(); ++hop) {
+        bool broken = false;
+        for (auto k = before.hop_ends[hop - 1]; k < before.hop_ends[hop] && !broken; ++k)
+            broken = !(damaged.capacity_Bps[static_cast<std::size_t>(before.decisive_edges[static_cast<std::size_t>(k)])] > 0.0);
+        if (broken) break;
+    }
+    if (hop == before.order.size()) return before.order;
+    Placement prefix(before.order.begin(), before.order.begin() + static_cast<std::ptrdiff_t>(hop));
+    for (const std::int32_t v : prefix) used[static_cast<std::size_t>(v)] = 1;
+    return tour(damaged, std::move(used), std::move(prefix), ranks);
 }
 
 Placement random_placement(std::int32_t node_count, std::int32_t ranks, std::uint64_t seed) {

@@ -12,18 +12,35 @@ namespace skyfabric::workloads {
 
 namespace {
 
-Placement plan(const TrainingOptions& o, const Network& net, std::int32_t ranks) {
+// What the first plan reuses and keeps (a damaged copy's seed, an undamaged solve's tours).
+struct TourSeed {
+    const std::vector<RingTour>* before = nullptr;  // the undamaged solve's tours, on this damaged copy
+    std::vector<RingTour>* kept = nullptr;          // each tour toured, kept
+};
+
+// The ring tour over `nodes`, on a damaged copy from the undamaged solve's i-th tour.
+Placement tour_of(const Network& net, std::span<const std::int32_t> nodes, std::size_t i, const TourSeed& seed) {
+    const auto* before = seed.before;
+    if (before && i < before->size()) return ring_placement_after_damage((*before)[i], net, nodes);
+    auto* tours = seed.kept;
+    if (!tours) return ring_placement(net, nodes);
+    tours->push_back(ring_tour(net, nodes));
+    return tours->back().order;
+}
+
+Placement plan(const TrainingOptions& o, const Network& net, std::int32_t ranks, const TourSeed& seed = {}) {
     if (!o.rank_groups.empty()) {
         Placement p;
-        for (const auto& group : o.rank_groups) {
-            const Placement g = o.placement == PlacementPolicy::topology_aware ? ring_placement(net, group) : group;
+        for (std::size_t i = 0; i < o.rank_groups.size(); ++i) {
+            const auto& group = o.rank_groups[i];
+            const Placement g = o.placement == PlacementPolicy::topology_aware ? tour_of(net, group, i, seed) : group;
             p.insert(p.end(), g.begin(), g.end());
         }
         return p;
     }
     if (!o.rank_nodes.empty()) {
         switch (o.placement) {
-            case PlacementPolicy::topology_aware: return ring_placement(net, o.rank_nodes);
+            case PlacementPolicy::topology_aware: return tour_of(net, o.rank_nodes, 0, seed);
             case PlacementPolicy::random: {
                 Placement p = random_placement(static_cast<std::int32_t>(o.rank_nodes.size()), ranks, o.seed);
                 for (auto& v : p) v = o.rank_nodes[static_cast<std::size_t>(v)];
@@ -156,7 +173,10 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
     sum.end_s = start;
     sum.compute_per_step_s = full_compute;
 
-    Placement placement = plan(options, clock.network(), p);
+    // The seed is for the first topology only (the damaged copy it was found on).
+    std::vector<RingTour> first_tours;
+    Placement placement = plan(options, clock.network(), p,
+                               TourSeed{options.tours_before_damage.get(), options.keep_routes ? &first_tours : nullptr});
     Placement experts = expert_placement(placement);
     std::int64_t placement_version = 0;
     std::int64_t planned_epoch = clock.epoch();
@@ -310,7 +330,10 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
     sum.topology_epochs = clock.epoch() - first_epoch + 1;
     sum.flow_events = engine.flow_events();
     sum.rate_solves = engine.rate_solves();
-    if (options.keep_routes) out.routes = engine.routes();
+    if (options.keep_routes) {
+        out.routes = engine.routes();
+        out.tours = std::make_shared<const std::vector<RingTour>>(std::move(first_tours));
+    }
     out.links = clock.link_utilisation(sum.end_s);
     if (options.record_link_epochs) {
         clock.record_open_epoch(sum.end_s);

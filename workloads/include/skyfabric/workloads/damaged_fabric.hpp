@@ -63,9 +63,11 @@ private:
         double step_s = std::numeric_limits<double>::infinity();
         std::vector<std::pair<std::int32_t, std::int32_t>> used_links;  // carried bytes, sorted
         std::vector<double> used_link_bytes;                            // each one's bytes in the step
-        std::shared_ptr<const RouteCache> routes;  // the undamaged solve's: its damaged copies' seed
+        // The undamaged solve's routes and ring tours: its damaged copies' seed.
+        std::shared_ptr<const RouteCache> routes;
+        std::shared_ptr<const std::vector<RingTour>> tours;
     };
-    Solved solve(std::size_t keyframe, const FabricDamage& damage, std::shared_ptr<const RouteCache> undamaged_routes) const;
+    Solved solve(std::size_t keyframe, const FabricDamage& damage, const Solved* undamaged) const;
     const Solved& solved(std::size_t keyframe, const FabricDamage& damage);
     // The solve of the damage's links that matter to the step (step_s).
     const Solved& relevant_solved(std::size_t keyframe, const FabricDamage& damage);

@@ -23,6 +23,21 @@ Placement ring_placement(const Network& network, std::int32_t ranks);
 // The same tour over the listed nodes only (one rank on each; starting from the lowest): the
 // ring of the ranks that survive a fault, or that include a spare.
 Placement ring_placement(const Network& network, std::span<const std::int32_t> nodes);
+
+// The tour over the listed nodes with the edges each hop's choice rests on: the direct edge it
+// took, or a dead end's jump along the shortest path the search found. On a copy of the same
+// network with some edges' capacity set to 0 (a damaged copy: the same edges and latencies), a hop
+// whose edges all still carry capacity is chosen the same from the same state: the edge taken stays
+// the cheapest candidate left, and the node jumped to keeps its distance while no other node's shrinks.
+struct RingTour {
+    Placement order;
+    std::vector<std::int32_t> decisive_edges;
+    std::vector<std::int32_t> hop_ends;  // hop i (placing order[i]): decisive_edges[hop_ends[i-1] .. hop_ends[i])
+};
+RingTour ring_tour(const Network& network, std::span<const std::int32_t> nodes);
+// ring_placement(damaged, nodes), taking `before` (found over the same nodes on the undamaged
+// network) up to its first hop that the damage breaks, and touring on from there.
+Placement ring_placement_after_damage(const RingTour& before, const Network& damaged, std::span<const std::int32_t> nodes);
 // Uniformly random distinct nodes, from a seeded counter-based generator.
 Placement random_placement(std::int32_t node_count, std::int32_t ranks, std::uint64_t seed);
 // Identity: rank i on node i.

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -56,7 +57,11 @@ struct TrainingOptions {
     std::int64_t max_steps = -1;  // < 0: no limit
     bool record_collectives = true;
     bool record_link_epochs = false;  // TrainingResult::link_epochs (the trace's link counters)
-    bool keep_routes = false;         // TrainingResult::routes (one topology: a damaged copy's seed)
+    // TrainingResult::routes and ::tours (one topology: a damaged copy's seed).
+    bool keep_routes = false;
+    // A damaged copy's: the ring tours its undamaged solve planned (one per rank group, or one over
+    // rank_nodes), each taken up to its first hop that the damage breaks (ring_placement_after_damage).
+    std::shared_ptr<const std::vector<RingTour>> tours_before_damage;
     // Run explicit schedules (every ring step listed: O(p²) transfers) instead of the
     // compact ones (O(p)); the results are the same. For tests.
     bool explicit_schedules = false;
@@ -142,6 +147,7 @@ struct TrainingResult {
     std::vector<LinkEpoch> link_epochs;  // with record_link_epochs: busy links per topology epoch
     TrainingSummary summary;
     std::shared_ptr<const RouteCache> routes;  // with keep_routes: the last topology's routes
+    std::shared_ptr<const std::vector<RingTour>> tours;  // with keep_routes: the first plan's ring tours
 };
 
 TrainingResult simulate_training(const TrainingJob& job, const Accelerator& accelerator,
