@@ -116,3 +116,55 @@ TEST(Placement, NodesWithoutLinksAreTakenInIdOrder) {
     EXPECT_EQ(sw::ring_placement(net, 40), expected);
     EXPECT_EQ(sw::ring_placement(net, 40), reference_ring_placement(net, 40));
 }
+
+TEST(Placement, TourAfterDamageIsTheTourOfTheDamagedFabric) {
+    // A damaged copy (links without capacity) tours from the undamaged tour's first broken hop on:
+    // it must give what touring the damaged copy from scratch gives, for damage on the tour's own
+    // hops and jumps, elsewhere, with ties (equal and zero latencies) and with other node sets.
+    std::uint64_t state = 12345;
+    const auto next = [&state](std::uint64_t n) {  // splitmix64, reduced
+        std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return (z ^ (z >> 31)) % n;
+    };
+    int unchanged = 0, retoured = 0;
+    for (int variant = 0; variant < 8; ++variant) {
+        SCOPED_TRACE(variant);
+        auto topo = sw::testing::lattice(7, 9, 100e9, 1e-6);
+        std::vector<skyfabric::links::Link> kept;
+        for (std::size_t i = 0; i < topo.links.size(); ++i) {
+            auto l = topo.links[i];
+            if (variant >= 4 && (i * 13 + static_cast<std::size_t>(variant) * 5) % 7 == 0) continue;  // holes: dead ends
+            if (variant % 2 == 1) l.latency_s = 1e-6 * static_cast<double>((i * 3 + static_cast<std::size_t>(variant)) % 4);
+            kept.push_back(l);
+        }
+        topo.links = kept;
+        const auto net = sw::build_network(topo);
+        std::vector<std::int32_t> nodes;
+        for (std::int32_t v = 0; v < topo.node_count; ++v)
+            if (variant % 4 != 3 || v % 5 != 2) nodes.push_back(v);
+        const sw::RingTour before = sw::ring_tour(net, nodes);
+        ASSERT_EQ(before.order, sw::ring_placement(net, nodes));
+        for (int draw = 0; draw < 60; ++draw) {
+            auto damaged = topo;
+            const auto down = 1 + next(4);
+            for (std::uint64_t j = 0; j < down; ++j) {
+                // Half the outages on an edge the tour rests on, half anywhere.
+                const std::int32_t e = j % 2 == 0 && !before.decisive_edges.empty()
+                                           ? before.decisive_edges[next(before.decisive_edges.size())]
+                                           : static_cast<std::int32_t>(next(net.edge_to.size()));
+                damaged.links[static_cast<std::size_t>(e / 2)].capacity_bps = 0.0;  // edges 2i, 2i+1: link i
+            }
+            const auto damaged_net = sw::build_network(damaged);
+            std::vector<std::int32_t> ranks = nodes;
+            if (draw % 5 == 4) ranks.erase(ranks.begin() + static_cast<std::ptrdiff_t>(next(ranks.size())));  // a rank lost
+            const auto expected = sw::ring_placement(damaged_net, ranks);
+            EXPECT_EQ(sw::ring_placement_after_damage(before, damaged_net, ranks), expected) << "draw " << draw;
+            (expected == before.order ? unchanged : retoured) += 1;
+        }
+    }
+    // Both kinds of answer were exercised.
+    EXPECT_GT(unchanged, 20);
+    EXPECT_GT(retoured, 100);
+}
