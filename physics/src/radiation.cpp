@@ -69,8 +69,8 @@ SettingsProblems calibration_problems(const EnvironmentParameters& p, const Orbi
 }  // namespace
 
 SettingsProblems check(const EnvironmentParameters& p) {
-    SettingsProblems problems = parameter_problems(p);
-    if (problems.empty()) problems = calibration_problems(p, reference_orbit_average(p));
+    SettingsProblems problems;
+    (void)try_make_radiation_model(p, problems);
     return problems;
 }
 
@@ -297,14 +297,23 @@ OrbitShapeAverage orbit_average_shapes(const EnvironmentParameters& p, double al
 }
 
 RadiationModel make_radiation_model(const EnvironmentParameters& p) {
-    throw_problems("radiation model", parameter_problems(p));
+    SettingsProblems problems;
+    std::optional<RadiationModel> m = try_make_radiation_model(p, problems);
+    throw_problems("radiation model", problems);
+    return std::move(*m);
+}
+
+std::optional<RadiationModel> try_make_radiation_model(const EnvironmentParameters& p, SettingsProblems& problems) {
+    problems = parameter_problems(p);
+    if (!problems.empty()) return std::nullopt;
     RadiationModel m;
     m.params = p;
     m.dipole_axis_ecef = dipole_axis_ecef(p);
     m.shielding_factor = shielded_dose_rad_per_yr(p.shielding_table, p.shielding_mm_al) /
                          shielded_dose_rad_per_yr(p.shielding_table, p.reference_shielding_mm_al);
     const OrbitShapeAverage avg = reference_orbit_average(p);
-    throw_problems("radiation calibration", calibration_problems(p, avg));
+    problems = calibration_problems(p, avg);
+    if (!problems.empty()) return std::nullopt;
     m.reference_orbit_mean_trapped_shape = avg.trapped_shape;
     m.reference_orbit_mean_gcr_shape = avg.gcr_shape;
     m.gcr_polar_dose_rate_rad_s = p.gcr_polar_dose_rate_rad_per_yr / seconds_per_year_radiation;

@@ -217,7 +217,10 @@ void check_radiation(Section& top, const Scenario& sc, std::size_t satellites, d
                                       " GB are allowed: raise output_step_s or shorten the run");
     }
     const auto& env = sc.radiation.environment;
-    const physics::RadiationModel model = physics::make_radiation_model(env);  // read_radiation checked it
+    physics::SettingsProblems problems;
+    const std::optional<physics::RadiationModel> built = physics::try_make_radiation_model(env, problems);
+    fail_on_problems(radiation, problems, radiation_environment_keys);
+    const physics::RadiationModel& model = *built;
     double rate_rad_s = physics::orbit_average_dose_rate_rad_s(model, max_apogee_altitude_m, sc.orbit.inclination_rad);
     for (const auto& spe : env.solar_particle_events) {
         const double overlap = std::max(0.0, std::min(sc.duration_s, spe.start_s + spe.duration_s) - std::max(0.0, spe.start_s));

@@ -108,10 +108,9 @@ RadiationConfig read_radiation(Section s, bool present, const physics::UtcEpoch&
     c.spare_satellites = static_cast<std::int32_t>(s.integer("spare_satellites", 0, max_satellites, 0));
     r.trials = static_cast<std::int32_t>(s.integer("trials", 1, 100000, 1));
     s.finish();
-    if (r.enabled) {  // the recovery settings are checked once the satellites are counted
-        fail_on_problems(s, physics::check(e), radiation_environment_keys);
-        fail_on_problems(s, workloads::check(r.faults), fault_model_keys);
-    }
+    // The environment is checked as its model is built (check_scenario.cpp), the recovery settings
+    // once the satellites are counted.
+    if (r.enabled) fail_on_problems(s, workloads::check(r.faults), fault_model_keys);
     return r;
 }
 

@@ -21,6 +21,7 @@
 
 #include <Eigen/Core>
 
+#include <optional>
 #include <vector>
 
 namespace skyfabric::physics {
@@ -217,6 +218,9 @@ SettingsProblems check(const EnvironmentParameters& params);
 // reference orbit (inclination < 0 → sun-synchronous at that altitude). Throws
 // std::invalid_argument on what check() reports.
 RadiationModel make_radiation_model(const EnvironmentParameters& params);
+// The same without throwing: no model and `problems` filled with what check() reports (a caller
+// that checks and then builds pays for one orbit average, not two).
+std::optional<RadiationModel> try_make_radiation_model(const EnvironmentParameters& params, SettingsProblems& problems);
 
 // Environment and dose rate at an ECI position, time_s after the epoch (quiet + SPEs).
 RadiationSample radiation_at(const Eigen::Vector3d& position_eci_m, double time_s, const RadiationModel& model);
