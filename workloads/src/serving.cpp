@@ -21,26 +21,6 @@
 
 namespace skyfabric::workloads {
 
-physics::SettingsProblems check(const ServingConfig& c) {
-    physics::SettingsProblems problems;
-    const auto at_least_one = [&](const char* key, std::int32_t value) {
-        if (value < 1) problems.push_back({key, "must be at least 1"});
-    };
-    const auto& e = c.engines;
-    at_least_one("engines.prefill.instances", e.prefill.instances);
-    at_least_one("engines.prefill.satellites_per_instance", e.prefill.satellites_per_instance);
-    at_least_one("engines.decode.instances", e.decode.instances);
-    at_least_one("engines.decode.satellites_per_instance", e.decode.satellites_per_instance);
-    if (c.routing != ServingRouting::prfaas) return problems;
-    if (e.prefill.instances < 2)
-        problems.push_back({"engines.prefill.instances", "prfaas needs at least 2 prefill instances: the dedicated group and at "
-                                                         "least one beside the decode instances"});
-    else if (c.dedicated_prefill_instances < 1 || c.dedicated_prefill_instances >= e.prefill.instances)
-        problems.push_back({"dedicated_prefill_instances", "prfaas dedicates from 1 to " + std::to_string(e.prefill.instances - 1) +
-                                                               " of the " + std::to_string(e.prefill.instances) + " prefill instances"});
-    return problems;
-}
-
 namespace {
 
 constexpr double inf = std::numeric_limits<double>::infinity();
