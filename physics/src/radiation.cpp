@@ -18,16 +18,63 @@ namespace {
 
 constexpr double deg = pi / 180.0;
 
-void check_table(const ShieldingTable& t) {
+SettingsProblems table_problems(const ShieldingTable& t) {
+    const auto problem = [](const char* message) { return SettingsProblems{{"shielding_table", message}}; };
     if (t.thickness_mm_al.size() < 2 || t.thickness_mm_al.size() != t.dose_rad_per_yr.size())
-        throw std::invalid_argument("shielding table needs >= 2 (thickness, dose) pairs of equal length");
-    if (!(t.thickness_mm_al.front() > 0.0)) throw std::invalid_argument("shielding table thicknesses must be positive");
+        return problem("needs >= 2 (thickness, dose) pairs of equal length");
+    if (!(t.thickness_mm_al.front() > 0.0)) return problem("thicknesses must be positive");
     for (std::size_t i = 0; i < t.thickness_mm_al.size(); ++i) {
-        if (!(t.dose_rad_per_yr[i] > 0.0)) throw std::invalid_argument("shielding table doses must be positive");
-        if (i > 0 && !(t.thickness_mm_al[i] > t.thickness_mm_al[i - 1]))
-            throw std::invalid_argument("shielding table thicknesses must increase strictly");
+        if (!(t.dose_rad_per_yr[i] > 0.0)) return problem("doses must be positive");
+        if (i > 0 && !(t.thickness_mm_al[i] > t.thickness_mm_al[i - 1])) return problem("thicknesses must increase strictly");
     }
+    return {};
 }
+
+void check_table(const ShieldingTable& t) { throw_problems("shielding table", table_problems(t)); }
+
+// Everything but the calibration, which needs these to hold before it can be computed.
+SettingsProblems parameter_problems(const EnvironmentParameters& p) {
+    SettingsProblems problems = table_problems(p.shielding_table);
+    const auto positive = [&](const char* key, double x) {
+        if (!(x > 0.0)) problems.push_back({key, "must be positive"});
+    };
+    positive("saa_sigma_latitude_deg", p.saa_sigma_latitude_deg);
+    positive("saa_sigma_longitude_deg", p.saa_sigma_longitude_deg);
+    positive("trapped_scale_height_m", p.trapped_scale_height_m);
+    if (!(p.gcr_polar_dose_rate_rad_per_yr >= 0.0)) problems.push_back({"gcr_polar_dose_rate_rad_per_yr", "must be >= 0"});
+    positive("gcr_rigidity_scale_gv", p.gcr_rigidity_scale_gv);
+    positive("spe_rigidity_scale_gv", p.spe_rigidity_scale_gv);
+    if (p.calibration_samples_along_orbit < 1) problems.push_back({"calibration_samples_along_orbit", "must be >= 1"});
+    if (p.calibration_node_longitudes < 1) problems.push_back({"calibration_node_longitudes", "must be >= 1"});
+    return problems;
+}
+
+OrbitShapeAverage reference_orbit_average(const EnvironmentParameters& p) {
+    return orbit_average_shapes(p, p.reference_orbit_altitude_m, p.reference_orbit_inclination_rad,
+                                decimal_year(p.epoch_julian_date_days, 0.0), p.calibration_samples_along_orbit,
+                                p.calibration_node_longitudes);
+}
+
+// The trapped protons take what the cosmic-ray background leaves of the target: nothing left, no model
+// (a target <= 0 included).
+SettingsProblems calibration_problems(const EnvironmentParameters& p, const OrbitShapeAverage& avg) {
+    const double trapped_mean = p.target_dose_rad_per_yr / seconds_per_year_radiation -
+                                p.gcr_polar_dose_rate_rad_per_yr / seconds_per_year_radiation * avg.gcr_shape;
+    if (trapped_mean > 0.0 && avg.trapped_shape > 0.0) return {};
+    return {{"target_dose_rad_per_yr", "must exceed the cosmic-ray background's share of the reference orbit's dose, " +
+                                           format_setting(p.gcr_polar_dose_rate_rad_per_yr * avg.gcr_shape) +
+                                           " rad(Si)/yr (the rest is the trapped protons the model is calibrated to)"}};
+}
+
+}  // namespace
+
+SettingsProblems check(const EnvironmentParameters& p) {
+    SettingsProblems problems;
+    (void)try_make_radiation_model(p, problems);
+    return problems;
+}
+
+namespace {
 
 // Wrap an angle difference (deg) to (-180, 180].
 double wrap_deg(double x) {
@@ -250,31 +297,28 @@ OrbitShapeAverage orbit_average_shapes(const EnvironmentParameters& p, double al
 }
 
 RadiationModel make_radiation_model(const EnvironmentParameters& p) {
-    check_table(p.shielding_table);
-    if (!(p.saa_sigma_latitude_deg > 0.0) || !(p.saa_sigma_longitude_deg > 0.0))
-        throw std::invalid_argument("SAA widths must be positive");
-    if (!(p.trapped_scale_height_m > 0.0)) throw std::invalid_argument("trapped_scale_height_m must be positive");
-    if (!(p.target_dose_rad_per_yr > 0.0)) throw std::invalid_argument("target_dose_rad_per_yr must be positive");
-    if (p.gcr_polar_dose_rate_rad_per_yr < 0.0) throw std::invalid_argument("GCR dose rate must be >= 0");
-    if (!(p.gcr_rigidity_scale_gv > 0.0) || !(p.spe_rigidity_scale_gv > 0.0))
-        throw std::invalid_argument("rigidity scales must be positive");
+    SettingsProblems problems;
+    std::optional<RadiationModel> m = try_make_radiation_model(p, problems);
+    throw_problems("radiation model", problems);
+    return std::move(*m);
+}
+
+std::optional<RadiationModel> try_make_radiation_model(const EnvironmentParameters& p, SettingsProblems& problems) {
+    problems = parameter_problems(p);
+    if (!problems.empty()) return std::nullopt;
     RadiationModel m;
     m.params = p;
     m.dipole_axis_ecef = dipole_axis_ecef(p);
     m.shielding_factor = shielded_dose_rad_per_yr(p.shielding_table, p.shielding_mm_al) /
                          shielded_dose_rad_per_yr(p.shielding_table, p.reference_shielding_mm_al);
-    const OrbitShapeAverage avg =
-        orbit_average_shapes(p, p.reference_orbit_altitude_m, p.reference_orbit_inclination_rad,
-                             decimal_year(p.epoch_julian_date_days, 0.0), p.calibration_samples_along_orbit,
-                             p.calibration_node_longitudes);
+    const OrbitShapeAverage avg = reference_orbit_average(p);
+    problems = calibration_problems(p, avg);
+    if (!problems.empty()) return std::nullopt;
     m.reference_orbit_mean_trapped_shape = avg.trapped_shape;
     m.reference_orbit_mean_gcr_shape = avg.gcr_shape;
     m.gcr_polar_dose_rate_rad_s = p.gcr_polar_dose_rate_rad_per_yr / seconds_per_year_radiation;
     m.reference_mean_dose_rate_rad_s = p.target_dose_rad_per_yr / seconds_per_year_radiation;
     const double trapped_mean = m.reference_mean_dose_rate_rad_s - m.gcr_polar_dose_rate_rad_s * avg.gcr_shape;
-    if (!(trapped_mean > 0.0) || !(avg.trapped_shape > 0.0))
-        throw std::invalid_argument("radiation calibration: the cosmic-ray background alone reaches the target dose (" +
-                                    std::to_string(p.target_dose_rad_per_yr) + " rad/yr)");
     m.trapped_peak_dose_rate_rad_s = trapped_mean / avg.trapped_shape;
     if (p.solar_protons) {
         m.solar_proton_ln_dose = solar_proton_table(p.shielding_mm_al);

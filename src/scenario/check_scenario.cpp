@@ -19,6 +19,19 @@
 
 namespace skyfabric::scenario::detail {
 
+void fail_on_problems(Section s, const physics::SettingsProblems& problems, std::span<const FieldKey> keys) {
+    if (problems.empty()) return;
+    const auto& p = problems.front();
+    const auto entry = std::find_if(keys.begin(), keys.end(), [&](const FieldKey& k) { return k.field == p.key; });
+    std::string key(entry == keys.end() || entry->key.empty() ? std::string_view(p.key) : entry->key);
+    // Into the nested sections that are there; a key absent from the file is named at its parent.
+    for (auto dot = key.find('.'); dot != std::string::npos && s.has(key.substr(0, dot)); dot = key.find('.')) {
+        s = s.section(key.substr(0, dot));
+        key.erase(0, dot + 1);
+    }
+    s.fail(key, p.message);
+}
+
 // The name is the default output folder (out/<name>) and a file name in sweeps: it
 // must be one plain path component, so that no name can write outside out/.
 void check_name(Section& top, const std::string& name) {
@@ -204,23 +217,15 @@ void check_radiation(Section& top, const Scenario& sc, std::size_t satellites, d
                                       " GB are allowed: raise output_step_s or shorten the run");
     }
     const auto& env = sc.radiation.environment;
-    std::optional<physics::RadiationModel> model;
-    try {
-        model.emplace(physics::make_radiation_model(env));
-    } catch (const std::invalid_argument&) {
-        const double year = physics::decimal_year(env.epoch_julian_date_days, 0.0);
-        const auto ref = physics::orbit_average_shapes(env, env.reference_orbit_altitude_m, env.reference_orbit_inclination_rad, year,
-                                                       env.calibration_samples_along_orbit, env.calibration_node_longitudes);
-        radiation.fail("dose_at_650km_rad_per_yr",
-                       "must exceed the cosmic-ray background's share of the reference orbit's dose, " +
-                           format_count(env.gcr_polar_dose_rate_rad_per_yr * ref.gcr_shape) +
-                           " rad(Si)/yr (the rest is the trapped protons the model is calibrated to)");
-    }
-    double rate_rad_s = physics::orbit_average_dose_rate_rad_s(*model, max_apogee_altitude_m, sc.orbit.inclination_rad);
+    physics::SettingsProblems problems;
+    const std::optional<physics::RadiationModel> built = physics::try_make_radiation_model(env, problems);
+    fail_on_problems(radiation, problems, radiation_environment_keys);
+    const physics::RadiationModel& model = *built;
+    double rate_rad_s = physics::orbit_average_dose_rate_rad_s(model, max_apogee_altitude_m, sc.orbit.inclination_rad);
     for (const auto& spe : env.solar_particle_events) {
         const double overlap = std::max(0.0, std::min(sc.duration_s, spe.start_s + spe.duration_s) - std::max(0.0, spe.start_s));
         if (sc.duration_s > 0.0) {
-            rate_rad_s += (spe.flux_factor - 1.0) * model->gcr_polar_dose_rate_rad_s * model->shielding_factor * overlap / sc.duration_s;
+            rate_rad_s += (spe.flux_factor - 1.0) * model.gcr_polar_dose_rate_rad_s * model.shielding_factor * overlap / sc.duration_s;
         }
     }
     double per_satellite_s = 0.0;
@@ -290,11 +295,7 @@ void check_across_sections(Section& top, Scenario& sc, const LoadOptions& option
             Section parallelism = workload.section("parallelism");
             parallelism.fail("expert_placement", "across_clusters needs a constellation (one formation has one cluster)");
         }
-        if (job.data_parallel % job.moe.expert_parallel != 0) {
-            Section parallelism = workload.section("parallelism");
-            parallelism.fail("expert", "expert groups of " + std::to_string(job.moe.expert_parallel) + " ranks must divide the " +
-                                           std::to_string(job.data_parallel) + " data-parallel ranks");
-        }
+        fail_on_problems(workload, workloads::check(job), training_job_keys);
     }
     if (sc.inference.enabled) {
         Section workload = workload_section(top, true);
@@ -337,9 +338,7 @@ void check_across_sections(Section& top, Scenario& sc, const LoadOptions& option
     if (sc.radiation.enabled) {
         Section radiation = top.section("radiation");
         if (sc.fabric) radiation.fail("enabled", "radiation needs an orbit; a synthetic topology has none");
-        if (static_cast<std::size_t>(sc.radiation.recovery.spare_satellites) >= satellites) {
-            radiation.fail("spare_satellites", "must leave at least one working satellite of " + std::to_string(satellites));
-        }
+        fail_on_problems(radiation, workloads::check(sc.radiation.recovery, static_cast<std::int32_t>(satellites)), recovery_keys);
         // The rank-loss policy: given, or spare when there are spares, else wait.
         auto& recovery = sc.radiation.recovery;
         if (sc.workload.on_rank_loss) {

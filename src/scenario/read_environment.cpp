@@ -103,16 +103,14 @@ RadiationConfig read_radiation(Section s, bool present, const physics::UtcEpoch&
         c.checkpoint_interval_s = s.number("checkpoint_interval", 1.0, 1e8, 0.0, "s (or auto)");
     }
     c.checkpoint_cost_s = s.number("checkpoint_cost_s", 0.0, 1e6, c.checkpoint_cost_s, "s");
-    // Daly's interval sqrt(2 delta M) needs a cost; the run failed only after the simulation.
-    if (c.checkpoint_interval_s <= 0.0 && c.checkpoint_cost_s <= 0.0) {
-        s.fail("checkpoint_cost_s", "must be > 0 with checkpoint_interval: auto (Daly's interval needs a cost); "
-                                    "for free checkpoints give checkpoint_interval in seconds");
-    }
     c.restart_s = s.number("restart_s", 0.0, 1e6, c.restart_s, "s");
     c.reboot_s = s.number("reboot_s", 0.0, 1e7, c.reboot_s, "s");
     c.spare_satellites = static_cast<std::int32_t>(s.integer("spare_satellites", 0, max_satellites, 0));
     r.trials = static_cast<std::int32_t>(s.integer("trials", 1, 100000, 1));
     s.finish();
+    // The environment is checked as its model is built (check_scenario.cpp), the recovery settings
+    // once the satellites are counted.
+    if (r.enabled) fail_on_problems(s, workloads::check(r.faults), fault_model_keys);
     return r;
 }
 

@@ -19,12 +19,7 @@
 
 namespace skyfabric::scenario::detail {
 
-std::string format_count(double x) {
-    std::ostringstream out;
-    out.precision(3);
-    out << x;
-    return out.str();
-}
+std::string format_count(double x) { return physics::format_setting(x); }
 
 namespace {
 

@@ -142,12 +142,14 @@ InferenceConfig read_inference(Section s, const std::string& source_name, std::u
         v.threshold_tokens = in.integer("threshold_tokens", 0, std::numeric_limits<std::int32_t>::max(), {});
         v.dedicated_prefill_instances = static_cast<std::int32_t>(
             in.integer("dedicated_prefill_instances", 1, std::max(1, v.engines.prefill.instances - 1), 1));
-        if (v.engines.prefill.instances < 2)
-            in.section("engines").section("prefill").fail("instances", "prfaas needs at least 2 prefill instances: the dedicated "
-                                                                      "group and at least one beside the decode instances");
     } else {
         for (const char* key : {"threshold_tokens", "dedicated_prefill_instances"})
             if (in.has(key)) in.fail(key, "applies to routing: prfaas (or compare_routing: true) only");
+    }
+    {  // compare_routing runs prfaas too
+        auto checked = v;
+        if (dedicated) checked.routing = workloads::ServingRouting::prfaas;
+        fail_on_problems(in, workloads::check(checked), serving_keys);
     }
     const std::string network = in.choice("network_routing", {"shortest_latency", "widest"}, "shortest_latency");
     v.network_routing = network == "widest" ? workloads::RoutingPolicy::widest : workloads::RoutingPolicy::shortest_latency;
@@ -174,7 +176,6 @@ WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed) {
     j.mfu = s.number("mfu", 1e-4, 1.0, j.mfu);
     j.parameters = s.number("model_parameters", 1.0, 1e15, j.parameters);
     j.active_parameters = s.number("active_parameters", 0.0, 1e15, 0.0);
-    if (j.active_parameters > j.parameters) s.fail("active_parameters", "must not exceed model_parameters");
     j.tokens_per_step = s.number("tokens_per_step", 1.0, 1e12, j.tokens_per_step);
     j.bytes_per_gradient_element = s.number("bytes_per_gradient_element", 0.125, 16.0, j.bytes_per_gradient_element, "B");
     Section parallelism = s.section("parallelism");
@@ -192,7 +193,6 @@ WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed) {
         m.hidden_size = moe.number("hidden_size", 1.0, 1e7, m.hidden_size);
         m.bytes_per_activation = moe.number("bytes_per_activation", 0.125, 16.0, m.bytes_per_activation, "B");
         m.expert_parameters = moe.number("expert_parameters", 0.0, 1e15, 0.0);
-        if (m.expert_parameters > j.parameters) moe.fail("expert_parameters", "must not exceed model_parameters");
         m.load_imbalance = moe.number("load_imbalance", 1.0, 1e3, m.load_imbalance);
         // Read last: a bad value of another key is named before the missing count of layers.
         m.layers = static_cast<std::int32_t>(moe.integer("layers", 1, 100000, {}));

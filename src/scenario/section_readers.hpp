@@ -7,11 +7,15 @@
 #include "scenario/yaml_reader.hpp"
 
 #include <skyfabric/physics/constants.hpp>
+#include <skyfabric/physics/settings_problem.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace skyfabric::scenario::detail {
@@ -70,6 +74,69 @@ std::optional<workloads::FabricSpec> read_fabric(Section& top, const std::string
 PowerConfig read_power(Section s, bool present, int chips_per_satellite);
 RadiationConfig read_radiation(Section s, bool present, const physics::UtcEpoch& epoch);
 OutputConfig read_output(Section s);
+
+// A library's check(settings) names the struct's fields; each table says where in the scenario a
+// field is read from, relative to the section its problems are reported in (dotted into nested
+// sections). An empty key: the program sets the field, no scenario key does (its problems would be
+// a reader's bug). tests/src/settings_check_test.cpp provokes every entry.
+struct FieldKey {
+    std::string_view field;
+    std::string_view key;
+};
+// physics::check(EnvironmentParameters), in `radiation`.
+inline constexpr std::array<FieldKey, 10> radiation_environment_keys{{
+    {"shielding_table", ""},  // the built-in table
+    {"saa_sigma_latitude_deg", "saa.sigma_latitude_deg"},
+    {"saa_sigma_longitude_deg", "saa.sigma_longitude_deg"},
+    {"trapped_scale_height_m", ""},
+    {"gcr_polar_dose_rate_rad_per_yr", ""},
+    {"gcr_rigidity_scale_gv", ""},
+    {"spe_rigidity_scale_gv", ""},
+    {"calibration_samples_along_orbit", ""},
+    {"calibration_node_longitudes", ""},
+    {"target_dose_rad_per_yr", "dose_at_650km_rad_per_yr"},
+}};
+// workloads::check(FaultModel), in `radiation`.
+inline constexpr std::array<FieldKey, 4> fault_model_keys{{
+    {"sdc_detection_probability", "sdc_detection_probability"},
+    {"link_outage_rate_per_s", "link_outages_per_day"},
+    {"gateway_outage_rate_per_s", "gateway_outages_per_day"},
+    {"rate_scale", "rate_scale"},
+}};
+// workloads::check(RecoveryConfig, satellites), in `radiation`.
+inline constexpr std::array<FieldKey, 8> recovery_keys{{
+    {"checkpoint_interval_s", "checkpoint_interval"},
+    {"checkpoint_cost_s", "checkpoint_cost_s"},
+    {"restart_s", "restart_s"},
+    {"reboot_s", "reboot_s"},
+    {"link_outage_s", "link_outage_s"},
+    {"spare_satellites", "spare_satellites"},
+    {"gateway_failover_s", ""},  // the run copies constellation.gateways.failover_s in
+    {"rank_multiple", ""},       // the run sets it from the mixture of experts
+}};
+// workloads::check(TrainingJob), in the training workload's section.
+inline constexpr std::array<FieldKey, 10> training_job_keys{{
+    {"data_parallel", "parallelism.data"},
+    {"tensor_parallel", "parallelism.tensor"},
+    {"mfu", "mfu"},
+    {"active_parameters", "active_parameters"},
+    {"local_steps", "local_steps"},
+    {"moe.expert_parallel", "parallelism.expert"},
+    {"moe.experts_per_token", "moe.experts_per_token"},
+    {"moe.hidden_size", "moe.hidden_size"},
+    {"moe.load_imbalance", "moe.load_imbalance"},
+    {"moe.expert_parameters", "moe.expert_parameters"},
+}};
+// workloads::check(ServingConfig), in `workload.inference`.
+inline constexpr std::array<FieldKey, 5> serving_keys{{
+    {"engines.prefill.instances", "engines.prefill.instances"},
+    {"engines.prefill.satellites_per_instance", "engines.prefill.satellites_per_instance"},
+    {"engines.decode.instances", "engines.decode.instances"},
+    {"engines.decode.satellites_per_instance", "engines.decode.satellites_per_instance"},
+    {"dedicated_prefill_instances", "dedicated_prefill_instances"},
+}};
+// Fails (ScenarioError, file:line:column) at the scenario key of the first problem, with its message.
+void fail_on_problems(Section s, const physics::SettingsProblems& problems, std::span<const FieldKey> keys);
 
 void check_name(Section& top, const std::string& name);
 void check_across_sections(Section& top, Scenario& sc, const LoadOptions& options);

@@ -34,10 +34,7 @@ std::vector<double> satellite_major(const DoseRateSeries& s) {
 }
 
 core::FaultMarks fault_marks(const FaultModel& model) {
-    if (!(model.sdc_detection_probability >= 0.0 && model.sdc_detection_probability <= 1.0))
-        throw std::invalid_argument("sdc_detection_probability must be in [0, 1]");
-    if (!(model.link_outage_rate_per_s >= 0.0)) throw std::invalid_argument("link_outage_rate_per_s must be >= 0");
-    if (!(model.rate_scale >= 0.0 && std::isfinite(model.rate_scale))) throw std::invalid_argument("rate_scale must be finite and >= 0");
+    physics::throw_problems("fault model", check(model));
     const std::array<double, fault_kind_count> k = per_rad(model);
     core::FaultMarks marks;
     for (int kind = 0; kind < 4; ++kind)
@@ -117,7 +114,6 @@ FaultStreams prepare_fault_streams(const DoseRateSeries& series, const FaultMode
     f.end_s = duration_s;
     f.dose_rate_by_satellite = satellite_major(series);
     f.marks = fault_marks(model);
-    if (!(model.gateway_outage_rate_per_s >= 0.0)) throw std::invalid_argument("gateway_outage_rate_per_s must be >= 0");
     for (const std::int32_t g : model.gateway_satellites)
         if (g < 0 || g >= series.satellite_count) throw std::invalid_argument("gateway satellite out of range");
     f.gateway_satellites = model.gateway_satellites;

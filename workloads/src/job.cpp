@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 namespace skyfabric::workloads {
 
@@ -10,6 +11,29 @@ Accelerator tpu_v6e() { return Accelerator{"tpu_v6e", 918e12, 32e9, 1640e9}; }
 Accelerator accelerator_preset(const std::string& name) {
     if (name == "tpu_v6e" || name == "trillium") return tpu_v6e();
     throw std::invalid_argument("unknown accelerator preset '" + name + "' (known: tpu_v6e)");
+}
+
+physics::SettingsProblems check(const TrainingJob& job) {
+    physics::SettingsProblems problems;
+    const auto at_least = [&](const char* key, std::int32_t value, std::int32_t minimum) {
+        if (value < minimum) problems.push_back({key, "must be at least " + std::to_string(minimum)});
+    };
+    at_least("data_parallel", job.data_parallel, 1);
+    at_least("tensor_parallel", job.tensor_parallel, 1);
+    if (!(job.mfu > 0.0 && job.mfu <= 1.0)) problems.push_back({"mfu", "must be in (0, 1]"});
+    if (job.active_parameters > job.parameters) problems.push_back({"active_parameters", "must not exceed the model's parameters"});
+    if (job.sync == SyncMode::local_steps) at_least("local_steps", job.local_steps, 1);
+    const MixtureOfExperts& moe = job.moe;
+    if (moe.layers <= 0) return problems;
+    if (moe.expert_parallel < 1 || job.data_parallel % moe.expert_parallel != 0)
+        problems.push_back({"moe.expert_parallel", "expert groups of " + std::to_string(moe.expert_parallel) + " ranks must divide the " +
+                                                       std::to_string(job.data_parallel) + " data-parallel ranks"});
+    at_least("moe.experts_per_token", moe.experts_per_token, 1);
+    if (!(moe.hidden_size > 0.0)) problems.push_back({"moe.hidden_size", "must be positive"});
+    if (!(moe.load_imbalance >= 1.0)) problems.push_back({"moe.load_imbalance", "must be at least 1"});
+    if (!(moe.expert_parameters >= 0.0)) problems.push_back({"moe.expert_parameters", "must be >= 0"});
+    if (moe.expert_parameters > job.parameters) problems.push_back({"moe.expert_parameters", "must not exceed the model's parameters"});
+    return problems;
 }
 
 double active_parameters(const TrainingJob& job) {

@@ -34,9 +34,7 @@ public:
         const auto& e = c.engines;
         const std::int32_t prefill_nodes = e.prefill.instances * e.prefill.satellites_per_instance;
         const std::int32_t nodes_needed = prefill_nodes + e.decode.instances * e.decode.satellites_per_instance;
-        if (e.prefill.instances < 1 || e.decode.instances < 1 || e.prefill.satellites_per_instance < 1 ||
-            e.decode.satellites_per_instance < 1)
-            throw std::invalid_argument("serving needs at least one prefill and one decode instance of at least one satellite");
+        physics::throw_problems("serving", check(c));
         if (!c.cluster_of.empty() && static_cast<std::int32_t>(c.cluster_of.size()) < clock_.topology().node_count)
             throw std::invalid_argument("serving: cluster_of must name every node's cluster");
         if (!c.cluster_of.empty() && c.egress_bin_s > 0.0 && c.end_s > c.start_s)
@@ -47,9 +45,6 @@ public:
         if (static_cast<std::int32_t>(nodes_.size()) < nodes_needed || nodes_needed > clock_.topology().node_count)
             throw std::invalid_argument("serving: the instances need " + std::to_string(nodes_needed) + " satellites; the network has " +
                                         std::to_string(clock_.topology().node_count));
-        if (c.routing == ServingRouting::prfaas &&
-            (c.dedicated_prefill_instances < 1 || c.dedicated_prefill_instances >= e.prefill.instances))
-            throw std::invalid_argument("serving: prfaas needs 1 <= dedicated prefill instances < prefill instances");
         prefill_free_s_.assign(static_cast<std::size_t>(e.prefill.instances), c.start_s);
         decode_.resize(static_cast<std::size_t>(e.decode.instances));
         prefill_chips_ = static_cast<std::int64_t>(e.prefill.satellites_per_instance) * e.chips_per_satellite;

@@ -1,5 +1,6 @@
 // The serving model's pieces outside the event loop (workloads/serving.hpp): KV bytes per token,
-// the rooflines' FLOPs and capacity, the Poisson request stream and the arrival-trace reader.
+// the rooflines' FLOPs and capacity, the Poisson request stream and the arrival-trace reader, and
+// what a serving configuration must hold (check).
 #include <skyfabric/workloads/serving.hpp>
 
 #include <skyfabric/physics/random.hpp>
@@ -180,6 +181,26 @@ std::int64_t kv_capacity_tokens(const ServingModel& model, const Accelerator& a,
 double RequestRecord::tpot_s() const {
     if (status != RequestStatus::completed || request.output_tokens < 2) return nan;
     return (finish_s - first_token_s) / static_cast<double>(request.output_tokens - 1);
+}
+
+physics::SettingsProblems check(const ServingConfig& c) {
+    physics::SettingsProblems problems;
+    const auto at_least_one = [&](const char* key, std::int32_t value) {
+        if (value < 1) problems.push_back({key, "must be at least 1"});
+    };
+    const auto& e = c.engines;
+    at_least_one("engines.prefill.instances", e.prefill.instances);
+    at_least_one("engines.prefill.satellites_per_instance", e.prefill.satellites_per_instance);
+    at_least_one("engines.decode.instances", e.decode.instances);
+    at_least_one("engines.decode.satellites_per_instance", e.decode.satellites_per_instance);
+    if (c.routing != ServingRouting::prfaas) return problems;
+    if (e.prefill.instances < 2)
+        problems.push_back({"engines.prefill.instances", "prfaas needs at least 2 prefill instances: the dedicated group and at "
+                                                         "least one beside the decode instances"});
+    else if (c.dedicated_prefill_instances < 1 || c.dedicated_prefill_instances >= e.prefill.instances)
+        problems.push_back({"dedicated_prefill_instances", "prfaas dedicates from 1 to " + std::to_string(e.prefill.instances - 1) +
+                                                               " of the " + std::to_string(e.prefill.instances) + " prefill instances"});
+    return problems;
 }
 
 }  // namespace skyfabric::workloads

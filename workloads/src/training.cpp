@@ -126,8 +126,7 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
         if (!options.rank_nodes.empty() || static_cast<std::int32_t>(grouped) != p)
             throw std::invalid_argument("simulate_training: rank_groups must list data_parallel nodes, without rank_nodes");
     }
-    if (job.sync == SyncMode::local_steps && job.local_steps < 1)
-        throw std::invalid_argument("simulate_training: local_steps must be >= 1");
+    physics::throw_problems("simulate_training", check(job));
     const double full_compute = compute_time_per_step_s(job, accelerator);
     const std::int32_t buckets = std::max(1, job.gradient_buckets);
     const auto schedule_of = options.explicit_schedules ? build_explicit_schedule : build_schedule;
@@ -139,14 +138,6 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
     // inside every expert group at once.
     const MixtureOfExperts& moe = job.moe;
     const std::int32_t expert_groups = moe.layers > 0 ? p / std::max(1, moe.expert_parallel) : 0;
-    if (moe.layers > 0) {
-        if (moe.expert_parallel < 1 || p % moe.expert_parallel != 0)
-            throw std::invalid_argument("simulate_training: moe.expert_parallel must divide data_parallel");
-        if (moe.experts_per_token < 1 || !(moe.hidden_size > 0.0) || !(moe.load_imbalance >= 1.0) ||
-            !(moe.expert_parameters >= 0.0 && moe.expert_parameters <= job.parameters))
-            throw std::invalid_argument("simulate_training: moe needs experts_per_token >= 1, hidden_size > 0, "
-                                        "load_imbalance >= 1 and 0 <= expert_parameters <= parameters");
-    }
     const bool moe_network = moe.layers > 0 && moe.expert_parallel > 1;
     if (!options.expert_group_ranks.empty()) {
         std::vector<std::int32_t> sorted = options.expert_group_ranks;

@@ -17,9 +17,11 @@
 // over the orbit and over all ground-track longitudes) equals the target annual dose
 // (default 150 rad(Si)/yr behind 10 mm Al, docs/references.md).
 #include <skyfabric/physics/geodetic.hpp>
+#include <skyfabric/physics/settings_problem.hpp>
 
 #include <Eigen/Core>
 
+#include <optional>
 #include <vector>
 
 namespace skyfabric::physics {
@@ -207,10 +209,18 @@ struct OrbitShapeAverage {
 OrbitShapeAverage orbit_average_shapes(const EnvironmentParameters& params, double altitude_m, double inclination_rad,
                                        double year, int samples_along_orbit, int node_longitudes);
 
+// What make_radiation_model refuses, by field name: the shielding table, the SAA widths, the scale
+// height and rigidity scales, the calibration's sample counts, and a target dose the cosmic-ray
+// background alone reaches (that one costs an orbit average, as the calibration does).
+SettingsProblems check(const EnvironmentParameters& params);
+
 // Calibrate: K_trapped = (target - D_gcr <g>_ref) / <f_SAA a>_ref, the ref averages over the
 // reference orbit (inclination < 0 → sun-synchronous at that altitude). Throws
-// std::invalid_argument on bad parameters (GCR alone above the target, empty table, ...).
+// std::invalid_argument on what check() reports.
 RadiationModel make_radiation_model(const EnvironmentParameters& params);
+// The same without throwing: no model and `problems` filled with what check() reports (a caller
+// that checks and then builds pays for one orbit average, not two).
+std::optional<RadiationModel> try_make_radiation_model(const EnvironmentParameters& params, SettingsProblems& problems);
 
 // Environment and dose rate at an ECI position, time_s after the epoch (quiet + SPEs).
 RadiationSample radiation_at(const Eigen::Vector3d& position_eci_m, double time_s, const RadiationModel& model);

@@ -26,6 +26,7 @@
 #include <skyfabric/links/satellite_status.hpp>
 #include <skyfabric/physics/enum_names.hpp>
 #include <skyfabric/physics/random.hpp>
+#include <skyfabric/physics/settings_problem.hpp>
 #include <skyfabric/workloads/backend.hpp>
 
 #include <array>
@@ -98,6 +99,10 @@ struct FaultModel {
     // happen in every trial of a short run (scenario radiation.rate_scale).
     double rate_scale = 1.0;
 };
+
+// What the fault draw refuses, by field name: a detection probability outside [0, 1], negative
+// outage rates, a rate_scale that is negative or not finite.
+physics::SettingsProblems check(const FaultModel& model);
 
 // Per-satellite event rates (1/s) at a dose rate: λ_k = n_k Ḋ / D_k; host: n_h Ḋ (1/D_cpu + 1/D_ram).
 // link_outage: the constant configured rate.
@@ -181,6 +186,12 @@ struct RecoveryConfig {
     // at which enough ranks are up to fill a group (GoodputResult::ranks_idled).
     std::int32_t rank_multiple = 1;
 };
+
+// What the recovery model refuses, by field name, on `satellite_count` satellites: negative costs
+// and times, no checkpoint cost with the auto interval (Daly's needs one), spares that leave no
+// working satellite, a rank_multiple below 1. (The auto interval's mtbf_s is set by the caller
+// from the run, not a setting.)
+physics::SettingsProblems check(const RecoveryConfig& config, std::int32_t satellite_count);
 
 // τ used: checkpoint_interval_s if > 0, else Daly(δ, mtbf_s) (job.hpp daly_interval_s).
 // Throws std::invalid_argument when auto and mtbf_s <= 0.

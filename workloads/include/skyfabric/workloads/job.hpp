@@ -2,6 +2,8 @@
 // Accelerators and training jobs: how long a step computes, how many bytes its
 // gradients are, and checkpoint-interval rules (Young, Daly).
 
+#include <skyfabric/physics/settings_problem.hpp>
+
 #include <cstdint>
 #include <string>
 
@@ -61,6 +63,12 @@ struct TrainingJob {
     double outer_bytes_per_element = 4.0;  // fp32 outer gradients for the outer sync
     MixtureOfExperts moe;             // moe.layers = 0: a dense model
 };
+
+// What simulate_training refuses in a job, by field name ("moe.expert_parallel"): at least one rank
+// and chip, an MFU in (0, 1], active parameters within the model, local_steps >= 1 with
+// SyncMode::local_steps, and a mixture of experts whose groups divide the data-parallel ranks.
+// data_parallel is the resolved count (a scenario's 0, "every satellite", is resolved first).
+physics::SettingsProblems check(const TrainingJob& job);
 
 // Active parameters used for FLOPs (dense: all of them).
 double active_parameters(const TrainingJob& job);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <skyfabric/physics/enum_names.hpp>
+#include <skyfabric/physics/settings_problem.hpp>
 #include <skyfabric/workloads/collectives.hpp>
 #include <skyfabric/workloads/flow_simulation.hpp>
 #include <skyfabric/workloads/job.hpp>
@@ -211,6 +212,11 @@ struct ServingConfig {
     // the training runs alone on the engine: the baseline of the interference.
     SharedTraining training;
 };
+
+// What the serving run refuses in its engines, by field name ("engines.prefill.instances"): groups
+// of at least one instance of at least one satellite; with prfaas at least two prefill instances, of
+// which 1 .. all but one are dedicated. (Whether the network has the satellites is the run's to say.)
+physics::SettingsProblems check(const ServingConfig& config);
 
 enum class RequestStatus : std::uint8_t {
     completed = 0,

@@ -1,0 +1,42 @@
+// The fault and recovery settings' constraints, each once (faults.hpp check): the fault draw and the
+// recovery model throw them, the scenario loader reports them at their keys.
+#include <skyfabric/workloads/faults.hpp>
+
+#include <cmath>
+#include <string>
+
+namespace skyfabric::workloads {
+
+physics::SettingsProblems check(const FaultModel& model) {
+    physics::SettingsProblems problems;
+    if (!(model.sdc_detection_probability >= 0.0 && model.sdc_detection_probability <= 1.0))
+        problems.push_back({"sdc_detection_probability", "must be in [0, 1]"});
+    if (!(model.link_outage_rate_per_s >= 0.0)) problems.push_back({"link_outage_rate_per_s", "must be >= 0"});
+    if (!(model.gateway_outage_rate_per_s >= 0.0)) problems.push_back({"gateway_outage_rate_per_s", "must be >= 0"});
+    if (!(model.rate_scale >= 0.0 && std::isfinite(model.rate_scale))) problems.push_back({"rate_scale", "must be finite and >= 0"});
+    return problems;
+}
+
+physics::SettingsProblems check(const RecoveryConfig& config, std::int32_t satellite_count) {
+    physics::SettingsProblems problems;
+    const auto non_negative = [&](const char* key, double x) {
+        if (!(x >= 0.0)) problems.push_back({key, "must be >= 0"});
+    };
+    non_negative("checkpoint_interval_s", config.checkpoint_interval_s);
+    non_negative("checkpoint_cost_s", config.checkpoint_cost_s);
+    // Daly's interval sqrt(2 delta M) needs a cost; the run failed only after the simulation.
+    if (config.checkpoint_interval_s <= 0.0 && config.checkpoint_cost_s == 0.0)
+        problems.push_back({"checkpoint_cost_s", "must be > 0 with checkpoint_interval: auto (Daly's interval needs a cost); "
+                                                 "for free checkpoints give checkpoint_interval in seconds"});
+    non_negative("restart_s", config.restart_s);
+    non_negative("reboot_s", config.reboot_s);
+    non_negative("link_outage_s", config.link_outage_s);
+    non_negative("gateway_failover_s", config.gateway_failover_s);
+    if (config.spare_satellites < 0) problems.push_back({"spare_satellites", "must be >= 0"});
+    else if (config.spare_satellites >= satellite_count)
+        problems.push_back({"spare_satellites", "must leave at least one working satellite of " + std::to_string(satellite_count)});
+    if (config.rank_multiple < 1) problems.push_back({"rank_multiple", "must be at least 1"});
+    return problems;
+}
+
+}  // namespace skyfabric::workloads
