@@ -105,17 +105,13 @@ public:
          const RecoveryConfig& config, bool record_timeline, FabricModel* fabric)
         : events_(events), n_sat_(satellite_count), T_(duration_s), config_(config),
           record_(record_timeline), fabric_(fabric), step_durations_(steps) {
-        const std::int32_t spares = config.spare_satellites;
-        if (n_sat_ <= 0 || spares < 0 || spares >= n_sat_)
-            throw std::invalid_argument("need satellite_count > spare_satellites >= 0");
-        if (!(duration_s > 0.0)) throw std::invalid_argument("duration_s must be > 0");
-        if (config.checkpoint_cost_s < 0.0 || config.restart_s < 0.0 || config.reboot_s < 0.0)
-            throw std::invalid_argument("checkpoint cost, restart and reboot times must be >= 0");
-        if (fabric_ && !(config.link_outage_s >= 0.0)) throw std::invalid_argument("link_outage_s must be >= 0");
+        if (n_sat_ <= 0) throw std::invalid_argument("recovery: need satellite_count >= 1");
+        if (!(duration_s > 0.0)) throw std::invalid_argument("recovery: duration_s must be > 0");
+        physics::throw_problems("recovery", check(config, n_sat_));
         tau_ = resolve_checkpoint_interval_s(config);
-        initial_ranks_ = n_sat_ - spares;
-        if (config.rank_multiple < 1 || initial_ranks_ % config.rank_multiple != 0)
-            throw std::invalid_argument("rank_multiple must be >= 1 and divide the initial ranks (satellites - spares)");
+        initial_ranks_ = n_sat_ - config.spare_satellites;
+        if (initial_ranks_ % config.rank_multiple != 0)
+            throw std::invalid_argument("recovery: rank_multiple must divide the initial ranks (satellites - spares)");
         res_.elapsed_s = T_;
         res_.checkpoint_interval_s = tau_;
         res_.effects.assign(events.size(), FaultEffect::after_end);
