@@ -89,13 +89,16 @@ DamagedFabric::Solved DamagedFabric::solve(std::size_t k, const FabricDamage& da
     }
     const links::Topology series[] = {std::move(topology)};
     const TrainingResult r = simulate_training(job, model_.accelerator, series, options);
+    // Every used link (for relevant_solved), and the bytes of those between clusters only (for
+    // link_bytes, asked of failed gateway links): a trial's solves are many, so they stay small.
     std::vector<std::pair<std::pair<std::int32_t, std::int32_t>, double>> used;
     for (const LinkUtilisation& l : r.links)
         if (l.bytes > 0.0) used.push_back({{l.source, l.target}, l.bytes});
     std::sort(used.begin(), used.end());
+    out.used_links.reserve(used.size());
     for (const auto& [link, bytes] : used) {
         out.used_links.push_back(link);
-        out.used_link_bytes.push_back(bytes);
+        if (between_clusters(link)) out.gateway_link_bytes.push_back({link, bytes});
     }
     if (!r.summary.truncated && !r.steps.empty()) out.step_s = r.steps.front().end_s - r.steps.front().start_s;
     out.routes = r.routes;
@@ -154,10 +157,17 @@ const DamagedFabric::Solved& DamagedFabric::relevant_solved(std::size_t k, const
 
 double DamagedFabric::step_s(std::size_t k, const FabricDamage& damage) { return relevant_solved(k, damage).step_s; }
 
+bool DamagedFabric::between_clusters(std::pair<std::int32_t, std::int32_t> link) const {
+    return !cluster_of_.empty() &&
+           cluster_of_[static_cast<std::size_t>(link.first)] != cluster_of_[static_cast<std::size_t>(link.second)];
+}
+
 double DamagedFabric::link_bytes(double t, const FabricDamage& damage, std::pair<std::int32_t, std::int32_t> link) {
+    if (!between_clusters(link)) throw std::invalid_argument("damaged fabric: link_bytes is kept for links between clusters only");
     const Solved& s = relevant_solved(timeline_.keyframe_index_at(t), damage);
-    const auto it = std::lower_bound(s.used_links.begin(), s.used_links.end(), link);
-    return it != s.used_links.end() && *it == link ? s.used_link_bytes[static_cast<std::size_t>(it - s.used_links.begin())] : 0.0;
+    const auto it = std::lower_bound(s.gateway_link_bytes.begin(), s.gateway_link_bytes.end(), link,
+                                     [](const auto& kept, const auto& l) { return kept.first < l; });
+    return it != s.gateway_link_bytes.end() && it->first == link ? it->second : 0.0;
 }
 
 double DamagedFabric::extra_step_s(double t, const FabricDamage& damage) {
@@ -181,9 +191,7 @@ bool DamagedFabric::outage_link(std::int32_t satellite, double t, double mark, b
     // terminal the links between clusters, the ISL terminals the others. The mark picks one.
     const auto carried = [&](std::int32_t i) {
         const links::Link& l = frame.topology.links[static_cast<std::size_t>(i)];
-        const bool between_clusters = !cluster_of_.empty() && cluster_of_[static_cast<std::size_t>(l.source)] !=
-                                                                  cluster_of_[static_cast<std::size_t>(l.target)];
-        return l.capacity_bps > 0.0 && between_clusters == gateway;
+        return l.capacity_bps > 0.0 && between_clusters({l.source, l.target}) == gateway;
     };
     const auto first = frame.node_links.begin() + frame.node_link_offsets[static_cast<std::size_t>(satellite)];
     const auto last = frame.node_links.begin() + frame.node_link_offsets[static_cast<std::size_t>(satellite) + 1];

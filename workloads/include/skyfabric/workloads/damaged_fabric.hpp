@@ -62,7 +62,8 @@ private:
     struct Solved {
         double step_s = std::numeric_limits<double>::infinity();
         std::vector<std::pair<std::int32_t, std::int32_t>> used_links;  // carried bytes, sorted
-        std::vector<double> used_link_bytes;                            // each one's bytes in the step
+        // The used links between clusters, sorted, with the bytes each carried in the step.
+        std::vector<std::pair<std::pair<std::int32_t, std::int32_t>, double>> gateway_link_bytes;
         // The undamaged solve's routes and ring tours: its damaged copies' seed.
         std::shared_ptr<const RouteCache> routes;
         std::shared_ptr<const std::vector<RingTour>> tours;
@@ -80,6 +81,7 @@ private:
     };
     // Keyframe k, rebuilt once and kept while the rebuilt keyframes fit in 64 MB (oldest dropped).
     std::shared_ptr<const Keyframe> keyframe(std::size_t k) const;
+    bool between_clusters(std::pair<std::int32_t, std::int32_t> link) const;  // a gateway link
     // The key of a (keyframe, damage) solve; the undamaged ranks are written as one flag.
     std::string solve_key(std::size_t k, const FabricDamage& damage) const;
     const TopologyTimeline& timeline_;

@@ -302,8 +302,9 @@ public:
                              std::pair<std::int32_t, std::int32_t>& link) const = 0;
     // The first instant after t at which the undamaged fabric changes (+inf: never).
     virtual double next_change_s(double t) const = 0;
-    // Bytes a step started at t on the damaged fabric puts on `link` (0: it carries none of them):
-    // what a failed link blackholes until its failure is detected (RecoveryConfig::gateway_failover_s).
+    // Bytes a step started at t on the damaged fabric puts on `link`, a gateway link (between
+    // clusters; 0: it carries none of them): what a failed gateway link blackholes until its failure
+    // is detected (RecoveryConfig::gateway_failover_s).
     virtual double link_bytes(double t, const FabricDamage& damage, std::pair<std::int32_t, std::int32_t> link) = 0;
 };
 
