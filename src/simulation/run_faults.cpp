@@ -1,0 +1,183 @@
+// RunState: the dose, the fault draws and the coupled trials (run_state.hpp).
+#include "simulation/run_state.hpp"
+
+namespace skyfabric::simulation {
+
+void RunState::sample_radiation(std::size_t k) {
+    const double dt = k > 0 ? times_[k] - times_[k - 1] : 0.0;
+    double flux_sum = 0.0;
+    for (std::size_t i = 0; i < dose_rate_.size(); ++i) {
+        const auto r = physics::radiation_at(snapshot_.satellites_eci[i].position_m, times_[k], *radiation_model_);
+        dose_[i] += 0.5 * (dose_rate_[i] + r.dose_rate_rad_s) * dt;
+        dose_rate_[i] = r.dose_rate_rad_s;
+        flux_sum += r.flux_relative;
+    }
+    // The fault process reads the rate on a uniform grid: an end time off the grid is left out.
+    if (std::abs(times_[k] - static_cast<double>(k) * sc_.output_step_s) < 1e-9 * std::max(1.0, times_[k])) {
+        dose_series_.dose_rate_rad_s.insert(dose_series_.dose_rate_rad_s.end(), dose_rate_.begin(), dose_rate_.end());
+        ++dose_series_.sample_count;
+    }
+    sample_.dose_rate_rad_s = dose_rate_;
+    sample_.dose_rad = dose_;
+    sample_.flux_relative_mean = dose_rate_.empty() ? 0.0 : flux_sum / static_cast<double>(dose_rate_.size());
+}
+
+workloads::FaultModel RunState::fault_model() const {
+    workloads::FaultModel model = sc_.radiation.faults;
+    if (clusters_ && clusters_->constellation()) {
+        for (const auto& gateways : clusters_->gateway_nodes())
+            model.gateway_satellites.insert(model.gateway_satellites.end(), gateways.begin(), gateways.end());
+        std::sort(model.gateway_satellites.begin(), model.gateway_satellites.end());
+    }
+    return model;
+}
+
+bool RunState::draw_faults() {
+    if (faults_drawn_) return faults_drawn_->stop_reason.empty();
+    auto& out = faults_drawn_.emplace();
+    const auto& r = sc_.radiation;
+    const double duration_s = summary_.simulated_s;
+    const auto n = static_cast<std::int32_t>(dose_.size());
+    if (dose_series_.sample_count > 0 && duration_s > 0.0) {
+        const workloads::FaultModel model = fault_model();
+        out.outcome.expected_events = workloads::expected_fault_counts(dose_series_, model, duration_s);
+        // The loader refused what its orbit-average estimate would not fit; this run's own dose
+        // history (SAA passes: a few times the average) is checked again, with a margin, against
+        // what the estimate cannot see (a satellite that left the formation) before drawing.
+        double expected = 0.0;
+        for (const double x : out.outcome.expected_events) expected += x;
+        const double batch = std::min(r.trials, workloads::monte_carlo_batch_trials);
+        if (!(expected * batch <= 4.0 * workloads::max_fault_events_in_memory)) {
+            out.stop_reason = "radiation: the dose history gives " + std::to_string(expected) +
+                              " expected fault events per trial, more than can be held; faults not drawn";
+            return false;
+        }
+        out.outcome.events = workloads::sample_fault_events(dose_series_, model, duration_s, sc_.seed, 0);
+        out.outcome.interruption_mtbf_s =
+            workloads::interruption_mtbf_s(dose_series_, r.faults, n - r.recovery.spare_satellites, duration_s);
+    }
+    return true;
+}
+
+void RunState::finish_radiation() {
+    const auto& r = sc_.radiation;
+    const double duration_s = summary_.simulated_s;
+    const auto n = static_cast<std::int32_t>(dose_.size());
+    const bool drawn = draw_faults();
+    RadiationOutcome out = std::move(faults_drawn_->outcome);
+    if (!drawn) {
+        summary_.stop_reason = faults_drawn_->stop_reason;
+        summary_.complete = false;
+        summary_.radiation = std::move(out);
+        return;
+    }
+    const workloads::FaultModel model = fault_model();
+    for (double d : dose_) {
+        out.dose_mean_rad += d / std::max(1, n);
+        out.dose_max_rad = std::max(out.dose_max_rad, d);
+    }
+    if (duration_s > 0.0) out.dose_rate_mean_rad_per_yr = out.dose_mean_rad / duration_s * physics::seconds_per_year_radiation;
+    // A run's own rate depends on which SAA passes it covers (one orbit: 11-350 rad/yr); the annual
+    // figure is the orbit's long-term average instead.
+    out.annual_dose_rad_per_yr = physics::orbit_average_dose_rate_rad_s(*radiation_model_,
+                                                                        sc_.orbit.semi_major_axis_m - physics::earth_equatorial_radius_m,
+                                                                        sc_.orbit.inclination_rad) *
+                                 physics::seconds_per_year_radiation;
+    out.long_term_interruption_mtbf_s = workloads::interruption_mtbf_at_dose_rate_s(
+        out.annual_dose_rad_per_yr / physics::seconds_per_year_radiation, r.faults, n - r.recovery.spare_satellites);
+    try {
+        play_trials(out, model, duration_s);
+    } catch (const workloads::TrialsInterrupted& e) {
+        // Ctrl-C while the trials ran: the physics and the nominal trial are kept, the trials' figures left out.
+        summary_.stop_reason = e.what();
+        summary_.complete = false;
+        out.monte_carlo.reset();
+        out.constellation.clear();
+    }
+    summary_.radiation = std::move(out);
+}
+
+void RunState::play_trials(RadiationOutcome& out, const workloads::FaultModel& model, double duration_s) {
+    const auto& r = sc_.radiation;
+    const auto n = static_cast<std::int32_t>(dose_.size());
+    if (clusters_ && clusters_->constellation()) {
+        if (!summary_.constellation.empty() && dose_series_.sample_count > 0 && duration_s > 0.0)
+            play_constellation_faults(out, model, duration_s);
+    } else if (summary_.training && !summary_.training->steps.empty() && duration_s > 0.0) {
+        const workloads::StepDurations steps = workloads::fault_free_steps(*summary_.training);
+        auto recovery = r.recovery;
+        // Daly's interval from the orbit's long-term interruption rate (the annual dose's), not from the
+        // SAA passes this run happened to see, so that runs of any length checkpoint alike (no
+        // interruptions: no checkpoints needed within the run, so one interval spans it).
+        if (recovery.checkpoint_interval_s <= 0.0) {
+            recovery.mtbf_s = std::isfinite(out.long_term_interruption_mtbf_s) && out.long_term_interruption_mtbf_s > 0.0
+                                  ? out.long_term_interruption_mtbf_s
+                                  : 1e3 * duration_s;
+        }
+        // Faults act on the fabric: each trial's outages and reboots damage the run's topology
+        // timeline, and its steps are solved there (workloads/damaged_fabric.hpp).
+        std::optional<workloads::DamagedFabric> fabric;
+        const std::int32_t ranks = n - recovery.spare_satellites;
+        if (timeline_.keyframe_count() > 0 && sc_.workload.job.data_parallel == ranks) {
+            // A shrunk mixture of experts keeps whole expert groups (the solver needs them).
+            if (sc_.workload.job.moe.layers > 0) recovery.rank_multiple = std::max(1, sc_.workload.job.moe.expert_parallel);
+            fabric.emplace(timeline_, workloads::StepModel{sc_.workload.job, sc_.workload.accelerator, sc_.workload.options},
+                           ranks);
+        } else {
+            out.fabric_note = "faults do not act on the fabric: the job's " + std::to_string(sc_.workload.job.data_parallel) +
+                              " data-parallel ranks are not the " + std::to_string(ranks) +
+                              " satellites outside the spares";
+        }
+        workloads::FabricModel* fabric_model = fabric ? &*fabric : nullptr;
+        out.goodput = workloads::simulate_training_with_faults(out.events, n, duration_s, steps, recovery,
+                                                               /*record_timeline=*/true, fabric_model);
+        if (r.trials > 1) {
+            const auto trials_start = std::chrono::steady_clock::now();
+            out.monte_carlo = workloads::monte_carlo_goodput(dose_series_, r.faults, recovery, steps, duration_s, sc_.seed,
+                                                             r.trials, backend_, fabric_model,
+                                                             scenario::monte_carlo_threads(sc_), stop_);
+            out.trials_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - trials_start).count();
+        }
+        if (fabric) {
+            out.fabric_keyframes = static_cast<std::int64_t>(timeline_.keyframe_count());
+            out.fabric_topologies = timeline_.topology_count();
+            out.fabric_memory_bytes = static_cast<std::int64_t>(timeline_.memory_bytes());
+            out.fabric_evaluations = fabric->evaluations();
+        }
+    }
+}
+
+void RunState::play_constellation_faults(RadiationOutcome& out, const workloads::FaultModel& model, double duration_s) {
+    const auto& r = sc_.radiation;
+    workloads::ClusterFaultSetup s;
+    s.series = &dose_series_;
+    s.model = model;
+    s.recovery = r.recovery;
+    s.recovery.gateway_failover_s = sc_.constellation.gateway_failover_s;
+    // Daly's interval from the orbit's long-term interruption rate, as for one cluster (none: one
+    // interval spans the run).
+    if (s.recovery.checkpoint_interval_s <= 0.0)
+        s.recovery.mtbf_s = std::isfinite(out.long_term_interruption_mtbf_s) && out.long_term_interruption_mtbf_s > 0.0
+                                ? out.long_term_interruption_mtbf_s
+                                : 1e3 * duration_s;
+    s.duration_s = duration_s;
+    s.seed = sc_.seed;
+    s.trials = r.trials;
+    s.backend = backend_;
+    s.threads = scenario::monte_carlo_threads(sc_);
+    s.timeline = &timeline_;
+    s.training = constellation_setup_;
+    s.stop = stop_;
+    const auto trials_start = std::chrono::steady_clock::now();
+    for (auto* rec : recorders_) rec->phase("fault trials of every algorithm");
+    std::vector<workloads::ClusterAlgorithm> algorithms;
+    for (const auto& c : summary_.constellation) algorithms.push_back(c.algorithm);
+    out.constellation = workloads::monte_carlo_cluster_goodput(algorithms, s, summary_.constellation, every_step_steps_);
+    for (const auto& c : out.constellation) out.fabric_evaluations += c.fabric_evaluations;
+    out.trials_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - trials_start).count();
+    out.fabric_keyframes = static_cast<std::int64_t>(timeline_.keyframe_count());
+    out.fabric_topologies = timeline_.topology_count();
+    out.fabric_memory_bytes = static_cast<std::int64_t>(timeline_.memory_bytes());
+}
+
+}  // namespace skyfabric::simulation

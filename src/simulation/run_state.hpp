@@ -1,0 +1,154 @@
+#pragma once
+// One run's state, inside the simulation library: advance() produces the next sample (physics, metrics,
+// links, power, dose, and the recorders); the training simulation, when there is one, drives it by
+// pulling topologies. Its members are defined by concern: simulation.cpp (the physics loop, power and
+// the summary), run_workloads.cpp (training, a constellation's algorithms, serving) and run_faults.cpp
+// (dose, fault draws and the coupled trials).
+
+#include "simulation/simulation.hpp"
+
+#include "simulation/sample_statistics.hpp"
+
+#include <skyfabric/links/topology_policy.hpp>
+#include <skyfabric/physics/constants.hpp>
+#include <skyfabric/physics/formation_metrics.hpp>
+#include <skyfabric/physics/illumination.hpp>
+#include <skyfabric/physics/power.hpp>
+#include <skyfabric/physics/neighbours.hpp>
+#include <skyfabric/workloads/placement.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <chrono>
+#include <deque>
+#include <cmath>
+#include <limits>
+#include <optional>
+
+namespace skyfabric::simulation {
+
+class RunState {
+public:
+    RunState(const scenario::Scenario& sc, std::vector<Recorder*> recorders, const std::atomic<bool>* stop);
+
+    RunSummary execute();
+
+private:
+    bool advance();
+
+    // Dose rate at every satellite; the dose integrates it by the trapezoid rule.
+    void sample_radiation(std::size_t k);
+
+    // The fault model of the run: a constellation's gateway satellites carry gateway terminals, which fail on their own.
+    workloads::FaultModel fault_model() const;
+
+    // The nominal trial's fault events on the dose-rate history of the run so far (once: a serving run plays
+    // them before the end, finish_radiation reports them). False when more are expected than can be held.
+    bool draw_faults();
+
+    // Faults drawn on the dose-rate history, then checkpoint/restart accounting over the
+    // training job's own step times.
+    void finish_radiation();
+
+    // The nominal trial and the Monte Carlo trials, on one formation or on each constellation algorithm.
+    void play_trials(RadiationOutcome& out, const workloads::FaultModel& model, double duration_s);
+
+    // Each cluster algorithm's trials over the same fault draws (workloads/cluster_faults.hpp).
+    void play_constellation_faults(RadiationOutcome& out, const workloads::FaultModel& model, double duration_s);
+
+    // The training job pulls one topology per sample; the physics advances as it pulls.
+    void run_workload();
+
+    // Every cluster's cumulative station-keeping delta-v, as the satellites are numbered.
+    std::span<const double> station_keeping_delta_v();
+
+    // A constellation: the physics first, every topology kept as keyframes, then each training algorithm
+    // replayed over them from the start (workloads/cluster_training.hpp), so that they compare on the
+    // same fabric. The first algorithm's record, when it steps every rank together, is the run's training.
+    void run_constellation_workload();
+
+    // Serving: the physics first, every topology kept as keyframes, then each routing replayed over them
+    // from the start, so that they compare on the same requests and the same fabric.
+    void run_inference();
+
+    // Faults and power on the serving instances (docs/inference.md "Faults and power"): the nominal trial's
+    // chip and host crashes take their satellite down for reboot_s; each satellite computes at the share
+    // its power policy allowed in each sample.
+    void add_faults_and_power(workloads::ServingConfig& config);
+
+    template <class Topologies>
+    void serve(const Topologies& topologies);
+
+    // The training job beside the serving one: data-parallel over its clusters' free satellites in a
+    // ring tour of the first topology, one all-reduce of its gradients after each step's compute (no
+    // overlap with the backward pass: docs/inference.md "Serving beside training").
+    template <class Topologies>
+    workloads::SharedTraining shared_training(const Topologies& topologies) const;
+
+    // advance() for the training's callbacks: a numerical failure becomes the stop reason instead of
+    // unwinding through the training simulation (which would lose its results).
+    bool advance_keeping_results();
+
+    // A fixed synthetic fabric: one topology for the whole run, ranks on the fabric's nodes.
+    void run_fabric_workload();
+
+    // Each satellite's array, battery and radiator over [t_k, t_k+1) (physics/power.hpp): the training
+    // (when there is one) asks for full compute; the policy allows what the battery and the heat permit,
+    // and the ring runs at its slowest satellite's share. A satellite that browns out loses its links.
+    void sample_power(std::size_t k);
+
+    // When `work_s` of full-speed compute started at start_s is done, at the power-allowed share of each
+    // sample interval; samples not yet simulated are simulated now (their topologies kept for the training's clock).
+    double compute_done_s(double start_s, double work_s);
+    // The same at a share series of one's own (a constellation's cluster).
+    double compute_done_s(double start_s, double work_s, const std::vector<double>& compute_fraction);
+
+    void sample_sunlight(double time_s);
+
+    void finish_summary();
+
+    const scenario::Scenario& sc_;
+    workloads::TopologyTimeline timeline_;  // the fault-free topologies, as keyframes (radiation runs)
+    workloads::Backend backend_ = workloads::Backend::cpu;  // for batched work (the radiation Monte Carlo)
+    std::vector<Recorder*> recorders_;
+    const std::atomic<bool>* stop_;
+    std::vector<double> times_;
+    std::chrono::steady_clock::time_point wall_start_ = std::chrono::steady_clock::now();
+    RunSetup setup_;
+    RunSummary summary_;
+
+    std::optional<workloads::Fabric> fabric_;
+    std::optional<ClusterSet> clusters_;                // every cluster's physics and links (one without a constellation)
+    workloads::ClusterTrainingSetup constellation_setup_;  // the cluster algorithms' (for the fault trials)
+    std::vector<workloads::StepDurations> every_step_steps_;  // per algorithm: its fault-free steps (empty: diloco, noloco)
+    std::vector<physics::FormationPropagator> truth_;  // compare_to_nonlinear: one per cluster
+    std::vector<double> delta_v_all_;                  // a constellation's clusters' delta-v, concatenated
+    double epoch_julian_date_ = 0.0;
+    Eigen::Vector3d sun_eci_m_ = Eigen::Vector3d::Zero();  // at the current sample
+    std::vector<physics::PowerState> power_state_;     // [N]
+    std::vector<double> compute_fraction_;             // per sample: compute share allowed until the next
+    std::vector<std::vector<double>> cluster_fraction_;  // a constellation's: [cluster][sample]
+    std::vector<double> satellite_share_;              // a serving run's: [sample][satellite]
+    std::vector<double> cluster_beta_rad_;             // a constellation's clusters' β at the current sample
+    std::deque<links::Topology> pending_topologies_;   // simulated ahead for compute_done_s, not yet pulled
+    double power_generated_j_ = 0.0, power_used_j_ = 0.0, power_shunted_j_ = 0.0;
+    physics::FormationSnapshot snapshot_;
+    std::vector<physics::FormationSnapshot> truth_snapshots_;
+    links::Topology topology_;
+    std::vector<links::LinkEvent> link_events_;
+    std::vector<Eigen::Vector3d> positions_lvlh_;
+    Sample sample_;
+    std::size_t next_ = 0;
+
+    std::optional<physics::RadiationModel> radiation_model_;
+    std::vector<double> dose_rate_, dose_;
+    workloads::DoseRateSeries dose_series_;
+    struct DrawnFaults {
+        RadiationOutcome outcome;  // events, expected counts, MTBF
+        std::string stop_reason;   // too many to hold: not drawn
+    };
+    std::optional<DrawnFaults> faults_drawn_;
+    SampleStatistics statistics_;  // minima, maxima and means over the samples
+};
+
+}  // namespace skyfabric::simulation

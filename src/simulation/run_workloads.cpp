@@ -1,0 +1,175 @@
+// RunState: the training job, a constellation's algorithms and serving (run_state.hpp).
+#include "simulation/run_state.hpp"
+
+namespace skyfabric::simulation {
+
+void RunState::run_workload() {
+    auto options = sc_.workload.options;
+    options.start_s = 0.0;
+    options.end_s = sc_.duration_s;
+    workloads::TopologySource source = [this](links::Topology& next) {
+        if (!pending_topologies_.empty()) {  // produced while the power limit was looked ahead
+            next = std::move(pending_topologies_.front());
+            pending_topologies_.pop_front();
+            if (radiation_model_) timeline_.append(next);
+            return true;
+        }
+        if (!advance_keeping_results()) return false;  // the run's end, a stop or a numerical failure
+        next = topology_;
+        if (radiation_model_) timeline_.append(next);  // the fabric the fault trials damage
+        return true;
+    };
+    if (sc_.power.enabled) {
+        options.compute_done_s = [this](double start_s, double work_s) { return compute_done_s(start_s, work_s); };
+    }
+    // A stop or a numerical failure ends the job after the steps done so far, which are kept
+    // (and the faults are played over the time the run covered).
+    options.end_limit_s = [this] {
+        return summary_.stop_reason.empty() ? std::numeric_limits<double>::infinity() : summary_.simulated_s;
+    };
+    summary_.training = workloads::simulate_training(sc_.workload.job, sc_.workload.accelerator, source, options);
+}
+
+void RunState::run_constellation_workload() {
+    const auto& con = sc_.constellation;
+    while (advance_keeping_results()) timeline_.append(topology_);
+    if (timeline_.keyframe_count() == 0) return;
+    workloads::ClusterTrainingSetup setup;
+    setup.job = sc_.workload.job;
+    setup.accelerator = sc_.workload.accelerator;
+    setup.options = sc_.workload.options;
+    setup.options.start_s = 0.0;
+    setup.options.end_s = summary_.simulated_s;
+    setup.inner_steps = con.inner_steps;
+    setup.outer_bytes_per_element = con.outer_bytes_per_element;
+    setup.experts_across_clusters = sc_.workload.experts_across_clusters;
+    setup.seed = sc_.seed;
+    setup.topologies = [this](double from_s) { return timeline_.source_from(from_s); };
+    setup.cluster_nodes = clusters_->cluster_nodes();
+    if (sc_.power.enabled) {  // every sample is simulated: the clusters' shares are known
+        setup.cluster_compute_done_s = [this](std::size_t c, double start_s, double work_s) {
+            return compute_done_s(start_s, work_s, cluster_fraction_[c]);
+        };
+    }
+    constellation_setup_ = setup;
+    // The algorithms are independent replays of the same stored fabric: run side by side, on the
+    // threads the trials may use (the physics is done, so the power lambda only reads).
+    const std::int32_t threads = scenario::monte_carlo_threads(sc_);
+    std::string what = "training";
+    for (const auto algorithm : con.algorithms) what += " " + std::string(workloads::to_string(algorithm));
+    for (auto* r : recorders_) r->phase(what);
+    summary_.constellation = workloads::simulate_cluster_trainings(con.algorithms, setup, threads);
+    for (const auto& result : summary_.constellation) {
+        // What the fault trials replay: ring's and hierarchical's fault-free steps.
+        every_step_steps_.push_back(workloads::fault_free_steps(result.training));
+        // Each ring/hierarchical record stays with its algorithm (a trace draws them all): steps,
+        // collectives and per-link totals, a few MB at most for a day of 4 x 81.
+    }
+    if (!summary_.constellation.empty()) {
+        const auto first = summary_.constellation.front().algorithm;
+        if (first == workloads::ClusterAlgorithm::ring || first == workloads::ClusterAlgorithm::hierarchical)
+            summary_.training = summary_.constellation.front().training;  // the workload block's record
+    }
+}
+
+void RunState::run_inference() {
+    while (advance_keeping_results()) timeline_.append(topology_);
+    if (timeline_.keyframe_count() == 0) return;
+    serve([this](double from_s) { return timeline_.source_from(from_s); });
+}
+
+void RunState::add_faults_and_power(workloads::ServingConfig& config) {
+    if (radiation_model_ && draw_faults()) {
+        for (const auto& e : faults_drawn_->outcome.events)
+            if (workloads::fault_crashes(e.kind))
+                config.outages.push_back(workloads::SatelliteOutage{e.time_s, e.time_s + sc_.radiation.recovery.reboot_s, e.satellite});
+    }
+    if (!satellite_share_.empty()) {
+        auto& th = config.throttle;
+        th.start_s = 0.0;
+        th.step_s = sc_.output_step_s;
+        th.satellite_count = static_cast<std::int32_t>(power_state_.size());
+        th.sample_count = static_cast<std::int64_t>(satellite_share_.size()) / th.satellite_count;
+        th.share = satellite_share_;
+    }
+}
+
+template <class Topologies>
+void RunState::serve(const Topologies& topologies) {
+    const auto& in = sc_.inference;
+    std::vector<workloads::ServingRouting> routings{in.serving.routing};
+    if (in.compare_routing)
+        routings.push_back(in.serving.routing == workloads::ServingRouting::local ? workloads::ServingRouting::prfaas
+                                                                                : workloads::ServingRouting::local);
+    // A training job beside the serving one: placed and scheduled once, for every run that carries it.
+    const std::optional<workloads::SharedTraining> training =
+        scenario::workloads_share_fabric(sc_) ? std::optional(shared_training(topologies)) : std::nullopt;
+    for (const auto routing : routings) {
+        workloads::ServingConfig config = in.serving;
+        config.routing = routing;
+        config.nodes = scenario::inference_nodes(sc_);
+        config.start_s = 0.0;
+        config.end_s = summary_.simulated_s;
+        if (clusters_ && clusters_->cluster_count() > 1) {  // the gateway layer's egress, per output step
+            config.cluster_of.assign(clusters_->cluster_of().begin(), clusters_->cluster_of().end());
+            config.egress_bin_s = sc_.output_step_s;
+        }
+        add_faults_and_power(config);
+        for (auto* r : recorders_) r->phase(std::string("serving, ") + workloads::to_string(routing) + " routing");
+        const std::size_t run = summary_.inference.size();
+        const workloads::RequestSink sink{[&](std::span<const workloads::RequestRecord> rows) {
+            for (auto* r : recorders_) r->requests(run, routing, rows);
+        }};
+        summary_.inference_routing.push_back(routing);
+        summary_.inference.push_back(workloads::simulate_serving(config, in.accelerator, topologies(0.0), sink));
+        if (!training) continue;
+        if (!summary_.training_without_serving) {  // the training's baseline, once: the same engine, no requests
+            auto alone = config;
+            alone.training = *training;
+            alone.trace.clear();
+            alone.requests.rate_per_s = 0.0;
+            for (auto* r : recorders_) r->phase("training alone on the serving engine");
+            summary_.training_without_serving = workloads::simulate_serving(alone, in.accelerator, topologies(0.0)).training;
+        }
+        config.training = *training;
+        for (auto* r : recorders_) r->phase(std::string("serving beside training, ") + workloads::to_string(routing) + " routing");
+        // The figures are the summary's; the records written are the run alone's: these are dropped as they come.
+        const workloads::RequestSink drop{[](std::span<const workloads::RequestRecord>) {}};
+        auto beside = workloads::simulate_serving(config, in.accelerator, topologies(0.0), drop);
+        summary_.inference_beside_training.push_back(std::move(beside));
+    }
+}
+
+template <class Topologies>
+workloads::SharedTraining RunState::shared_training(const Topologies& topologies) const {
+    const auto& w = sc_.workload;
+    links::Topology first;
+    topologies(0.0)(first);
+    const auto nodes = scenario::shared_training_nodes(sc_);
+    workloads::SharedTraining t;
+    t.rank_nodes = workloads::ring_placement(workloads::build_network(first), nodes);
+    t.collective = workloads::build_schedule(workloads::CollectiveOp::all_reduce, w.options.all_reduce,
+                                             static_cast<std::int32_t>(t.rank_nodes.size()), workloads::gradient_bytes(w.job),
+                                             w.options.schedule);
+    t.compute_s = workloads::compute_time_per_step_s(w.job, w.accelerator);
+    return t;
+}
+
+void RunState::run_fabric_workload() {
+    if (sc_.inference.enabled) {
+        summary_.simulated_s = sc_.duration_s;
+        serve([this](double) { return workloads::topology_source(std::span(&fabric_->topology, 1)); });
+        return;
+    }
+    if (!sc_.workload.enabled) return;
+    auto options = sc_.workload.options;
+    options.start_s = 0.0;
+    options.end_s = sc_.duration_s;
+    // The switch of a star is a node but not a rank: keep ranks on nodes 0..p-1.
+    if (fabric_->spec.kind == workloads::FabricKind::switch_star) options.placement = workloads::PlacementPolicy::identity;
+    const links::Topology series[] = {fabric_->topology};
+    summary_.training = workloads::simulate_training(sc_.workload.job, sc_.workload.accelerator, series, options);
+    summary_.simulated_s = sc_.duration_s;
+}
+
+}  // namespace skyfabric::simulation
