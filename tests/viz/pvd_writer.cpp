@@ -20,6 +20,7 @@
 #include <vtkNew.h>
 #include <vtkPointData.h>
 #include <vtkPolyData.h>
+#include <vtkStringArray.h>
 #include <vtkXMLPolyDataReader.h>
 
 namespace {
@@ -348,8 +349,28 @@ TEST(PvdSeriesWriter, RewriteAfterRunSetsStatusFaultDownAndUtilisationInPlace) {
     EXPECT_THROW(writer.rewrite_after_run(0, {short_status, {}, {}}), std::invalid_argument);
 }
 
-// The frames carry status as integers; the renderer names them with its own STATUS_NAMES
-// (index = value), which must be the C++ table's names in value order.
+// Each satellite frame names its status values (field data status_names, value by value) from the
+// C++ table: what the renderer reads, after the run's faults were patched in too.
+TEST(SatelliteStatus, FramesCarryTheTablesNamesInValueOrder) {
+    ScratchDir dir;
+    PvdSeriesWriter writer(dir.path() / "vtk", "formation_lvlh");
+    const FiveSatellites sats(0);
+    writer.write_frame(sats.frame(), sats.links());
+    const std::vector<std::int32_t> status{1, 2, 3, 0, 1};
+    writer.rewrite_after_run(0, {status, {}, {}});
+    const auto poly = read_vtp(dir.path() / "vtk" / "formation_lvlh_000000.vtp");
+    auto* names = vtkStringArray::SafeDownCast(poly->GetFieldData()->GetAbstractArray("status_names"));
+    ASSERT_NE(names, nullptr);
+    const auto& table = skyfabric::links::satellite_status_names;
+    ASSERT_EQ(static_cast<std::size_t>(names->GetNumberOfValues()), table.size());
+    for (std::size_t v = 0; v < table.size(); ++v)
+        EXPECT_EQ(names->GetValue(static_cast<vtkIdType>(v)), table.name(static_cast<SatelliteStatus>(v))) << v;
+    EXPECT_EQ(poly->GetPointData()->GetArray("status")->GetTuple1(2), 3);
+    EXPECT_EQ(poly->GetFieldData()->GetArray("TimeValue")->GetTuple1(0), sats.frame().time_s);
+}
+
+// For frames written before they carried their names, the renderer falls back to its own
+// STATUS_NAMES (index = value), which must be the C++ table's names in value order.
 TEST(SatelliteStatus, RendererNamesAreTheTables) {
     std::ifstream in(fs::path(SKYFABRIC_SOURCE_DIR) / "viz/paraview/skyrender/style.py");
     ASSERT_TRUE(in) << "viz/paraview/skyrender/style.py";

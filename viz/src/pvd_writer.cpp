@@ -140,6 +140,19 @@ public:
         data_.append(reinterpret_cast<const char*>(values.data()), bytes);
         return at;
     }
+    // A string array, inline in ASCII as VTK's own writer puts one: each string's character codes,
+    // each string ended by a 0 (string arrays have no appended raw form to patch anyway).
+    void add_strings(Section section, const char* name, const std::vector<std::string>& values) {
+        std::string& xml = xml_[static_cast<std::size_t>(section)];
+        xml += "        <Array type=\"String\" Name=\"";
+        xml += name;
+        xml += "\" NumberOfTuples=\"" + std::to_string(values.size()) + "\" format=\"ascii\">\n         ";
+        for (const std::string& v : values) {
+            for (const char c : v) xml += ' ' + std::to_string(static_cast<unsigned char>(c));
+            xml += " 0";
+        }
+        xml += "\n        </Array>\n";
+    }
     void set_scalars(Section section, const char* name) { scalars_[static_cast<std::size_t>(section)] = name; }
 
     // The whole file; `data_start` receives the file position of the appended data's first byte.
@@ -292,6 +305,11 @@ void PvdSeriesWriter::write_frame(const SatelliteFrame& frame, const LinkFrameDa
     patch.cells = cells;
     vtp.add(Section::point, "id", ids);
     patch.status_at = vtp.add(Section::point, "status", status);
+    // The status values' names, value by value: the renderer names the colours from the file.
+    std::vector<std::string> status_names;
+    for (std::size_t v = 0; v < links::satellite_status_names.size(); ++v)
+        status_names.emplace_back(links::satellite_status_names.name(static_cast<SatelliteStatus>(v)));
+    vtp.add_strings(Section::field, "status_names", status_names);
     vtp.add(Section::point, "dose_rad", values_or_zeros(frame.dose_rad, n));
     vtp.add(Section::point, "delta_v_m_s", values_or_zeros(frame.delta_v_m_s, n));
     vtp.add(Section::point, "nearest_neighbour_m", values_or_zeros(frame.nearest_neighbour_m, n));

@@ -7,7 +7,7 @@ import math
 import os
 
 from .series import read_pvd, scan_series, scenario_title
-from .style import AXIS_TITLES, LINK_QUANTITIES, PLAIN_BOX, SCENE_BOX
+from .style import AXIS_TITLES, LINK_QUANTITIES, PLAIN_BOX, SCENE_BOX, STATUS_NAMES
 
 # Camera direction (from the focal point to the camera) and view-up, per frame kind.
 VIEWS = {
@@ -187,6 +187,7 @@ def plan_series(pvd, out_dir, run_dir, args):
         "link_unit": LINK_QUANTITIES[args.color_by][2],
         "cluster": args.cluster,
         "any_down": info.get("any_down", False),
+        "status_names": info.get("status_names", list(STATUS_NAMES)),
         # A constellation's zoomed-out series (vtk/constellation.pvd): each point a cluster,
         # each line the gateway links between two clusters.
         "clusters": clusters,

@@ -9,9 +9,8 @@ from vtkmodules.util.numpy_support import numpy_to_vtk, vtk_to_numpy
 
 from .series import read_frame
 from .style import (
-    BACKGROUND, BAR_LABEL_FORMAT, EVENT_STATUSES, GRID_COLOUR, LINK_DOWN_COLOUR, LINK_WIDTH_PX,
-    STATUS_COLOURS, STATUS_NAMES, TEXT_COLOUR, UNIT_PREFIXES, VIRIDIS, legend_title, link_title,
-    point_px)
+    BACKGROUND, BAR_LABEL_FORMAT, GRID_COLOUR, LINK_DOWN_COLOUR, LINK_WIDTH_PX, TEXT_COLOUR,
+    UNIT_PREFIXES, VIRIDIS, event_statuses, legend_title, link_title, point_px, status_colours)
 
 
 class Scene:
@@ -43,11 +42,14 @@ class Scene:
         self.ren, self.rw = ren, rw
 
         # Satellites: every point, a shaded sphere coloured by status.
+        names = plan["status_names"]
+        colours = status_colours(names)
+        self.event_statuses = event_statuses(names)
         status_lut = vtkLookupTable()
-        status_lut.SetNumberOfTableValues(len(STATUS_NAMES))
-        for k in range(len(STATUS_NAMES)):
-            status_lut.SetTableValue(k, *STATUS_COLOURS[3 * k:3 * k + 3], 1.0)
-        status_lut.SetTableRange(0, len(STATUS_NAMES) - 1)
+        status_lut.SetNumberOfTableValues(len(names))
+        for k in range(len(names)):
+            status_lut.SetTableValue(k, *colours[3 * k:3 * k + 3], 1.0)
+        status_lut.SetTableRange(0, len(names) - 1)
         status_lut.Build()
         self.status_lut = status_lut
         # A cluster's centroid is a large sphere (the zoomed-out constellation series).
@@ -56,7 +58,7 @@ class Scene:
         def point_actor(size, opacity=1.0):
             m = vtkPolyDataMapper()
             m.SetLookupTable(status_lut)
-            m.SetScalarRange(0, len(STATUS_NAMES) - 1)
+            m.SetScalarRange(0, len(names) - 1)
             m.SetScalarModeToUsePointData()
             m.SetColorModeToMapScalars()
             a = vtkActor()
@@ -260,10 +262,11 @@ class Scene:
         heading.SetDisplayPosition(int(0.86 * w), h - int(52 * font))
 
         # Status legend: a disk of each colour and its name.
-        entries = [(s, STATUS_COLOURS[3 * k:3 * k + 3], "disk")
-                   for k, s in enumerate(STATUS_NAMES)]
+        names = plan["status_names"]
+        colours = status_colours(names)
+        entries = [(s, colours[3 * k:3 * k + 3], "disk") for k, s in enumerate(names)]
         if plan.get("clusters"):
-            entries = [("cluster centroid", STATUS_COLOURS[0:3], "disk"),
+            entries = [("cluster centroid", colours[0:3], "disk"),
                        ("gateway links", VIRIDIS[-1][1:], "line")]
         if plan.get("any_down"):
             entries.append(("link down", LINK_DOWN_COLOUR, "line"))
@@ -317,7 +320,7 @@ class Scene:
         status_vtk.SetName("status")
         self.sat_mapper.SetInputData(self._points(pd.GetPoints(), None, status_vtk)
                                      if n else self.PolyData())
-        events = np.nonzero(np.isin(status, EVENT_STATUSES))[0]
+        events = np.nonzero(np.isin(status, self.event_statuses))[0]
         ev = self._points(pd.GetPoints(), events, status_vtk) if len(events) else self.PolyData()
         self.event_mapper.SetInputData(ev)
         self.halo_mapper.SetInputData(ev)
@@ -366,7 +369,7 @@ class Scene:
                             t, t / 60.0, index, plan["n_times"] - 1, n,
                             int(vtk_to_numpy(sats).sum()) if sats is not None else 0,
                             pd.GetNumberOfLines(), int(gw.sum())))
-            counts = [(int((status == k).sum()), STATUS_NAMES[k]) for k in EVENT_STATUSES]
+            counts = [(int((status == k).sum()), plan["status_names"][k]) for k in self.event_statuses]
             extra = ["%d %s" % c for c in counts if c[0]]
             if down.any():
                 extra.append("%d link%s down" % (int(down.sum()), "" if down.sum() == 1 else "s"))

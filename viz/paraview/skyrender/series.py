@@ -10,6 +10,8 @@ import xml.etree.ElementTree as ET
 import numpy as np
 from vtkmodules.util.numpy_support import numpy_to_vtk, vtk_to_numpy
 
+from .style import STATUS_NAMES
+
 
 def find_series(path):
     """Returns (run_dir, [pvd paths])."""
@@ -120,6 +122,17 @@ def cluster_count(path):
     return int(_cluster_of(path).max()) + 1
 
 
+def status_names(reader, path):
+    """The names of the status values as the frame at `path` carries them (field data
+    status_names), or STATUS_NAMES for frames written before they did."""
+    reader.SetFileName(path)
+    reader.Update()
+    names = reader.GetOutput().GetFieldData().GetAbstractArray("status_names")
+    if names is None:
+        return list(STATUS_NAMES)
+    return [names.GetValue(i) for i in range(names.GetNumberOfValues())]
+
+
 def scan_series(frames, link_array="capacity_bps", cluster=None):
     """One pass over the selected frames: union bounds, the largest extent about each
     frame's centre, the capacity range, and whether any link is down / satellite not ok."""
@@ -159,5 +172,6 @@ def scan_series(frames, link_array="capacity_bps", cluster=None):
         "capacity_range": cap_range,
         "any_down": any_down,
         "statuses": sorted(statuses),
+        "status_names": status_names(reader, frames[0][2]) if frames else list(STATUS_NAMES),
         "clusters": clusters,
     }

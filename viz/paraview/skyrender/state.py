@@ -6,8 +6,8 @@ import os
 
 from .series import new_reader, read_frame
 from .style import (
-    AXIS_TITLES, BACKGROUND, BAR_LABEL_FORMAT, LINK_WIDTH_PX, STATUS_COLOURS, STATUS_NAMES,
-    VIRIDIS_PRESET, legend_title, link_title, point_px)
+    AXIS_TITLES, BACKGROUND, BAR_LABEL_FORMAT, LINK_WIDTH_PX, VIRIDIS_PRESET, legend_title,
+    link_title, point_px, status_colours)
 
 
 def write_state(plan, out_dir):
@@ -94,8 +94,9 @@ def _status_colours(sats, view, plan):
     ColorBy(sats, ("POINTS", "status"))
     lut = GetColorTransferFunction("status")
     lut.InterpretValuesAsCategories = 1
-    lut.Annotations = [v for i, s in enumerate(STATUS_NAMES) for v in (str(i), s)]
-    lut.IndexedColors = STATUS_COLOURS
+    names = plan["status_names"]
+    lut.Annotations = [v for i, s in enumerate(names) for v in (str(i), s)]
+    lut.IndexedColors = status_colours(names)
     status_bar = GetScalarBar(lut, view)
     status_bar.Title = legend_title(plan)
     status_bar.ComponentTitle = ""

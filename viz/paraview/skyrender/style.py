@@ -1,21 +1,31 @@
 """The style table: colours, sizes, legend words and screen layout, read by both the frames
 (scene.py) and the ParaView state (state.py), so the two cannot drift apart.
 
-The satellite status names are not in the run's files (result.h5 carries `*_names` only for
-workload, link and inference enums; the .vtp frames carry the integers), so STATUS_NAMES repeats
-the C++ table links::satellite_status_names (links/include/skyfabric/links/satellite_status.hpp);
-tests/viz/pvd_writer.cpp fails when the two differ.
+The satellite status names come from the frames (field data status_names, written from the C++
+table links::satellite_status_names); STATUS_NAMES is only for frames written before they carried
+them, and tests/viz/pvd_writer.cpp fails when it differs from that table.
 """
 
 STATUS_NAMES = ["ok", "faulted", "rebooting", "spare"]   # index = SatelliteStatus value
-STATUS_COLOURS = [
-    0.20, 0.80, 0.30,   # ok: green
-    0.90, 0.15, 0.15,   # faulted: red
-    1.00, 0.70, 0.00,   # rebooting: amber
-    0.55, 0.55, 0.60,   # spare: grey
-]
+STATUS_COLOUR = {
+    "ok": (0.20, 0.80, 0.30),          # green
+    "faulted": (0.90, 0.15, 0.15),     # red
+    "rebooting": (1.00, 0.70, 0.00),   # amber
+    "spare": (0.55, 0.55, 0.60),       # grey
+}
+UNKNOWN_STATUS_COLOUR = (1.0, 1.0, 1.0)   # a status this style does not know yet: white
 # Drawn large, inside a halo, and counted on the clock.
-EVENT_STATUSES = tuple(STATUS_NAMES.index(s) for s in ("faulted", "rebooting"))
+EVENT_STATUS_NAMES = ("faulted", "rebooting")
+
+
+def status_colours(names):
+    """The colour of each status value (index = value), flat r, g, b as ParaView's IndexedColors."""
+    return [c for name in names for c in STATUS_COLOUR.get(name, UNKNOWN_STATUS_COLOUR)]
+
+
+def event_statuses(names):
+    """The status values drawn as events."""
+    return tuple(k for k, name in enumerate(names) if name in EVENT_STATUS_NAMES)
 # --color-by: the link cell array, its words in the legend, its unit.
 LINK_QUANTITIES = {
     "capacity": ("capacity_bps", "capacity", "bit/s"),

@@ -15,7 +15,8 @@
 //               vertex cells, which are not links), link_source, link_target (int; -1 on
 //               vertex cells), and for a constellation link_class (int; 0 intra-cluster,
 //               1 gateway, -1 on vertex cells)
-//   field data  TimeValue (double, the instant's time_s)
+//   field data  TimeValue (double, the instant's time_s); status_names (string, the name of
+//               each status value in value order: links::satellite_status_names)
 //
 // A constellation's zoomed-out series (write_cluster_frame) holds instead
 //   points      each cluster's centroid [m], verts one per cluster, lines one per pair of
