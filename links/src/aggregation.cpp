@@ -10,6 +10,18 @@
 
 namespace skyfabric::links {
 
+physics::SettingsProblems check(const GatewayParameters& parameters, std::span<const std::size_t> cluster_sizes) {
+    physics::SettingsProblems problems;
+    const std::int32_t g = parameters.gateways_per_cluster;
+    if (g < 0) problems.push_back({"gateways_per_cluster", "must be >= 0"});
+    if (!cluster_sizes.empty()) {
+        const std::size_t smallest = *std::min_element(cluster_sizes.begin(), cluster_sizes.end());
+        if (g > 0 && static_cast<std::size_t>(g) > smallest)
+            problems.push_back({"gateways_per_cluster", "a cluster has only " + std::to_string(smallest) + " satellites"});
+    }
+    return problems;
+}
+
 std::vector<GatewayPair> gateway_pairs(std::int32_t clusters, std::int32_t gateways_per_cluster,
                                        AggregationTopology topology) {
     if (clusters < 0 || gateways_per_cluster < 0)
@@ -32,9 +44,10 @@ std::vector<GatewayPair> gateway_pairs(std::int32_t clusters, std::int32_t gatew
 
 std::vector<std::int32_t> choose_gateways(std::span<const Eigen::Vector3d> positions_lvlh_m,
                                           std::int32_t count) {
-    if (count < 0 || static_cast<std::size_t>(count) > positions_lvlh_m.size())
-        throw std::invalid_argument("choose_gateways: count " + std::to_string(count) + " outside 0.." +
-                                    std::to_string(positions_lvlh_m.size()));
+    GatewayParameters parameters;
+    parameters.gateways_per_cluster = count;
+    const std::size_t satellites = positions_lvlh_m.size();
+    physics::throw_problems("choose_gateways", check(parameters, {&satellites, 1}));
     std::vector<std::int32_t> chosen;
     chosen.reserve(static_cast<std::size_t>(count));
     std::vector<char> used(positions_lvlh_m.size(), 0);
@@ -73,8 +86,7 @@ bool line_of_sight_clear(const Eigen::Vector3d& a_eci_m, const Eigen::Vector3d& 
 
 AggregationBuilder::AggregationBuilder(const GatewayParameters& parameters)
     : p_(parameters), model_(parameters.optics) {
-    if (p_.gateways_per_cluster < 0)
-        throw std::invalid_argument("AggregationBuilder: gateways_per_cluster must be >= 0");
+    physics::throw_problems("AggregationBuilder", check(p_, {}));
 }
 
 AggregationLayer AggregationBuilder::build(std::span<const std::vector<std::int32_t>> gateway_nodes,

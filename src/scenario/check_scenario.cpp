@@ -4,10 +4,12 @@
 #include "scenario/section_readers.hpp"
 #include "scenario/yaml_reader.hpp"
 
+#include <skyfabric/links/aggregation.hpp>
 #include <skyfabric/physics/constants.hpp>
 #include <skyfabric/physics/frames.hpp>
 #include <skyfabric/physics/orbit.hpp>
 #include <skyfabric/physics/random.hpp>
+#include <skyfabric/workloads/cluster_faults.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -60,68 +62,45 @@ namespace {
     formation.fail("radius_m", "satellite " + std::to_string(i) + ": " + message);
 }
 
-// What a constellation run supports, and what its algorithms need of the clusters.
+// What the constellation's training receives (the simulation's run_constellation_workload): satellites
+// numbered cluster after cluster, and the training job when one runs alone on them; without one (or
+// with one beside a serving job, checked apart) a dense job over every satellite, so that only what
+// the algorithms need of the clusters is checked.
+workloads::ClusterTrainingSetup cluster_training(const Scenario& sc, const std::vector<std::size_t>& sizes) {
+    workloads::ClusterTrainingSetup setup;
+    std::int32_t first = 0;
+    for (const std::size_t n : sizes) {
+        auto& nodes = setup.cluster_nodes.emplace_back(n);
+        std::iota(nodes.begin(), nodes.end(), first);
+        first += static_cast<std::int32_t>(n);
+    }
+    if (sc.workload.enabled && !workloads_share_fabric(sc)) {
+        setup.job = sc.workload.job;
+        setup.experts_across_clusters = sc.workload.experts_across_clusters;
+    }
+    if (!(sc.workload.enabled && !workloads_share_fabric(sc)) || setup.job.data_parallel == 0) setup.job.data_parallel = first;
+    setup.inner_steps = sc.constellation.inner_steps;
+    return setup;
+}
+
+// What a constellation run supports, and what its algorithms need of the clusters (workloads::check
+// of the training and of its fault trials, links::check of the gateways).
 void check_constellation(Section& top, const Scenario& sc, const std::vector<std::size_t>& sizes) {
     Section c = top.section("constellation");
     const auto& con = sc.constellation;
     if (sc.fabric) c.fail("clusters", "a constellation needs an orbit; a synthetic topology has none");
     if (!sc.links.enabled) c.fail("clusters", "a constellation needs a links section (the clusters' own fabrics)");
-    if (sc.radiation.enabled) {
-        Section radiation = top.section("radiation");
-        if (sc.radiation.recovery.spare_satellites > 0)
-            radiation.fail("spare_satellites", "hot spares in a constellation are not modelled yet (which cluster a spare "
-                                               "serves, and how it joins that cluster's ring): give 0");
-        const bool hierarchical = std::find(con.algorithms.begin(), con.algorithms.end(),
-                                            workloads::ClusterAlgorithm::hierarchical) != con.algorithms.end();
-        if (hierarchical && sc.workload.on_rank_loss == workloads::RankLossPolicy::shrink)
-            workload_section(top, false).fail("on_rank_loss", "shrink with the hierarchical algorithm across clusters would leave "
-                                                         "clusters of unequal size, which its all-reduce cannot split: use wait, "
-                                                         "or drop hierarchical from constellation.algorithms");
+    const workloads::ClusterTrainingSetup training = cluster_training(sc, sizes);
+    // Beside a serving job radiation is refused (check_shared_workloads), and the job's keys are in `workloads`.
+    if (sc.radiation.enabled && !workloads_share_fabric(sc)) {
+        workloads::ClusterFaultSetup faults;
+        faults.recovery = sc.radiation.recovery;
+        faults.recovery.on_rank_loss = sc.workload.on_rank_loss.value_or(workloads::RankLossPolicy::wait);
+        faults.training = training;
+        fail_on_problems(top, workloads::check(faults, con.algorithms), cluster_fault_keys);
     }
-    const auto smallest = *std::min_element(sizes.begin(), sizes.end());
-    if (static_cast<std::size_t>(con.gateways.gateways_per_cluster) > smallest) {
-        Section g = c.section("gateways");
-        g.fail("per_cluster", "a cluster has only " + std::to_string(smallest) + " satellites");
-    }
-    const bool equal = std::all_of(sizes.begin(), sizes.end(), [&](std::size_t n) { return n == sizes.front(); });
-    for (auto a : con.algorithms)
-        if (a != workloads::ClusterAlgorithm::ring && !equal)
-            c.fail("algorithms", std::string(workloads::to_string(a)) + " needs clusters of equal size (give every cluster the same radius_m)");
-    if (sc.workload.enabled && !workloads_share_fabric(sc)) {
-        const std::size_t all = std::accumulate(sizes.begin(), sizes.end(), std::size_t{0});
-        if (sc.workload.job.data_parallel != 0 && static_cast<std::size_t>(sc.workload.job.data_parallel) != all) {
-            Section parallelism = workload_section(top, false).section("parallelism");
-            parallelism.fail("data", "a constellation trains on every satellite: give 0 (all " + std::to_string(all) + ")");
-        }
-        const auto& moe = sc.workload.job.moe;
-        if (moe.layers > 0 && moe.expert_parallel > 1) {
-            Section parallelism = workload_section(top, false).section("parallelism");
-            const auto clusters = static_cast<std::int32_t>(sizes.size());
-            const auto smallest_size = static_cast<std::int32_t>(smallest);
-            if (!sc.workload.experts_across_clusters) {
-                for (const std::size_t n : sizes)
-                    if (static_cast<std::int32_t>(n) % moe.expert_parallel != 0)
-                        parallelism.fail("expert", "expert groups of " + std::to_string(moe.expert_parallel) +
-                                                       " ranks inside a cluster must divide every cluster's size (" +
-                                                       std::to_string(n) + "); or give expert_placement: across_clusters");
-            } else {
-                if (!equal) parallelism.fail("expert_placement", "across_clusters needs clusters of equal size");
-                if (moe.expert_parallel % clusters != 0 || smallest_size % (moe.expert_parallel / clusters) != 0)
-                    parallelism.fail("expert", "across_clusters takes expert / clusters ranks from each of the " +
-                                                   std::to_string(clusters) + " clusters: give a multiple of " +
-                                                   std::to_string(clusters) + " whose share divides the cluster size " +
-                                                   std::to_string(smallest_size));
-                for (auto a : con.algorithms)
-                    if (a == workloads::ClusterAlgorithm::diloco || a == workloads::ClusterAlgorithm::noloco)
-                        parallelism.fail("expert_placement", "across_clusters cannot run with " + std::string(workloads::to_string(a)) +
-                                                                 " (its replica is one cluster): drop it from constellation.algorithms "
-                                                                 "or use within_cluster");
-            }
-            if (sc.radiation.enabled && sc.workload.on_rank_loss == workloads::RankLossPolicy::shrink)
-                workload_section(top, false).fail("on_rank_loss", "shrink with a mixture of experts across a constellation is not "
-                                                             "modelled (its groups would have to re-form in every cluster): use wait");
-        }
-    }
+    fail_on_problems(c, links::check(con.gateways, sizes), gateway_keys);
+    fail_on_problems(top, workloads::check(training, con.algorithms), cluster_training_keys);
 }
 
 // A training job beside a serving one (docs/inference.md "Serving beside training"): data-parallel over

@@ -135,6 +135,25 @@ inline constexpr std::array<FieldKey, 5> serving_keys{{
     {"engines.decode.satellites_per_instance", "engines.decode.satellites_per_instance"},
     {"dedicated_prefill_instances", "dedicated_prefill_instances"},
 }};
+// links::check(GatewayParameters, cluster sizes), in `constellation`.
+inline constexpr std::array<FieldKey, 1> gateway_keys{{
+    {"gateways_per_cluster", "gateways.per_cluster"},
+}};
+// workloads::check(ClusterTrainingSetup, algorithms), from the scenario's top: the constellation's and
+// the training job's keys (a job alone on the clusters; one beside a serving job is checked apart).
+inline constexpr std::array<FieldKey, 6> cluster_training_keys{{
+    {"cluster_nodes", "constellation.clusters"},
+    {"inner_steps", "constellation.inner_steps"},
+    {"algorithms", "constellation.algorithms"},
+    {"job.data_parallel", "workload.parallelism.data"},
+    {"job.moe.expert_parallel", "workload.parallelism.expert"},
+    {"experts_across_clusters", "workload.parallelism.expert_placement"},
+}};
+// workloads::check(ClusterFaultSetup, algorithms), from the scenario's top.
+inline constexpr std::array<FieldKey, 2> cluster_fault_keys{{
+    {"recovery.spare_satellites", "radiation.spare_satellites"},
+    {"recovery.on_rank_loss", "workload.on_rank_loss"},
+}};
 // Fails (ScenarioError, file:line:column) at the scenario key of the first problem, with its message.
 void fail_on_problems(Section s, const physics::SettingsProblems& problems, std::span<const FieldKey> keys);
 

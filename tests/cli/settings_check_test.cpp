@@ -5,7 +5,10 @@
 #include "cli_support.hpp"
 #include "scenario/section_readers.hpp"
 
+#include <skyfabric/links/aggregation.hpp>
 #include <skyfabric/physics/radiation.hpp>
+#include <skyfabric/workloads/cluster_faults.hpp>
+#include <skyfabric/workloads/cluster_training.hpp>
 #include <skyfabric/workloads/faults.hpp>
 #include <skyfabric/workloads/job.hpp>
 #include <skyfabric/workloads/serving.hpp>
@@ -31,9 +34,10 @@ struct Case {
     std::string field;                       // the key check() must name first
     std::function<void(Settings&)> breaks;   // one field made invalid
     std::string yaml;                        // the scenario text that breaks it ("" where no key sets the field)
+    std::string says = "";                   // text the loader's message must hold (the check's own, not a reader's)
 };
 
-// The scenario key path the loader reports, the section's path before the table's key.
+// The scenario key path the loader reports, the section's path before the table's key (none: from the top).
 template <class Settings, class Check>
 void walk(const std::string& name, const Settings& valid, Check check, std::span<const FieldKey> table,
           const std::string& section, const std::vector<Case<Settings>>& cases) {
@@ -59,10 +63,13 @@ void walk(const std::string& name, const Settings& valid, Check check, std::span
         std::ofstream(file) << c.yaml;
         const auto r = run_command(skyfabric_test::skyfabric() + " validate " + file.string());
         EXPECT_EQ(r.status, 2) << c.field << ": " << r.output;
-        const std::string key = section + "." + std::string(entry->key);
+        const std::string key = section.empty() ? std::string(entry->key) : section + "." + std::string(entry->key);
         const std::regex located("skyfabric: error: " + std::regex_replace(file.string(), std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)") +
                                  R"(:[0-9]+:[0-9]+: key ')" + std::regex_replace(key, std::regex(R"(\.)"), R"(\.)") + "'");
         EXPECT_TRUE(std::regex_search(r.output, located)) << c.field << " -> " << key << ": " << r.output;
+        if (!c.says.empty()) {
+            EXPECT_NE(r.output.find(c.says), std::string::npos) << c.field << ": " << r.output;
+        }
     }
     for (const auto& k : table) EXPECT_TRUE(provoked.count(std::string(k.field))) << name << ": no case provokes " << k.field;
     fs::remove_all(dir);
@@ -187,5 +194,110 @@ TEST(SettingsCheck, Serving) {
                  prfaas + "      prefill: { instances: 2 }\n      decode: { instances: 1, satellites_per_instance: 0 }\n"},
                 {"dedicated_prefill_instances", [](S& s) { s.dedicated_prefill_instances = 2; },
                  groups + "      prefill: { instances: 2 }\n    dedicated_prefill_instances: 2\n"},
+            });
+}
+
+namespace {
+
+// Two clusters of the formation's 5 satellites each, 10 km apart; `clusters` the count or the list.
+const std::string two = "  clusters: 2\n  spacing_km: 10\n";
+// Cluster 1 larger (radius 500 m): unequal sizes.
+const std::string unequal = "  clusters: [{along_track_km: 0}, {along_track_km: 10, radius_m: 500}]\n";
+std::string clusters(const std::string& clusters, const std::string& constellation_keys = "", const std::string& workload_keys = "",
+                     const std::string& rest = "") {
+    return formation + "links: {topology: nearest_k, terminals_per_satellite: 4}\nconstellation:\n" + clusters +
+           constellation_keys + "workload:\n  model_parameters: 1.0e9\n" + workload_keys + rest;
+}
+const std::string moe_layers = "  moe: {layers: 2, hidden_size: 1024, expert_parameters: 5.0e8}\n";
+
+// A check over settings and the algorithms they run.
+template <class Settings>
+struct ForAlgorithms {
+    Settings settings;
+    std::vector<sw::ClusterAlgorithm> algorithms{sw::cluster_algorithms.begin(), sw::cluster_algorithms.end()};
+};
+
+// Two clusters of 4 ranks, a mixture of experts in groups of 2 inside each, every algorithm.
+sw::ClusterTrainingSetup four_by_two() {
+    sw::ClusterTrainingSetup s;
+    s.cluster_nodes = {{0, 1, 2, 3}, {4, 5, 6, 7}};
+    s.job.data_parallel = 8;
+    s.job.moe.layers = 2;
+    s.job.moe.expert_parallel = 2;
+    return s;
+}
+
+}  // namespace
+
+TEST(SettingsCheck, ClusterTraining) {
+    using T = ForAlgorithms<sw::ClusterTrainingSetup>;
+    const T valid{four_by_two()};
+    const auto check = [](const T& t) { return sw::check(t.settings, t.algorithms); };
+    const auto across = [](T& t) {
+        t.settings.experts_across_clusters = true;
+        t.algorithms = {sw::ClusterAlgorithm::ring, sw::ClusterAlgorithm::hierarchical};
+    };
+    walk<T>("cluster_training", valid, check, skyfabric::scenario::detail::cluster_training_keys, "",
+            {
+                {"cluster_nodes", [](T& t) { t.settings.cluster_nodes.resize(1); }, clusters("  clusters: 1\n  spacing_km: 10\n")},
+                {"inner_steps", [](T& t) { t.settings.inner_steps = 0; }, clusters(two, "  inner_steps: 0\n")},
+                {"algorithms", [](T& t) { t.settings.cluster_nodes[1].pop_back(), t.settings.job.data_parallel = 7; },
+                 clusters(unequal, "  algorithms: [ring, diloco]\n"), "diloco needs clusters of equal size"},
+                {"job.data_parallel", [](T& t) { t.settings.job.data_parallel = 4; }, clusters(two, "", "  parallelism: {data: 4}\n"),
+                 "a constellation trains on every satellite: give all 10"},
+                {"job.moe.expert_parallel", [](T& t) { t.settings.job.moe.expert_parallel = 8; },
+                 clusters(two, "", "  parallelism: {expert: 2}\n" + moe_layers), "inside a cluster must divide every cluster's size (5)"},
+                {"job.moe.expert_parallel", [&](T& t) { across(t), t.settings.job.moe.expert_parallel = 3; },
+                 clusters(two, "  algorithms: [ring, hierarchical]\n", "  parallelism: {expert: 3, expert_placement: across_clusters}\n" + moe_layers),
+                 "across_clusters takes expert / clusters ranks from each of the 2 clusters"},
+                {"experts_across_clusters", [](T& t) { t.settings.experts_across_clusters = true; },
+                 clusters(two, "", "  parallelism: {expert: 2, expert_placement: across_clusters}\n" + moe_layers),
+                 "across_clusters cannot run with diloco"},
+                // Expert parallel 1 too: a diloco replica (one cluster) cannot hold experts of other clusters.
+                {"experts_across_clusters", [](T& t) { t.settings.experts_across_clusters = true, t.settings.job.moe.expert_parallel = 1; },
+                 clusters(two, "", "  parallelism: {expert: 1, expert_placement: across_clusters}\n" + moe_layers),
+                 "across_clusters cannot run with diloco"},
+                {"experts_across_clusters",
+                 [&](T& t) { across(t), t.algorithms = {sw::ClusterAlgorithm::ring}, t.settings.cluster_nodes[1].resize(6, 9),
+                             t.settings.job.data_parallel = 10; },
+                 clusters(unequal, "  algorithms: ring\n", "  parallelism: {expert: 2, expert_placement: across_clusters}\n" + moe_layers),
+                 "across_clusters needs clusters of equal size"},
+            });
+    // An empty cluster, which no scenario gives (a cluster holds at least its chief).
+    T empty = valid;
+    empty.settings.cluster_nodes[1].clear();
+    ASSERT_FALSE(check(empty).empty());
+    EXPECT_EQ(check(empty).front().key, "cluster_nodes");
+}
+
+TEST(SettingsCheck, ClusterFaults) {
+    using F = ForAlgorithms<sw::ClusterFaultSetup>;
+    F valid;
+    valid.settings.training = four_by_two();
+    const auto check = [](const F& f) { return sw::check(f.settings, f.algorithms); };
+    const std::string radiation = "radiation: {trials: 1}\n";
+    walk<F>("cluster_faults", valid, check, skyfabric::scenario::detail::cluster_fault_keys, "",
+            {
+                {"recovery.spare_satellites", [](F& f) { f.settings.recovery.spare_satellites = 2; },
+                 clusters(two, "", "", "radiation: {spare_satellites: 2}\n"), "hot spares in a constellation are not modelled"},
+                {"recovery.on_rank_loss", [](F& f) { f.settings.recovery.on_rank_loss = sw::RankLossPolicy::shrink; },
+                 clusters(two, "", "  on_rank_loss: shrink\n", radiation), "shrink with the hierarchical algorithm"},
+                {"recovery.on_rank_loss",
+                 [](F& f) { f.settings.recovery.on_rank_loss = sw::RankLossPolicy::shrink, f.algorithms = {sw::ClusterAlgorithm::ring}; },
+                 clusters(two, "  algorithms: ring\n", "  on_rank_loss: shrink\n  parallelism: {expert: 5}\n" + moe_layers, radiation),
+                 "shrink with a mixture of experts across a constellation"},
+            });
+}
+
+TEST(SettingsCheck, Gateways) {
+    using G = ForAlgorithms<skyfabric::links::GatewayParameters>;  // the algorithms unused
+    const std::vector<std::size_t> sizes{5, 5};
+    const auto check = [&](const G& g) { return skyfabric::links::check(g.settings, sizes); };
+    const G valid;
+    walk<G>("gateways", valid, check, skyfabric::scenario::detail::gateway_keys, "constellation",
+            {
+                {"gateways_per_cluster", [](G& g) { g.settings.gateways_per_cluster = -1; }, clusters(two, "  gateways: {per_cluster: -1}\n")},
+                {"gateways_per_cluster", [](G& g) { g.settings.gateways_per_cluster = 6; }, clusters(two, "  gateways: {per_cluster: 6}\n"),
+                 "a cluster has only 5 satellites"},
             });
 }

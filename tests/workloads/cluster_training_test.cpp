@@ -258,6 +258,7 @@ TEST(NoLoCoPairing, IsASeededPerfectMatchingThatChangesByRound) {
 TEST(ClusterTraining, RefusesUnequalClustersWhereSlicesNeedThem) {
     Fixture f(2, 3, two_level(2, 3, 800e9, 1e-6, 100e9, 1e-4), 50.0);
     f.setup.cluster_nodes[1].pop_back();
+    f.setup.job.data_parallel = 5;  // every rank, as check(setup) asks
     EXPECT_THROW(sw::simulate_cluster_training(sw::ClusterAlgorithm::hierarchical, f.setup), std::invalid_argument);
     EXPECT_THROW(sw::simulate_cluster_training(sw::ClusterAlgorithm::noloco, f.setup), std::invalid_argument);
     EXPECT_NO_THROW(sw::simulate_cluster_training(sw::ClusterAlgorithm::ring, f.setup));

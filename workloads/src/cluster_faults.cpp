@@ -341,7 +341,8 @@ std::vector<ClusterGoodput> monte_carlo_cluster_goodput(std::span<const ClusterA
                                                         std::span<const ClusterTrainingResult> fault_free,
                                                         std::span<const StepDurations> steps) {
     if (!s.series || !s.timeline) throw std::invalid_argument("cluster faults: no dose series or topology timeline");
-    if (s.recovery.spare_satellites != 0) throw std::invalid_argument("cluster faults: spare satellites are not modelled");
+    physics::throw_problems("cluster faults", check(s, algorithms));
+    physics::throw_problems("cluster training", check(s.training, algorithms));
     const bool given = !s.events.empty();
     const std::int32_t trials = given ? static_cast<std::int32_t>(s.events.size()) : s.trials;
     if (trials < 1) throw std::invalid_argument("cluster faults: trials must be >= 1");

@@ -45,14 +45,8 @@ double throttled_s(const StepRecord& step, double compute_s) {
     return step.compute_s > nominal * (1.0 + 1e-9) ? step.compute_s - nominal : 0.0;
 }
 
-std::int32_t equal_cluster_size(const ClusterTrainingSetup& s, ClusterAlgorithm algorithm) {
-    const auto k = static_cast<std::int32_t>(s.cluster_nodes.front().size());
-    for (const auto& c : s.cluster_nodes)
-        if (static_cast<std::int32_t>(c.size()) != k)
-            throw std::invalid_argument("cluster training: " + std::string(to_string(algorithm)) +
-                                        " needs clusters of equal size");
-    return k;
-}
+// Every cluster's size, where check(setup, algorithms) has made them equal.
+std::int32_t equal_cluster_size(const ClusterTrainingSetup& s) { return static_cast<std::int32_t>(s.cluster_nodes.front().size()); }
 
 // ring and hierarchical: one synchronous job over every rank, clusters one after another.
 ClusterTrainingResult every_step(ClusterAlgorithm algorithm, const ClusterTrainingSetup& s, LinkClasses& classes) {
@@ -82,9 +76,8 @@ ClusterTrainingResult every_step(ClusterAlgorithm algorithm, const ClusterTraini
 
 // diloco and noloco: replicas of one cluster each, inner steps on their own, outer syncs.
 ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrainingSetup& s, LinkClasses& classes) {
-    if (s.inner_steps < 1) throw std::invalid_argument("cluster training: inner_steps must be >= 1");
     const auto m = static_cast<std::int32_t>(s.cluster_nodes.size());
-    const std::int32_t k = equal_cluster_size(s, algorithm);
+    const std::int32_t k = equal_cluster_size(s);
     const double end = s.options.end_s;
     if (!(end >= 0.0)) throw std::invalid_argument("cluster training: diloco and noloco need an end time");
 
@@ -258,6 +251,7 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
 }  // namespace
 
 StepModel every_step_model(ClusterAlgorithm algorithm, const ClusterTrainingSetup& s) {
+    physics::throw_problems("cluster training", check(s, {&algorithm, 1}));
     StepModel m{s.job, s.accelerator, s.options};
     TrainingOptions& o = m.options;
     o.rank_nodes.clear();
@@ -267,7 +261,7 @@ StepModel every_step_model(ClusterAlgorithm algorithm, const ClusterTrainingSetu
     o.all_reduce = Algorithm::ring;
     if (algorithm == ClusterAlgorithm::hierarchical) {
         o.all_reduce = Algorithm::hierarchical_ring;
-        o.schedule.hierarchical_group_size = equal_cluster_size(s, algorithm);
+        o.schedule.hierarchical_group_size = equal_cluster_size(s);
     }
     if (s.cluster_compute_done_s) {  // every rank steps together: the slowest cluster's compute
         o.compute_done_s = [done = s.cluster_compute_done_s, clusters = s.cluster_nodes.size()](double start_s, double work_s) {
@@ -284,12 +278,8 @@ StepModel every_step_model(ClusterAlgorithm algorithm, const ClusterTrainingSetu
         // Group g takes ranks g·share … g·share + share − 1 of every cluster (a cluster's ranks are a
         // block of its ring, clusters in order).
         const auto clusters = static_cast<std::int32_t>(s.cluster_nodes.size());
-        const std::int32_t n = equal_cluster_size(s, algorithm);
-        const std::int32_t expert_parallel = s.job.moe.expert_parallel;
-        if (expert_parallel % clusters != 0 || n % (expert_parallel / clusters) != 0)
-            throw std::invalid_argument("cluster training: experts across clusters need expert_parallel a multiple of the "
-                                        "clusters, and its share of each cluster to divide the cluster");
-        const std::int32_t share = expert_parallel / clusters;
+        const std::int32_t n = equal_cluster_size(s);
+        const std::int32_t share = s.job.moe.expert_parallel / clusters;
         for (std::int32_t g = 0; g < n / share; ++g)
             for (std::int32_t c = 0; c < clusters; ++c)
                 for (std::int32_t j = 0; j < share; ++j) o.expert_group_ranks.push_back(c * n + g * share + j);
@@ -335,9 +325,7 @@ std::vector<std::int32_t> noloco_pairing(std::int32_t replicas, std::int64_t rou
 }
 
 ClusterTrainingResult simulate_cluster_training(ClusterAlgorithm algorithm, const ClusterTrainingSetup& setup) {
-    if (setup.cluster_nodes.size() < 2) throw std::invalid_argument("cluster training: needs at least two clusters");
-    for (const auto& c : setup.cluster_nodes)
-        if (c.empty()) throw std::invalid_argument("cluster training: a cluster has no nodes");
+    physics::throw_problems("cluster training", check(setup, {&algorithm, 1}));
     if (!setup.topologies) throw std::invalid_argument("cluster training: no topologies");
     LinkClasses classes;
     for (std::size_t c = 0; c < setup.cluster_nodes.size(); ++c)
@@ -348,8 +336,6 @@ ClusterTrainingResult simulate_cluster_training(ClusterAlgorithm algorithm, cons
             classes.cluster_of[static_cast<std::size_t>(node)] = static_cast<std::int32_t>(c);
         }
     const bool every = algorithm == ClusterAlgorithm::ring || algorithm == ClusterAlgorithm::hierarchical;
-    if (setup.experts_across_clusters && setup.job.moe.layers > 0 && !every)
-        throw std::invalid_argument("cluster training: a diloco or noloco replica is one cluster: its experts cannot span clusters");
     ClusterTrainingResult r = every
                                   ? every_step(algorithm, setup, classes)
                                   : local_steps(algorithm, setup, classes);
@@ -361,6 +347,7 @@ ClusterTrainingResult simulate_cluster_training(ClusterAlgorithm algorithm, cons
 
 std::vector<ClusterTrainingResult> simulate_cluster_trainings(std::span<const ClusterAlgorithm> algorithms,
                                                               const ClusterTrainingSetup& setup, std::int32_t threads) {
+    physics::throw_problems("cluster training", check(setup, algorithms));
     const std::size_t n = algorithms.size();
     std::vector<std::optional<ClusterTrainingResult>> done(n);
     std::vector<std::exception_ptr> failed(n);

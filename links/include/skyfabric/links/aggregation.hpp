@@ -10,9 +10,11 @@
 #include <skyfabric/links/budget.hpp>
 #include <skyfabric/links/topology.hpp>
 #include <skyfabric/physics/enum_names.hpp>
+#include <skyfabric/physics/settings_problem.hpp>
 
 #include <Eigen/Core>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -38,6 +40,10 @@ struct GatewayParameters {
     double grazing_altitude_m = 100e3;    // a line of sight must pass this high above the Earth
 };
 
+// What the aggregation layer refuses, by field name: gateways_per_cluster below 0 or above the
+// smallest of cluster_sizes (every gateway is a satellite of its cluster; empty: sizes not known).
+physics::SettingsProblems check(const GatewayParameters& parameters, std::span<const std::size_t> cluster_sizes);
+
 // Which gateway pairs get a link (one gateway terminal per link at each end):
 //  planar: gateway k of cluster a <-> gateway k of cluster b, for every pair of clusters a < b
 //          (the gateways with index k form plane k; planes meet only inside the clusters);
@@ -58,7 +64,7 @@ std::vector<GatewayPair> gateway_pairs(std::int32_t clusters, std::int32_t gatew
 // angle in the LVLH radial/along-track plane (for each k the satellite with the largest
 // projection on the direction at angle 2πk/count from +along-track towards +radial, never the
 // same one twice; ties to the lower index). Returns indices into positions_lvlh_m.
-// Throws std::invalid_argument if count < 0 or count > positions.
+// Throws std::invalid_argument for check({count}, {positions})'s problem.
 std::vector<std::int32_t> choose_gateways(std::span<const Eigen::Vector3d> positions_lvlh_m,
                                           std::int32_t count);
 
@@ -81,6 +87,7 @@ struct AggregationLayer {
 // DWDM channels lit at range when optics.adaptive_channel_count); latency is the light time.
 class AggregationBuilder {
 public:
+    // Throws std::invalid_argument for check(parameters, {})'s first problem.
     explicit AggregationBuilder(const GatewayParameters& parameters);
     // Throws std::invalid_argument if a cluster lists fewer than gateways_per_cluster gateways
     // or a node id is outside positions_eci_m.

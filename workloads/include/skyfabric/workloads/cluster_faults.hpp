@@ -70,6 +70,12 @@ struct ClusterGoodput {
     std::int64_t fabric_evaluations = 0;     // distinct damaged steps solved
 };
 
+// What monte_carlo_cluster_goodput refuses in the recovery for these algorithms, by field name
+// ("recovery.spare_satellites"): spares (which cluster one serves is not modelled), and shrink with
+// hierarchical (its clusters would become unequal) or with a mixture of experts (its groups would
+// re-form in every cluster). The training it replays is check(setup.training, algorithms)'s.
+physics::SettingsProblems check(const ClusterFaultSetup& setup, std::span<const ClusterAlgorithm> algorithms);
+
 // The trials of each algorithm, over the same draws. Per algorithm: fault_free, its fault-free run
 // (diloco, noloco: its rounds give each replica's inner step and sync times); steps, ring's and
 // hierarchical's fault-free steps (fault_free_steps of its training record; ignored otherwise).

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include <skyfabric/physics/enum_names.hpp>
+#include <skyfabric/physics/settings_problem.hpp>
 #include <skyfabric/workloads/damaged_fabric.hpp>
 #include <skyfabric/workloads/job.hpp>
 #include <skyfabric/workloads/training.hpp>
@@ -124,13 +125,19 @@ struct ClusterTrainingResult {
     TrainingResult training;           // ring, hierarchical: the full record
 };
 
-// Throws std::invalid_argument for fewer than two clusters, unequal cluster sizes where the
-// algorithm needs equal ones, inner_steps < 1, or experts across clusters with diloco or noloco, or
-// in groups that do not tile the clusters.
+// What simulate_cluster_training refuses in a setup for these algorithms, by field name ("algorithms"
+// for the list itself): at least two clusters, none empty; inner_steps >= 1 (diloco, noloco); clusters
+// of equal size for every algorithm but ring; job.data_parallel every rank of the clusters; a mixture
+// of experts whose groups tile each cluster (within), or take an equal share of every cluster of equal
+// size (across; ring and hierarchical only, since a diloco or noloco replica is one cluster).
+physics::SettingsProblems check(const ClusterTrainingSetup& setup, std::span<const ClusterAlgorithm> algorithms);
+
+// Throws std::invalid_argument for check(setup, {algorithm})'s first problem, or no topologies.
 ClusterTrainingResult simulate_cluster_training(ClusterAlgorithm algorithm, const ClusterTrainingSetup& setup);
 // Every algorithm on the same setup, up to `threads` at once (0: every core), results in the order
 // given: each is the one simulate_cluster_training gives alone (they share only read-only inputs, so
-// setup's functions must be callable from several threads). The first error, in that order, is thrown.
+// setup's functions must be callable from several threads). check(setup, algorithms)'s first problem
+// is thrown before any runs; otherwise the first error, in that order.
 std::vector<ClusterTrainingResult> simulate_cluster_trainings(std::span<const ClusterAlgorithm> algorithms,
                                                               const ClusterTrainingSetup& setup, std::int32_t threads);
 
