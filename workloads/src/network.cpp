@@ -229,6 +229,17 @@ void settle(const Network& n, SearchScratch& sc, std::int32_t t, const char* ban
                 sc.touch(w);
                 best[w] = cand;
                 via[w] = e;
+                // A dead end (w's one usable link is this one: a switch port) settles here: no
+                // other edge leads into it (build_network gives both directions of a link one
+                // capacity, so its usable in-edges are its out-edges reversed) and settling it
+                // relaxes only v, settled already. The other nodes settle in the same order, as
+                // the frontier orders by (label, node) whatever else it holds; a p-port switch's
+                // search no longer queues its p ports.
+                if (offsets[w + 1] - offsets[w] == 1 && adjacent[offsets[w]] == (e ^ 1)) {
+                    done[w] = 1;
+                    if (w == t) return;
+                    continue;
+                }
                 sc.lower(w);
             }
         }
