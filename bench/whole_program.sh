@@ -8,7 +8,8 @@
 #   trials  10,000 coupled trials of the x100 day on 2 threads, the Monte Carlo part (summary.json
 #           radiation.monte_carlo.wall_s; target <= 50 s);
 #   startup `skyfabric --version`, 200 runs: mean per run, beside /bin/true's (target <= 10 ms);
-#   a2a     1 GiB all-to-all on switch:p=1024 and direct on torus2d 32x32 (targets 0.4 s, 10 s);
+#   a2a     1 GiB all-to-all on switch:p=1024 (and p=4096) and direct on torus2d 32x32 (targets 0.4 s,
+#           10 s), with peak memory;
 #   stress  scenarios/constellation-4x81-stress.yaml as shipped (one orbit, 20 trials) and for a day
 #           with 100 trials (issue 25's target: <= 60 s), every output on: wall, peak memory and
 #           the trials' share (summary.json radiation.constellation_wall_s).
@@ -84,10 +85,13 @@ if want startup; then
 fi
 
 if want a2a; then
-  read -r s _ < <(timed "$exe" collective --topology switch:p=1024,bw_gbps=400,latency_ns=500 --op all_to_all --sizes 1GiB)
-  read -r t _ < <(timed "$exe" collective --topology torus2d:x=32,y=32,bw_gbps=400,latency_ns=500 --op all_to_all \
+  mb() { [ "$1" = - ] && echo - || echo $(($1 / 1024)); }
+  read -r s skb < <(timed "$exe" collective --topology switch:p=1024,bw_gbps=400,latency_ns=500 --op all_to_all --sizes 1GiB)
+  read -r s4 s4kb < <(timed "$exe" collective --topology switch:p=4096,bw_gbps=400,latency_ns=500 --op all_to_all --sizes 1GiB)
+  read -r t tkb < <(timed "$exe" collective --topology torus2d:x=32,y=32,bw_gbps=400,latency_ns=500 --op all_to_all \
       --algorithm direct --sizes 1GiB)
-  printf "a2a      1 GiB all-to-all: switch p=1024 %s s, torus2d 32x32 direct %s s (- : failed or past %s s)\n" "$s" "$t" "$limit"
+  printf "a2a      1 GiB all-to-all: switch p=1024 %s s %s MB, p=4096 %s s %s MB; torus2d 32x32 direct %s s %s MB (- : failed or past %s s)\n" \
+      "$s" "$(mb "$skb")" "$s4" "$(mb "$s4kb")" "$t" "$(mb "$tkb")" "$limit"
 fi
 
 if want stress; then

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <queue>
 #include <tuple>
@@ -136,5 +137,87 @@ TEST(Routing, RouteCacheTreesGiveTheSameRoutesAsAPlainDijkstra) {
                     EXPECT_EQ(got[0].bottleneck_Bps, want->bottleneck_Bps) << s << "→" << t;
                 }
         }
+    }
+}
+
+namespace {
+
+// The graphs above with dead ends hung on: single leaves (a switch's ports), two-node chains
+// whose inner node is no dead end, a leaf whose only link is down and a node left a dead end
+// by a parallel link being down — at equal latencies (ties) and uneven ones.
+skyfabric::links::Topology graph_with_dead_ends(int variant) {
+    auto t = graph(variant);
+    const std::int32_t base = t.node_count;
+    auto add = [&](std::int32_t a, std::int32_t b, double cap, double lat) {
+        t.links.push_back(sw::testing::make_link(a, b, cap, lat));
+        t.node_count = std::max(t.node_count, std::max(a, b) + 1);
+    };
+    const double lat = variant % 2 == 0 ? 1e-6 : 0.7e-6;
+    for (std::int32_t v = 0; v < base; v += 4) add(v, base + v / 4, 40e9, lat);  // leaves
+    const std::int32_t chain = t.node_count;
+    add(3, chain, 40e9, lat);
+    add(chain, chain + 1, 40e9, lat);
+    add(9, chain + 2, 0.0, lat);            // a leaf cut off
+    add(11, chain + 3, 40e9, lat);          // a dead end once its parallel twin is down
+    add(11, chain + 3, 0.0, lat);
+    return t;
+}
+
+}  // namespace
+
+TEST(Routing, DeadEndsSettleAsTheyWouldFromTheFrontier) {
+    // route() settles a node whose one usable link leads back where it came from as soon as it
+    // is reached; RouteCache trees and per-target searches must still give the textbook
+    // search's paths for every pair, both policies.
+    for (int variant = 0; variant < 6; ++variant) {
+        SCOPED_TRACE(variant);
+        const auto net = sw::build_network(graph_with_dead_ends(variant));
+        for (auto policy : {sw::RoutingPolicy::shortest_latency, sw::RoutingPolicy::widest}) {
+            sw::RouteCache cache;
+            for (std::int32_t s = 0; s < net.node_count; ++s)
+                for (std::int32_t t = 0; t < net.node_count; ++t) {
+                    const auto want = reference_route(net, s, t, policy);
+                    const auto got = sw::route(net, s, t, policy);
+                    ASSERT_EQ(got.has_value(), want.has_value()) << s << "→" << t;
+                    const auto& cached = cache.get(net, s, t, policy, 1);
+                    ASSERT_EQ(cached.size(), want ? 1u : 0u) << s << "→" << t;
+                    if (!want) continue;
+                    EXPECT_EQ(got->edges, want->edges) << s << "→" << t;
+                    EXPECT_EQ(cached[0].edges, want->edges) << s << "→" << t;
+                    EXPECT_EQ(cached[0].latency_s, want->latency_s) << s << "→" << t;
+                    EXPECT_EQ(cached[0].bottleneck_Bps, want->bottleneck_Bps) << s << "→" << t;
+                }
+        }
+    }
+}
+
+TEST(Routing, ASeedServesItsTreesPathsThatSurviveTheDamage) {
+    // The undamaged cache asked for every pair (trees for every source, its paths not stored
+    // per pair); a damaged copy seeded with it must route every pair as the textbook search
+    // does on the damaged fabric, whether the seed's path survived or not.
+    const auto whole = graph_with_dead_ends(2);
+    const auto net = sw::build_network(whole);
+    auto seed = std::make_shared<sw::RouteCache>();
+    for (std::int32_t s = 0; s < net.node_count; ++s)
+        for (std::int32_t t = 0; t < net.node_count; ++t) (void)seed->get(net, s, t, sw::RoutingPolicy::shortest_latency, 1);
+    for (std::size_t cut : {std::size_t{0}, std::size_t{5}, std::size_t{17}, whole.links.size() - 7}) {
+        SCOPED_TRACE(cut);
+        auto damaged = whole;
+        damaged.links[cut].capacity_bps = 0.0;
+        damaged.links[(cut * 7 + 3) % damaged.links.size()].capacity_bps = 0.0;
+        const auto dnet = sw::build_network(damaged);
+        sw::RouteCache cache;
+        cache.seed(seed);
+        for (int pass = 0; pass < 2; ++pass)  // the second asks again: cached, tree or seed
+            for (std::int32_t s = 0; s < dnet.node_count; ++s)
+                for (std::int32_t t = 0; t < dnet.node_count; ++t) {
+                    const auto want = reference_route(dnet, s, t, sw::RoutingPolicy::shortest_latency);
+                    const auto& got = cache.get(dnet, s, t, sw::RoutingPolicy::shortest_latency, 1);
+                    ASSERT_EQ(got.size(), want ? 1u : 0u) << s << "→" << t;
+                    if (!want) continue;
+                    EXPECT_EQ(got[0].edges, want->edges) << s << "→" << t;
+                    EXPECT_EQ(got[0].latency_s, want->latency_s) << s << "→" << t;
+                    EXPECT_EQ(got[0].bottleneck_Bps, want->bottleneck_Bps) << s << "→" << t;
+                }
     }
 }

@@ -42,6 +42,7 @@ void CollectiveEngine::check_epoch() {
     cached_epoch_ = clock_.epoch();
     collective_cache_.clear();
     phase_cache_.clear();
+    phase_cache_entries_ = 0;
     routes_.clear();
     routes_.seed(first ? options_.routes_before_damage : nullptr);  // a seed is for the first topology only
     edge_local_.assign(clock_.network().capacity_Bps.size(), -1);
@@ -81,6 +82,24 @@ double CollectiveEngine::run_phase_static(const Schedule& schedule, const Phase&
     return duration;
 }
 
+const CollectiveEngine::Cached& CollectiveEngine::phase_result(const Schedule& schedule, const Phase& phase,
+                                                                const Placement& placement, std::int64_t key,
+                                                                Cached& fresh) {
+    if (key < 0) {
+        run_phase_static(schedule, phase, placement, fresh);
+        return fresh;
+    }
+    const std::int64_t pk = key * 1000003 + phase.pattern;
+    auto it = phase_cache_.find(pk);
+    if (it != phase_cache_.end()) return it->second;
+    run_phase_static(schedule, phase, placement, fresh);
+    // Past the budget a phase is solved again when asked again (the same numbers): an
+    // all-to-all's p − 1 phases each differ, and kept they held p² edge totals.
+    if (phase_cache_entries_ + fresh.edge_bytes.size() > phase_cache_budget) return fresh;
+    phase_cache_entries_ += fresh.edge_bytes.size();
+    return phase_cache_.emplace(pk, std::move(fresh)).first->second;
+}
+
 double CollectiveEngine::run_static(const Schedule& schedule, const Placement& placement,
                                     std::int64_t key, Cached& out) {
     std::vector<double> acc;
@@ -102,20 +121,8 @@ double CollectiveEngine::run_static(const Schedule& schedule, const Placement& p
     // same inputs give the same numbers), and the key lets later calls reuse it.
     double total = 0.0;
     for (const Phase& phase : schedule.phases) {
-        const Cached* c = nullptr;
         Cached fresh;
-        if (key >= 0) {
-            const std::int64_t pk = key * 1000003 + phase.pattern;
-            auto it = phase_cache_.find(pk);
-            if (it == phase_cache_.end()) {
-                run_phase_static(schedule, phase, placement, fresh);
-                it = phase_cache_.emplace(pk, std::move(fresh)).first;
-            }
-            c = &it->second;
-        } else {
-            run_phase_static(schedule, phase, placement, fresh);
-            c = &fresh;
-        }
+        const Cached* c = &phase_result(schedule, phase, placement, key, fresh);
         // Barrier after barrier: the phases' durations add one by one (the sum the
         // explicit schedule gives, to the bit).
         for (std::int32_t r = 0; r < phase.repeat; ++r) total += c->duration_s;
@@ -137,22 +144,26 @@ double CollectiveEngine::run_dynamic(const Schedule& schedule, const Placement& 
         double remaining = 0.0;
         double latency = 0.0;
         bool has_path = false;
-        const std::vector<std::int32_t>* edges = nullptr;
+        std::int32_t first_edge = 0, edge_count = 0;  // in `edges` (a route's reference lasts one lookup)
     };
     const std::int32_t k = std::max(1, options_.paths_per_transfer);
     double t = start_s;
     std::vector<Flow> flows;
     std::vector<unsigned char> on;
     std::vector<std::int32_t> flow_of;  // local flow → flows index
+    std::vector<std::int32_t> edges;    // the flows' paths, one after another
     auto reroute = [&] {
         const Network& net = clock_.network();
+        edges.clear();
         for (auto& f : flows) {
             if (f.remaining <= 0.0) continue;
             const auto& paths = routes_.get(net, f.a, f.b, options_.routing, k);
             f.has_path = !paths.empty();
             if (f.has_path) {
                 const Path& p = paths[static_cast<std::size_t>(f.sub) % paths.size()];
-                f.edges = &p.edges;
+                f.first_edge = static_cast<std::int32_t>(edges.size());
+                f.edge_count = static_cast<std::int32_t>(p.edges.size());
+                edges.insert(edges.end(), p.edges.begin(), p.edges.end());
                 f.latency = p.latency_s + options_.per_message_overhead_s;
             }
         }
@@ -170,14 +181,9 @@ double CollectiveEngine::run_dynamic(const Schedule& schedule, const Placement& 
             // Phases that fit before the next change run as on a fixed network: reuse (or
             // make) this epoch's cached solution of their pattern, and take as many of the
             // entry's repeats as end by the change in one go.
-            const std::int64_t pk = key * 1000003 + phase.pattern;
-            auto it = phase_cache_.find(pk);
-            if (it == phase_cache_.end()) {
-                Cached fresh;
-                run_phase_static(schedule, phase, placement, fresh);
-                it = phase_cache_.emplace(pk, std::move(fresh)).first;
-            }
-            const double d = it->second.duration_s;
+            Cached fresh;
+            const Cached& cached = phase_result(schedule, phase, placement, key, fresh);
+            const double d = cached.duration_s;
             const double horizon = clock_.next_change_s();
             std::int32_t taken = 0;
             if (std::isfinite(d)) {
@@ -191,7 +197,7 @@ double CollectiveEngine::run_dynamic(const Schedule& schedule, const Placement& 
             }
             if (taken > 0) {
                 flow_events_ += 2 * static_cast<std::int64_t>(phase.transfer_count) * taken;
-                clock_.add_edge_bytes_repeated(it->second.edge_bytes, taken);
+                clock_.add_edge_bytes_repeated(cached.edge_bytes, taken);
                 rep += taken;
                 continue;
             }
@@ -240,7 +246,8 @@ double CollectiveEngine::run_dynamic(const Schedule& schedule, const Placement& 
                     any_stalled = true;
                     continue;
                 }
-                lp.add_flow(*f.edges, net, edge_local_, f.remaining, f.latency);
+                lp.add_flow(std::span<const std::int32_t>(edges.data() + f.first_edge, static_cast<std::size_t>(f.edge_count)),
+                            net, edge_local_, f.remaining, f.latency);
                 flow_of.push_back(static_cast<std::int32_t>(i));
             }
             if (unfinished == 0) {

@@ -8,6 +8,7 @@
 #include <skyfabric/workloads/network.hpp>
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace skyfabric::workloads::detail {
@@ -30,7 +31,7 @@ struct LocalProblem {
         bytes.clear();
         latency.clear();
     }
-    void add_flow(const std::vector<std::int32_t>& edges, const Network& net,
+    void add_flow(std::span<const std::int32_t> edges, const Network& net,
                   std::vector<std::int32_t>& edge_local, double b, double lat) {
         for (auto e : edges) {
             if (edge_local[e] < 0) {

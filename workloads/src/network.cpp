@@ -172,8 +172,10 @@ std::int32_t direct_edge_if_shortest(const Network& n, std::int32_t s, std::int3
 
 // The path to t read off a search's `via` (edges into each node), latency and bottleneck summed
 // in path order.
-Path path_from(const Network& n, const std::int32_t* via, std::int32_t s, std::int32_t t) {
-    Path p;
+// Into p, reusing its storage.
+void path_into(Path& p, const Network& n, const std::int32_t* via, std::int32_t s, std::int32_t t) {
+    p.edges.clear();
+    p.latency_s = 0.0;
     p.bottleneck_Bps = inf;
     for (std::int32_t v = t; v != s; v = n.edge_from[via[v]]) p.edges.push_back(via[v]);
     std::reverse(p.edges.begin(), p.edges.end());
@@ -181,6 +183,11 @@ Path path_from(const Network& n, const std::int32_t* via, std::int32_t s, std::i
         p.latency_s += n.latency_s[e];
         p.bottleneck_Bps = std::min(p.bottleneck_Bps, n.capacity_Bps[e]);
     }
+}
+
+Path path_from(const Network& n, const std::int32_t* via, std::int32_t s, std::int32_t t) {
+    Path p;
+    path_into(p, n, via, s, t);
     return p;
 }
 
@@ -222,6 +229,17 @@ void settle(const Network& n, SearchScratch& sc, std::int32_t t, const char* ban
                 sc.touch(w);
                 best[w] = cand;
                 via[w] = e;
+                // A dead end (w's one usable link is this one: a switch port) settles here: no
+                // other edge leads into it (build_network gives both directions of a link one
+                // capacity, so its usable in-edges are its out-edges reversed) and settling it
+                // relaxes only v, settled already. The other nodes settle in the same order, as
+                // the frontier orders by (label, node) whatever else it holds; a p-port switch's
+                // search no longer queues its p ports.
+                if (offsets[w + 1] - offsets[w] == 1 && adjacent[offsets[w]] == (e ^ 1)) {
+                    done[w] = 1;
+                    if (w == t) return;
+                    continue;
+                }
                 sc.lower(w);
             }
         }
@@ -306,6 +324,16 @@ const std::vector<Path>& RouteCache::get(const Network& network, std::int32_t so
     const std::int64_t key = static_cast<std::int64_t>(source) * network.node_count + target;
     auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
+    // Serves the path to target off a source's tree, in the scratch slot (not kept per pair).
+    const auto from_tree = [&](const std::vector<std::int32_t>& tree) -> const std::vector<Path>& {
+        if (tree[static_cast<std::size_t>(target)] < 0) {
+            scratch_.clear();
+        } else {
+            scratch_.resize(1);
+            path_into(scratch_[0], network, tree.data(), source, target);
+        }
+        return scratch_;
+    };
     if (seed_) {
         const auto seeded = seed_->cache_.find(key);
         const auto survives = [&](const std::vector<Path>& kept) {
@@ -323,12 +351,23 @@ const std::vector<Path>& RouteCache::get(const Network& network, std::int32_t so
             }
             return cache_.emplace(key, std::move(found)).first->second;
         }
+        // A pair the seed served off its source's tree (the same path it returned there; the
+        // fabrics share latencies, so path_into sums the same latency): taken if it survives.
+        const auto s = static_cast<std::size_t>(source);
+        if (paths <= 1 && source != target && s < seed_->trees_.size() && !seed_->trees_[s].empty() &&
+            seed_->trees_[s][static_cast<std::size_t>(target)] >= 0) {
+            const auto& found = from_tree(seed_->trees_[s]);
+            if (survives(found)) return found;
+        }
     }
     std::vector<Path> found;
     if (paths <= 1) {
         // A source asked for many targets (an all-to-all) gets one search to every node, its
         // shortest-path tree, instead of one search per target: through a p-port switch each
-        // search touches p nodes, so per-target searches cost p³ for an all-to-all.
+        // search touches p nodes, so per-target searches cost p³ for an all-to-all. Its paths
+        // are read off the tree on each call rather than stored per pair: an all-to-all asks
+        // each pair once per collective, and p² stored paths were most of its memory (3 GB at
+        // p = 4,096 on a switch; docs/benchmarks.md).
         const auto n = static_cast<std::size_t>(network.node_count);
         if (lookups_.size() != n) {
             lookups_.assign(n, 0);
@@ -337,14 +376,8 @@ const std::vector<Path>& RouteCache::get(const Network& network, std::int32_t so
         const std::int32_t asked = ++lookups_[static_cast<std::size_t>(source)];
         if (source != target && asked > tree_after_lookups) {
             auto& tree = trees_[static_cast<std::size_t>(source)];
-            if (tree.empty()) {
-                // Many sources with many targets each: size the cache once, not by doublings.
-                if (!any_tree_) cache_.reserve(std::min<std::size_t>(n * n, std::size_t{1} << 22));
-                any_tree_ = true;
-                search(network, source, -1, policy, nullptr, &tree);
-            }
-            if (tree[static_cast<std::size_t>(target)] >= 0)
-                found.push_back(path_from(network, tree.data(), source, target));
+            if (tree.empty()) search(network, source, -1, policy, nullptr, &tree);
+            return from_tree(tree);
         } else if (auto p = route(network, source, target, policy)) {
             found.push_back(std::move(*p));
         }

@@ -79,6 +79,9 @@ private:
                       Cached& out);
     double run_phase_static(const Schedule& schedule, const Phase& phase,
                             const Placement& placement, Cached& out);
+    // The phase's solution: cached under key (key >= 0, within the budget) or solved into fresh.
+    const Cached& phase_result(const Schedule& schedule, const Phase& phase, const Placement& placement,
+                               std::int64_t key, Cached& fresh);
     double run_dynamic(const Schedule& schedule, const Placement& placement, double start_s,
                        std::int64_t key, CollectiveResult& result);
     void check_epoch();
@@ -89,6 +92,9 @@ private:
     std::int64_t cached_epoch_ = -1;
     std::unordered_map<std::int64_t, Cached> collective_cache_;
     std::unordered_map<std::int64_t, Cached> phase_cache_;
+    // Edge totals the phase cache may hold per epoch (16 B each: 64 MB).
+    static constexpr std::size_t phase_cache_budget = std::size_t{1} << 22;
+    std::size_t phase_cache_entries_ = 0;
     std::int64_t flow_events_ = 0;
     std::int64_t rate_solves_ = 0;
     // scratch reused across solves

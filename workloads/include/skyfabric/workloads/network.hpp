@@ -53,13 +53,15 @@ std::vector<Path> route_disjoint(const Network& network, std::int32_t source,
 // Routes per (source, target), valid for one Network; clear() when the network changes.
 class RouteCache {
 public:
+    // The reference stays valid until the next get() on this cache (paths read off a
+    // source's shortest-path tree share one scratch slot); copy what must outlive it.
     const std::vector<Path>& get(const Network& network, std::int32_t source,
                                  std::int32_t target, RoutingPolicy policy, std::int32_t paths);
     void clear() {
         cache_.clear();
         lookups_.clear();
         trees_.clear();
-        any_tree_ = false;
+        scratch_.clear();
     }
     // Routes found on the same fabric with no link down (its links in the same order, so the same
     // edge indices): a pair whose cached paths all survive the links down here takes them instead
@@ -79,7 +81,7 @@ private:
     // Per source node, sized on first use (flat: a hash map here allocated on every lookup).
     std::vector<std::int32_t> lookups_;
     std::vector<std::vector<std::int32_t>> trees_;  // via edge per node; empty: not built
-    bool any_tree_ = false;
+    std::vector<Path> scratch_;                     // the last path read off a tree
     std::shared_ptr<const RouteCache> seed_;
 };
 
