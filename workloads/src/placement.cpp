@@ -33,9 +33,6 @@ public:
         heap_.emplace_back(0.0, source);
         std::int32_t found = -1;
         double found_d = inf();
-        // No unvisited node lies beyond the nearest one reached so far, nor does the path to it: a
-        // node reached farther than that is never expanded, so it is not queued (ties are).
-        double bound = inf();
         while (!heap_.empty()) {
             std::pop_heap(heap_.begin(), heap_.end(), later);
             const auto [d, v] = heap_.back();
@@ -50,10 +47,9 @@ public:
                 const std::int32_t e = n.adjacency_edges[k];
                 const std::int32_t w = n.edge_to[e];
                 const double nd = d + n.latency_s[e];
-                if (nd < dist_[w] && !(nd > bound)) {
+                if (nd < dist_[w]) {
                     set(w, nd);
                     via_[w] = e;
-                    if (!used[w]) bound = std::min(bound, nd);
                     heap_.emplace_back(nd, w);
                     std::push_heap(heap_.begin(), heap_.end(), later);
                 }
