@@ -56,6 +56,22 @@ TEST(Drain, FlowEndingFreesCapacityForTheOthers) {
     EXPECT_DOUBLE_EQ(r.makespan_s, 4.25);
 }
 
+TEST(Drain, EqualBytesFinishInOrderOfRateAtTheirFirstRates) {
+    // The parking lot of TwoLevelBottlenecks with 8 B each: flow 2 (8 B/s) is done at t = 1,
+    // which frees link 1, but flows 0 and 1 are held by link 0 (4 B/s shared): still 2 B/s
+    // each, done at t = 4. Plus latencies.
+    sw::FlowProblem p;
+    p.capacity_Bps = {4.0, 10.0};
+    p.add_flow(L({0, 1}), 8.0, 0.5);
+    p.add_flow(L({0}), 8.0, 0.0);
+    p.add_flow(L({1}), 8.0, 0.25);
+    const auto r = sw::make_flow_solver(sw::Backend::cpu)->drain(p);
+    EXPECT_DOUBLE_EQ(r.finish_s[0], 4.5);
+    EXPECT_DOUBLE_EQ(r.finish_s[1], 4.0);
+    EXPECT_DOUBLE_EQ(r.finish_s[2], 1.25);
+    EXPECT_DOUBLE_EQ(r.makespan_s, 4.5);
+}
+
 TEST(Drain, FlowWithoutPathNeverFinishes) {
     sw::FlowProblem p;
     p.capacity_Bps = {10.0};
@@ -101,12 +117,65 @@ std::vector<sw::FlowProblem> random_problems(int count) {
     }
     return out;
 }
+
+// The same problems with every flow's bytes equal (an all-to-all's or a ring step's flows).
+std::vector<sw::FlowProblem> with_equal_bytes(std::vector<sw::FlowProblem> problems) {
+    for (auto& p : problems)
+        for (auto& b : p.flow_bytes) b = 1e6;
+    return problems;
+}
+
+// Draining by the definition: re-solve the rates of the unfinished flows at every event.
+std::vector<double> drain_re_solving_at_every_event(const sw::FlowProblem& problem) {
+    const auto solver = sw::make_flow_solver(sw::Backend::cpu);
+    sw::FlowProblem p = problem;  // flow_bytes: what is left (0: done, out of the solve)
+    std::vector<double> finish(p.flow_bytes.size(), std::numeric_limits<double>::infinity());
+    double t = 0.0;
+    for (;;) {
+        const auto rate = solver->solve_rates(p);
+        double dt = std::numeric_limits<double>::infinity();
+        for (std::size_t f = 0; f < rate.size(); ++f)
+            if (p.flow_bytes[f] > 0.0 && rate[f] > 0.0) dt = std::min(dt, p.flow_bytes[f] / rate[f]);
+        if (!std::isfinite(dt)) return finish;
+        t += dt;
+        for (std::size_t f = 0; f < rate.size(); ++f) {
+            if (p.flow_bytes[f] <= 0.0) continue;
+            const double sent = rate[f] * dt;
+            if (p.flow_bytes[f] <= sent * (1.0 + 1e-12)) {
+                p.flow_bytes[f] = 0.0;
+                finish[f] = t + p.flow_latency_s[f];
+            } else {
+                p.flow_bytes[f] -= sent;
+            }
+        }
+    }
+}
 }  // namespace
+
+TEST(Drain, EqualBytesDrainAsReSolvingAtEveryEventDoes) {
+    // drain_flows solves equal-byte flows once (their rates cannot change before they finish);
+    // draining by the definition must give the same finish times, to rounding.
+    const auto problems = with_equal_bytes(random_problems(300));
+    const auto results = sw::make_flow_solver(sw::Backend::cpu)->drain_batch(problems);
+    int multi_event = 0;
+    for (std::size_t i = 0; i < problems.size(); ++i) {
+        const auto expected = drain_re_solving_at_every_event(problems[i]);
+        std::vector<double> distinct;
+        for (std::size_t f = 0; f < expected.size(); ++f) {
+            ASSERT_NEAR(results[i].finish_s[f], expected[f], 1e-12 * expected[f]) << "problem " << i << " flow " << f;
+            if (std::find(distinct.begin(), distinct.end(), expected[f]) == distinct.end()) distinct.push_back(expected[f]);
+        }
+        if (distinct.size() > 2) ++multi_event;
+    }
+    EXPECT_GT(multi_event, 100);  // the flows finish at several times: the order is tested
+}
+
 
 TEST(Backends, CudaBatchMatchesCpuBatch) {
     if (sw::cuda_device_count() == 0)
         GTEST_SKIP() << "CUDA comparison skipped: " << sw::cuda_unavailable_reason();
-    const auto problems = random_problems(2000);
+    auto problems = random_problems(2000);
+    for (auto& p : with_equal_bytes(random_problems(500))) problems.push_back(std::move(p));
     const auto cpu = sw::make_flow_solver(sw::Backend::cpu);
     const auto gpu = sw::make_flow_solver(sw::Backend::cuda);
     const auto a = cpu->drain_batch(problems);

@@ -67,12 +67,12 @@ public:
             r.finish_s.resize(f);
             std::vector<unsigned char> active(f), frozen(f), saturated(l);
             std::vector<double> rate(f), remaining(f), link_remaining(l);
-            std::vector<int> count(l);
+            std::vector<int> count(l), order(f);
             r.makespan_s = core::drain_flows(p.link_count(), p.capacity_Bps.data(), p.flow_count(),
                                              p.flow_offsets.data(), p.flow_links.data(), p.flow_bytes.data(),
                                              p.flow_latency_s.data(), r.finish_s.data(), rate.data(),
                                              remaining.data(), active.data(), link_remaining.data(),
-                                             count.data(), saturated.data(), frozen.data());
+                                             count.data(), saturated.data(), frozen.data(), order.data());
             out.push_back(std::move(r));
         }
         return out;

@@ -50,7 +50,7 @@ struct Args {
     const double *capacity, *bytes, *latency;
     const int *offsets, *links;
     double *rate, *remaining, *finish, *makespan, *link_remaining;
-    int* share_count;
+    int *share_count, *order;
     unsigned char *active, *frozen, *saturated;
 };
 
@@ -76,7 +76,7 @@ __global__ void drain_kernel(Args a) {
                                       a.links + a.incidence_base[p], a.bytes + fb, a.latency + fb,
                                       a.finish + fb, a.rate + fb, a.remaining + fb, a.active + fb,
                                       a.link_remaining + lb, a.share_count + lb, a.saturated + lb,
-                                      a.frozen + fb);
+                                      a.frozen + fb, a.order + fb);
 }
 
 template <typename Kernel>
@@ -90,12 +90,12 @@ void launch(std::span<const FlowProblem> problems, Kernel kernel, std::vector<do
     DeviceArray<int> offsets(flat.offsets), links(flat.links);
     DeviceArray<double> d_rate(nf), d_remaining(nf), d_finish(nf), d_makespan(problems.size()),
         d_link_remaining(nl);
-    DeviceArray<int> d_count(nl);
+    DeviceArray<int> d_count(nl), d_order(nf);
     DeviceArray<unsigned char> d_active(nf), d_frozen(nf), d_saturated(nl);
     Args a{static_cast<int>(problems.size()), link_base.data, flow_base.data, offset_base.data,
            incidence_base.data, capacity.data, bytes.data, latency.data, offsets.data, links.data,
            d_rate.data, d_remaining.data, d_finish.data, d_makespan.data, d_link_remaining.data,
-           d_count.data, d_active.data, d_frozen.data, d_saturated.data};
+           d_count.data, d_order.data, d_active.data, d_frozen.data, d_saturated.data};
     const int threads = 128;
     const int blocks = (a.problems + threads - 1) / threads;
     kernel<<<blocks, threads>>>(a);

@@ -20,7 +20,7 @@ struct LocalProblem {
     std::vector<std::int32_t> links;
     std::vector<std::int32_t> global_edge;  // local → network edge
     std::vector<double> bytes, latency, finish, rate, remaining, link_remaining;
-    std::vector<std::int32_t> share_count;
+    std::vector<std::int32_t> share_count, order;
     std::vector<unsigned char> active, saturated, frozen;
 
     void clear() {
@@ -54,6 +54,7 @@ struct LocalProblem {
         finish.resize(f);
         rate.resize(f);
         remaining.resize(f);
+        order.resize(f);
         active.resize(f);
         frozen.resize(f);
         link_remaining.resize(l);
@@ -66,7 +67,7 @@ struct LocalProblem {
                                  static_cast<int>(bytes.size()), offsets.data(), links.data(),
                                  bytes.data(), latency.data(), finish.data(), rate.data(),
                                  remaining.data(), active.data(), link_remaining.data(),
-                                 share_count.data(), saturated.data(), frozen.data());
+                                 share_count.data(), saturated.data(), frozen.data(), order.data());
     }
     void solve(const std::vector<unsigned char>& flow_active) {
         size_scratch();

@@ -95,26 +95,87 @@ SKYFABRIC_HD inline void maxmin_rates(int link_count, const double* capacity, in
         if (!(active[f] != 0 && flow_offsets[f + 1] > flow_offsets[f])) rate[f] = 0.0;
 }
 
+// Flows that carry the same bytes at rates that stay fixed (drain_flows says when they do)
+// finish in order of falling rate. Sorts the n flow indices in order[] that way (equal rates by
+// index), then drains them event by event as drain_flows' loop does: an event at the leader's
+// drain time finishes every flow whose remaining bytes are within drain_tie_rel of what it sent.
+// A flow's remaining bytes at time t are bytes − rate · t. O(n log n), no allocation.
+SKYFABRIC_HD inline bool drains_before(const double* rate, int a, int b) {
+    return rate[a] > rate[b] || (rate[a] == rate[b] && a < b);
+}
+SKYFABRIC_HD inline void sort_by_falling_rate(int* order, int n, const double* rate) {
+    // Heap sort: in place and without recursion, so a kernel can run it too.
+    auto sift_down = [&](int root, int end) {
+        for (;;) {
+            int child = 2 * root + 1;
+            if (child >= end) return;
+            if (child + 1 < end && drains_before(rate, order[child], order[child + 1])) ++child;
+            if (!drains_before(rate, order[root], order[child])) return;
+            const int tmp = order[root];
+            order[root] = order[child];
+            order[child] = tmp;
+            root = child;
+        }
+    };
+    for (int i = n / 2 - 1; i >= 0; --i) sift_down(i, n);
+    for (int end = n - 1; end > 0; --end) {
+        const int tmp = order[0];
+        order[0] = order[end];
+        order[end] = tmp;
+        sift_down(0, end);
+    }
+}
+SKYFABRIC_HD inline void drain_at_fixed_rates(const double* bytes, const double* latency_s, const double* rate,
+                                              int* order, int n, double* finish_s) {
+    sort_by_falling_rate(order, n, rate);
+    double t = 0.0;
+    for (int next = 0; next < n;) {
+        const int lead = order[next];
+        const double left = bytes[lead] - rate[lead] * t;
+        const double dt = left > 0.0 ? left / rate[lead] : 0.0;
+        const double t_end = t + dt;
+        while (next < n) {
+            const int f = order[next];
+            const double sent = rate[f] * dt;
+            if (!(bytes[f] - rate[f] * t <= sent + sent * drain_tie_rel)) break;
+            finish_s[f] = t_end + latency_s[f];
+            ++next;
+        }
+        t = t_end;
+    }
+}
+
 // Runs a set of flows that all start at t = 0 on fixed capacities until every one has
 // drained, re-solving rates each time a flow finishes. A flow's finish time is its
 // drain time plus its latency (last bit in flight). Flows with bytes > 0 and no links,
 // or stuck at rate 0, finish at +inf. Returns the makespan (max finish).
-// Scratch: as maxmin_rates, plus remaining[flow_count], active[flow_count].
+//
+// When every flow carries the same bytes and the first solve gives each a rate > 0, that
+// solve is the only one: such flows finish in order of falling rate, and a flow's
+// bottleneck link carries only flows at its rate (which finish with it) or below (which
+// are bottlenecked elsewhere and finish later), so in exact arithmetic no rate changes
+// until the last flow drains. Re-solving would only move rates by rounding (an ulp or so
+// of the filling order) at a full solve per event: an all-to-all's p(p − 1) flows drain
+// over thousands of events (docs/benchmarks.md, "direct on the torus"). When every flow
+// finishes in the first event (a ring step) the two ways give the same bits.
+// Scratch: as maxmin_rates, plus remaining[flow_count], active[flow_count], order[flow_count].
 SKYFABRIC_HD inline double drain_flows(int link_count, const double* capacity, int flow_count,
                                        const int* flow_offsets, const int* flow_links,
                                        const double* bytes, const double* latency_s,
                                        double* finish_s, double* rate, double* remaining,
                                        unsigned char* active, double* link_remaining,
                                        int* link_share_count, unsigned char* link_saturated,
-                                       unsigned char* flow_frozen) {
+                                       unsigned char* flow_frozen, int* order) {
     const double inf = infinity_value();
     int active_count = 0;
+    bool equal_bytes = true;
     for (int f = 0; f < flow_count; ++f) {
         remaining[f] = bytes[f];
         const bool has_path = flow_offsets[f + 1] > flow_offsets[f];
         if (bytes[f] > 0.0 && has_path) {
+            if (active_count > 0 && bytes[f] != bytes[order[0]]) equal_bytes = false;
             active[f] = 1;
-            ++active_count;
+            order[active_count++] = f;
             finish_s[f] = inf;
         } else {
             active[f] = 0;
@@ -122,9 +183,17 @@ SKYFABRIC_HD inline double drain_flows(int link_count, const double* capacity, i
         }
     }
     double t = 0.0;
-    while (active_count > 0) {
+    for (bool first = true; active_count > 0; first = false) {
         maxmin_rates(link_count, capacity, flow_count, flow_offsets, flow_links, active, rate,
                      link_remaining, link_share_count, link_saturated, flow_frozen);
+        if (first && equal_bytes) {
+            bool every_rate_positive = true;  // a zero can come from rounding: then solve again
+            for (int i = 0; i < active_count && every_rate_positive; ++i) every_rate_positive = rate[order[i]] > 0.0;
+            if (every_rate_positive) {
+                drain_at_fixed_rates(bytes, latency_s, rate, order, active_count, finish_s);
+                break;
+            }
+        }
         double dt = inf;
         for (int f = 0; f < flow_count; ++f) {
             if (active[f] && rate[f] > 0.0) {
