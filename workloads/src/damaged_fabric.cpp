@@ -5,6 +5,7 @@
 #include <iterator>
 #include <limits>
 #include <numeric>
+#include <span>
 #include <stdexcept>
 
 namespace skyfabric::workloads {
@@ -54,14 +55,21 @@ DamagedFabric::DamagedFabric(const TopologyTimeline& timeline, StepModel model, 
 DamagedFabric::Solved DamagedFabric::solve(std::size_t k, const FabricDamage& damage, const Solved* undamaged) const {
     Solved out;
     if (damage.ranks.empty()) return out;
-    links::Topology topology = keyframe(k)->topology;  // a copy, damaged below
-    for (links::Link& l : topology.links) {
-        const bool node_down = std::binary_search(damage.satellites_down.begin(), damage.satellites_down.end(), l.source) ||
-                               std::binary_search(damage.satellites_down.begin(), damage.satellites_down.end(), l.target);
-        if (node_down || std::binary_search(damage.links_down.begin(), damage.links_down.end(),
-                                            std::pair<std::int32_t, std::int32_t>{l.source, l.target}))
-            l.capacity_bps = 0.0;  // kept but not routed over
-    }
+    const auto frame = keyframe(k);
+    links::Topology topology = frame->topology;  // a copy, damaged below through the node index
+    const auto node_links = [&](std::int32_t node) {
+        const auto v = static_cast<std::size_t>(node);
+        if (node < 0 || v + 1 >= frame->node_link_offsets.size()) return std::span<const std::int32_t>{};
+        return std::span<const std::int32_t>(frame->node_links.data() + frame->node_link_offsets[v],
+                                             frame->node_links.data() + frame->node_link_offsets[v + 1]);
+    };
+    for (const std::int32_t satellite : damage.satellites_down)
+        for (const std::int32_t i : node_links(satellite)) topology.links[static_cast<std::size_t>(i)].capacity_bps = 0.0;
+    for (const auto& [source, target] : damage.links_down)
+        for (const std::int32_t i : node_links(source)) {
+            links::Link& l = topology.links[static_cast<std::size_t>(i)];
+            if (l.source == source && l.target == target) l.capacity_bps = 0.0;  // kept but not routed over
+        }
     TrainingJob job = model_.job;
     const auto ranks = static_cast<std::int32_t>(damage.ranks.size());
     if (ranks != initial_ranks_) {
