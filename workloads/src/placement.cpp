@@ -89,8 +89,57 @@ namespace {
 // The greedy tour continued from `order` (its nodes marked `used`, the first one the start) over
 // the nodes not yet used, until `ranks` are placed; with `record`, each hop's decisive edges (see
 // RingTour) are appended.
+// The first of `before`'s hops from `hop` on whose decisive edges lost their capacity on `damaged`
+// (before.order.size() when none did).
+std::size_t first_broken_hop(const RingTour& before, const Network& damaged, std::size_t hop) {
+    for (; hop < before.order.size(); ++hop)
+        for (auto k = before.hop_ends[hop - 1]; k < before.hop_ends[hop]; ++k)
+            if (!(damaged.capacity_Bps[static_cast<std::size_t>(before.decisive_edges[static_cast<std::size_t>(k)])] > 0.0))
+                return hop;
+    return before.order.size();
+}
+
+// A tour on a damaged fabric rejoins the undamaged one once both stand on the same node having
+// placed the same set of nodes: from that state the greedy choices are the same as before, up to
+// the next hop the damage breaks. Tracks the two placed sets' symmetric difference hop by hop.
+class Rejoin {
+public:
+    Rejoin(const RingTour& before, const Network& damaged, std::size_t prefix) : before_(before), damaged_(damaged) {
+        placed_.assign(static_cast<std::size_t>(damaged.node_count), 0);
+        for (std::size_t i = 0; i < prefix; ++i) placed_[static_cast<std::size_t>(before.order[i])] = both;
+    }
+    // After `order` gained a node: when the states match, extends it (and `used`) with the undamaged
+    // tour's hops up to its next broken one. True when the tour is then complete.
+    bool extend(Placement& order, std::vector<char>& used) {
+        const std::size_t i = order.size() - 1;
+        add(order[i], ours);
+        add(before_.order[i], theirs);
+        if (differing_ != 0 || order[i] != before_.order[i]) return false;
+        const std::size_t broken = first_broken_hop(before_, damaged_, i + 1);
+        for (std::size_t j = i + 1; j < broken; ++j) {
+            const std::int32_t v = before_.order[j];
+            order.push_back(v);
+            used[static_cast<std::size_t>(v)] = 1;
+            placed_[static_cast<std::size_t>(v)] = both;
+        }
+        return broken == before_.order.size();
+    }
+
+private:
+    static constexpr unsigned char ours = 1, theirs = 2, both = 3;
+    void add(std::int32_t v, unsigned char side) {
+        unsigned char& p = placed_[static_cast<std::size_t>(v)];
+        differing_ += p == 0 ? 1 : -1;  // one side had it: now both
+        p |= side;
+    }
+    const RingTour& before_;
+    const Network& damaged_;
+    std::vector<unsigned char> placed_;
+    std::int32_t differing_ = 0;
+};
+
 Placement tour(const Network& network, std::vector<char> used, Placement order, std::int32_t ranks,
-               RingTour* record = nullptr) {
+               RingTour* record = nullptr, Rejoin* rejoin = nullptr) {
     order.reserve(static_cast<std::size_t>(ranks));
     // Per thread, so that the damaged fabric's many tours (one per solve) reuse the storage.
     thread_local NearestUnvisited nearest_unvisited;
@@ -121,7 +170,8 @@ Placement tour(const Network& network, std::vector<char> used, Placement order, 
         if (record) record->hop_ends.push_back(static_cast<std::int32_t>(record->decisive_edges.size()));
         used[next] = 1;
         order.push_back(next);
-        v = next;
+        if (rejoin && rejoin->extend(order, used)) break;
+        v = order.back();
     }
     return order;
 }
@@ -182,18 +232,13 @@ Placement ring_placement_after_damage(const RingTour& before, const Network& dam
     if (!same) return ring_placement(damaged, nodes);
     // The tour's hops up to the first whose decisive edges lost their capacity are taken as they
     // were (each from the same state, over the same candidates less some that were not chosen);
-    // from there it tours on.
-    std::size_t hop = 1;
-    for (; hop < before.order.size(); ++hop) {
-        bool broken = false;
-        for (auto k = before.hop_ends[hop - 1]; k < before.hop_ends[hop] && !broken; ++k)
-            broken = !(damaged.capacity_Bps[static_cast<std::size_t>(before.decisive_edges[static_cast<std::size_t>(k)])] > 0.0);
-        if (broken) break;
-    }
+    // from there it tours on, and rejoins the tour where the two meet in the same state.
+    const std::size_t hop = first_broken_hop(before, damaged, 1);
     if (hop == before.order.size()) return before.order;
     Placement prefix(before.order.begin(), before.order.begin() + static_cast<std::ptrdiff_t>(hop));
     for (const std::int32_t v : prefix) used[static_cast<std::size_t>(v)] = 1;
-    return tour(damaged, std::move(used), std::move(prefix), ranks);
+    Rejoin rejoin(before, damaged, hop);
+    return tour(damaged, std::move(used), std::move(prefix), ranks, nullptr, &rejoin);
 }
 
 Placement random_placement(std::int32_t node_count, std::int32_t ranks, std::uint64_t seed) {
