@@ -156,15 +156,24 @@ TEST(Placement, TourAfterDamageIsTheTourOfTheDamagedFabric) {
                                            : static_cast<std::int32_t>(next(net.edge_to.size()));
                 damaged.links[static_cast<std::size_t>(e / 2)].capacity_bps = 0.0;  // edges 2i, 2i+1: link i
             }
-            const auto damaged_net = sw::build_network(damaged);
             std::vector<std::int32_t> ranks = nodes;
-            if (draw % 5 == 4) ranks.erase(ranks.begin() + static_cast<std::ptrdiff_t>(next(ranks.size())));  // a rank lost
+            if (draw % 3 == 2) {  // ranks lost: one to three, half of the time with their satellites' links
+                const auto lost = 1 + next(3);
+                for (std::uint64_t j = 0; j < lost; ++j) {
+                    const auto at = ranks.begin() + static_cast<std::ptrdiff_t>(next(ranks.size()));
+                    if (draw % 2 == 0)
+                        for (auto& l : damaged.links)
+                            if (l.source == *at || l.target == *at) l.capacity_bps = 0.0;
+                    ranks.erase(at);
+                }
+            }
+            const auto damaged_net = sw::build_network(damaged);
             const auto expected = sw::ring_placement(damaged_net, ranks);
             EXPECT_EQ(sw::ring_placement_after_damage(before, damaged_net, ranks), expected) << "draw " << draw;
             (expected == before.order ? unchanged : retoured) += 1;
         }
     }
-    // Both kinds of answer were exercised.
-    EXPECT_GT(unchanged, 20);
-    EXPECT_GT(retoured, 100);
+    // Both kinds of answer were exercised (a third of the draws lose ranks, so change the tour).
+    EXPECT_GT(unchanged, 8);
+    EXPECT_GT(retoured, 200);
 }

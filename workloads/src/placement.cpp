@@ -99,42 +99,57 @@ std::size_t first_broken_hop(const RingTour& before, const Network& damaged, std
     return before.order.size();
 }
 
-// A tour on a damaged fabric rejoins the undamaged one once both stand on the same node having
-// placed the same set of nodes: from that state the greedy choices are the same as before, up to
-// the next hop the damage breaks. Tracks the two placed sets' symmetric difference hop by hop.
+// A tour on a damaged fabric rejoins the undamaged one once both stand on the same node with the
+// same nodes left to place: from that state the greedy choices are the same as before, up to the
+// next hop the damage breaks. The undamaged tour may list more nodes (ranks lost since): it has
+// placed those too by then, so it is compared `lost` hops further on. Tracks the two unplaced sets'
+// symmetric difference hop by hop.
 class Rejoin {
 public:
-    Rejoin(const RingTour& before, const Network& damaged, std::size_t prefix) : before_(before), damaged_(damaged) {
-        placed_.assign(static_cast<std::size_t>(damaged.node_count), 0);
-        for (std::size_t i = 0; i < prefix; ++i) placed_[static_cast<std::size_t>(before.order[i])] = both;
+    // `prefix` hops of `before` are taken; `listed` marks the nodes the damaged tour places.
+    Rejoin(const RingTour& before, const Network& damaged, std::size_t prefix, const std::vector<char>& listed)
+        : before_(before), damaged_(damaged), old_placed_(prefix) {
+        left_.assign(static_cast<std::size_t>(damaged.node_count), 0);
+        for (std::size_t i = prefix; i < before.order.size(); ++i) flip(before.order[i], theirs);
+        for (std::size_t v = 0; v < listed.size(); ++v)
+            if (listed[v]) {
+                flip(static_cast<std::int32_t>(v), ours);
+                ++listed_count_;
+            }
+        for (std::size_t i = 0; i < prefix; ++i) flip(before.order[i], ours);  // placed: no longer left
+        lost_ = before.order.size() - listed_count_;
     }
     // After `order` gained a node: when the states match, extends it (and `used`) with the undamaged
     // tour's hops up to its next broken one. True when the tour is then complete.
     bool extend(Placement& order, std::vector<char>& used) {
-        const std::size_t i = order.size() - 1;
-        add(order[i], ours);
-        add(before_.order[i], theirs);
-        if (differing_ != 0 || order[i] != before_.order[i]) return false;
-        const std::size_t broken = first_broken_hop(before_, damaged_, i + 1);
-        for (std::size_t j = i + 1; j < broken; ++j) {
-            const std::int32_t v = before_.order[j];
+        flip(order.back(), ours);
+        while (old_placed_ < order.size() + lost_) flip(before_.order[old_placed_++], theirs);
+        if (differing_ != 0 || order.back() != before_.order[old_placed_ - 1]) return false;
+        const std::size_t broken = first_broken_hop(before_, damaged_, old_placed_);
+        for (; old_placed_ < broken; ++old_placed_) {
+            const std::int32_t v = before_.order[old_placed_];
             order.push_back(v);
             used[static_cast<std::size_t>(v)] = 1;
-            placed_[static_cast<std::size_t>(v)] = both;
+            flip(v, ours | theirs);
         }
         return broken == before_.order.size();
     }
 
 private:
-    static constexpr unsigned char ours = 1, theirs = 2, both = 3;
-    void add(std::int32_t v, unsigned char side) {
-        unsigned char& p = placed_[static_cast<std::size_t>(v)];
-        differing_ += p == 0 ? 1 : -1;  // one side had it: now both
-        p |= side;
+    static constexpr unsigned char ours = 1, theirs = 2;
+    // Toggles v's membership of our / their unplaced set(s), keeping count of the nodes in one only.
+    void flip(std::int32_t v, unsigned char sides) {
+        unsigned char& l = left_[static_cast<std::size_t>(v)];
+        const bool differed = l == ours || l == theirs;
+        l ^= sides;
+        differing_ += (l == ours || l == theirs) - static_cast<int>(differed);
     }
     const RingTour& before_;
     const Network& damaged_;
-    std::vector<unsigned char> placed_;
+    std::vector<unsigned char> left_;  // per node: in our unplaced set (ours), in theirs (theirs)
+    std::size_t old_placed_ = 0;       // hops of `before_` accounted
+    std::size_t listed_count_ = 0;
+    std::size_t lost_ = 0;             // nodes `before_` places that this tour does not
     std::int32_t differing_ = 0;
 };
 
@@ -223,21 +238,29 @@ RingTour ring_tour(const Network& network, std::span<const std::int32_t> nodes) 
 Placement ring_placement_after_damage(const RingTour& before, const Network& damaged, std::span<const std::int32_t> nodes) {
     std::vector<char> used;
     const std::int32_t ranks = mark_unlisted(damaged, nodes, used);
-    // The same nodes: as many, and each of the tour's among them.
-    bool same = static_cast<std::size_t>(ranks) == before.order.size() && before.hop_ends.size() == before.order.size();
-    for (std::size_t i = 0; same && i < before.order.size(); ++i) {
+    // Nodes listed now, each among the tour's (some of its own may be gone), from the same start.
+    std::vector<char> listed(used.size());
+    for (std::size_t v = 0; v < used.size(); ++v) listed[v] = !used[v];
+    bool among = before.hop_ends.size() == before.order.size() && static_cast<std::size_t>(ranks) <= before.order.size() &&
+                 !before.order.empty() && before.order[0] == *std::min_element(nodes.begin(), nodes.end());
+    std::size_t found = 0;
+    for (std::size_t i = 0; among && i < before.order.size(); ++i) {
         const std::int32_t v = before.order[i];
-        same = v >= 0 && v < damaged.node_count && !used[static_cast<std::size_t>(v)];
+        among = v >= 0 && v < damaged.node_count;
+        if (among && listed[static_cast<std::size_t>(v)]) ++found;
     }
-    if (!same) return ring_placement(damaged, nodes);
-    // The tour's hops up to the first whose decisive edges lost their capacity are taken as they
-    // were (each from the same state, over the same candidates less some that were not chosen);
-    // from there it tours on, and rejoins the tour where the two meet in the same state.
-    const std::size_t hop = first_broken_hop(before, damaged, 1);
+    if (!among || found != static_cast<std::size_t>(ranks)) return ring_placement(damaged, nodes);
+    // The tour's hops up to the first whose decisive edges lost their capacity, or that places a node
+    // no longer listed, are taken as they were (each from the same state, over the same candidates
+    // less some that were not chosen); from there it tours on, and rejoins the tour where the two
+    // meet in the same state.
+    std::size_t hop = 1;
+    const std::size_t broken = first_broken_hop(before, damaged, 1);
+    while (hop < broken && listed[static_cast<std::size_t>(before.order[hop])]) ++hop;
     if (hop == before.order.size()) return before.order;
     Placement prefix(before.order.begin(), before.order.begin() + static_cast<std::ptrdiff_t>(hop));
     for (const std::int32_t v : prefix) used[static_cast<std::size_t>(v)] = 1;
-    Rejoin rejoin(before, damaged, hop);
+    Rejoin rejoin(before, damaged, hop, listed);
     return tour(damaged, std::move(used), std::move(prefix), ranks, nullptr, &rejoin);
 }
 

@@ -35,8 +35,10 @@ struct RingTour {
     std::vector<std::int32_t> hop_ends;  // hop i (placing order[i]): decisive_edges[hop_ends[i-1] .. hop_ends[i])
 };
 RingTour ring_tour(const Network& network, std::span<const std::int32_t> nodes);
-// ring_placement(damaged, nodes), taking `before` (found over the same nodes on the undamaged
-// network) up to its first hop that the damage breaks, and touring on from there.
+// ring_placement(damaged, nodes), taking `before` (found on the undamaged network over the same
+// nodes, or more: ranks since lost) up to its first hop that the damage breaks or that places a
+// lost node, touring on from there, and taking `before` again from where the two tours meet in
+// the same state (the same node, the same nodes left) up to its next broken hop.
 Placement ring_placement_after_damage(const RingTour& before, const Network& damaged, std::span<const std::int32_t> nodes);
 // Uniformly random distinct nodes, from a seeded counter-based generator.
 Placement random_placement(std::int32_t node_count, std::int32_t ranks, std::uint64_t seed);
