@@ -56,8 +56,10 @@ private:
     // Each cluster algorithm's trials over the same fault draws (workloads/cluster_faults.hpp).
     void play_constellation_faults(RadiationOutcome& out, const workloads::FaultModel& model, double duration_s);
 
-    // The training job pulls one topology per sample; the physics advances as it pulls.
+    // The training job pulls one topology per sample; the physics advances as it pulls, or ahead of it
+    // on a thread of its own (run_workload_beside_physics).
     void run_workload();
+    void run_workload_beside_physics(workloads::TrainingOptions& options);
 
     // Every cluster's cumulative station-keeping delta-v, as the satellites are numbered.
     std::span<const double> station_keeping_delta_v();

@@ -1,12 +1,71 @@
 // RunState: the training job, a constellation's algorithms and serving (run_state.hpp).
 #include "simulation/run_state.hpp"
 
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
+
 namespace skyfabric::simulation {
+
+namespace {
+
+// Topologies handed from the physics thread to the training, at most `capacity` ahead of it.
+class TopologyPipe {
+public:
+    explicit TopologyPipe(std::size_t capacity) : capacity_(capacity) {}
+    // The physics side: false once the training side is done (the topology is not needed).
+    bool push(links::Topology&& topology) {
+        std::unique_lock lock(mutex_);
+        room_.wait(lock, [&] { return queue_.size() < capacity_ || done_; });
+        if (done_) return false;
+        queue_.push_back(std::move(topology));
+        ready_.notify_one();
+        return true;
+    }
+    void close() {
+        const std::lock_guard lock(mutex_);
+        closed_ = true;
+        ready_.notify_one();
+    }
+    // The training side: false once the physics side closed and every topology was taken.
+    bool pop(links::Topology& next) {
+        std::unique_lock lock(mutex_);
+        ready_.wait(lock, [&] { return !queue_.empty() || closed_; });
+        if (queue_.empty()) return false;
+        next = std::move(queue_.front());
+        queue_.pop_front();
+        room_.notify_one();
+        return true;
+    }
+    void finish() {
+        const std::lock_guard lock(mutex_);
+        done_ = true;
+        room_.notify_one();
+    }
+
+private:
+    std::size_t capacity_;
+    std::mutex mutex_;
+    std::condition_variable ready_, room_;
+    std::deque<links::Topology> queue_;
+    bool closed_ = false, done_ = false;
+};
+
+}  // namespace
 
 void RunState::run_workload() {
     auto options = sc_.workload.options;
     options.start_s = 0.0;
     options.end_s = sc_.duration_s;
+    if (sc_.power.enabled) {
+        options.compute_done_s = [this](double start_s, double work_s) { return compute_done_s(start_s, work_s); };
+    }
+    // With two threads to spare, the physics runs ahead of the training on a thread of its own (the
+    // training waits only for topologies it needs). Not under a power limit: compute_done_s looks
+    // ahead from the training's side.
+    const std::int32_t budget = sc_.threads > 0 ? sc_.threads : static_cast<std::int32_t>(std::thread::hardware_concurrency());
+    if (!sc_.power.enabled && budget >= 2) return run_workload_beside_physics(options);
     workloads::TopologySource source = [this](links::Topology& next) {
         if (!pending_topologies_.empty()) {  // produced while the power limit was looked ahead
             next = std::move(pending_topologies_.front());
@@ -19,15 +78,68 @@ void RunState::run_workload() {
         if (radiation_model_) timeline_.append(next);  // the fabric the fault trials damage
         return true;
     };
-    if (sc_.power.enabled) {
-        options.compute_done_s = [this](double start_s, double work_s) { return compute_done_s(start_s, work_s); };
-    }
     // A stop or a numerical failure ends the job after the steps done so far, which are kept
     // (and the faults are played over the time the run covered).
     options.end_limit_s = [this] {
         return summary_.stop_reason.empty() ? std::numeric_limits<double>::infinity() : summary_.simulated_s;
     };
     summary_.training = workloads::simulate_training(sc_.workload.job, sc_.workload.accelerator, source, options);
+}
+
+void RunState::run_workload_beside_physics(workloads::TrainingOptions& options) {
+    // The training pulls the same topologies in the same order as from advance_keeping_results, and
+    // sees the run's end (and a stop or a numerical failure) at the same pull, so its results are the
+    // same. The physics thread alone writes the run's state until it closes the pipe; the training
+    // side reads it only after seeing the close. When the training ends first, the physics stops
+    // where it is and execute() goes on advancing, as without the thread.
+    TopologyPipe pipe(16);
+    std::exception_ptr failure;  // a numerical failure: advance_keeping_results' stop reason
+    std::exception_ptr error;    // anything else: rethrown here, as it would have unwound the training
+    std::thread physics([&] {
+        try {
+            while (advance() && pipe.push(links::Topology(topology_))) {
+            }
+        } catch (const physics::PropagationError&) {
+            failure = std::current_exception();
+        } catch (...) {
+            error = std::current_exception();
+        }
+        pipe.close();
+    });
+    bool saw_end = false;
+    workloads::TopologySource source = [&](links::Topology& next) {
+        if (saw_end) return false;
+        if (pipe.pop(next)) {
+            if (radiation_model_) timeline_.append(next);  // the fabric the fault trials damage
+            return true;
+        }
+        saw_end = true;  // the physics thread has stopped: its state can be read
+        if (failure) {
+            try {
+                std::rethrow_exception(failure);
+            } catch (const physics::PropagationError& e) {
+                summary_.stop_reason = std::string("numerical failure: ") + e.what();
+            }
+            failure = nullptr;
+        }
+        return false;
+    };
+    options.end_limit_s = [&] {
+        return saw_end && !summary_.stop_reason.empty() ? summary_.simulated_s : std::numeric_limits<double>::infinity();
+    };
+    workloads::TrainingResult training;
+    try {
+        training = workloads::simulate_training(sc_.workload.job, sc_.workload.accelerator, source, options);
+    } catch (...) {
+        pipe.finish();
+        physics.join();
+        throw;
+    }
+    pipe.finish();
+    physics.join();
+    summary_.training = std::move(training);
+    if (error) std::rethrow_exception(error);
+    if (failure) std::rethrow_exception(failure);  // in a sample the training did not reach: as execute() meets it
 }
 
 void RunState::run_constellation_workload() {

@@ -1,0 +1,110 @@
+// With two threads the physics runs ahead of the training on a thread of its own
+// (RunState::run_workload_beside_physics); with one it advances as the training pulls. The training
+// must see the same topologies and the run's end at the same pull either way: same steps, same
+// trials, same samples, also when the run is stopped part-way.
+#include "scenario/scenario.hpp"
+#include "simulation/simulation.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <vector>
+
+namespace {
+
+namespace sim = skyfabric::simulation;
+
+// Keeps each sample's link count; with `stop`, raises it once `stop_after` samples are recorded.
+struct LinkCountRecorder final : sim::Recorder {
+    std::vector<std::size_t> links;
+    std::atomic<bool>* stop = nullptr;
+    std::size_t stop_after = 0;
+    void begin(const sim::RunSetup&) override {}
+    void record(const sim::Sample& s) override {
+        links.push_back(s.topology ? s.topology->links.size() : 0);
+        if (stop && links.size() == stop_after) stop->store(true);
+    }
+    void end(const sim::RunSummary&) override {}
+};
+
+const char* const scenario_text = R"(name: physics-thread
+seed: 11
+duration_s: 3000
+output_step_s: 10
+orbit: {altitude_km: 650, sun_synchronous: true, ltan_h: 6.0}
+formation: {layout: suncatcher_lattice, radius_m: 300, radial_pitch_m: 100, along_track_pitch_m: 200}
+dynamics: {model: nonlinear}
+links: {topology: nearest_k, terminals_per_satellite: 4}
+workload: {model_parameters: 1.0e9, tokens_per_step: 1.0e6}
+radiation: {shielding_mm_al: 10, rate_scale: 300, trials: 4, link_outages_per_day: 5}
+)";
+
+struct RunResult {
+    sim::RunSummary summary;
+    std::vector<std::size_t> links;
+};
+
+RunResult run_with_threads(std::int32_t threads, std::size_t stop_after = 0) {
+    auto sc = skyfabric::scenario::load_scenario_text(scenario_text, "physics-thread.yaml");
+    sc.threads = threads;
+    std::atomic<bool> stop{false};
+    LinkCountRecorder recorder;
+    if (stop_after > 0) {
+        recorder.stop = &stop;
+        recorder.stop_after = stop_after;
+    }
+    RunResult r;
+    r.summary = sim::run(sc, {&recorder}, &stop);
+    r.links = recorder.links;
+    return r;
+}
+
+void expect_same_training(const RunResult& inline_run, const RunResult& threaded) {
+    ASSERT_TRUE(inline_run.summary.training && threaded.summary.training);
+    const auto& a = *inline_run.summary.training;
+    const auto& b = *threaded.summary.training;
+    EXPECT_EQ(a.summary.steps, b.summary.steps);
+    EXPECT_EQ(a.summary.end_s, b.summary.end_s);
+    EXPECT_EQ(a.summary.stopped, b.summary.stopped);
+    EXPECT_EQ(a.summary.topology_epochs, b.summary.topology_epochs);
+    EXPECT_EQ(a.summary.time_lost_s, b.summary.time_lost_s);
+    ASSERT_EQ(a.steps.size(), b.steps.size());
+    for (std::size_t i = 0; i < a.steps.size(); ++i) {
+        EXPECT_EQ(a.steps[i].start_s, b.steps[i].start_s) << "step " << i;
+        EXPECT_EQ(a.steps[i].end_s, b.steps[i].end_s) << "step " << i;
+    }
+    EXPECT_EQ(inline_run.links, threaded.links);
+    EXPECT_EQ(inline_run.summary.samples_written, threaded.summary.samples_written);
+    EXPECT_EQ(inline_run.summary.simulated_s, threaded.summary.simulated_s);
+    EXPECT_EQ(inline_run.summary.stop_reason, threaded.summary.stop_reason);
+}
+
+}  // namespace
+
+TEST(PhysicsThread, TrainingBesideThePhysicsIsTheTrainingInline) {
+    const RunResult inline_run = run_with_threads(1);
+    const RunResult threaded = run_with_threads(2);
+    ASSERT_TRUE(inline_run.summary.complete) << inline_run.summary.stop_reason;
+    ASSERT_TRUE(threaded.summary.complete) << threaded.summary.stop_reason;
+    EXPECT_GT(inline_run.summary.training->summary.topology_epochs, 10);  // the fabric changed under it
+    expect_same_training(inline_run, threaded);
+    ASSERT_TRUE(inline_run.summary.radiation && threaded.summary.radiation);
+    const auto& ra = *inline_run.summary.radiation;
+    const auto& rb = *threaded.summary.radiation;
+    EXPECT_EQ(ra.fabric_keyframes, rb.fabric_keyframes);  // the trials damaged the same timeline
+    EXPECT_EQ(ra.fabric_evaluations, rb.fabric_evaluations);
+    ASSERT_TRUE(ra.monte_carlo && rb.monte_carlo);
+    EXPECT_EQ(ra.monte_carlo->goodput_per_trial, rb.monte_carlo->goodput_per_trial);
+}
+
+TEST(PhysicsThread, AStoppedRunEndsTheTrainingWhereTheInlineRunDoes) {
+    // Stopped after 120 of 301 samples: the physics thread runs up to 16 samples ahead, yet the
+    // training must end at the same step, not at the thread's stop.
+    const RunResult inline_run = run_with_threads(1, 120);
+    const RunResult threaded = run_with_threads(2, 120);
+    EXPECT_FALSE(inline_run.summary.complete);
+    EXPECT_FALSE(threaded.summary.complete);
+    EXPECT_EQ(inline_run.summary.samples_written, 120u);
+    EXPECT_TRUE(inline_run.summary.training->summary.stopped);
+    expect_same_training(inline_run, threaded);
+}
