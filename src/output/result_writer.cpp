@@ -373,7 +373,7 @@ void ResultWriter::begin(const simulation::RunSetup& setup) {
         series(s.event_kind, "/links/events/kind", event, {}, ElementType::uint8, "1");
         file_->set_enum_names("/links/events/kind", "kind_names", links::link_event_kind_names.numbered());
         series(s.link_class, "/links/class", link, {}, ElementType::uint8, "1");
-        file_->set_enum_names("/links/class", "class_names", "0=intra_cluster,1=gateway");
+        file_->set_enum_names("/links/class", "class_names", links::link_class_names.numbered());
         const std::int64_t zero = 0;
         s.link_offsets->append(&zero);
     }
@@ -465,9 +465,10 @@ void ResultWriter::record(const simulation::Sample& sample) {
             s.link_capacity->append(&link.capacity_bps);
             s.link_power->append(&link.received_power_dbm);
             s.link_margin->append(&link.margin_db);
-            const std::uint8_t gateway = !s.cluster_of.empty() && s.cluster_of[static_cast<std::size_t>(link.source)] !=
-                                                                      s.cluster_of[static_cast<std::size_t>(link.target)];
-            s.link_class->append(&gateway);
+            const bool between = !s.cluster_of.empty() && s.cluster_of[static_cast<std::size_t>(link.source)] !=
+                                                              s.cluster_of[static_cast<std::size_t>(link.target)];
+            const auto link_class = static_cast<std::uint8_t>(between ? links::LinkClass::gateway : links::LinkClass::intra_cluster);
+            s.link_class->append(&link_class);
         }
         s.links_written += static_cast<std::int64_t>(sample.topology->links.size());
         s.link_offsets->append(&s.links_written);

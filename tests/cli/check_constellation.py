@@ -29,7 +29,13 @@ GRAZING_M = 100e3
 
 s = json.load(open(run_dir + "/summary.json"))
 con = s["constellation"]
-names = ["ring", "hierarchical", "diloco", "noloco"]
+# The algorithms the run trained, each one of the result file's algorithm_names.
+names = list(con["algorithms"])
+with h5py.File(run_dir + "/result.h5", "r") as f:
+    numbered = f["constellation/algorithms/algorithm"].attrs["algorithm_names"]
+    numbered = numbered.decode() if isinstance(numbered, bytes) else numbered
+    by_code = {int(code): name for code, name in (entry.split("=") for entry in numbered.split(","))}
+assert names and set(names) <= set(by_code.values()), (names, by_code)
 for name in names:
     a = con["algorithms"][name]
     assert a["tokens_per_s"] > 0 and a["steps"] > 0 and not a["truncated"], (name, a)
@@ -96,6 +102,6 @@ with h5py.File(run_dir + "/result.h5", "r") as f:
         assert outside["noloco"] > 0, outside
     table = f["constellation/algorithms"]
     for row, code in enumerate(table["algorithm"][:]):
-        name = names[int(code)]
+        name = by_code[int(code)]
         assert abs(table["tokens_per_s"][row] - con["algorithms"][name]["tokens_per_s"]) <= 1e-9 * table["tokens_per_s"][row]
 print("ok", clusters, "clusters,", pairs_seen, "gateway link-samples, blocked", int(blocked.max()), "at most")

@@ -49,6 +49,7 @@ TEST(EnumNames, EveryTableRoundTrips) {
     walk("power_policy_names", sf::physics::power_policy_names);
     walk("topology_policy_names", sf::links::topology_policy_names);
     walk("aggregation_topology_names", sf::links::aggregation_topology_names);
+    walk("link_class_names", sf::links::link_class_names);
     walk("link_event_kind_names", sf::links::link_event_kind_names);
     walk("satellite_status_names", sf::links::satellite_status_names);
     walk("cluster_algorithm_names", sw::cluster_algorithm_names);
@@ -75,6 +76,7 @@ TEST(EnumNames, ResultFileAttributesAsDocumented) {
               "0=ring,1=double_binary_tree,2=halving_doubling,3=hierarchical_ring,4=pairwise,5=direct");
     EXPECT_EQ(sw::request_status_names.numbered(), "0=completed,1=unfinished,2=unservable,3=lost");
     EXPECT_EQ(sf::links::link_event_kind_names.numbered(), "0=up,1=down_range,2=down_reassigned,3=reacquired,4=down_fault");
+    EXPECT_EQ(sf::links::link_class_names.numbered(), "0=intra_cluster,1=gateway");
     EXPECT_EQ(sw::fault_kind_names.numbered(), "0=sdc,1=hbm_uecc,2=chip_crash,3=host_crash,4=link_outage");
     EXPECT_EQ(sw::fault_effect_names.numbered(),
               "0=none,1=step_recomputed,2=silent_corruption,3=rollback,4=reboot,5=link_down,6=after_end");

@@ -33,6 +33,12 @@ inline std::optional<AggregationTopology> aggregation_topology_from_name(std::st
 }
 inline std::string_view to_string(AggregationTopology topology) { return aggregation_topology_names.name(topology); }
 
+// A link of the merged fabric: inside one cluster, or between two (a gateway link); the result
+// file's /links/class and its class_names attribute.
+enum class LinkClass : std::uint8_t { intra_cluster = 0, gateway = 1 };
+inline constexpr auto link_class_names = physics::enum_names<LinkClass>({
+    {LinkClass::intra_cluster, "intra_cluster"}, {LinkClass::gateway, "gateway"}});
+
 struct GatewayParameters {
     std::int32_t gateways_per_cluster = 4;
     AggregationTopology topology = AggregationTopology::planar;
