@@ -46,6 +46,21 @@ struct Builder {
         s.transfers.push_back(Transfer{a, b, bytes});
         ++s.phases.back().transfer_count;
     }
+    // Every rank's transfers to the `per_source` ranks after it from `shift` on, `bytes` each:
+    // listed in the explicit form, a rotation (Phase) in the compact one.
+    void rotation(std::int32_t pattern, std::int32_t per_source, std::int32_t shift, double bytes) {
+        if (!compact) {
+            begin(pattern);
+            for (std::int32_t i = 0; i < s.ranks; ++i)
+                for (std::int32_t k = 0; k < per_source; ++k) add(i, (i + shift + k) % s.ranks, bytes);
+            return;
+        }
+        Phase ph{static_cast<std::int32_t>(s.transfers.size()), s.ranks * per_source, pattern, 1};
+        ph.rotation_per_source = per_source;
+        ph.rotation_shift = shift;
+        ph.rotation_bytes = bytes;
+        s.phases.push_back(ph);
+    }
     // A phase entry repeating an earlier entry's transfers (no new transfers).
     void repeat_of(const Phase& earlier, std::int32_t times) {
         Phase ph = earlier;
@@ -212,21 +227,14 @@ Schedule build(CollectiveOp op, Algorithm algorithm, std::int32_t p, double n,
         case CollectiveOp::all_to_all:
             if (algorithm == Algorithm::pairwise) {
                 // Step k: rank i sends its chunk for rank i+k; p−1 steps of n/p.
-                for (std::int32_t k = 1; k < p; ++k) {
-                    b.begin(k);
-                    for (std::int32_t i = 0; i < p; ++i) b.add(i, (i + k) % p, n / p);
-                }
+                for (std::int32_t k = 1; k < p; ++k) b.rotation(k, 1, k, n / p);
                 return s;
             }
             if (algorithm != Algorithm::direct) throw unsupported();
             // One phase: every rank sends n/p to every other rank at once, and the engine
             // shares the links max-min among the p(p−1) transfers. One phase is its own
             // explicit form.
-            if (p > 1) {
-                b.begin(0);
-                for (std::int32_t i = 0; i < p; ++i)
-                    for (std::int32_t k = 1; k < p; ++k) b.add(i, (i + k) % p, n / p);
-            }
+            if (p > 1) b.rotation(0, p - 1, 1, n / p);
             return s;
         case CollectiveOp::reduce_scatter:
         case CollectiveOp::all_gather:
@@ -319,9 +327,10 @@ Schedule in_groups(const Schedule& per_group, std::int32_t groups) {
     for (const Phase& ph : per_group.phases) {
         Phase grouped = ph;
         grouped.first_transfer = static_cast<std::int32_t>(s.transfers.size());
+        grouped.rotation_per_source = 0;  // listed (an expert group's all-to-all is small)
         for (std::int32_t g = 0; g < groups; ++g)
             for (std::int32_t i = 0; i < ph.transfer_count; ++i) {
-                Transfer t = per_group.transfers[static_cast<std::size_t>(ph.first_transfer + i)];
+                Transfer t = per_group.transfer(ph, i);
                 t.source_rank += g * k;
                 t.target_rank += g * k;
                 s.transfers.push_back(t);
@@ -360,8 +369,7 @@ Schedule expand_schedule(const Schedule& schedule) {
         for (std::int32_t r = 0; r < ph.repeat; ++r) {
             out.phases.push_back(Phase{static_cast<std::int32_t>(out.transfers.size()), ph.transfer_count,
                                        ph.pattern, 1});
-            out.transfers.insert(out.transfers.end(), schedule.transfers.begin() + ph.first_transfer,
-                                 schedule.transfers.begin() + ph.first_transfer + ph.transfer_count);
+            for (std::int32_t j = 0; j < ph.transfer_count; ++j) out.transfers.push_back(schedule.transfer(ph, j));
         }
     return out;
 }

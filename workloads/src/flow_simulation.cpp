@@ -56,7 +56,7 @@ double CollectiveEngine::run_phase_static(const Schedule& schedule, const Phase&
     const std::int32_t k = std::max(1, options_.paths_per_transfer);
     double stalled = 0.0;
     for (std::int32_t i = 0; i < phase.transfer_count; ++i) {
-        const Transfer& tr = schedule.transfers[phase.first_transfer + i];
+        const Transfer tr = schedule.transfer(phase, i);
         const std::int32_t a = placement[tr.source_rank];
         const std::int32_t b = placement[tr.target_rank];
         if (a == b) continue;  // co-located ranks: no network transfer
@@ -206,7 +206,7 @@ double CollectiveEngine::run_dynamic(const Schedule& schedule, const Placement& 
         ++rep;
         flows.clear();
         for (std::int32_t i = 0; i < phase.transfer_count; ++i) {
-            const Transfer& tr = schedule.transfers[phase.first_transfer + i];
+            const Transfer tr = schedule.transfer(phase, i);
             const std::int32_t a = placement[tr.source_rank];
             const std::int32_t b = placement[tr.target_rank];
             if (a == b) continue;

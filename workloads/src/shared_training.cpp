@@ -34,7 +34,7 @@ const std::vector<NodeTransfer>& TrainingTenant::advance(double now_s) {
     for (; phase_ < phases.size(); ++phase_, repeat_ = 0) {
         const Phase& ph = phases[phase_];
         for (std::int32_t k = 0; k < ph.transfer_count; ++k) {
-            const Transfer& t = job_.collective.transfers[static_cast<std::size_t>(ph.first_transfer + k)];
+            const Transfer t = job_.collective.transfer(ph, k);
             const std::int32_t from = job_.rank_nodes[static_cast<std::size_t>(t.source_rank)];
             const std::int32_t to = job_.rank_nodes[static_cast<std::size_t>(t.target_rank)];
             if (from != to && t.bytes > 0.0) transfers_.push_back(NodeTransfer{from, to, t.bytes});

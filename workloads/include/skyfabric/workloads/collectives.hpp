@@ -83,6 +83,14 @@ struct Phase {
     // so a phase's duration on an unchanged network can be reused.
     std::int32_t pattern = 0;
     std::int32_t repeat = 1;  // >= 1
+    // A rotation lists no transfers: its transfer j goes from rank s = j / rotation_per_source to
+    // rank (s + rotation_shift + j % rotation_per_source) mod ranks, rotation_bytes each. An
+    // all-to-all's phases are rotations (pairwise step k: 1 per source, shift k; direct: p − 1 per
+    // source, shift 1), so its compact schedule is O(p) where listing them took p(p − 1)
+    // transfers (268 MB at p = 4,096). 0: the transfers are listed.
+    std::int32_t rotation_per_source = 0;
+    std::int32_t rotation_shift = 0;
+    double rotation_bytes = 0.0;
 };
 
 struct Schedule {
@@ -97,6 +105,13 @@ struct Schedule {
     std::int64_t phase_count() const;
     // Transfers as run: the sum of transfer_count × repeat (what the explicit form lists).
     std::int64_t transfer_count() const;
+    // The phase's transfer j (listed or a rotation's), 0 <= j < phase.transfer_count.
+    Transfer transfer(const Phase& phase, std::int32_t j) const {
+        if (phase.rotation_per_source == 0) return transfers[static_cast<std::size_t>(phase.first_transfer + j)];
+        const std::int32_t source = j / phase.rotation_per_source;
+        return Transfer{source, (source + phase.rotation_shift + j % phase.rotation_per_source) % ranks,
+                        phase.rotation_bytes};
+    }
 };
 
 struct ScheduleOptions {
