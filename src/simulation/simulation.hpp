@@ -90,7 +90,7 @@ struct RadiationOutcome {
     std::int64_t fabric_topologies = 0;   // fault-free topologies the run produced
     std::int64_t fabric_keyframes = 0;    // of them kept (the link set or a capacity changed)
     std::int64_t fabric_memory_bytes = 0;
-    std::int64_t fabric_evaluations = 0;  // distinct damaged steps solved, over all trials
+    std::int64_t fabric_evaluations = 0;  // distinct damaged steps solved, over all trials (DamagedFabric::evaluations)
     std::string fabric_note;
     double trials_wall_s = 0.0;           // drawing and playing the Monte Carlo trials (a benchmark figure)
     double dose_mean_rad = 0.0;                          // over satellites, at the end

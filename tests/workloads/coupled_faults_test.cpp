@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <tuple>
 #include <limits>
 #include <numeric>
@@ -326,6 +327,91 @@ TEST(CoupledMonteCarlo, OneAndTwoThreadsGiveIdenticalTrials) {
     EXPECT_GT(ranks_lost, 0);
     EXPECT_GT(links_lost, 0);
     EXPECT_GT(damaged, 0);
+}
+
+// Past its cache budget a fabric solves a damaged step again when asked again: the same numbers,
+// bit for bit, as a fabric that keeps every solve. Its kept solves stay within the budget but for
+// the undamaged ones (one per keyframe, kept whatever the budget: the damaged ones' seeds), which
+// a budget of 0 keeps alone.
+TEST(DamagedFabric, ASolveCacheOverItsBudgetGivesTheSameStepsAndStaysWithinIt) {
+    const CoupledCase k;
+    const std::vector<std::int32_t> ranks = all_ranks(k.p).ranks, cluster_of = {0, 0, 0, 0, 1, 1, 1, 1};
+    constexpr std::size_t budget = 4096;  // a dozen solves of an 8-ring
+    sw::DamagedFabric kept(k.timeline, k.model, ranks, cluster_of);
+    sw::DamagedFabric bounded(k.timeline, k.model, ranks, cluster_of, budget);
+    sw::DamagedFabric seeds(k.timeline, k.model, ranks, cluster_of, 0);
+    sw::DamagedFabric* const fabrics[] = {&kept, &bounded, &seeds};
+    const auto without = [&](std::int32_t node) {
+        std::vector<std::int32_t> r;
+        std::copy_if(ranks.begin(), ranks.end(), std::back_inserter(r), [&](std::int32_t v) { return v != node; });
+        return r;
+    };
+    std::vector<sw::FabricDamage> damages;
+    const auto add = [&](std::vector<std::pair<std::int32_t, std::int32_t>> links, std::vector<std::int32_t> down,
+                         std::vector<std::int32_t> r) { damages.push_back({std::move(links), std::move(down), std::move(r)}); };
+    add({}, {}, ranks);
+    add({{0, 1}}, {}, ranks);
+    add({{3, 4}}, {}, ranks);                           // a gateway link (clusters 0–3, 4–7)
+    add({{0, 1}, {4, 5}}, {}, ranks);                   // the ring splits: +inf
+    add({}, {2}, without(2));                           // a satellite rebooting, its rank dropped
+    add({}, {}, without(5));                            // rebooted, no rank until the checkpoint
+    add({{0, 7}}, {6}, without(6));
+    add({{1, 2}, {3, 4}}, {}, without(0));
+    const std::pair<std::int32_t, std::int32_t> gateways[] = {{3, 4}, {0, 7}};
+    std::int64_t finite = 0;
+    for (int pass = 0; pass < 2; ++pass)  // asked again: kept answers from its cache, the others solve again
+        for (std::size_t f = 0; f < k.timeline.keyframe_count(); ++f) {
+            const double t = k.timeline.keyframe(f).time_s + 1.0;
+            for (std::size_t d = 0; d < damages.size(); ++d) {
+                const double step = kept.step_s(f, damages[d]);
+                const double extra = kept.extra_step_s(t, damages[d]);
+                finite += std::isfinite(step) ? 1 : 0;
+                for (sw::DamagedFabric* other : {&bounded, &seeds}) {
+                    EXPECT_EQ(other->step_s(f, damages[d]), step) << "keyframe " << f << " damage " << d;
+                    EXPECT_EQ(other->extra_step_s(t, damages[d]), extra) << "keyframe " << f << " damage " << d;
+                    for (const auto& g : gateways)
+                        EXPECT_EQ(other->link_bytes(t, damages[d], g), kept.link_bytes(t, damages[d], g))
+                            << "keyframe " << f << " damage " << d;
+                }
+            }
+        }
+    EXPECT_GT(finite, 0);
+    const auto keyframes = k.timeline.keyframe_count();
+    EXPECT_EQ(seeds.cached_solves(), keyframes);
+    EXPECT_LE(bounded.cache_bytes(), budget + seeds.cache_bytes());
+    EXPECT_GT(kept.cache_bytes(), 2 * (budget + seeds.cache_bytes()));  // not vacuous: kept all, it would pass
+    // Most damaged solves not kept, but those that fit are.
+    EXPECT_LT(2 * (bounded.cached_solves() - keyframes), kept.cached_solves() - keyframes);
+    EXPECT_GT(bounded.cached_solves(), keyframes);
+    EXPECT_EQ(kept.evaluations(), static_cast<std::int64_t>(kept.cached_solves()));
+    EXPECT_GT(bounded.evaluations(), kept.evaluations());  // past the budget, each solve again counts
+    EXPECT_GT(seeds.evaluations(), bounded.evaluations());
+
+    // Trials on two threads, each holding the solves not kept that it asked for.
+    sw::FaultModel model = only(true, true, 2e-3);
+    model.device.chip_crash_rad_per_event = 20.0;
+    sw::RecoveryConfig c;
+    c.checkpoint_interval_s = 200.0;
+    c.reboot_s = 100.0;
+    c.on_rank_loss = sw::RankLossPolicy::shrink;
+    const sw::StepDurations steps = k.fault_free();
+    std::vector<sw::MonteCarloResult> mc;
+    for (sw::DamagedFabric* f : fabrics)
+        mc.push_back(sw::monte_carlo_goodput(k.series, model, c, steps, k.T, 3, 16, sw::Backend::cpu, f, 2));
+    std::int64_t damaged = 0;
+    for (std::size_t j = 1; j < mc.size(); ++j) {
+        ASSERT_EQ(mc[j].per_trial.size(), mc[0].per_trial.size());
+        for (std::size_t i = 0; i < mc[0].per_trial.size(); ++i) {
+            EXPECT_EQ(mc[j].per_trial[i].goodput, mc[0].per_trial[i].goodput) << "fabric " << j << " trial " << i;
+            EXPECT_EQ(mc[j].per_trial[i].lost_fabric_s, mc[0].per_trial[i].lost_fabric_s) << "fabric " << j << " trial " << i;
+            EXPECT_EQ(mc[j].per_trial[i].damaged_steps, mc[0].per_trial[i].damaged_steps) << "fabric " << j << " trial " << i;
+            damaged += mc[j].per_trial[i].damaged_steps;
+        }
+    }
+    EXPECT_GT(damaged, 0);
+    EXPECT_EQ(seeds.cached_solves(), keyframes);
+    EXPECT_LE(bounded.cache_bytes(), budget + seeds.cache_bytes());
+    EXPECT_EQ(kept.evaluations(), static_cast<std::int64_t>(kept.cached_solves()));
 }
 
 TEST(CoupledMonteCarlo, RollbackOnlyFaultsMatchTheRenewalFormulaOnAFabric) {

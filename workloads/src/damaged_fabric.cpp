@@ -21,17 +21,18 @@ void append_bytes(std::string& key, const std::vector<T>& v) {
 
 }  // namespace
 
-DamagedFabric::DamagedFabric(const TopologyTimeline& timeline, StepModel model, std::int32_t initial_ranks)
+DamagedFabric::DamagedFabric(const TopologyTimeline& timeline, StepModel model, std::int32_t initial_ranks,
+                             std::size_t cache_budget_bytes)
     : DamagedFabric(timeline, std::move(model), [&] {
           std::vector<std::int32_t> ranks(static_cast<std::size_t>(std::max(0, initial_ranks)));
           std::iota(ranks.begin(), ranks.end(), 0);
           return ranks;
-      }(), {}) {}
+      }(), {}, cache_budget_bytes) {}
 
 DamagedFabric::DamagedFabric(const TopologyTimeline& timeline, StepModel model, std::vector<std::int32_t> rank_nodes,
-                             std::vector<std::int32_t> cluster_of)
+                             std::vector<std::int32_t> cluster_of, std::size_t cache_budget_bytes)
     : timeline_(timeline), model_(std::move(model)), initial_ranks_(static_cast<std::int32_t>(rank_nodes.size())),
-      cluster_of_(std::move(cluster_of)) {
+      cluster_of_(std::move(cluster_of)), cache_budget_bytes_(cache_budget_bytes) {
     if (timeline_.keyframe_count() == 0) throw std::invalid_argument("damaged fabric: empty topology timeline");
     const std::int32_t nodes = timeline_.keyframe(0).node_count;
     if (initial_ranks_ < 1 || !std::is_sorted(rank_nodes.begin(), rank_nodes.end()) || rank_nodes.front() < 0 ||
@@ -126,7 +127,14 @@ std::string DamagedFabric::solve_key(std::size_t k, const FabricDamage& damage) 
     return key;
 }
 
-const DamagedFabric::Solved& DamagedFabric::solved(std::size_t k, const FabricDamage& damage) {
+std::size_t DamagedFabric::kept_bytes(const std::string& key, const Solved& s) {
+    constexpr std::size_t node_overhead = 64;  // next pointer, hash, bucket slot, allocator headers
+    return node_overhead + sizeof(std::pair<const std::string, Solved>) + key.capacity() +
+           s.used_links.capacity() * sizeof(s.used_links[0]) +
+           s.gateway_link_bytes.capacity() * sizeof(s.gateway_link_bytes[0]);
+}
+
+const DamagedFabric::Solved& DamagedFabric::solved(std::size_t k, const FabricDamage& damage, Solved& fresh) {
     std::string key = solve_key(k, damage);
     {
         const std::shared_lock lock(mutex_);
@@ -134,15 +142,26 @@ const DamagedFabric::Solved& DamagedFabric::solved(std::size_t k, const FabricDa
     }
     // Solved outside the lock (two threads may solve the same key: same inputs, same answer);
     // unordered_map keeps references to its elements valid across inserts.
-    // A damaged solve starts from the undamaged keyframe's routes (extra_step_s needs that solve anyway).
+    // A damaged solve starts from the undamaged keyframe's routes (extra_step_s needs that solve
+    // anyway), always kept: fresh is left alone by it.
     const bool undamaged = damage.links_down.empty() && damage.satellites_down.empty() && damage.ranks == undamaged_.ranks;
-    Solved s = solve(k, damage, undamaged ? nullptr : &solved(k, undamaged_));
-    const std::unique_lock lock(mutex_);
-    return cache_.emplace(std::move(key), std::move(s)).first->second;
+    Solved s = solve(k, damage, undamaged ? nullptr : &solved(k, undamaged_, fresh));
+    const std::size_t bytes = kept_bytes(key, s);
+    {
+        const std::unique_lock lock(mutex_);
+        if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
+        if (undamaged || cache_bytes_ + bytes <= cache_budget_bytes_) {
+            cache_bytes_ += bytes;
+            return cache_.emplace(std::move(key), std::move(s)).first->second;
+        }
+        ++uncached_solves_;
+    }
+    fresh = std::move(s);
+    return fresh;
 }
 
-const DamagedFabric::Solved& DamagedFabric::relevant_solved(std::size_t k, const FabricDamage& damage) {
-    if (damage.links_down.empty()) return solved(k, damage);
+const DamagedFabric::Solved& DamagedFabric::relevant_solved(std::size_t k, const FabricDamage& damage, Solved& fresh) {
+    if (damage.links_down.empty()) return solved(k, damage, fresh);
     // A down link that carries none of the step's traffic when only the others are down changes
     // neither the ring nor a route nor a rate: left out, so trials share more solves. Grown to a
     // fixed point: the traffic rerouted around one outage may cross another.
@@ -150,7 +169,8 @@ const DamagedFabric::Solved& DamagedFabric::relevant_solved(std::size_t k, const
     relevant.links_down.clear();
     std::vector<std::pair<std::int32_t, std::int32_t>> more;
     for (;;) {
-        const Solved& now = solved(k, relevant);
+        // now may be fresh: read before the next solved() refills it.
+        const Solved& now = solved(k, relevant, fresh);
         more.clear();
         std::set_intersection(damage.links_down.begin(), damage.links_down.end(), now.used_links.begin(),
                               now.used_links.end(), std::back_inserter(more));
@@ -163,7 +183,10 @@ const DamagedFabric::Solved& DamagedFabric::relevant_solved(std::size_t k, const
     }
 }
 
-double DamagedFabric::step_s(std::size_t k, const FabricDamage& damage) { return relevant_solved(k, damage).step_s; }
+double DamagedFabric::step_s(std::size_t k, const FabricDamage& damage) {
+    Solved fresh;  // empty: allocates nothing on a cache hit
+    return relevant_solved(k, damage, fresh).step_s;
+}
 
 bool DamagedFabric::between_clusters(std::pair<std::int32_t, std::int32_t> link) const {
     return !cluster_of_.empty() &&
@@ -172,7 +195,8 @@ bool DamagedFabric::between_clusters(std::pair<std::int32_t, std::int32_t> link)
 
 double DamagedFabric::link_bytes(double t, const FabricDamage& damage, std::pair<std::int32_t, std::int32_t> link) {
     if (!between_clusters(link)) throw std::invalid_argument("damaged fabric: link_bytes is kept for links between clusters only");
-    const Solved& s = relevant_solved(timeline_.keyframe_index_at(t), damage);
+    Solved fresh;
+    const Solved& s = relevant_solved(timeline_.keyframe_index_at(t), damage, fresh);
     const auto it = std::lower_bound(s.gateway_link_bytes.begin(), s.gateway_link_bytes.end(), link,
                                      [](const auto& kept, const auto& l) { return kept.first < l; });
     return it != s.gateway_link_bytes.end() && it->first == link ? it->second : 0.0;
@@ -184,7 +208,8 @@ double DamagedFabric::extra_step_s(double t, const FabricDamage& damage) {
     if (!std::isfinite(damaged)) return damaged;
     double undamaged = undamaged_step_s_[k].load(std::memory_order_relaxed);
     if (std::isnan(undamaged)) {  // two threads may both solve it: the same answer
-        undamaged = solved(k, undamaged_).step_s;
+        Solved fresh;
+        undamaged = solved(k, undamaged_, fresh).step_s;
         undamaged_step_s_[k].store(undamaged, std::memory_order_relaxed);
     }
     return damaged - undamaged;
@@ -268,7 +293,17 @@ double DamagedFabric::next_change_s(double t) const { return timeline_.keyframe_
 
 std::int64_t DamagedFabric::evaluations() const {
     const std::shared_lock lock(mutex_);
-    return static_cast<std::int64_t>(cache_.size());
+    return static_cast<std::int64_t>(cache_.size()) + uncached_solves_;
+}
+
+std::size_t DamagedFabric::cached_solves() const {
+    const std::shared_lock lock(mutex_);
+    return cache_.size();
+}
+
+std::size_t DamagedFabric::cache_bytes() const {
+    const std::shared_lock lock(mutex_);
+    return cache_bytes_;
 }
 
 }  // namespace skyfabric::workloads

@@ -67,7 +67,7 @@ struct ClusterGoodput {
     // what the composition lost besides waiting.
     MonteCarloResult monte_carlo;
     double fault_free_goodput = 0.0;         // the same play without events: checkpoints only
-    std::int64_t fabric_evaluations = 0;     // distinct damaged steps solved
+    std::int64_t fabric_evaluations = 0;     // distinct damaged steps solved (DamagedFabric::evaluations)
 };
 
 // What monte_carlo_cluster_goodput refuses in the recovery for these algorithms, by field name

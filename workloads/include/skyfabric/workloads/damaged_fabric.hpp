@@ -5,7 +5,8 @@
 // and ranks moved or dropped. The answer comes from the same flow engine and step model as the
 // fault-free run (simulate_training, one step on the damaged copy), cached per (keyframe,
 // damage) and shared by every trial (10,000 trials of a suncatcher-81 day solve 4.3× the damaged
-// steps of 1,000, not 10×).
+// steps of 1,000, not 10×) up to a memory budget, past which a damaged step is solved again when
+// asked again (the same numbers).
 // Pure: no I/O.
 
 #include <atomic>
@@ -38,14 +39,19 @@ struct StepModel {
 
 class DamagedFabric final : public FabricModel {
 public:
+    // 10,000 trials of a one-day run kept ~1.1 GB of solves, 100,000 would exhaust memory: past
+    // this estimate (cache_bytes) new damaged solves are not kept. Per fabric.
+    static constexpr std::size_t default_cache_budget_bytes = std::size_t{512} << 20;
+
     // initial_ranks: satellites 0 … initial_ranks-1 hold the ranks of the undamaged fabric.
-    DamagedFabric(const TopologyTimeline& timeline, StepModel model, std::int32_t initial_ranks);
+    DamagedFabric(const TopologyTimeline& timeline, StepModel model, std::int32_t initial_ranks,
+                  std::size_t cache_budget_bytes = default_cache_budget_bytes);
     // A constellation's: the undamaged ranks on rank_nodes (sorted); cluster_of (node → cluster)
     // tells gateway links (between clusters) from the clusters' own for terminal outages. With
     // model.options.rank_groups (a ring per cluster) a damaged step keeps each surviving rank in
     // its group.
     DamagedFabric(const TopologyTimeline& timeline, StepModel model, std::vector<std::int32_t> rank_nodes,
-                  std::vector<std::int32_t> cluster_of);
+                  std::vector<std::int32_t> cluster_of, std::size_t cache_budget_bytes = default_cache_budget_bytes);
     double extra_step_s(double t, const FabricDamage& damage) override;
     bool outage_link(std::int32_t satellite, double t, double mark, bool gateway,
                      std::pair<std::int32_t, std::int32_t>& link) const override;
@@ -56,7 +62,14 @@ public:
     // ranks the data-parallel batch shrinks with them (tokens per rank unchanged). Links down that
     // carry none of the step's traffic without them are left out (same ring, routes and rates).
     double step_s(std::size_t keyframe, const FabricDamage& damage);
-    std::int64_t evaluations() const;  // distinct (keyframe, damage) steps solved
+    // Distinct (keyframe, damage) steps solved (= cached_solves()) until the budget first leaves
+    // a solve out; from then on each solve not kept counts too, once per time it was asked.
+    std::int64_t evaluations() const;
+    // The solves kept, and an estimate of their bytes: each one's key, map node (64 bytes of
+    // overhead besides the entry) and vectors. The undamaged keyframes' solves are kept whatever
+    // the budget (damaged ones seed from them); their routes and tours are not counted.
+    std::size_t cached_solves() const;
+    std::size_t cache_bytes() const;
 
 private:
     struct Solved {
@@ -69,9 +82,13 @@ private:
         std::shared_ptr<const std::vector<RingTour>> tours;
     };
     Solved solve(std::size_t keyframe, const FabricDamage& damage, const Solved* undamaged) const;
-    const Solved& solved(std::size_t keyframe, const FabricDamage& damage);
-    // The solve of the damage's links that matter to the step (step_s).
-    const Solved& relevant_solved(std::size_t keyframe, const FabricDamage& damage);
+    static std::size_t kept_bytes(const std::string& key, const Solved& s);
+    // The cached solve, or a new one: kept if it fits the budget, else moved into fresh and
+    // returned from there (valid while fresh lives and is not passed again). Entries are never
+    // erased: callers on other threads hold references to them.
+    const Solved& solved(std::size_t keyframe, const FabricDamage& damage, Solved& fresh);
+    // The solve of the damage's links that matter to the step (step_s); fresh as for solved.
+    const Solved& relevant_solved(std::size_t keyframe, const FabricDamage& damage, Solved& fresh);
     // A rebuilt keyframe with each node's links (indices into topology.links, in its order), so
     // a terminal outage looks at its satellite's links only.
     struct Keyframe {
@@ -91,6 +108,9 @@ private:
     FabricDamage undamaged_;
     mutable std::shared_mutex mutex_;
     std::unordered_map<std::string, Solved> cache_;
+    std::size_t cache_budget_bytes_ = default_cache_budget_bytes;
+    std::size_t cache_bytes_ = 0;          // kept_bytes of cache_'s entries
+    std::int64_t uncached_solves_ = 0;     // solves past the budget, not kept
     // Each keyframe's undamaged step (NaN until solved): every damaged answer is taken from it.
     std::unique_ptr<std::atomic<double>[]> undamaged_step_s_;
     mutable std::mutex keyframes_mutex_;
