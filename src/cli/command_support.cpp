@@ -17,8 +17,8 @@ std::vector<scenario::Override> parse_overrides(const std::vector<std::string>& 
 CLI::Option* add_threads_option(CLI::App& command, int& threads) {
     return command
         .add_option("--threads", threads,
-                    "At most N CPU threads for the propagation, the Monte Carlo trials and a constellation's algorithms (0: every core; "
-                    "caps radiation.threads)")
+                    "At most N CPU threads for the propagation, the physics running ahead of a training job, the Monte Carlo "
+                    "trials and a constellation's algorithms (0: every core; caps radiation.threads)")
         ->type_name("N")
         ->check(CLI::Range(0, 1024));
 }

@@ -29,7 +29,7 @@ std::function<int()> add_sweep_command(CLI::App& app, CLI::App*& command) {
     command->add_flag("--force", o->force, "Run again into a folder that holds a complete sweep");
     command->add_flag("-q,--quiet", o->quiet, "No progress and no summary (failed points are still reported)");
     add_threads_option(*command, o->threads)->description(
-        "At most N CPU threads for each point's propagation and Monte Carlo trials (0: every core)");
+        "At most N CPU threads for each point's propagation, physics thread and Monte Carlo trials (0: every core)");
     add_yes_flag(*command, o->yes);
     auto no_plot_flag = std::make_shared<bool>(false);
     command->add_flag("--no-plot", *no_plot_flag, "Do not draw DIR/plots with viz/plot_sweep.py");
