@@ -86,9 +86,6 @@ private:
 
 namespace {
 
-// The greedy tour continued from `order` (its nodes marked `used`, the first one the start) over
-// the nodes not yet used, until `ranks` are placed; with `record`, each hop's decisive edges (see
-// RingTour) are appended.
 // The first of `before`'s hops from `hop` on whose decisive edges lost their capacity on `damaged`
 // (before.order.size() when none did).
 std::size_t first_broken_hop(const RingTour& before, const Network& damaged, std::size_t hop) {
@@ -153,6 +150,10 @@ private:
     std::int32_t differing_ = 0;
 };
 
+// The greedy tour continued from `order` (its nodes marked `used`, the first one the start) over
+// the nodes not yet used, until `ranks` are placed; with `record`, each hop's decisive edges (see
+// RingTour) are appended.
+// With `rejoin`, the undamaged tour's hops are taken wherever the two tours meet in the same state.
 Placement tour(const Network& network, std::vector<char> used, Placement order, std::int32_t ranks,
                RingTour* record = nullptr, Rejoin* rejoin = nullptr) {
     order.reserve(static_cast<std::size_t>(ranks));
