@@ -81,7 +81,9 @@ public:
         syncs_.resize(m);
         for (std::size_t c = 0; c < m; ++c) {
             for (std::size_t i = 0; i < clusters[c].size(); ++i) local_of_[static_cast<std::size_t>(clusters[c][i])] = static_cast<std::int32_t>(i);
-            fabrics_.push_back(std::make_unique<DamagedFabric>(*s.timeline, replica_step_model(s.training, c), clusters[c], cluster_of_));
+            // The replicas' fabrics live together: they share one fabric's cache budget.
+            fabrics_.push_back(std::make_unique<DamagedFabric>(*s.timeline, replica_step_model(s.training, c), clusters[c],
+                                                               cluster_of_, DamagedFabric::default_cache_budget_bytes / m));
             views_.push_back(std::make_unique<ClusterView>(*fabrics_.back(), clusters[c]));
             // Each replica's inner step per fault-free round; its StepDurations for the play.
             StepDurations steps;
