@@ -5,7 +5,6 @@
 #include <iterator>
 #include <limits>
 #include <numeric>
-#include <span>
 #include <stdexcept>
 
 namespace skyfabric::workloads {
@@ -58,16 +57,10 @@ DamagedFabric::Solved DamagedFabric::solve(std::size_t k, const FabricDamage& da
     if (damage.ranks.empty()) return out;
     const auto frame = keyframe(k);
     links::Topology topology = frame->topology;  // a copy, damaged below through the node index
-    const auto node_links = [&](std::int32_t node) {
-        const auto v = static_cast<std::size_t>(node);
-        if (node < 0 || v + 1 >= frame->node_link_offsets.size()) return std::span<const std::int32_t>{};
-        return std::span<const std::int32_t>(frame->node_links.data() + frame->node_link_offsets[v],
-                                             frame->node_links.data() + frame->node_link_offsets[v + 1]);
-    };
     for (const std::int32_t satellite : damage.satellites_down)
-        for (const std::int32_t i : node_links(satellite)) topology.links[static_cast<std::size_t>(i)].capacity_bps = 0.0;
+        for (const std::int32_t i : frame->links_of(satellite)) topology.links[static_cast<std::size_t>(i)].capacity_bps = 0.0;
     for (const auto& [source, target] : damage.links_down)
-        for (const std::int32_t i : node_links(source)) {
+        for (const std::int32_t i : frame->links_of(source)) {
             links::Link& l = topology.links[static_cast<std::size_t>(i)];
             if (l.source == source && l.target == target) l.capacity_bps = 0.0;  // kept but not routed over
         }
@@ -219,16 +212,15 @@ bool DamagedFabric::outage_link(std::int32_t satellite, double t, double mark, b
                                 std::pair<std::int32_t, std::int32_t>& link) const {
     const auto shared = keyframe(timeline_.keyframe_index_at(t));
     const Keyframe& frame = *shared;
-    if (satellite < 0 || static_cast<std::size_t>(satellite) + 1 >= frame.node_link_offsets.size()) return false;
     // The satellite's working links that its terminal of this kind carries, in link order: a gateway
     // terminal the links between clusters, the ISL terminals the others. The mark picks one.
     const auto carried = [&](std::int32_t i) {
         const links::Link& l = frame.topology.links[static_cast<std::size_t>(i)];
         return l.capacity_bps > 0.0 && between_clusters({l.source, l.target}) == gateway;
     };
-    const auto first = frame.node_links.begin() + frame.node_link_offsets[static_cast<std::size_t>(satellite)];
-    const auto last = frame.node_links.begin() + frame.node_link_offsets[static_cast<std::size_t>(satellite) + 1];
-    const auto own = static_cast<std::size_t>(std::count_if(first, last, carried));
+    const auto own_links = frame.links_of(satellite);
+    const auto first = own_links.begin();
+    const auto own = static_cast<std::size_t>(std::count_if(own_links.begin(), own_links.end(), carried));
     if (own == 0) return false;
     std::size_t pick = std::min(own - 1, static_cast<std::size_t>(mark * static_cast<double>(own)));
     for (auto it = first;; ++it) {

@@ -17,6 +17,7 @@
 #include <map>
 #include <mutex>
 #include <shared_mutex>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -95,6 +96,12 @@ private:
         links::Topology topology;
         std::vector<std::int32_t> node_link_offsets;  // node v's links: node_links[offsets[v] .. offsets[v+1])
         std::vector<std::int32_t> node_links;
+        // Node v's links (none for a node outside the keyframe).
+        std::span<const std::int32_t> links_of(std::int32_t v) const {
+            const auto i = static_cast<std::size_t>(v);
+            if (v < 0 || i + 1 >= node_link_offsets.size()) return {};
+            return {node_links.data() + node_link_offsets[i], node_links.data() + node_link_offsets[i + 1]};
+        }
     };
     // Keyframe k, rebuilt once and kept while the rebuilt keyframes fit in 64 MB (oldest dropped).
     std::shared_ptr<const Keyframe> keyframe(std::size_t k) const;
