@@ -4,7 +4,8 @@
 #   info     `skyfabric info` (names the device the backend will use);
 #   batches  the Google Benchmark batches, CPU (one thread) beside CUDA, median of REPS runs each:
 #            fault events of 256 / 4,096 / 65,536 Monte Carlo trials (81 satellites, a day), and
-#            drains of 1,000 / 10,000 independent flow problems (one 81-rank ring step each);
+#            drains of 64 / 256 / 1,000 / 10,000 independent flow problems (one 81-rank ring step
+#            each): where the GPU starts to pay (device_batch_min_problems, flow_solver.hpp);
 #   trials   TRIALS coupled fault trials of suncatcher-81's x100 day (bench/coupled_trials.sh's
 #            run), workload.backend cpu and cuda, on each of THREADS (default: every core, and 2):
 #            the Monte Carlo part's wall time (summary.json radiation.monte_carlo.wall_s);

@@ -138,8 +138,8 @@ void drain_batch(benchmark::State& state, sw::Backend backend) {
 }
 void BM_DrainBatch_Cpu(benchmark::State& state) { drain_batch(state, sw::Backend::cpu); }
 void BM_DrainBatch_Cuda(benchmark::State& state) { drain_batch(state, sw::Backend::cuda); }
-BENCHMARK(BM_DrainBatch_Cpu)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_DrainBatch_Cuda)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DrainBatch_Cpu)->Arg(64)->Arg(256)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DrainBatch_Cuda)->Arg(64)->Arg(256)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
 
 // Fault events of range(0) Monte Carlo trials for 81 satellites over one day (10 s dose-rate
 // samples with an SAA-like pass every orbit, 4 chips per satellite, link outages on), drawn

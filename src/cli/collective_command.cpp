@@ -199,6 +199,9 @@ int run(const Options& o) {
     workloads::CollectiveTableOptions options;
     options.ranks = o.ranks;
     options.flow = sc.workload.options.flow;
+    // Large batches of phases drain on the GPU where workload.backend resolves to it
+    // (batch_flow_solver); cuda on a machine without one fails here, before any solve.
+    options.flow.backend = workloads::resolve_backend(sc.workload.backend);
     const int ranks = fabric ? fabric->ranks : o.ranks > 0 ? o.ranks : topology.node_count;
     nlohmann::json description = {{"op", workloads::to_string(op)}, {"algorithm", workloads::to_string(algorithm)},
                                   {"ranks", ranks}, {"links", topology.links.size()}};

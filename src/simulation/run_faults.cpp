@@ -121,7 +121,7 @@ void RunState::play_trials(RadiationOutcome& out, const workloads::FaultModel& m
         if (timeline_.keyframe_count() > 0 && sc_.workload.job.data_parallel == ranks) {
             // A shrunk mixture of experts keeps whole expert groups (the solver needs them).
             if (sc_.workload.job.moe.layers > 0) recovery.rank_multiple = std::max(1, sc_.workload.job.moe.expert_parallel);
-            fabric.emplace(timeline_, workloads::StepModel{sc_.workload.job, sc_.workload.accelerator, sc_.workload.options},
+            fabric.emplace(timeline_, workloads::StepModel{sc_.workload.job, sc_.workload.accelerator, training_options()},
                            ranks);
         } else {
             out.fabric_note = "faults do not act on the fabric: the job's " + std::to_string(sc_.workload.job.data_parallel) +

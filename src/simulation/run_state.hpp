@@ -60,6 +60,8 @@ private:
     // on a thread of its own (run_workload_beside_physics).
     void run_workload();
     void run_workload_beside_physics(workloads::TrainingOptions& options);
+    // The scenario's training options, their flow solves on the resolved backend.
+    workloads::TrainingOptions training_options() const;
 
     // Every cluster's cumulative station-keeping delta-v, as the satellites are numbered.
     std::span<const double> station_keeping_delta_v();
@@ -111,7 +113,7 @@ private:
 
     const scenario::Scenario& sc_;
     workloads::TopologyTimeline timeline_;  // the fault-free topologies, as keyframes (radiation runs)
-    workloads::Backend backend_ = workloads::Backend::cpu;  // for batched work (the radiation Monte Carlo)
+    workloads::Backend backend_ = workloads::Backend::cpu;  // for batched work (fault draws, flow batches)
     std::vector<Recorder*> recorders_;
     const std::atomic<bool>* stop_;
     std::vector<double> times_;

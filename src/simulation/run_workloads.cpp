@@ -54,8 +54,14 @@ private:
 
 }  // namespace
 
-void RunState::run_workload() {
+workloads::TrainingOptions RunState::training_options() const {
     auto options = sc_.workload.options;
+    options.flow.backend = backend_;
+    return options;
+}
+
+void RunState::run_workload() {
+    auto options = training_options();
     options.start_s = 0.0;
     options.end_s = sc_.duration_s;
     if (sc_.power.enabled) {
@@ -149,7 +155,7 @@ void RunState::run_constellation_workload() {
     workloads::ClusterTrainingSetup setup;
     setup.job = sc_.workload.job;
     setup.accelerator = sc_.workload.accelerator;
-    setup.options = sc_.workload.options;
+    setup.options = training_options();
     setup.options.start_s = 0.0;
     setup.options.end_s = summary_.simulated_s;
     setup.inner_steps = con.inner_steps;
@@ -274,7 +280,7 @@ void RunState::run_fabric_workload() {
         return;
     }
     if (!sc_.workload.enabled) return;
-    auto options = sc_.workload.options;
+    auto options = training_options();
     options.start_s = 0.0;
     options.end_s = sc_.duration_s;
     // The switch of a star is a node but not a rank: keep ranks on nodes 0..p-1.

@@ -201,3 +201,28 @@ TEST(Backends, CpuBatchEqualsOneByOne) {
         EXPECT_GT(batch[i].makespan_s, 0.0);
     }
 }
+
+// The solver the collective engine batches through: under a CUDA request a batch too small to
+// pay for a launch drains on the CPU (so it runs, and gives the CPU's numbers, on a machine
+// without a GPU); a large one needs the device.
+TEST(Backends, BatchSolverKeepsSmallBatchesOnTheCpu) {
+    const auto small = random_problems(8);
+    const auto cpu = sw::make_flow_solver(sw::Backend::cpu)->drain_batch(small);
+    for (const auto requested : {sw::Backend::cpu, sw::Backend::automatic, sw::Backend::cuda}) {
+        SCOPED_TRACE(sw::to_string(requested));
+        std::vector<sw::DrainResult> out;
+        sw::batch_flow_solver(requested).drain_batch(small, out);
+        ASSERT_EQ(out.size(), cpu.size());
+        for (std::size_t i = 0; i < out.size(); ++i) EXPECT_EQ(out[i].makespan_s, cpu[i].makespan_s);
+    }
+    const auto large = random_problems(static_cast<int>(sw::device_batch_min_problems));
+    std::vector<sw::DrainResult> out;
+    if (sw::cuda_device_count() == 0) {
+        EXPECT_THROW(sw::batch_flow_solver(sw::Backend::cuda).drain_batch(large, out), std::runtime_error);
+        sw::batch_flow_solver(sw::Backend::automatic).drain_batch(large, out);
+        const auto expected = sw::make_flow_solver(sw::Backend::cpu)->drain_batch(large);
+        for (std::size_t i = 0; i < out.size(); ++i) EXPECT_EQ(out[i].makespan_s, expected[i].makespan_s);
+    } else {
+        EXPECT_EQ(sw::batch_flow_solver(sw::Backend::automatic).backend(), sw::Backend::cuda);
+    }
+}

@@ -17,7 +17,7 @@ namespace skyfabric::workloads::detail {
 int cuda_device_count();
 std::string cuda_unavailable_reason();
 std::vector<std::vector<double>> cuda_solve_rates_batch(std::span<const FlowProblem> problems);
-std::vector<DrainResult> cuda_drain_batch(std::span<const FlowProblem> problems);
+void cuda_drain_batch(std::span<const FlowProblem> problems, std::vector<DrainResult>& out);
 // Trials first_trial … first_trial+trials-1 of core::sample_satellite_faults over every
 // satellite. Each trial's events unsorted (satellite by satellite, each stream in time order).
 std::vector<std::vector<FaultEvent>> cuda_sample_fault_events_batch(const FaultStreams& streams,

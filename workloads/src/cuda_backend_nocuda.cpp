@@ -16,7 +16,7 @@ std::string cuda_unavailable_reason() {
     return "skyfabric was built without the CUDA backend (no CUDA toolkit or SKYFABRIC_CUDA=OFF)";
 }
 std::vector<std::vector<double>> cuda_solve_rates_batch(std::span<const FlowProblem>) { refuse(); }
-std::vector<DrainResult> cuda_drain_batch(std::span<const FlowProblem>) { refuse(); }
+void cuda_drain_batch(std::span<const FlowProblem>, std::vector<DrainResult>&) { refuse(); }
 std::vector<std::vector<FaultEvent>> cuda_sample_fault_events_batch(const FaultStreams&, std::uint64_t,
                                                                     std::int32_t) {
     refuse();

@@ -18,6 +18,35 @@ constexpr double inf = std::numeric_limits<double>::infinity();
 
 thread_local detail::LocalProblem scratch_problem;
 
+// A batch of phases built for one drain_batch call, reused by every collective on this thread.
+struct PhaseBatch {
+    std::vector<FlowProblem> problems;
+    std::vector<std::vector<std::int32_t>> global_edges;
+    std::vector<std::int32_t> patterns;
+    std::vector<DrainResult> results;
+    std::size_t used = 0;
+    std::size_t add(std::int32_t pattern) {
+        if (used == problems.size()) {
+            problems.emplace_back();
+            global_edges.emplace_back();
+            patterns.emplace_back();
+        }
+        patterns[used] = pattern;
+        return used++;
+    }
+    std::span<const FlowProblem> built() const { return {problems.data(), used}; }
+};
+thread_local PhaseBatch scratch_batch;
+
+// Flows one batch may hold: an all-to-all's p − 1 phases hold p² flows in all, so its phases
+// are batched a window at a time. On the CPU a batch is drained one problem after another, so a
+// window need only bound memory (about 15 MB of problems); a GPU wants hundreds of problems per
+// launch (device_batch_min_problems), so under a CUDA request a window holds up to 2^22 flows
+// (about 250 MB: 1,024 phases of a 4,096-rank all-to-all).
+std::size_t batch_flow_budget(Backend backend) {
+    return backend == Backend::cpu ? std::size_t{1} << 18 : std::size_t{1} << 22;
+}
+
 // Bytes of a transfer that go over paths[i]. Equal: bytes / paths (as before UCMP existed, to
 // the bit); capacity: bytes · bottleneck_i / Σ bottleneck.
 double path_share(double bytes, const std::vector<Path>& paths, std::size_t i, MultipathSplit split) {
@@ -32,7 +61,7 @@ double path_share(double bytes, const std::vector<Path>& paths, std::size_t i, M
 // ------------------------------------------------------------ CollectiveEngine
 
 CollectiveEngine::CollectiveEngine(NetworkClock& clock, FlowOptions options)
-    : clock_(clock), options_(options) {
+    : clock_(clock), options_(options), solver_(batch_flow_solver(options.backend)) {
     check_epoch();
 }
 
@@ -48,56 +77,67 @@ void CollectiveEngine::check_epoch() {
     edge_local_.assign(clock_.network().capacity_Bps.size(), -1);
 }
 
-double CollectiveEngine::run_phase_static(const Schedule& schedule, const Phase& phase,
-                                          const Placement& placement, Cached& out) {
+bool CollectiveEngine::build_phase(const Schedule& schedule, const Phase& phase, const Placement& placement,
+                                   FlowProblem& problem, std::vector<std::int32_t>& global_edge) {
     const Network& net = clock_.network();
-    detail::LocalProblem& lp = scratch_problem;
-    lp.clear();
+    problem.clear();
+    global_edge.clear();
     const std::int32_t k = std::max(1, options_.paths_per_transfer);
-    double stalled = 0.0;
-    for (std::int32_t i = 0; i < phase.transfer_count; ++i) {
+    bool routed = true;
+    for (std::int32_t i = 0; i < phase.transfer_count && routed; ++i) {
         const Transfer tr = schedule.transfer(phase, i);
         const std::int32_t a = placement[tr.source_rank];
         const std::int32_t b = placement[tr.target_rank];
         if (a == b) continue;  // co-located ranks: no network transfer
         const auto& paths = routes_.get(net, a, b, options_.routing, k);
-        if (paths.empty()) {
-            stalled = inf;
-            break;
-        }
+        routed = !paths.empty();
         for (std::size_t q = 0; q < paths.size(); ++q)
-            lp.add_flow(paths[q].edges, net, edge_local_, path_share(tr.bytes, paths, q, options_.split),
-                        paths[q].latency_s + options_.per_message_overhead_s);
+            detail::add_compact_flow(problem, global_edge, paths[q].edges, net, edge_local_,
+                                     path_share(tr.bytes, paths, q, options_.split),
+                                     paths[q].latency_s + options_.per_message_overhead_s);
     }
-    double duration = inf;
-    if (stalled == 0.0) {
-        duration = lp.drain();
-        ++rate_solves_;
-        for (std::size_t f = 0; f + 1 < lp.offsets.size(); ++f)
-            for (std::int32_t q = lp.offsets[f]; q < lp.offsets[f + 1]; ++q)
-                out.edge_bytes.emplace_back(lp.global_edge[lp.links[q]], lp.bytes[f]);
-    }
-    lp.release(edge_local_);
-    out.duration_s = duration;
-    return duration;
+    detail::release_compact(global_edge, edge_local_);
+    if (!routed) problem.clear();  // nothing to drain: the phase stalls
+    return routed;
 }
 
-const CollectiveEngine::Cached& CollectiveEngine::phase_result(const Schedule& schedule, const Phase& phase,
-                                                                const Placement& placement, std::int64_t key,
-                                                                Cached& fresh) {
-    if (key < 0) {
-        run_phase_static(schedule, phase, placement, fresh);
-        return fresh;
-    }
-    const std::int64_t pk = key * 1000003 + phase.pattern;
-    auto it = phase_cache_.find(pk);
-    if (it != phase_cache_.end()) return it->second;
-    run_phase_static(schedule, phase, placement, fresh);
+void CollectiveEngine::take_solution(bool routed, const FlowProblem& problem,
+                                     const std::vector<std::int32_t>& global_edge, double drain_s, Cached& out) {
+    out.edge_bytes.clear();
+    out.duration_s = routed ? drain_s : inf;
+    if (!routed) return;
+    for (std::int32_t f = 0; f < problem.flow_count(); ++f)
+        for (std::int32_t q = problem.flow_offsets[f]; q < problem.flow_offsets[f + 1]; ++q)
+            out.edge_bytes.emplace_back(global_edge[problem.flow_links[q]], problem.flow_bytes[f]);
+}
+
+const CollectiveEngine::Cached& CollectiveEngine::keep_phase(std::int64_t phase_key, Cached& fresh) {
     // Past the budget a phase is solved again when asked again (the same numbers): an
     // all-to-all's p − 1 phases each differ, and kept they held p² edge totals.
     if (phase_cache_entries_ + fresh.edge_bytes.size() > phase_cache_budget) return fresh;
     phase_cache_entries_ += fresh.edge_bytes.size();
-    return phase_cache_.emplace(pk, std::move(fresh)).first->second;
+    return phase_cache_.emplace(phase_key, std::move(fresh)).first->second;
+}
+
+namespace {
+std::int64_t phase_key(std::int64_t key, const Phase& phase) { return key * 1000003 + phase.pattern; }
+}  // namespace
+
+const CollectiveEngine::Cached& CollectiveEngine::phase_result(const Schedule& schedule, const Phase& phase,
+                                                                const Placement& placement, std::int64_t key,
+                                                                Cached& fresh) {
+    if (key >= 0)
+        if (auto it = phase_cache_.find(phase_key(key, phase)); it != phase_cache_.end()) return it->second;
+    PhaseBatch& batch = scratch_batch;
+    batch.used = 0;
+    const std::size_t i = batch.add(phase.pattern);
+    const bool routed = build_phase(schedule, phase, placement, batch.problems[i], batch.global_edges[i]);
+    if (routed) {
+        solver_.drain_batch(batch.built(), batch.results);
+        ++rate_solves_;
+    }
+    take_solution(routed, batch.problems[i], batch.global_edges[i], routed ? batch.results[i].makespan_s : inf, fresh);
+    return key >= 0 ? keep_phase(phase_key(key, phase), fresh) : fresh;
 }
 
 double CollectiveEngine::run_static(const Schedule& schedule, const Placement& placement,
@@ -117,17 +157,81 @@ double CollectiveEngine::run_static(const Schedule& schedule, const Placement& p
             if (acc[e] == 0.0) touched.push_back(e);
         accumulate_repeated(c.edge_bytes, times, 0, acc, repeat_scratch_);
     };
-    // Phases of one entry share their transfers: solved once here whatever the key (the
-    // same inputs give the same numbers), and the key lets later calls reuse it.
+    // The phases a window at a time: those this epoch has solved under the key looked up, the
+    // others built and drained in one batch (phases of one pattern share their problem: the
+    // same inputs give the same numbers), then summed in order.
+    const std::vector<Phase>& phases = schedule.phases;
+    PhaseBatch& batch = scratch_batch;
+    struct Slot {
+        const Cached* cached = nullptr;  // solved before this window
+        std::size_t problem = 0;         // else its problem in the batch
+    };
+    std::vector<Slot> slots;
+    std::vector<unsigned char> routed;
+    std::vector<Cached> solutions;  // per problem, those not kept in the cache
+    std::vector<const Cached*> solution_of;
+    std::vector<std::int32_t> uses_left;  // per problem, the window's phases still to sum it
+    const std::size_t window_flows = batch_flow_budget(options_.backend);
     double total = 0.0;
-    for (const Phase& phase : schedule.phases) {
-        Cached fresh;
-        const Cached* c = &phase_result(schedule, phase, placement, key, fresh);
-        // Barrier after barrier: the phases' durations add one by one (the sum the
-        // explicit schedule gives, to the bit).
-        for (std::int32_t r = 0; r < phase.repeat; ++r) total += c->duration_s;
-        if (!std::isfinite(total)) break;
-        add(*c, phase.repeat);
+    for (std::size_t next = 0; next < phases.size() && std::isfinite(total);) {
+        batch.used = 0;
+        slots.clear();
+        routed.clear();
+        std::size_t flows = 0;
+        bool stalled = false;
+        std::size_t end = next;
+        for (; end < phases.size() && !stalled && (batch.used == 0 || flows < window_flows); ++end) {
+            const Phase& phase = phases[end];
+            Slot slot;
+            if (key >= 0)
+                if (auto it = phase_cache_.find(phase_key(key, phase)); it != phase_cache_.end()) slot.cached = &it->second;
+            if (!slot.cached) {
+                const auto same = std::find(batch.patterns.begin(), batch.patterns.begin() + static_cast<std::ptrdiff_t>(batch.used),
+                                            phase.pattern);
+                slot.problem = static_cast<std::size_t>(same - batch.patterns.begin());
+                if (slot.problem == batch.used) {
+                    batch.add(phase.pattern);
+                    routed.push_back(build_phase(schedule, phase, placement, batch.problems[slot.problem],
+                                                 batch.global_edges[slot.problem]));
+                    flows += static_cast<std::size_t>(batch.problems[slot.problem].flow_count());
+                    stalled = !routed.back();  // the sum ends at a phase that cannot complete
+                }
+            }
+            slots.push_back(slot);
+        }
+        if (batch.used > 0) {
+            solver_.drain_batch(batch.built(), batch.results);
+            rate_solves_ += std::count(routed.begin(), routed.end(), 1);
+        }
+        solutions.assign(batch.used, Cached{});
+        solution_of.assign(batch.used, nullptr);
+        uses_left.assign(batch.used, 0);
+        for (const Slot& slot : slots)
+            if (!slot.cached) ++uses_left[slot.problem];
+        for (std::size_t i = next; i < end; ++i) {
+            const Phase& phase = phases[i];
+            const Slot& slot = slots[i - next];
+            const Cached* c = slot.cached;
+            if (!c) {
+                const std::size_t p = slot.problem;
+                if (!solution_of[p]) {
+                    Cached& fresh = solutions[p];
+                    take_solution(routed[p] != 0, batch.problems[p], batch.global_edges[p], batch.results[p].makespan_s, fresh);
+                    solution_of[p] = key >= 0 ? &keep_phase(phase_key(key, phase), fresh) : &fresh;
+                }
+                c = solution_of[p];
+            }
+            // Barrier after barrier: the phases' durations add one by one (the sum the
+            // explicit schedule gives, to the bit).
+            for (std::int32_t r = 0; r < phase.repeat; ++r) total += c->duration_s;
+            if (!std::isfinite(total)) break;
+            add(*c, phase.repeat);
+            // A solution the cache did not keep goes once its last phase is summed: an
+            // all-to-all's window would otherwise hold every phase's edge bytes at once.
+            if (!slot.cached && --uses_left[slot.problem] == 0 && c == &solutions[slot.problem])
+                std::vector<std::pair<std::int32_t, double>>().swap(solutions[slot.problem].edge_bytes);
+        }
+        next = end;
     }
     out.duration_s = total;
     out.edge_bytes.clear();
@@ -274,8 +378,8 @@ double CollectiveEngine::run_dynamic(const Schedule& schedule, const Placement& 
                 if (sent <= 0.0) continue;
                 const bool done = drains_first && f.remaining <= sent + sent * core::drain_tie_rel;
                 const double moved = done ? f.remaining : sent;
-                for (std::int32_t q = lp.offsets[j]; q < lp.offsets[j + 1]; ++q)
-                    clock_.add_edge_bytes(lp.global_edge[lp.links[q]], moved);
+                for (std::int32_t q = lp.problem.flow_offsets[j]; q < lp.problem.flow_offsets[j + 1]; ++q)
+                    clock_.add_edge_bytes(lp.global_edge[lp.problem.flow_links[q]], moved);
                 if (done) {
                     f.remaining = 0.0;
                     phase_end = std::max(phase_end, t + step + f.latency);

@@ -1,5 +1,6 @@
 #include <skyfabric/workloads/flow_solver.hpp>
 
+#include <mutex>
 #include <stdexcept>
 
 #include <skyfabric/workloads/maxmin_core.hpp>
@@ -16,12 +17,28 @@ std::int32_t FlowProblem::add_flow(std::span<const std::int32_t> links, double b
     return flow_count() - 1;
 }
 
+void FlowProblem::clear() {
+    capacity_Bps.clear();
+    flow_offsets.assign(1, 0);
+    flow_links.clear();
+    flow_bytes.clear();
+    flow_latency_s.clear();
+}
+
+std::vector<DrainResult> FlowSolver::drain_batch(std::span<const FlowProblem> problems) const {
+    std::vector<DrainResult> out;
+    drain_batch(problems, out);
+    return out;
+}
+
 std::vector<double> FlowSolver::solve_rates(const FlowProblem& problem) const {
     return solve_rates_batch(std::span<const FlowProblem>(&problem, 1)).front();
 }
 
 DrainResult FlowSolver::drain(const FlowProblem& problem) const {
-    return drain_batch(std::span<const FlowProblem>(&problem, 1)).front();
+    std::vector<DrainResult> out;
+    drain_batch(std::span<const FlowProblem>(&problem, 1), out);
+    return std::move(out.front());
 }
 
 namespace {
@@ -56,27 +73,41 @@ public:
         return out;
     }
 
-    std::vector<DrainResult> drain_batch(std::span<const FlowProblem> problems) const override {
-        std::vector<DrainResult> out;
-        out.reserve(problems.size());
-        for (const auto& p : problems) {
+    void drain_batch(std::span<const FlowProblem> problems, std::vector<DrainResult>& out) const override {
+        // The engine calls this for every collective it solves, on every trial thread: scratch
+        // per thread, grown and never shrunk, so a solve allocates nothing once warm.
+        thread_local Scratch s;
+        out.resize(problems.size());
+        for (std::size_t i = 0; i < problems.size(); ++i) {
+            const FlowProblem& p = problems[i];
             check(p);
             const auto f = static_cast<std::size_t>(p.flow_count());
             const auto l = static_cast<std::size_t>(p.link_count());
-            DrainResult r;
+            DrainResult& r = out[i];
             r.finish_s.resize(f);
-            std::vector<unsigned char> active(f), frozen(f), saturated(l);
-            std::vector<double> rate(f), remaining(f), link_remaining(l);
-            std::vector<int> count(l), order(f);
+            s.size(f, l);
             r.makespan_s = core::drain_flows(p.link_count(), p.capacity_Bps.data(), p.flow_count(),
                                              p.flow_offsets.data(), p.flow_links.data(), p.flow_bytes.data(),
-                                             p.flow_latency_s.data(), r.finish_s.data(), rate.data(),
-                                             remaining.data(), active.data(), link_remaining.data(),
-                                             count.data(), saturated.data(), frozen.data(), order.data());
-            out.push_back(std::move(r));
+                                             p.flow_latency_s.data(), r.finish_s.data(), s.rate.data(),
+                                             s.remaining.data(), s.active.data(), s.link_remaining.data(),
+                                             s.count.data(), s.saturated.data(), s.frozen.data(), s.order.data());
         }
-        return out;
     }
+
+private:
+    struct Scratch {
+        std::vector<unsigned char> active, frozen, saturated;
+        std::vector<double> rate, remaining, link_remaining;
+        std::vector<int> count, order;
+        void size(std::size_t f, std::size_t l) {
+            for (auto* v : {&active, &frozen}) if (v->size() < f) v->resize(f);
+            for (auto* v : {&rate, &remaining}) if (v->size() < f) v->resize(f);
+            if (order.size() < f) order.resize(f);
+            if (saturated.size() < l) saturated.resize(l);
+            if (link_remaining.size() < l) link_remaining.resize(l);
+            if (count.size() < l) count.resize(l);
+        }
+    };
 };
 
 class CudaFlowSolver final : public FlowSolver {
@@ -86,10 +117,36 @@ public:
         for (const auto& p : problems) check(p);
         return detail::cuda_solve_rates_batch(problems);
     }
-    std::vector<DrainResult> drain_batch(std::span<const FlowProblem> problems) const override {
+    void drain_batch(std::span<const FlowProblem> problems, std::vector<DrainResult>& out) const override {
         for (const auto& p : problems) check(p);
-        return detail::cuda_drain_batch(problems);
+        detail::cuda_drain_batch(problems, out);
     }
+};
+
+// Small batches on the CPU, large ones on the requested backend, resolved at the first large one.
+class BatchSizedFlowSolver final : public FlowSolver {
+public:
+    BatchSizedFlowSolver(const FlowSolver& cpu, Backend requested) : cpu_(cpu), requested_(requested) {}
+    Backend backend() const override { return large().backend(); }
+    std::vector<std::vector<double>> solve_rates_batch(std::span<const FlowProblem> problems) const override {
+        return pick(problems.size()).solve_rates_batch(problems);
+    }
+    void drain_batch(std::span<const FlowProblem> problems, std::vector<DrainResult>& out) const override {
+        pick(problems.size()).drain_batch(problems, out);
+    }
+
+private:
+    const FlowSolver& pick(std::size_t problems) const {
+        return problems < device_batch_min_problems ? cpu_ : large();
+    }
+    const FlowSolver& large() const {
+        std::call_once(resolved_, [&] { large_ = make_flow_solver(requested_); });
+        return *large_;
+    }
+    const FlowSolver& cpu_;
+    Backend requested_;
+    mutable std::once_flag resolved_;
+    mutable std::unique_ptr<FlowSolver> large_;
 };
 
 }  // namespace
@@ -97,6 +154,17 @@ public:
 std::unique_ptr<FlowSolver> make_flow_solver(Backend requested) {
     if (resolve_backend(requested) == Backend::cuda) return std::make_unique<CudaFlowSolver>();
     return std::make_unique<CpuFlowSolver>();
+}
+
+const FlowSolver& batch_flow_solver(Backend requested) {
+    static const CpuFlowSolver cpu;
+    static const BatchSizedFlowSolver automatic(cpu, Backend::automatic), cuda(cpu, Backend::cuda);
+    switch (requested) {
+        case Backend::cpu: return cpu;
+        case Backend::cuda: return cuda;
+        case Backend::automatic: break;
+    }
+    return automatic;
 }
 
 }  // namespace skyfabric::workloads

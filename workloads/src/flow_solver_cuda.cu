@@ -122,19 +122,16 @@ std::vector<std::vector<double>> cuda_solve_rates_batch(std::span<const FlowProb
     return out;
 }
 
-std::vector<DrainResult> cuda_drain_batch(std::span<const FlowProblem> problems) {
-    std::vector<DrainResult> out;
-    if (problems.empty()) return out;
+void cuda_drain_batch(std::span<const FlowProblem> problems, std::vector<DrainResult>& out) {
+    out.resize(problems.size());
+    if (problems.empty()) return;
     Flat flat(problems);
     std::vector<double> rate, finish, makespan;
     launch(problems, drain_kernel, rate, finish, makespan, flat);
     for (std::size_t p = 0; p < problems.size(); ++p) {
-        DrainResult r;
-        r.finish_s.assign(finish.begin() + flat.flow_base[p], finish.begin() + flat.flow_base[p + 1]);
-        r.makespan_s = makespan[p];
-        out.push_back(std::move(r));
+        out[p].finish_s.assign(finish.begin() + flat.flow_base[p], finish.begin() + flat.flow_base[p + 1]);
+        out[p].makespan_s = makespan[p];
     }
-    return out;
 }
 
 }  // namespace skyfabric::workloads::detail

@@ -4,6 +4,7 @@
 // A link's index does not enter the arithmetic, so the rates are those of a solve over every edge.
 // Shared by the collective engine and the serving engine. Internal.
 
+#include <skyfabric/workloads/flow_solver.hpp>
 #include <skyfabric/workloads/maxmin_core.hpp>
 #include <skyfabric/workloads/network.hpp>
 
@@ -13,68 +14,59 @@
 
 namespace skyfabric::workloads::detail {
 
-// Flows of one solve, over a compact index of the edges they use.
+// Adds a flow over network edges to problem, whose links are the edges it has met so far:
+// edge_local maps a network edge to its link (−1: none yet) and global_edge the way back.
+inline void add_compact_flow(FlowProblem& problem, std::vector<std::int32_t>& global_edge,
+                             std::span<const std::int32_t> edges, const Network& net,
+                             std::vector<std::int32_t>& edge_local, double bytes, double latency_s) {
+    for (auto e : edges) {
+        if (edge_local[e] < 0) {
+            edge_local[e] = static_cast<std::int32_t>(problem.capacity_Bps.size());
+            problem.capacity_Bps.push_back(net.capacity_Bps[e]);
+            global_edge.push_back(e);
+        }
+        problem.flow_links.push_back(edge_local[e]);
+    }
+    problem.flow_offsets.push_back(static_cast<std::int32_t>(problem.flow_links.size()));
+    problem.flow_bytes.push_back(bytes);
+    problem.flow_latency_s.push_back(latency_s);
+}
+
+// Clears edge_local's entries for global_edge's edges (all −1 again, ready for the next problem).
+inline void release_compact(std::span<const std::int32_t> global_edge, std::vector<std::int32_t>& edge_local) {
+    for (auto e : global_edge) edge_local[e] = -1;
+}
+
+// One problem and its rates, solved where each solve depends on the last (flows that end or are
+// rerouted between solves): the engine's phases across a topology change, the serving engine.
 struct LocalProblem {
-    std::vector<double> capacity;
-    std::vector<std::int32_t> offsets{0};
-    std::vector<std::int32_t> links;
-    std::vector<std::int32_t> global_edge;  // local → network edge
-    std::vector<double> bytes, latency, finish, rate, remaining, link_remaining;
-    std::vector<std::int32_t> share_count, order;
-    std::vector<unsigned char> active, saturated, frozen;
+    FlowProblem problem;
+    std::vector<std::int32_t> global_edge;  // local link → network edge
+    std::vector<double> rate, link_remaining;
+    std::vector<std::int32_t> share_count;
+    std::vector<unsigned char> saturated, frozen;
 
     void clear() {
-        capacity.clear();
-        offsets.assign(1, 0);
-        links.clear();
+        problem.clear();
         global_edge.clear();
-        bytes.clear();
-        latency.clear();
     }
     void add_flow(std::span<const std::int32_t> edges, const Network& net,
                   std::vector<std::int32_t>& edge_local, double b, double lat) {
-        for (auto e : edges) {
-            if (edge_local[e] < 0) {
-                edge_local[e] = static_cast<std::int32_t>(capacity.size());
-                capacity.push_back(net.capacity_Bps[e]);
-                global_edge.push_back(e);
-            }
-            links.push_back(edge_local[e]);
-        }
-        offsets.push_back(static_cast<std::int32_t>(links.size()));
-        bytes.push_back(b);
-        latency.push_back(lat);
+        add_compact_flow(problem, global_edge, edges, net, edge_local, b, lat);
     }
-    void release(std::vector<std::int32_t>& edge_local) const {
-        for (auto e : global_edge) edge_local[e] = -1;
-    }
-    void size_scratch() {
-        const auto f = bytes.size();
-        const auto l = capacity.size();
-        finish.resize(f);
+    void release(std::vector<std::int32_t>& edge_local) const { release_compact(global_edge, edge_local); }
+    // Max-min rates of the flows flow_active marks, into rate.
+    void solve(const std::vector<unsigned char>& flow_active) {
+        const auto f = problem.flow_bytes.size();
+        const auto l = problem.capacity_Bps.size();
         rate.resize(f);
-        remaining.resize(f);
-        order.resize(f);
-        active.resize(f);
         frozen.resize(f);
         link_remaining.resize(l);
         share_count.resize(l);
         saturated.resize(l);
-    }
-    double drain() {
-        size_scratch();
-        return core::drain_flows(static_cast<int>(capacity.size()), capacity.data(),
-                                 static_cast<int>(bytes.size()), offsets.data(), links.data(),
-                                 bytes.data(), latency.data(), finish.data(), rate.data(),
-                                 remaining.data(), active.data(), link_remaining.data(),
-                                 share_count.data(), saturated.data(), frozen.data(), order.data());
-    }
-    void solve(const std::vector<unsigned char>& flow_active) {
-        size_scratch();
-        core::maxmin_rates(static_cast<int>(capacity.size()), capacity.data(),
-                           static_cast<int>(flow_active.size()), offsets.data(), links.data(),
-                           flow_active.data(), rate.data(), link_remaining.data(),
-                           share_count.data(), saturated.data(), frozen.data());
+        core::maxmin_rates(static_cast<int>(l), problem.capacity_Bps.data(), static_cast<int>(flow_active.size()),
+                           problem.flow_offsets.data(), problem.flow_links.data(), flow_active.data(), rate.data(),
+                           link_remaining.data(), share_count.data(), saturated.data(), frozen.data());
     }
 };
 

@@ -1,9 +1,9 @@
 #pragma once
-// Which processor runs the batched work of the workloads library: in a run (workload.backend),
-// drawing the Monte Carlo trials' fault events (sample_fault_events_batch, monte_carlo_goodput;
-// the trials themselves are played on CPU threads); outside a run, FlowSolver's batch flow solves
-// (flow_solver.hpp, not yet on the run's path). Both backends run the same host/device functions
-// with the same rounding (no FMA contraction on either side), so they agree.
+// Which processor runs the batched work of the workloads library (workload.backend): drawing the
+// Monte Carlo trials' fault events (sample_fault_events_batch, monte_carlo_goodput; the trials
+// themselves are played on CPU threads), and the collective engine's batches of phases
+// (FlowSolver, flow_solver.hpp: large batches only). Both backends run the same host/device
+// functions with the same rounding (no FMA contraction on either side), so they agree.
 
 #include <skyfabric/physics/enum_names.hpp>
 

@@ -16,7 +16,9 @@
 #include <vector>
 
 #include <skyfabric/links/topology.hpp>
+#include <skyfabric/workloads/backend.hpp>
 #include <skyfabric/workloads/collectives.hpp>
+#include <skyfabric/workloads/flow_solver.hpp>
 #include <skyfabric/workloads/network.hpp>
 #include <skyfabric/workloads/network_clock.hpp>
 #include <skyfabric/workloads/placement.hpp>
@@ -38,6 +40,9 @@ struct FlowOptions {
     double per_message_overhead_s = 0.0;  // software α added to each transfer
     // A damaged copy of one fabric: the routes found on it undamaged (RouteCache::seed).
     std::shared_ptr<const RouteCache> routes_before_damage;
+    // Where the engine's batches of phases are drained (batch_flow_solver), and how large they
+    // grow (larger for a GPU): a run passes workload.backend resolved. The same numbers on either.
+    Backend backend = Backend::cpu;
 };
 
 
@@ -59,7 +64,9 @@ struct CollectiveResult {
 
 // Runs schedules on the clock's topology. Keeps per-epoch caches: phases with the same
 // pattern, and whole collectives with the same cache key, are solved once per topology
-// epoch and replayed (exactly: the same inputs give the same numbers).
+// epoch and replayed (exactly: the same inputs give the same numbers). A collective's phases
+// on a fixed network are independent drains, handed to the FlowSolver in one batch; a phase
+// that a topology change interrupts is re-solved event by event here.
 class CollectiveEngine {
 public:
     CollectiveEngine(NetworkClock& clock, FlowOptions options);
@@ -77,8 +84,15 @@ private:
     };
     double run_static(const Schedule& schedule, const Placement& placement, std::int64_t key,
                       Cached& out);
-    double run_phase_static(const Schedule& schedule, const Phase& phase,
-                            const Placement& placement, Cached& out);
+    // The phase's flows over compact links (global_edge: each link's network edge); false, and
+    // no flows, when a transfer has no path (the phase cannot complete).
+    bool build_phase(const Schedule& schedule, const Phase& phase, const Placement& placement,
+                     FlowProblem& problem, std::vector<std::int32_t>& global_edge);
+    // A built phase's solution: its drain time and the bytes it puts on each edge.
+    void take_solution(bool routed, const FlowProblem& problem, const std::vector<std::int32_t>& global_edge,
+                       double drain_s, Cached& out);
+    // Keeps a solved phase under its key while the cache budget allows (else leaves it in fresh).
+    const Cached& keep_phase(std::int64_t phase_key, Cached& fresh);
     // The phase's solution: cached under key (key >= 0, within the budget) or solved into fresh.
     const Cached& phase_result(const Schedule& schedule, const Phase& phase, const Placement& placement,
                                std::int64_t key, Cached& fresh);
@@ -88,6 +102,7 @@ private:
 
     NetworkClock& clock_;
     FlowOptions options_;
+    const FlowSolver& solver_;
     RouteCache routes_;
     std::int64_t cached_epoch_ = -1;
     std::unordered_map<std::int64_t, Cached> collective_cache_;

@@ -2,11 +2,11 @@
 // One flow-solver contract, two backends. The CPU and CUDA backends run the same
 // arithmetic (maxmin_core.hpp), so they give the same rates and times.
 // The batch calls solve many independent problems at once; the CUDA backend gives each problem
-// its own GPU thread. Not on `skyfabric run`'s path yet: a run's collectives, fault-free and
-// damaged, are solved on the CPU by CollectiveEngine (flow_simulation.hpp) through the same
-// maxmin_core.hpp functions. Used by the tests and bench/workloads_bench (docs/faults.md,
-// "What is not yet built").
+// its own GPU thread. CollectiveEngine (flow_simulation.hpp) hands every phase it solves on a
+// fixed network to drain_batch, a collective's phases in one batch: the fault-free run's, every
+// damaged step of the coupled Monte Carlo's and `skyfabric collective`'s.
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -26,6 +26,7 @@ struct FlowProblem {
     std::vector<double> flow_latency_s;      // added to the drain time (last bit in flight)
 
     std::int32_t add_flow(std::span<const std::int32_t> links, double bytes, double latency_s);
+    void clear();  // no links, no flows; keeps the capacity for the next problem
     std::int32_t flow_count() const { return static_cast<std::int32_t>(flow_bytes.size()); }
     std::int32_t link_count() const { return static_cast<std::int32_t>(capacity_Bps.size()); }
 };
@@ -42,14 +43,27 @@ public:
     // Max-min fair rates (bytes/s) of every flow with bytes > 0, all active at once.
     virtual std::vector<std::vector<double>> solve_rates_batch(
         std::span<const FlowProblem> problems) const = 0;
-    // Drain every problem's flows to completion, re-solving at each flow's end.
-    virtual std::vector<DrainResult> drain_batch(std::span<const FlowProblem> problems) const = 0;
+    // Drain every problem's flows to completion, re-solving at each flow's end; out[i] is
+    // problems[i]'s (out is resized; its elements' storage is reused).
+    virtual void drain_batch(std::span<const FlowProblem> problems, std::vector<DrainResult>& out) const = 0;
 
+    std::vector<DrainResult> drain_batch(std::span<const FlowProblem> problems) const;
     std::vector<double> solve_rates(const FlowProblem& problem) const;
     DrainResult drain(const FlowProblem& problem) const;
 };
 
 // The solver for resolve_backend(requested) (backend.hpp).
 std::unique_ptr<FlowSolver> make_flow_solver(Backend requested);
+
+// Batches of fewer problems than this stay on the CPU under a CUDA request: the GPU gives each
+// problem one thread, slower than a core at a max-min solve's serial loops, and a launch costs
+// its copies. Not yet measured on a GPU (bench/gpu.sh's drain rows give the crossover).
+inline constexpr std::size_t device_batch_min_problems = 256;
+
+// The solver CollectiveEngine hands its batches to, one per process and backend: for cpu the
+// CPU solver; for automatic and cuda one that sends a batch of device_batch_min_problems or more
+// to resolve_backend(requested)'s solver (resolved at the first such batch) and smaller ones to
+// the CPU solver. Thread-safe.
+const FlowSolver& batch_flow_solver(Backend requested);
 
 }  // namespace skyfabric::workloads

@@ -128,10 +128,10 @@ SKYFABRIC_HD inline void sort_by_falling_rate(int* order, int n, const double* r
 SKYFABRIC_HD inline void drain_at_fixed_rates(const double* bytes, const double* latency_s, const double* rate,
                                               int* order, int n, double* finish_s) {
     // Most often (a ring step's flows) every flow ends in the first event: no order needed.
-    int lead = order[0];
+    int first = order[0];
     for (int i = 1; i < n; ++i)
-        if (drains_before(rate, order[i], lead)) lead = order[i];
-    const double first_dt = bytes[lead] / rate[lead];
+        if (drains_before(rate, order[i], first)) first = order[i];
+    const double first_dt = bytes[first] / rate[first];
     bool all_in_first = true;
     for (int i = 0; i < n && all_in_first; ++i) {
         const int f = order[i];
