@@ -110,6 +110,34 @@ TEST(DamagedFabric, RingThatLosesALinkReroutesByTheMaxMinAmount) {
     EXPECT_EQ(fabric.extra_step_s(0.0, split), inf);
 }
 
+// Local SGD: only every H-th step syncs (an outer all-reduce of outer_sync_bytes after compute),
+// so a damaged step costs the outer sync's extra once a round, spread over its H steps. The same
+// ring and cut as above: extra per phase c_o/B + 2α with c_o the outer chunk, over 2(p − 1) phases,
+// divided by H; the split ring still stalls every round.
+TEST(DamagedFabric, LocalStepsPayTheOuterSyncsExtraOnceARound) {
+    const std::int32_t p = 6, H = 4;
+    links::Topology t = swt::ring(p, capacity_bps, alpha_s);
+    t.links.push_back(swt::make_link(0, 2, capacity_bps / 2, 2 * alpha_s));
+    std::sort(t.links.begin(), t.links.end(),
+              [](const links::Link& a, const links::Link& b) { return std::tie(a.source, a.target) < std::tie(b.source, b.target); });
+    sw::TopologyTimeline timeline;
+    timeline.append(t);
+    sw::StepModel model = exposed_job(p);
+    model.job.sync = sw::SyncMode::local_steps;
+    model.job.local_steps = H;
+    sw::DamagedFabric fabric(timeline, model, p);
+    const double c = sw::outer_sync_bytes(model.job) / p, phases = 2.0 * (p - 1);
+    // step_s is an outer-sync step: compute, then the outer all-reduce.
+    const double sync_step = fabric.step_s(0, all_ranks(p));
+    EXPECT_NEAR(sync_step, compute_s(model) + phases * (c / bandwidth_Bps + alpha_s), 1e-9 * sync_step);
+    sw::FabricDamage cut = all_ranks(p);
+    cut.links_down = {{0, 1}};
+    EXPECT_NEAR(fabric.extra_step_s(0.0, cut), phases * (c / bandwidth_Bps + 2 * alpha_s) / H, 1e-9 * sync_step);
+    sw::FabricDamage split = all_ranks(p);
+    split.links_down = {{0, 1}, {0, 2}, {3, 4}};
+    EXPECT_EQ(fabric.extra_step_s(0.0, split), inf);
+}
+
 TEST(DamagedFabric, MultipathDamagedStepsEqualAFreshSolveOfTheDamagedFabric) {
     // UCMP over 4 disjoint paths on a 6×6 lattice: a damaged step's routes start from the undamaged
     // keyframe's (RouteCache::seed, searching again only the pairs whose paths broke). Each damaged
@@ -639,4 +667,31 @@ TEST(CoupledPlay, ShrunkMixtureOfExpertsCompletesOverSeedsOfHeavyCrashes) {
             EXPECT_GE(n, groups_of) << "seed " << seed;
         }
     }
+}
+
+// Local SGD with a mixture of experts: its all-to-alls meet the damage every step, its outer sync
+// once in H, so the extra is b + (s − b)/H (s: an outer-sync step's extra, H = 1; b: a step's
+// between syncs). Two H give b; a third must follow, and b is not 0: the damaged ring is planned
+// again, which moves the expert groups (here to a faster all-to-all: b < 0, an extra may be).
+TEST(DamagedFabric, LocalStepsWithExpertsPayTheAllToAllsEveryStep) {
+    const std::int32_t p = 6;
+    links::Topology t = swt::ring(p, capacity_bps, alpha_s);
+    t.links.push_back(swt::make_link(0, 2, capacity_bps / 2, 2 * alpha_s));
+    std::sort(t.links.begin(), t.links.end(),
+              [](const links::Link& a, const links::Link& b) { return std::tie(a.source, a.target) < std::tie(b.source, b.target); });
+    sw::TopologyTimeline timeline;
+    timeline.append(t);
+    sw::FabricDamage cut = all_ranks(p);
+    cut.links_down = {{0, 1}};
+    const auto extra = [&](std::int32_t H) {
+        sw::StepModel model = moe_model(p, 3);
+        model.job.sync = sw::SyncMode::local_steps;
+        model.job.local_steps = H;
+        sw::DamagedFabric fabric(timeline, model, p);
+        return fabric.extra_step_s(0.0, cut);
+    };
+    const double s = extra(1), e2 = extra(2), e5 = extra(5);
+    const double b = 2.0 * e2 - s;
+    EXPECT_GT(std::abs(b), 1e-3 * s);  // the between-syncs steps see the damage
+    EXPECT_NEAR(e5, b + (s - b) / 5.0, 1e-9 * s);
 }

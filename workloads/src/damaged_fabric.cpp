@@ -40,8 +40,9 @@ DamagedFabric::DamagedFabric(const TopologyTimeline& timeline, StepModel model, 
     if (model_.job.data_parallel != initial_ranks_)
         throw std::invalid_argument("damaged fabric: the job's data_parallel must equal the initial ranks");
     undamaged_.ranks = std::move(rank_nodes);
-    undamaged_step_s_ = std::make_unique<std::atomic<double>[]>(timeline_.keyframe_count());
-    for (std::size_t k = 0; k < timeline_.keyframe_count(); ++k)
+    const std::size_t kinds = 2;
+    undamaged_step_s_ = std::make_unique<std::atomic<double>[]>(kinds * timeline_.keyframe_count());
+    for (std::size_t k = 0; k < kinds * timeline_.keyframe_count(); ++k)
         undamaged_step_s_[k].store(std::numeric_limits<double>::quiet_NaN(), std::memory_order_relaxed);
     // One step, on a one-topology series, at full compute (a power limit acts on the fault-free
     // steps, to which the damage's extra time is added).
@@ -50,9 +51,18 @@ DamagedFabric::DamagedFabric(const TopologyTimeline& timeline, StepModel model, 
     model_.options.end_s = -1.0;
     model_.options.record_collectives = false;
     model_.options.compute_done_s = nullptr;
+    if (model_.job.sync == SyncMode::local_steps) {
+        sync_every_ = std::max(1, model_.job.local_steps);
+        traffic_between_syncs_ = sync_every_ > 1 && model_.job.moe.layers > 0;
+        between_syncs_model_ = model_;
+        between_syncs_model_.job.local_steps = 2;  // its step 0 does not sync
+        model_.job.local_steps = 1;                // every step an outer sync
+    }
 }
 
-DamagedFabric::Solved DamagedFabric::solve(std::size_t k, const FabricDamage& damage, const Solved* undamaged) const {
+DamagedFabric::Solved DamagedFabric::solve(std::size_t k, const FabricDamage& damage, const Solved* undamaged,
+                                           StepKind kind) const {
+    const StepModel& model = kind == StepKind::sync ? model_ : between_syncs_model_;
     Solved out;
     if (damage.ranks.empty()) return out;
     const auto frame = keyframe(k);
@@ -64,13 +74,13 @@ DamagedFabric::Solved DamagedFabric::solve(std::size_t k, const FabricDamage& da
             links::Link& l = topology.links[static_cast<std::size_t>(i)];
             if (l.source == source && l.target == target) l.capacity_bps = 0.0;  // kept but not routed over
         }
-    TrainingJob job = model_.job;
+    TrainingJob job = model.job;
     const auto ranks = static_cast<std::int32_t>(damage.ranks.size());
     if (ranks != initial_ranks_) {
         job.tokens_per_step *= static_cast<double>(ranks) / static_cast<double>(initial_ranks_);
         job.data_parallel = ranks;
     }
-    TrainingOptions options = model_.options;
+    TrainingOptions options = model.options;
     if (options.rank_groups.empty()) {
         options.rank_nodes = damage.ranks;
     } else {
@@ -90,7 +100,7 @@ DamagedFabric::Solved DamagedFabric::solve(std::size_t k, const FabricDamage& da
         options.tours_before_damage = undamaged->tours;
     }
     const links::Topology series[] = {std::move(topology)};
-    const TrainingResult r = simulate_training(job, model_.accelerator, series, options);
+    const TrainingResult r = simulate_training(job, model.accelerator, series, options);
     // Every used link (for relevant_solved), and the bytes of those between clusters only (for
     // link_bytes, asked of failed gateway links): a trial's solves are many, so they stay small.
     std::vector<std::pair<std::pair<std::int32_t, std::int32_t>, double>> used;
@@ -108,8 +118,8 @@ DamagedFabric::Solved DamagedFabric::solve(std::size_t k, const FabricDamage& da
     return out;
 }
 
-std::string DamagedFabric::solve_key(std::size_t k, const FabricDamage& damage) const {
-    std::string key;
+std::string DamagedFabric::solve_key(std::size_t k, const FabricDamage& damage, StepKind kind) const {
+    std::string key(1, static_cast<char>(kind));
     key.append(reinterpret_cast<const char*>(&k), sizeof k);
     append_bytes(key, damage.links_down);
     append_bytes(key, damage.satellites_down);
@@ -127,8 +137,9 @@ std::size_t DamagedFabric::kept_bytes(const std::string& key, const Solved& s) {
            s.gateway_link_bytes.capacity() * sizeof(s.gateway_link_bytes[0]);
 }
 
-const DamagedFabric::Solved& DamagedFabric::solved(std::size_t k, const FabricDamage& damage, Solved& fresh) {
-    std::string key = solve_key(k, damage);
+const DamagedFabric::Solved& DamagedFabric::solved(std::size_t k, const FabricDamage& damage, Solved& fresh,
+                                                   StepKind kind) {
+    std::string key = solve_key(k, damage, kind);
     {
         const std::shared_lock lock(mutex_);
         if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
@@ -138,7 +149,7 @@ const DamagedFabric::Solved& DamagedFabric::solved(std::size_t k, const FabricDa
     // A damaged solve starts from the undamaged keyframe's routes (extra_step_s needs that solve
     // anyway), always kept: fresh is left alone by it.
     const bool undamaged = damage.links_down.empty() && damage.satellites_down.empty() && damage.ranks == undamaged_.ranks;
-    Solved s = solve(k, damage, undamaged ? nullptr : &solved(k, undamaged_, fresh));
+    Solved s = solve(k, damage, undamaged ? nullptr : &solved(k, undamaged_, fresh, kind), kind);
     const std::size_t bytes = kept_bytes(key, s);
     {
         const std::unique_lock lock(mutex_);
@@ -153,8 +164,9 @@ const DamagedFabric::Solved& DamagedFabric::solved(std::size_t k, const FabricDa
     return fresh;
 }
 
-const DamagedFabric::Solved& DamagedFabric::relevant_solved(std::size_t k, const FabricDamage& damage, Solved& fresh) {
-    if (damage.links_down.empty()) return solved(k, damage, fresh);
+const DamagedFabric::Solved& DamagedFabric::relevant_solved(std::size_t k, const FabricDamage& damage, Solved& fresh,
+                                                            StepKind kind) {
+    if (damage.links_down.empty()) return solved(k, damage, fresh, kind);
     // A down link that carries none of the step's traffic when only the others are down changes
     // neither the ring nor a route nor a rate: left out, so trials share more solves. Grown to a
     // fixed point: the traffic rerouted around one outage may cross another.
@@ -163,7 +175,7 @@ const DamagedFabric::Solved& DamagedFabric::relevant_solved(std::size_t k, const
     std::vector<std::pair<std::int32_t, std::int32_t>> more;
     for (;;) {
         // now may be fresh: read before the next solved() refills it.
-        const Solved& now = solved(k, relevant, fresh);
+        const Solved& now = solved(k, relevant, fresh, kind);
         more.clear();
         std::set_intersection(damage.links_down.begin(), damage.links_down.end(), now.used_links.begin(),
                               now.used_links.end(), std::back_inserter(more));
@@ -178,7 +190,7 @@ const DamagedFabric::Solved& DamagedFabric::relevant_solved(std::size_t k, const
 
 double DamagedFabric::step_s(std::size_t k, const FabricDamage& damage) {
     Solved fresh;  // empty: allocates nothing on a cache hit
-    return relevant_solved(k, damage, fresh).step_s;
+    return relevant_solved(k, damage, fresh, StepKind::sync).step_s;
 }
 
 bool DamagedFabric::between_clusters(std::pair<std::int32_t, std::int32_t> link) const {
@@ -188,24 +200,43 @@ bool DamagedFabric::between_clusters(std::pair<std::int32_t, std::int32_t> link)
 
 double DamagedFabric::link_bytes(double t, const FabricDamage& damage, std::pair<std::int32_t, std::int32_t> link) {
     if (!between_clusters(link)) throw std::invalid_argument("damaged fabric: link_bytes is kept for links between clusters only");
-    Solved fresh;
-    const Solved& s = relevant_solved(timeline_.keyframe_index_at(t), damage, fresh);
-    const auto it = std::lower_bound(s.gateway_link_bytes.begin(), s.gateway_link_bytes.end(), link,
-                                     [](const auto& kept, const auto& l) { return kept.first < l; });
-    return it != s.gateway_link_bytes.end() && it->first == link ? it->second : 0.0;
+    const std::size_t k = timeline_.keyframe_index_at(t);
+    const auto bytes = [&](StepKind kind) {
+        Solved fresh;
+        const Solved& s = relevant_solved(k, damage, fresh, kind);
+        const auto it = std::lower_bound(s.gateway_link_bytes.begin(), s.gateway_link_bytes.end(), link,
+                                         [](const auto& kept, const auto& l) { return kept.first < l; });
+        return it != s.gateway_link_bytes.end() && it->first == link ? it->second : 0.0;
+    };
+    // Under local SGD the mean a step puts on the link over a round, as for extra_step_s.
+    const double sync = bytes(StepKind::sync);
+    if (sync_every_ == 1) return sync;
+    const double between = traffic_between_syncs_ ? bytes(StepKind::between_syncs) : 0.0;
+    return between + (sync - between) / sync_every_;
+}
+
+double DamagedFabric::extra_s(std::size_t k, const FabricDamage& damage, StepKind kind) {
+    Solved fresh;  // empty: allocates nothing on a cache hit
+    const double damaged = relevant_solved(k, damage, fresh, kind).step_s;
+    if (!std::isfinite(damaged)) return damaged;
+    std::atomic<double>& kept = undamaged_step_s_[static_cast<std::size_t>(kind) * timeline_.keyframe_count() + k];
+    double undamaged = kept.load(std::memory_order_relaxed);
+    if (std::isnan(undamaged)) {  // two threads may both solve it: the same answer
+        Solved none;
+        undamaged = solved(k, undamaged_, none, kind).step_s;
+        kept.store(undamaged, std::memory_order_relaxed);
+    }
+    return damaged - undamaged;
 }
 
 double DamagedFabric::extra_step_s(double t, const FabricDamage& damage) {
     const std::size_t k = timeline_.keyframe_index_at(t);
-    const double damaged = step_s(k, damage);
-    if (!std::isfinite(damaged)) return damaged;
-    double undamaged = undamaged_step_s_[k].load(std::memory_order_relaxed);
-    if (std::isnan(undamaged)) {  // two threads may both solve it: the same answer
-        Solved fresh;
-        undamaged = solved(k, undamaged_, fresh).step_s;
-        undamaged_step_s_[k].store(undamaged, std::memory_order_relaxed);
-    }
-    return damaged - undamaged;
+    const double sync = extra_s(k, damage, StepKind::sync);
+    if (sync_every_ == 1) return sync;
+    // Local SGD: the round's mean (a sync that cannot complete stalls the round: +inf stays +inf).
+    const double between = traffic_between_syncs_ ? extra_s(k, damage, StepKind::between_syncs) : 0.0;
+    if (!std::isfinite(sync) || !std::isfinite(between)) return std::max(sync, between);
+    return between + (sync - between) / sync_every_;
 }
 
 bool DamagedFabric::outage_link(std::int32_t satellite, double t, double mark, bool gateway,

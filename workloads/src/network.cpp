@@ -342,15 +342,9 @@ const std::vector<Path>& RouteCache::get(const Network& network, std::int32_t so
                     if (!(network.capacity_Bps[e] > 0.0)) return false;
             return true;
         };
-        if (seeded != seed_->cache_.end() && survives(seeded->second)) {
-            std::vector<Path> found = seeded->second;
-            for (Path& p : found) {
-                if (p.edges.empty()) continue;
-                p.bottleneck_Bps = inf;  // as path_from takes it, on this fabric's capacities
-                for (const auto e : p.edges) p.bottleneck_Bps = std::min(p.bottleneck_Bps, network.capacity_Bps[e]);
-            }
-            return cache_.emplace(key, std::move(found)).first->second;
-        }
+        // Served from the seed itself, not copied: damage only takes capacities to zero, so a
+        // surviving path's edges keep the capacities, and the bottleneck, the seed found them with.
+        if (seeded != seed_->cache_.end() && survives(seeded->second)) return seeded->second;
         // A pair the seed served off its source's tree (the same path it returned there; the
         // fabrics share latencies, so path_into sums the same latency): taken if it survives.
         const auto s = static_cast<std::size_t>(source);

@@ -64,9 +64,10 @@ public:
         scratch_.clear();
     }
     // Routes found on the same fabric with no link down (its links in the same order, so the same
-    // edge indices): a pair whose cached paths all survive the links down here takes them instead
-    // of a search. The same paths a search gives: removing links cannot shorten any other path, and
-    // every path found before is still there. The seed is only read (trials share it).
+    // edge indices, and the same capacities but for the links down, at zero): a pair whose cached
+    // paths all survive the links down here takes them instead of a search. The same paths a search
+    // gives: removing links cannot shorten any other path, and every path found before is still
+    // there. The seed is only read (trials share it).
     void seed(std::shared_ptr<const RouteCache> before_damage) { seed_ = std::move(before_damage); }
 
 private:
