@@ -12,7 +12,7 @@ printf '%-8s %-17s %14s %14s %14s\n' topology routing outer_sync_s gateway_TB st
 for topology in planar spread; do
   for routing in shortest_latency ucmp; do
     "$exe" run "$root/scenarios/constellation-4x81.yaml" -o "$out/run" --force --set duration_orbits=0.25 \
-      --set constellation.algorithms=diloco --set constellation.inner_steps=10 --set output.vtk=false \
+      --set constellation.algorithms=diloco --set workload.local_steps=10 --set output.vtk=false \
       --set constellation.gateways.topology=$topology --set workload.routing=$routing >/dev/null
     /usr/bin/python3 - "$out/run/summary.json" "$topology" "$routing" <<'PY'
 import json, sys

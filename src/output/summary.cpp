@@ -427,8 +427,15 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
                 {"truncated", r.truncated},
             };
             // A model beside the measured figure: tokens/s at data-parallel's loss per token.
-            const auto efficiency = workloads::token_efficiency(r.algorithm, static_cast<int>(c.clusters.size()), c.inner_steps,
-                                                                sc.workload.job.parameters);
+            // Under sync: local_steps ring and hierarchical are local SGD too, with a rank per replica.
+            const bool rank_replicas = sc.workload.job.sync == workloads::SyncMode::local_steps &&
+                                       (r.algorithm == workloads::ClusterAlgorithm::ring ||
+                                        r.algorithm == workloads::ClusterAlgorithm::hierarchical);
+            const auto efficiency =
+                rank_replicas ? workloads::token_efficiency(workloads::ClusterAlgorithm::diloco, sc.workload.job.data_parallel,
+                                                            sc.workload.job.local_steps, sc.workload.job.parameters)
+                              : workloads::token_efficiency(r.algorithm, static_cast<int>(c.clusters.size()),
+                                                            sc.workload.job.local_steps, sc.workload.job.parameters);
             auto& a = algorithms[std::string(workloads::to_string(r.algorithm))];
             if (efficiency.covered) {
                 a["effective_tokens_per_s"] = r.tokens_per_s / efficiency.token_multiplier;
@@ -445,7 +452,7 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
             {"gateways_per_cluster", c.gateways.gateways_per_cluster},
             {"aggregation_topology", std::string(links::to_string(c.gateways.topology))},
             {"routing", sc.workload.options.flow.split == workloads::MultipathSplit::capacity ? "ucmp" : "single path"},
-            {"inner_steps", c.inner_steps},
+            {"inner_steps", sc.workload.job.local_steps},
             {"expert_placement", sc.workload.experts_across_clusters ? "across_clusters" : "within_cluster"},
             {"gateway_failover_s", c.gateway_failover_s},
             {"gateway_links_min", s.gateway_links_min},

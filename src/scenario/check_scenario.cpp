@@ -79,7 +79,6 @@ workloads::ClusterTrainingSetup cluster_training(const Scenario& sc, const std::
         setup.experts_across_clusters = sc.workload.experts_across_clusters;
     }
     if (!(sc.workload.enabled && !workloads_share_fabric(sc)) || setup.job.data_parallel == 0) setup.job.data_parallel = first;
-    setup.inner_steps = sc.constellation.inner_steps;
     return setup;
 }
 

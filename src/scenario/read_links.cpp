@@ -98,8 +98,12 @@ ConstellationConfig read_constellation(Section s, bool present) {
         if (names.empty()) s.fail("algorithms", "list at least one of " + listed);
     }
     for (const auto& n : names) c.algorithms.push_back(*workloads::cluster_algorithm_from_name(n));
-    c.inner_steps = static_cast<std::int32_t>(s.integer("inner_steps", 1, 1000000, 50));
-    c.outer_bytes_per_element = s.number("outer_bytes_per_element", 0.125, 16.0, 4.0, "B");
+    // One home for local SGD's settings, whatever its replica (workloads/job.hpp).
+    const std::pair<const char*, const char*> moved[] = {{"inner_steps", "local_steps"}, {"outer_bytes_per_element", "outer_bytes_per_element"}};
+    for (const auto& [old_key, new_key] : moved)
+        if (s.has(old_key))
+            s.fail(old_key, std::string("moved to workload.") + new_key + ": one setting for local SGD with any replica "
+                            "(diloco's and noloco's clusters, or the ranks under workload.sync: local_steps)");
 
     s.refuse_empty("clusters", "a number of clusters or a list of clusters");
     if (s.has("clusters") && !s.is_scalar("clusters")) {

@@ -156,7 +156,7 @@ InferenceConfig read_inference(Section s, const std::string& source_name, std::u
     in.finish();
     // A training key beside kind: inference is a mistake, not an unknown key.
     for (const char* key : {"model_parameters", "active_parameters", "tokens_per_step", "parallelism", "moe", "mfu",
-                            "all_reduce", "placement", "routing", "sync", "local_steps", "gradient_buckets",
+                            "all_reduce", "placement", "routing", "sync", "local_steps", "outer_bytes_per_element", "gradient_buckets",
                             "bytes_per_gradient_element", "paths_per_transfer", "per_message_overhead_us", "on_rank_loss",
                             "backend", "stragglers"})
         if (s.has(key)) s.fail(key, "is a training key; workload.kind is inference (its keys go under workload.inference)");
@@ -201,7 +201,10 @@ WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed) {
     j.gradient_buckets = static_cast<std::int32_t>(s.integer("gradient_buckets", 1, 4096, j.gradient_buckets));
     j.sync = s.choice("sync", {"every_step", "local_steps"}, "every_step") == "local_steps" ? workloads::SyncMode::local_steps
                                                                                          : workloads::SyncMode::every_step;
-    j.local_steps = static_cast<std::int32_t>(s.integer("local_steps", 1, 100000, 1));
+    // Local SGD's H and outer gradients, for every replica: the ranks under sync: local_steps, the
+    // clusters under a constellation's diloco and noloco (workloads/job.hpp).
+    j.local_steps = static_cast<std::int32_t>(s.integer("local_steps", 1, 1000000, j.local_steps));
+    j.outer_bytes_per_element = s.number("outer_bytes_per_element", 0.125, 16.0, j.outer_bytes_per_element, "B");
     auto& o = w.options;
     o.all_reduce = s.choice("all_reduce", workloads::algorithm_names, workloads::all_reduce_algorithms, workloads::Algorithm::ring);
     const std::string placement = s.choice("placement", {"topology_aware", "random", "identity"}, "topology_aware");

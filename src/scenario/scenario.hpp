@@ -155,8 +155,6 @@ struct ConstellationConfig {
     std::vector<ClusterConfig> clusters;        // cluster 0 first; its chief is the orbit section's
     links::GatewayParameters gateways;          // the aggregation layer's terminals and topology
     std::vector<workloads::ClusterAlgorithm> algorithms;  // compared in one run, the first one's record kept
-    std::int32_t inner_steps = 50;              // diloco, noloco
-    double outer_bytes_per_element = 4.0;       // diloco, noloco outer gradients (1: 8-bit compression)
     // gateways.failover_s: how long a failed gateway link blackholes its traffic before the routes
     // re-weight (workloads::RecoveryConfig::gateway_failover_s); BFD at 1 s × 3 by default.
     double gateway_failover_s = 3.0;

@@ -141,9 +141,10 @@ inline constexpr std::array<FieldKey, 1> gateway_keys{{
 }};
 // workloads::check(ClusterTrainingSetup, algorithms), from the scenario's top: the constellation's and
 // the training job's keys (a job alone on the clusters; one beside a serving job is checked apart).
-inline constexpr std::array<FieldKey, 6> cluster_training_keys{{
+inline constexpr std::array<FieldKey, 7> cluster_training_keys{{
     {"cluster_nodes", "constellation.clusters"},
-    {"inner_steps", "constellation.inner_steps"},
+    {"job.local_steps", "workload.local_steps"},
+    {"job.sync", "workload.sync"},
     {"algorithms", "constellation.algorithms"},
     {"job.data_parallel", "workload.parallelism.data"},
     {"job.moe.expert_parallel", "workload.parallelism.expert"},

@@ -158,8 +158,6 @@ void RunState::run_constellation_workload() {
     setup.options = training_options();
     setup.options.start_s = 0.0;
     setup.options.end_s = summary_.simulated_s;
-    setup.inner_steps = con.inner_steps;
-    setup.outer_bytes_per_element = con.outer_bytes_per_element;
     setup.experts_across_clusters = sc_.workload.experts_across_clusters;
     setup.seed = sc_.seed;
     setup.topologies = [this](double from_s) { return timeline_.source_from(from_s); };

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <cmath>
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -933,7 +934,7 @@ TEST(Cli, ConstellationRadiationReportsEveryAlgorithmsGoodputAndGatewayLosses) {
     const auto dir = fresh_dir("constellation_radiation");
     const auto r = run_command(skyfabric() + " run -q " + source("scenarios/constellation-4x81.yaml") +
                                " --set duration_s=1800 --set output_step_s=60 --set output.vtk=false"
-                               " --set constellation.inner_steps=5 --set radiation.enabled=true --set radiation.rate_scale=1000"
+                               " --set workload.local_steps=5 --set radiation.enabled=true --set radiation.rate_scale=1000"
                                " --set radiation.trials=6 --set radiation.link_outages_per_day=0 -o " + dir.string());
     ASSERT_EQ(r.status, 0) << r.output;
     const auto check = run_command(
@@ -966,7 +967,7 @@ TEST(Cli, ConstellationRunsItsClustersGatewayLayerAndAlgorithms) {
         const auto dir = fresh_dir(std::string("constellation_") + spacing_km);
         const std::string common = " --set duration_s=600 --set output_step_s=60 --set output.vtk=false";
         const auto r = run_command(skyfabric() + " run " + source("scenarios/constellation-4x81.yaml") + common +
-                                   " --set constellation.spacing_km=" + spacing_km + " --set constellation.inner_steps=5 -o " +
+                                   " --set constellation.spacing_km=" + spacing_km + " --set workload.local_steps=5 -o " +
                                    (dir / "four").string());
         ASSERT_EQ(r.status, 0) << r.output;
         for (const char* name : {"ring", "hierarchical", "diloco", "noloco"}) EXPECT_NE(r.output.find(name), std::string::npos) << r.output;
@@ -983,4 +984,35 @@ TEST(Cli, ConstellationRunsItsClustersGatewayLayerAndAlgorithms) {
         EXPECT_NE(check.output.find("ok"), std::string::npos) << check.output;
         fs::remove_all(dir);
     }
+}
+
+TEST(Cli, LocalSgdSettingsHaveOneHome) {
+    // Issue 30 item 5: H and the outer gradients are workload.local_steps and
+    // workload.outer_bytes_per_element for every local-SGD replica; the constellation's old keys
+    // name the new ones at their line and column (exit 2).
+    const auto dir = fresh_dir("local_sgd_keys");
+    std::string text = read_file(source("scenarios/constellation-4x81.yaml"));
+    const std::string algorithms = "  algorithms: [ring, hierarchical, diloco, noloco]\n";
+    const auto at = text.find(algorithms);
+    ASSERT_NE(at, std::string::npos);
+    text.insert(at + algorithms.size(), "  inner_steps: 20\n");
+    const auto line = 2 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+    const auto old_keys = dir / "old_keys.yaml";
+    std::ofstream(old_keys) << text;
+    auto r = run_command(skyfabric() + " validate " + old_keys.string() + " 2>&1");
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("old_keys.yaml:" + std::to_string(line) + ":16: key 'constellation.inner_steps'"), std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("moved to workload.local_steps"), std::string::npos) << r.output;
+    // Rank replicas (sync: local_steps) beside cluster replicas (diloco, noloco) is refused...
+    const std::string constellation = skyfabric() + " validate " + source("scenarios/constellation-4x81.yaml") +
+                                      " --set workload.sync=local_steps";
+    r = run_command(constellation + " 2>&1");
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("workload.sync"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("diloco and noloco make each cluster one"), std::string::npos) << r.output;
+    // ...and with ring and hierarchical alone they are local SGD's outer syncs over rank replicas.
+    r = run_command(constellation + " --set constellation.algorithms=ring 2>&1");
+    EXPECT_EQ(r.status, 0) << r.output;
+    fs::remove_all(dir);
 }

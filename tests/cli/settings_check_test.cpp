@@ -240,7 +240,9 @@ TEST(SettingsCheck, ClusterTraining) {
     walk<T>("cluster_training", valid, check, skyfabric::scenario::detail::cluster_training_keys, "",
             {
                 {"cluster_nodes", [](T& t) { t.settings.cluster_nodes.resize(1); }, clusters("  clusters: 1\n  spacing_km: 10\n")},
-                {"inner_steps", [](T& t) { t.settings.inner_steps = 0; }, clusters(two, "  inner_steps: 0\n")},
+                {"job.local_steps", [](T& t) { t.settings.job.local_steps = 0; }, clusters(two, "", "  local_steps: 0\n")},
+                {"job.sync", [](T& t) { t.settings.job.sync = sw::SyncMode::local_steps; }, clusters(two, "", "  sync: local_steps\n"),
+                 "diloco and noloco make each cluster one"},
                 {"algorithms", [](T& t) { t.settings.cluster_nodes[1].pop_back(), t.settings.job.data_parallel = 7; },
                  clusters(unequal, "  algorithms: [ring, diloco]\n"), "diloco needs clusters of equal size"},
                 {"job.data_parallel", [](T& t) { t.settings.job.data_parallel = 4; }, clusters(two, "", "  parallelism: {data: 4}\n"),

@@ -46,7 +46,7 @@ struct TwoClusters {
         t.job.tokens_per_step = 4e3;
         t.job.data_parallel = 4;
         t.cluster_nodes = {{0, 1}, {2, 3}};
-        t.inner_steps = 10;
+        t.job.local_steps = 10;
         for (auto a : algorithms) {
             sw::ClusterTrainingResult f;
             f.algorithm = a;

@@ -86,6 +86,32 @@ TEST(ClusterTraining, RingCrossesTheGatewayLayerOncePerClusterPerRingStep) {
     EXPECT_NEAR(r.gateway_bytes, r.steps * m * 2.0 * (p - 1) / p * n, 1e-9 * r.gateway_bytes);
 }
 
+TEST(ClusterTraining, RingWithRankReplicasSyncsEveryHthStepOnly) {
+    // job.sync local_steps makes every rank a local-SGD replica (job.hpp): ring is then its outer
+    // sync, every H-th step, of the outer gradients after compute; the steps between compute only.
+    // Gateway bytes as for the every-step ring above, for the synchronised steps' outer bytes.
+    const int m = 3, k = 4, H = 3;
+    Fixture f(m, k, two_level(m, k, 800e9, 1e-6, 100e9, 1e-4), 200.0);
+    f.setup.job.sync = sw::SyncMode::local_steps;
+    f.setup.job.local_steps = H;
+    const auto r = sw::simulate_cluster_training(sw::ClusterAlgorithm::ring, f.setup);
+    ASSERT_GE(r.training.steps.size(), static_cast<std::size_t>(2 * H));
+    const double compute = sw::compute_time_per_step_s(f.setup.job, f.setup.accelerator);
+    std::int64_t syncs = 0;
+    for (const auto& step : r.training.steps) {
+        EXPECT_EQ(step.synchronised, (step.step + 1) % H == 0) << "step " << step.step;
+        const double d = step.end_s - step.start_s;
+        if (step.synchronised) {
+            ++syncs;
+            EXPECT_GT(d, compute * (1.0 + 1e-9));
+        } else {
+            EXPECT_NEAR(d, compute, 1e-12 * compute);
+        }
+    }
+    const double n = sw::outer_sync_bytes(f.setup.job), p = m * k;
+    EXPECT_NEAR(r.gateway_bytes, static_cast<double>(syncs) * m * 2.0 * (p - 1) / p * n, 1e-9 * r.gateway_bytes);
+}
+
 TEST(ClusterTraining, HierarchicalSendsOnlySlicesAcross) {
     // Per step each rank all-reduces n/k across m clusters: 2(m−1)/m · n/k per rank over gateways.
     const int m = 4, k = 5;
@@ -101,14 +127,14 @@ TEST(ClusterTraining, NoLoCoMovesTwoOuterGradientsAcrossPerPairAndRound) {
     // pair and outer step, n = parameters × outer bytes per element. Inner steps stay inside.
     const int m = 4, k = 3;
     Fixture f(m, k, two_level(m, k, 800e9, 1e-6, 100e9, 1e-4), 400.0);
-    f.setup.inner_steps = 5;
-    f.setup.outer_bytes_per_element = 4.0;
+    f.setup.job.local_steps = 5;
+    f.setup.job.outer_bytes_per_element = 4.0;
     const auto r = sw::simulate_cluster_training(sw::ClusterAlgorithm::noloco, f.setup);
     std::int64_t pair_syncs = 0;
     for (const auto& rr : r.rounds)
         if (rr.peer > rr.replica && rr.end_s > rr.ready_s) ++pair_syncs;
     ASSERT_GT(pair_syncs, 4);
-    const double n = f.setup.job.parameters * f.setup.outer_bytes_per_element;
+    const double n = f.setup.job.parameters * f.setup.job.outer_bytes_per_element;
     EXPECT_NEAR(r.gateway_bytes, pair_syncs * 2.0 * n, 1e-9 * r.gateway_bytes);
 }
 
@@ -116,7 +142,7 @@ TEST(ClusterTraining, DiLoCoSyncsEveryReplicaBehindOneBarrier) {
     const int m = 4, k = 3;
     // Cluster 0's own fabric is slow, so its inner steps finish last.
     Fixture f(m, k, two_level(m, k, 800e9, 1e-6, 100e9, 1e-4, {8e9, 800e9, 800e9, 800e9}), 400.0);
-    f.setup.inner_steps = 5;
+    f.setup.job.local_steps = 5;
     const auto r = sw::simulate_cluster_training(sw::ClusterAlgorithm::diloco, f.setup);
     ASSERT_GT(r.outer_rounds, 1);
     for (std::int64_t round = 0; round < r.outer_rounds; ++round) {
@@ -130,7 +156,7 @@ TEST(ClusterTraining, DiLoCoSyncsEveryReplicaBehindOneBarrier) {
         }
     }
     // Per round, every rank sends 2(m−1)/m · n/k across: 2(m−1)·n in all.
-    const double n = f.setup.job.parameters * f.setup.outer_bytes_per_element;
+    const double n = f.setup.job.parameters * f.setup.job.outer_bytes_per_element;
     EXPECT_NEAR(r.gateway_bytes, r.outer_rounds * 2.0 * (m - 1) * n, 1e-9 * r.gateway_bytes);
 }
 
@@ -139,7 +165,7 @@ TEST(ClusterTraining, NoLoCoRanksWaitOnlyForTheirPeer) {
     // replicas are ready, before replica 0 is; a sync never waits on a replica outside its pair.
     const int m = 4, k = 3;
     Fixture f(m, k, two_level(m, k, 800e9, 1e-6, 100e9, 1e-4, {8e9, 800e9, 800e9, 800e9}), 400.0);
-    f.setup.inner_steps = 5;
+    f.setup.job.local_steps = 5;
     const auto r = sw::simulate_cluster_training(sw::ClusterAlgorithm::noloco, f.setup);
     bool started_before_slowest = false;
     for (const auto& rr : r.rounds) {
@@ -166,7 +192,7 @@ TEST(ClusterTraining, NoLoCoRanksWaitOnlyForTheirPeer) {
 TEST(ClusterTraining, DiLoCoOutrunsRingOverSlowGatewayLinks) {
     const int m = 4, k = 3;
     Fixture f(m, k, two_level(m, k, 800e9, 1e-6, 1e9, 1e-3), 2000.0);
-    f.setup.inner_steps = 20;
+    f.setup.job.local_steps = 20;
     const auto ring = sw::simulate_cluster_training(sw::ClusterAlgorithm::ring, f.setup);
     const auto hier = sw::simulate_cluster_training(sw::ClusterAlgorithm::hierarchical, f.setup);
     const auto diloco = sw::simulate_cluster_training(sw::ClusterAlgorithm::diloco, f.setup);
@@ -186,7 +212,7 @@ TEST(ClusterTraining, NoGatewayPathTrainsNothingWhateverTheAlgorithm) {
     const int m = 4, k = 3;
     const double end = 400.0;
     Fixture f(m, k, two_level(m, k, 800e9, 1e-6, 0.0, 1e-4), end);
-    f.setup.inner_steps = 5;
+    f.setup.job.local_steps = 5;
     for (const auto algorithm : sw::cluster_algorithms) {
         SCOPED_TRACE(std::string(sw::to_string(algorithm)));
         const auto r = sw::simulate_cluster_training(algorithm, f.setup);
@@ -199,7 +225,7 @@ TEST(ClusterTraining, NoGatewayPathTrainsNothingWhateverTheAlgorithm) {
             EXPECT_EQ(r.end_s, end);
             ASSERT_EQ(r.rounds.size(), static_cast<std::size_t>(m));
             for (const auto& rr : r.rounds) {
-                EXPECT_EQ(rr.inner_steps, f.setup.inner_steps);
+                EXPECT_EQ(rr.inner_steps, f.setup.job.local_steps);
                 EXPECT_LT(rr.ready_s, end);
                 EXPECT_EQ(rr.end_s, end);
             }
@@ -214,7 +240,7 @@ TEST(ClusterTraining, AlgorithmsSideBySideGiveWhatEachGivesAlone) {
     // of that algorithm alone gives, field for field, in the order asked.
     const int m = 4, k = 3;
     Fixture f(m, k, two_level(m, k, 800e9, 1e-6, 1e9, 1e-3), 1500.0);
-    f.setup.inner_steps = 10;
+    f.setup.job.local_steps = 10;
     const std::vector<sw::ClusterAlgorithm> order{sw::ClusterAlgorithm::noloco, sw::ClusterAlgorithm::ring,
                                                   sw::ClusterAlgorithm::diloco, sw::ClusterAlgorithm::hierarchical};
     for (const std::int32_t threads : {1, 3}) {
@@ -271,7 +297,7 @@ TEST(ClusterTraining, ReportsBytesAPairSendsThroughOtherClusters) {
     Topology t = two_level(m, k, 800e9, 1e-6, 100e9, 1e-4);
     std::erase_if(t.links, [&](const auto& l) { return l.source / k == 0 && l.target / k == 1; });
     Fixture f(m, k, t, 400.0);
-    f.setup.inner_steps = 5;
+    f.setup.job.local_steps = 5;
     const auto r = sw::simulate_cluster_training(sw::ClusterAlgorithm::noloco, f.setup);
     bool paired = false;
     for (const auto& rr : r.rounds) paired |= rr.replica == 0 && rr.peer == 1 && rr.end_s > rr.ready_s;
@@ -279,7 +305,7 @@ TEST(ClusterTraining, ReportsBytesAPairSendsThroughOtherClusters) {
     EXPECT_GT(r.bytes_outside_own_clusters, 0.0);
     // With every direct link up, pairs stay on them.
     Fixture direct(m, k, two_level(m, k, 800e9, 1e-6, 100e9, 1e-4), 400.0);
-    direct.setup.inner_steps = 5;
+    direct.setup.job.local_steps = 5;
     EXPECT_EQ(sw::simulate_cluster_training(sw::ClusterAlgorithm::noloco, direct.setup).bytes_outside_own_clusters, 0.0);
     // DiLoCo's sync is one collective over every cluster: nothing is outside it.
     EXPECT_EQ(sw::simulate_cluster_training(sw::ClusterAlgorithm::diloco, f.setup).bytes_outside_own_clusters, 0.0);
@@ -298,7 +324,7 @@ TEST(ClusterTraining, AClusterInShadowSlowsTheRingButNotNolocosOtherPair) {
     const auto shadowed = [](std::size_t c, double start_s, double work_s) { return start_s + work_s / (c == 0 ? 0.5 : 1.0); };
     const auto run = [&](sw::ClusterAlgorithm a, bool shadow) {
         Fixture f(m, k, t, 400.0);
-        f.setup.inner_steps = 3;
+        f.setup.job.local_steps = 3;
         if (shadow) f.setup.cluster_compute_done_s = shadowed;
         return sw::simulate_cluster_training(a, f.setup);
     };
@@ -345,7 +371,7 @@ TEST(ClusterTraining, StragglersSlowEveryVariantAndAreNotCountedAsThrottling) {
     // replicas), and none of it is power throttling.
     const int m = 2, k = 3;
     Fixture f(m, k, two_level(m, k, 800e9, 1e-6, 100e9, 1e-4), 300.0);
-    f.setup.inner_steps = 3;
+    f.setup.job.local_steps = 3;
     f.setup.options.stragglers = {1.0, 2.0, 5};
     for (const auto algorithm : {sw::ClusterAlgorithm::ring, sw::ClusterAlgorithm::diloco}) {
         SCOPED_TRACE(std::string(sw::to_string(algorithm)));

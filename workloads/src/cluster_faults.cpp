@@ -92,7 +92,7 @@ public:
                 const double step = (rr.ready_s - rr.start_s) / static_cast<double>(rr.inner_steps);
                 steps.start_s.push_back(rr.start_s);
                 steps.duration_s.push_back(step);
-                if (rr.inner_steps == s.training.inner_steps) syncs_[c].sync_s.push_back(rr.end_s - rr.sync_start_s);
+                if (rr.inner_steps == s.training.job.local_steps) syncs_[c].sync_s.push_back(rr.end_s - rr.sync_start_s);
             }
             if (steps.duration_s.empty()) throw std::invalid_argument("cluster faults: a replica did no fault-free step");
             std::vector<double> sorted = steps.duration_s;
@@ -161,7 +161,7 @@ public:
     // One algorithm's outcome of the replicas' plays (cluster_faults.hpp).
     MonteCarloResult::Trial compose(ClusterAlgorithm algorithm, const Plays& p) const {
         const std::size_t m = p.kept.size();
-        const auto H = static_cast<std::size_t>(s_.training.inner_steps);
+        const auto H = static_cast<std::size_t>(s_.training.job.local_steps);
         const double T = s_.duration_s;
         const auto& kept = p.kept;
         const auto& free = p.free;

@@ -24,8 +24,14 @@ physics::SettingsProblems check(const ClusterTrainingSetup& setup, std::span<con
     if (std::any_of(clusters.begin(), clusters.end(), [](const auto& c) { return c.empty(); }))
         problems.push_back({"cluster_nodes", "a cluster has no satellites"});
     if (!problems.empty()) return problems;  // the rest divides by the clusters and their sizes
-    if ((lists(algorithms, ClusterAlgorithm::diloco) || lists(algorithms, ClusterAlgorithm::noloco)) && setup.inner_steps < 1)
-        problems.push_back({"inner_steps", "must be at least 1"});
+    if (lists(algorithms, ClusterAlgorithm::diloco) || lists(algorithms, ClusterAlgorithm::noloco)) {
+        if (setup.job.local_steps < 1) problems.push_back({"job.local_steps", "must be at least 1"});
+        if (setup.job.sync == SyncMode::local_steps)
+            problems.push_back({"job.sync", "local_steps makes every rank a local-SGD replica, and diloco and noloco make "
+                                            "each cluster one (their inner steps all-reduce inside it): use every_step with "
+                                            "them, or drop them from constellation.algorithms to run ring or hierarchical "
+                                            "with rank replicas"});
+    }
     std::size_t smallest = clusters.front().size(), all = 0;
     for (const auto& c : clusters) {
         smallest = std::min(smallest, c.size());

@@ -83,7 +83,7 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
 
     // A replica's job: its ranks' share of the global batch, all-reducing inside itself every step.
     const TrainingJob inner = replica_step_model(s, 0).job;
-    const double outer_bytes = s.job.parameters * s.outer_bytes_per_element;
+    const double outer_bytes = outer_sync_bytes(s.job);
 
     ClusterTrainingResult r;
     r.algorithm = algorithm;
@@ -154,7 +154,7 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
             if (!running[gi]) continue;
             TrainingOptions o = replica_step_model(s, gi).options;
             o.start_s = t[gi];
-            o.max_steps = s.inner_steps;
+            o.max_steps = s.job.local_steps;
             o.record_collectives = false;
             // Each replica's rounds draw their own stragglers (the steps restart at 0 every round).
             o.stragglers.seed = physics::rng::derive_seed(o.stragglers.seed, (static_cast<std::uint64_t>(g) << 32) ^
@@ -177,7 +177,7 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
             t[gi] = rr.ready_s;
             if (inner_run.summary.truncated) r.truncated = true;
             // A replica that could not finish its H steps has reached the end of the run.
-            if (rr.inner_steps < s.inner_steps) running[gi] = false;
+            if (rr.inner_steps < s.job.local_steps) running[gi] = false;
             r.rounds.push_back(rr);
         }
         auto round_of = [&](std::int32_t g) -> ReplicaRound* {
@@ -272,8 +272,7 @@ StepModel every_step_model(ClusterAlgorithm algorithm, const ClusterTrainingSetu
     }
     std::int32_t ranks = 0;
     for (const auto& c : s.cluster_nodes) ranks += static_cast<std::int32_t>(c.size());
-    m.job.data_parallel = ranks;
-    m.job.sync = SyncMode::every_step;
+    m.job.data_parallel = ranks;  // job.sync as given: every step, or every H with rank replicas
     if (s.experts_across_clusters && s.job.moe.layers > 0 && s.job.moe.expert_parallel > 1) {
         // Group g takes ranks g·share … g·share + share − 1 of every cluster (a cluster's ranks are a
         // block of its ring, clusters in order).

@@ -6,8 +6,10 @@
 //   hierarchical  every step, reduce-scatter inside each cluster, all-reduce of the slices across
 //                 clusters (rank l of every cluster), all-gather inside (Algorithm::hierarchical_ring
 //                 with groups of one cluster).
-//   diloco        each cluster is a model replica: `inner_steps` steps all-reducing inside the
-//                 cluster only, then an outer sync of every replica's outer gradient
+//                 With job.sync local_steps, ring and hierarchical are the outer syncs of local SGD
+//                 with a rank per replica: every job.local_steps-th step (job.hpp).
+//   diloco        local SGD with a cluster per replica: job.local_steps (H) steps all-reducing
+//                 inside the cluster only, then an outer sync of every replica's outer gradient
 //                 (build_replica_average_schedule over all clusters) behind a global barrier.
 //   noloco        the same inner steps; the outer sync averages each replica with one peer drawn
 //                 from the seed for that round (a random pairing; an odd one out skips the round),
@@ -64,8 +66,8 @@ struct ClusterTrainingSetup {
     TrainingOptions options;
     // Nodes of each cluster; every cluster the same size for hierarchical, diloco and noloco.
     std::vector<std::vector<std::int32_t>> cluster_nodes;
-    std::int32_t inner_steps = 50;          // H, diloco and noloco
-    double outer_bytes_per_element = 4.0;   // fp32 outer gradients; 1 for 8-bit compression
+    // diloco and noloco: job.local_steps inner steps per outer sync, of outer_sync_bytes(job) (the
+    // local-SGD model of job.hpp, a cluster per replica).
     std::uint64_t seed = 42;                // noloco's pairings
     // Mixture of experts (job.moe): each expert group inside one cluster (false: consecutive ranks
     // of a cluster's ring; expert_parallel must divide the cluster size), or spread over every
@@ -126,7 +128,9 @@ struct ClusterTrainingResult {
 };
 
 // What simulate_cluster_training refuses in a setup for these algorithms, by field name ("algorithms"
-// for the list itself): at least two clusters, none empty; inner_steps >= 1 (diloco, noloco); clusters
+// for the list itself): at least two clusters, none empty; job.local_steps >= 1 and every-step
+// synchronisation inside a replica (diloco, noloco: job.sync local_steps would nest rank replicas in
+// each cluster replica, which is not modelled); clusters
 // of equal size for every algorithm but ring; job.data_parallel every rank of the clusters; a mixture
 // of experts whose groups tile each cluster (within), or take an equal share of every cluster of equal
 // size (across; ring and hierarchical only, since a diloco or noloco replica is one cluster).

@@ -59,8 +59,11 @@ struct TrainingJob {
     std::int32_t gradient_buckets = 4;  // all-reduce buckets overlapping the backward pass
     double backward_fraction = 2.0 / 3.0;  // share of step compute in the backward pass
     SyncMode sync = SyncMode::every_step;
-    std::int32_t local_steps = 1;     // H for SyncMode::local_steps
-    double outer_bytes_per_element = 4.0;  // fp32 outer gradients for the outer sync
+    // Local SGD, one model at two granularities: a replica steps on its own and every H steps the
+    // replicas average (the outer sync, of outer_sync_bytes). The replica is a rank under
+    // SyncMode::local_steps, a cluster under a constellation's diloco and noloco (cluster_training.hpp).
+    std::int32_t local_steps = 50;         // H, inner steps per outer sync
+    double outer_bytes_per_element = 4.0;  // outer gradients (fp32; 1 for 8-bit compression)
     MixtureOfExperts moe;             // moe.layers = 0: a dense model
 };
 
