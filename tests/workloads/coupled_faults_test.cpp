@@ -357,6 +357,37 @@ TEST(CoupledMonteCarlo, OneAndTwoThreadsGiveIdenticalTrials) {
     EXPECT_GT(damaged, 0);
 }
 
+// The flow engine drains a collective's phases as one batch (FlowSolver::drain_batch), phases of
+// one pattern sharing a problem. The explicit schedule lists every ring step as a phase of its own,
+// which then share one problem, where the compact one repeats a single phase. The trials must not
+// tell them apart: goodput, losses and damaged steps equal bit for bit, over trials that damage
+// links and ranks.
+TEST(CoupledMonteCarlo, TrialsDoNotDependOnHowPhasesAreBatched) {
+    const CoupledCase k;
+    sw::StepModel listed = k.model;
+    listed.options.explicit_schedules = true;
+    sw::DamagedFabric compact_fabric(k.timeline, k.model, k.p), listed_fabric(k.timeline, listed, k.p);
+    sw::FaultModel model = only(true, true, 2e-3);
+    model.device.chip_crash_rad_per_event = 20.0;  // about two crashes a trial
+    sw::RecoveryConfig c;
+    c.checkpoint_interval_s = 200.0;
+    c.on_rank_loss = sw::RankLossPolicy::shrink;
+    const sw::StepDurations steps = k.fault_free();
+    const auto a = sw::monte_carlo_goodput(k.series, model, c, steps, k.T, 5, 24, sw::Backend::cpu, &compact_fabric, 2);
+    const auto b = sw::monte_carlo_goodput(k.series, model, c, steps, k.T, 5, 24, sw::Backend::cpu, &listed_fabric, 2);
+    ASSERT_EQ(a.per_trial.size(), b.per_trial.size());
+    std::int64_t damaged = 0;
+    for (std::size_t i = 0; i < a.per_trial.size(); ++i) {
+        EXPECT_EQ(a.per_trial[i].goodput, b.per_trial[i].goodput) << "trial " << i;
+        EXPECT_EQ(a.per_trial[i].lost_fabric_s, b.per_trial[i].lost_fabric_s) << "trial " << i;
+        EXPECT_EQ(a.per_trial[i].lost_shrink_s, b.per_trial[i].lost_shrink_s) << "trial " << i;
+        EXPECT_EQ(a.per_trial[i].damaged_steps, b.per_trial[i].damaged_steps) << "trial " << i;
+        damaged += a.per_trial[i].damaged_steps;
+    }
+    EXPECT_GT(damaged, 0);
+    EXPECT_GT(compact_fabric.evaluations(), 0);
+}
+
 // Past its cache budget a fabric solves a damaged step again when asked again: the same numbers,
 // bit for bit, as a fabric that keeps every solve. Its kept solves stay within the budget but for
 // the undamaged ones (one per keyframe, kept whatever the budget: the damaged ones' seeds), which
