@@ -225,7 +225,10 @@ int main(int argc, char** argv) {
                          e.what());
             return exit_interrupted;
         }
-        std::fprintf(stderr, "skyfabric: run failed: %s\n", e.what());
+        // Named after the command that failed (`collective` resolves the backend too, for one).
+        const auto parsed = app.get_subcommands();
+        const std::string command = parsed.empty() ? std::string("run") : parsed.front()->get_name();
+        std::fprintf(stderr, "skyfabric: %s failed: %s\n", command.c_str(), e.what());
         return exit_run_failure;
     }
     return exit_bad_input;

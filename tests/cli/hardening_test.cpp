@@ -306,6 +306,12 @@ TEST(Hardening, CudaBackendWithoutAGpuFailsAtStartNotAfterThePhysics) {
     const auto ok = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") +
                                 " --set workload.backend=auto -o " + (dir / "auto").string());
     EXPECT_EQ(ok.status, 0) << ok.output;
+    // collective drains its large batches on the backend too: cuda fails before any solve, named.
+    const std::string collective = skyfabric() + " collective --topology switch:p=8,bw_gbps=400,latency_ns=500 --sizes 1MiB";
+    const auto c = run_command(collective + " --set workload.backend=cuda 2>&1");
+    EXPECT_EQ(c.status, 1) << c.output;
+    EXPECT_NE(c.output.find("skyfabric: collective failed: CUDA backend requested but unavailable"), std::string::npos) << c.output;
+    EXPECT_EQ(run_command(collective + " --set workload.backend=auto").status, 0);
 }
 
 // ---- Issue 15: memory bounded by what the scenario says; input that fails late ----
