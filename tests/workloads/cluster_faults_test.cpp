@@ -196,6 +196,27 @@ TEST(ClusterFaults, AFailedGatewayLinkBlackholesTrafficUntilItsFailureIsDetected
     EXPECT_EQ(inner[1].monte_carlo.per_trial[0].failover_stall_s, 0.0);
 }
 
+// Under local SGD with a rank per replica (sync: local_steps, H = 10) only the outer sync, one step
+// in ten, crosses the gateway, so each step in the undetected window freezes a tenth of what is
+// left of it (as a damaged step's extra time is spread over its round). The gateway fails at
+// 500.5 s, in the step [500, 501]: it freezes 0.1 × 2 s and ends at 501.2; the next freezes
+// 0.1 × (502.5 − 501.2) and ends at 502.33; the next 0.1 × (502.5 − 502.33): 0.347 s in all (the
+// rerouted steps' extra, ~1e-6 s each spread over ten, moves it by less than 1e-5). Every-step
+// sync freezes its first step for the whole 2 s (the test above).
+TEST(ClusterFaults, LocalStepsFreezeOnAFailedGatewayOnlyForTheirOuterSyncs) {
+    TwoClusters c;
+    c.algorithms = {sw::ClusterAlgorithm::ring};
+    c.fault_free.resize(1);
+    c.steps.resize(1);
+    c.setup.training.job.sync = sw::SyncMode::local_steps;
+    c.setup.recovery.link_outage_s = 60.0;
+    c.setup.recovery.gateway_failover_s = 2.0;
+    const auto out = c.run({{sw::FaultEvent{500.5, 1, sw::FaultKind::link_outage, false, 0.0, /*gateway=*/true}}});
+    const auto& ring = out[0].monte_carlo.per_trial[0];
+    EXPECT_NEAR(ring.failover_stall_s, 0.1 * (2.0 + 1.3 + (502.5 - 502.33)), 1e-5);
+    EXPECT_GT(ring.bytes_retried, 0.0);
+}
+
 // Gateway outages are a constant-rate stream per gateway satellite: expected count
 // rate × rate_scale × gateways × T, and the drawn events sit on gateway satellites only.
 TEST(ClusterFaults, GatewayOutagesAreDrawnOnGatewaySatellitesAtTheirRate) {

@@ -429,7 +429,7 @@ TEST(DamagedFabric, ASolveCacheOverItsBudgetGivesTheSameStepsAndStaysWithinIt) {
                     EXPECT_EQ(other->step_s(f, damages[d]), step) << "keyframe " << f << " damage " << d;
                     EXPECT_EQ(other->extra_step_s(t, damages[d]), extra) << "keyframe " << f << " damage " << d;
                     for (const auto& g : gateways)
-                        EXPECT_EQ(other->link_bytes(t, damages[d], g), kept.link_bytes(t, damages[d], g))
+                        EXPECT_EQ(other->link_traffic(t, damages[d], g).bytes, kept.link_traffic(t, damages[d], g).bytes)
                             << "keyframe " << f << " damage " << d;
                 }
             }
@@ -607,8 +607,8 @@ public:
         return fabric_.outage_link(satellite, t, mark, gateway, link);
     }
     double next_change_s(double t) const override { return fabric_.next_change_s(t); }
-    double link_bytes(double t, const sw::FabricDamage& damage, std::pair<std::int32_t, std::int32_t> link) override {
-        return fabric_.link_bytes(t, damage, link);
+    LinkTraffic link_traffic(double t, const sw::FabricDamage& damage, std::pair<std::int32_t, std::int32_t> link) override {
+        return fabric_.link_traffic(t, damage, link);
     }
     std::vector<std::int32_t> rank_counts;
 

@@ -24,8 +24,8 @@ public:
         return whole_.outage_link(nodes_[static_cast<std::size_t>(satellite)], t, mark, gateway, link);
     }
     double next_change_s(double t) const override { return whole_.next_change_s(t); }
-    double link_bytes(double t, const FabricDamage& damage, std::pair<std::int32_t, std::int32_t> link) override {
-        return whole_.link_bytes(t, global(damage), link);
+    LinkTraffic link_traffic(double t, const FabricDamage& damage, std::pair<std::int32_t, std::int32_t> link) override {
+        return whole_.link_traffic(t, global(damage), link);
     }
 
 private:

@@ -102,7 +102,7 @@ DamagedFabric::Solved DamagedFabric::solve(std::size_t k, const FabricDamage& da
     const links::Topology series[] = {std::move(topology)};
     const TrainingResult r = simulate_training(job, model.accelerator, series, options);
     // Every used link (for relevant_solved), and the bytes of those between clusters only (for
-    // link_bytes, asked of failed gateway links): a trial's solves are many, so they stay small.
+    // link_traffic, asked of failed gateway links): a trial's solves are many, so they stay small.
     std::vector<std::pair<std::pair<std::int32_t, std::int32_t>, double>> used;
     for (const LinkUtilisation& l : r.links)
         if (l.bytes > 0.0) used.push_back({{l.source, l.target}, l.bytes});
@@ -119,7 +119,7 @@ DamagedFabric::Solved DamagedFabric::solve(std::size_t k, const FabricDamage& da
 }
 
 std::string DamagedFabric::solve_key(std::size_t k, const FabricDamage& damage, StepKind kind) const {
-    std::string key(1, static_cast<char>(kind));
+    std::string key;
     key.append(reinterpret_cast<const char*>(&k), sizeof k);
     append_bytes(key, damage.links_down);
     append_bytes(key, damage.satellites_down);
@@ -127,6 +127,9 @@ std::string DamagedFabric::solve_key(std::size_t k, const FabricDamage& damage, 
     const bool initial_ranks = damage.ranks == undamaged_.ranks;
     key.push_back(initial_ranks ? '\0' : '\1');
     if (!initial_ranks) append_bytes(key, damage.ranks);
+    // A step between local-SGD syncs: one byte more. No sync key has a byte past its flag ('\0')
+    // or its rank list ('\1'), so the two never collide, and sync keys are as they were.
+    if (kind == StepKind::between_syncs) key.push_back('\2');
     return key;
 }
 
@@ -198,8 +201,9 @@ bool DamagedFabric::between_clusters(std::pair<std::int32_t, std::int32_t> link)
            cluster_of_[static_cast<std::size_t>(link.first)] != cluster_of_[static_cast<std::size_t>(link.second)];
 }
 
-double DamagedFabric::link_bytes(double t, const FabricDamage& damage, std::pair<std::int32_t, std::int32_t> link) {
-    if (!between_clusters(link)) throw std::invalid_argument("damaged fabric: link_bytes is kept for links between clusters only");
+FabricModel::LinkTraffic DamagedFabric::link_traffic(double t, const FabricDamage& damage,
+                                                     std::pair<std::int32_t, std::int32_t> link) {
+    if (!between_clusters(link)) throw std::invalid_argument("damaged fabric: link_traffic is kept for links between clusters only");
     const std::size_t k = timeline_.keyframe_index_at(t);
     const auto bytes = [&](StepKind kind) {
         Solved fresh;
@@ -208,11 +212,13 @@ double DamagedFabric::link_bytes(double t, const FabricDamage& damage, std::pair
                                          [](const auto& kept, const auto& l) { return kept.first < l; });
         return it != s.gateway_link_bytes.end() && it->first == link ? it->second : 0.0;
     };
-    // Under local SGD the mean a step puts on the link over a round, as for extra_step_s.
     const double sync = bytes(StepKind::sync);
-    if (sync_every_ == 1) return sync;
+    if (sync_every_ == 1) return {sync, 1.0};
+    // Local SGD: when the steps between syncs cross the link too (experts), every step does, with
+    // the round's mean bytes; else the outer sync alone does, once in H.
     const double between = traffic_between_syncs_ ? bytes(StepKind::between_syncs) : 0.0;
-    return between + (sync - between) / sync_every_;
+    if (between > 0.0) return {between + (sync - between) / sync_every_, 1.0};
+    return {sync, 1.0 / sync_every_};
 }
 
 double DamagedFabric::extra_s(std::size_t k, const FabricDamage& damage, StepKind kind) {
@@ -235,7 +241,8 @@ double DamagedFabric::extra_step_s(double t, const FabricDamage& damage) {
     if (sync_every_ == 1) return sync;
     // Local SGD: the round's mean (a sync that cannot complete stalls the round: +inf stays +inf).
     const double between = traffic_between_syncs_ ? extra_s(k, damage, StepKind::between_syncs) : 0.0;
-    if (!std::isfinite(sync) || !std::isfinite(between)) return std::max(sync, between);
+    if (!std::isfinite(sync)) return sync;  // ±inf as every-step sync gives it
+    if (!std::isfinite(between)) return between;
     return between + (sync - between) / sync_every_;
 }
 

@@ -179,8 +179,8 @@ private:
                 // Undetected for gateway_failover_s: the step's share routed to it is lost meanwhile.
                 if (e.gateway && config_.gateway_failover_s > 0.0) {
                     fill_damage();
-                    if (const double bytes = fabric_->link_bytes(t_, damage_, link); bytes > 0.0)
-                        blackholes_.push_back({e.time_s, e.time_s + config_.gateway_failover_s, bytes});
+                    if (const FabricModel::LinkTraffic traffic = fabric_->link_traffic(t_, damage_, link); traffic.bytes > 0.0)
+                        blackholes_.push_back({e.time_s, e.time_s + config_.gateway_failover_s, traffic.bytes, traffic.step_share});
                 }
                 outages_.push_back({e.time_s + config_.link_outage_s, link});
                 if (record_) res_.link_outages.push_back({e.time_s, e.time_s + config_.link_outage_s, link.first, link.second});
@@ -447,11 +447,14 @@ private:
                 const Blackhole& b = blackholes_[applied];
                 const double from = std::max(b.failed_s, frozen_until);
                 if (b.detected_s <= from) continue;
-                stall += b.detected_s - from;
-                end += b.detected_s - from;
+                // Only the share of steps that cross it freeze (local SGD: its outer syncs), as the
+                // damaged step's extra time is spread over a round.
+                const double frozen = (b.detected_s - from) * b.step_share;
+                stall += frozen;
+                end += frozen;
                 frozen_until = b.detected_s;
                 // What the step sent into it over that window, at most the step's share of the link.
-                res_.bytes_retried += b.bytes * std::min(1.0, (b.detected_s - from) / d);
+                res_.bytes_retried += b.bytes * b.step_share * std::min(1.0, (b.detected_s - from) / d);
             }
         };
         apply_blackholes();
@@ -516,6 +519,7 @@ private:
     // Gateway links failed and not yet detected, in failure order, with the bytes a step puts on each.
     struct Blackhole {
         double failed_s = 0.0, detected_s = 0.0, bytes = 0.0;
+        double step_share = 1.0;  // FabricModel::LinkTraffic::step_share
     };
     std::vector<Blackhole> blackholes_;
 

@@ -63,7 +63,7 @@ public:
     bool outage_link(std::int32_t satellite, double t, double mark, bool gateway,
                      std::pair<std::int32_t, std::int32_t>& link) const override;
     double next_change_s(double t) const override;
-    double link_bytes(double t, const FabricDamage& damage, std::pair<std::int32_t, std::int32_t> link) override;
+    LinkTraffic link_traffic(double t, const FabricDamage& damage, std::pair<std::int32_t, std::int32_t> link) override;
 
     // One step's duration on keyframe k with the damage (+inf: it cannot complete); under local SGD
     // an outer-sync step. With fewer ranks the data-parallel batch shrinks with them (tokens per

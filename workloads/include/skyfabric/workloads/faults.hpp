@@ -302,10 +302,15 @@ public:
                              std::pair<std::int32_t, std::int32_t>& link) const = 0;
     // The first instant after t at which the undamaged fabric changes (+inf: never).
     virtual double next_change_s(double t) const = 0;
-    // Bytes a step started at t on the damaged fabric puts on `link`, a gateway link (between
-    // clusters; 0: it carries none of them): what a failed gateway link blackholes until its failure
-    // is detected (RecoveryConfig::gateway_failover_s).
-    virtual double link_bytes(double t, const FabricDamage& damage, std::pair<std::int32_t, std::int32_t> link) = 0;
+    // What a failed gateway link (between clusters) blackholes until its failure is detected
+    // (RecoveryConfig::gateway_failover_s): the bytes a step started at t on the damaged fabric
+    // puts on it when it crosses it (0: no step does), and the share of steps that cross it (1
+    // when every step syncs; 1/H for a dense local-SGD job, whose outer sync alone crosses).
+    struct LinkTraffic {
+        double bytes = 0.0;
+        double step_share = 1.0;
+    };
+    virtual LinkTraffic link_traffic(double t, const FabricDamage& damage, std::pair<std::int32_t, std::int32_t> link) = 0;
 };
 
 // A link a terminal outage took down, over [start_s, end_s) (end_s may pass the run's end).
