@@ -71,6 +71,15 @@ sw::FaultModel only(bool uecc, bool chip_crash, double link_outages_per_s) {
     return m;
 }
 
+// A p-ring plus a chord 0–2 at half capacity and 2α latency, as a one-keyframe timeline.
+sw::TopologyTimeline ring_with_chord(std::int32_t p) {
+    links::Topology t = swt::ring(p, capacity_bps, alpha_s);
+    t.links.push_back(swt::make_link(0, 2, capacity_bps / 2, 2 * alpha_s));
+    std::sort(t.links.begin(), t.links.end(),
+              [](const links::Link& a, const links::Link& b) { return std::tie(a.source, a.target) < std::tie(b.source, b.target); });
+    return timeline_of(t);
+}
+
 }  // namespace
 
 TEST(DamagedFabric, RingThatLosesALinkReroutesByTheMaxMinAmount) {
@@ -79,12 +88,7 @@ TEST(DamagedFabric, RingThatLosesALinkReroutesByTheMaxMinAmount) {
     // again (0→5→4→3→2→1) and closes 1→0 over 1→2→0: the only flow on the chord, so max-min gives
     // it the chord's B/2, and its latency is 3α. Phase: 2c/B + 3α; extra per phase c/B + 2α.
     const std::int32_t p = 6;
-    links::Topology t = swt::ring(p, capacity_bps, alpha_s);
-    t.links.push_back(swt::make_link(0, 2, capacity_bps / 2, 2 * alpha_s));
-    std::sort(t.links.begin(), t.links.end(),
-              [](const links::Link& a, const links::Link& b) { return std::tie(a.source, a.target) < std::tie(b.source, b.target); });
-    sw::TopologyTimeline timeline;
-    timeline.append(t);
+    const sw::TopologyTimeline timeline = ring_with_chord(p);
     const sw::StepModel model = exposed_job(p);
     sw::DamagedFabric fabric(timeline, model, p);
     const double n = sw::gradient_bytes(model.job), c = n / p, phases = 2.0 * (p - 1);
@@ -116,12 +120,7 @@ TEST(DamagedFabric, RingThatLosesALinkReroutesByTheMaxMinAmount) {
 // divided by H; the split ring still stalls every round.
 TEST(DamagedFabric, LocalStepsPayTheOuterSyncsExtraOnceARound) {
     const std::int32_t p = 6, H = 4;
-    links::Topology t = swt::ring(p, capacity_bps, alpha_s);
-    t.links.push_back(swt::make_link(0, 2, capacity_bps / 2, 2 * alpha_s));
-    std::sort(t.links.begin(), t.links.end(),
-              [](const links::Link& a, const links::Link& b) { return std::tie(a.source, a.target) < std::tie(b.source, b.target); });
-    sw::TopologyTimeline timeline;
-    timeline.append(t);
+    const sw::TopologyTimeline timeline = ring_with_chord(p);
     sw::StepModel model = exposed_job(p);
     model.job.sync = sw::SyncMode::local_steps;
     model.job.local_steps = H;
@@ -706,12 +705,7 @@ TEST(CoupledPlay, ShrunkMixtureOfExpertsCompletesOverSeedsOfHeavyCrashes) {
 // again, which moves the expert groups (here to a faster all-to-all: b < 0, an extra may be).
 TEST(DamagedFabric, LocalStepsWithExpertsPayTheAllToAllsEveryStep) {
     const std::int32_t p = 6;
-    links::Topology t = swt::ring(p, capacity_bps, alpha_s);
-    t.links.push_back(swt::make_link(0, 2, capacity_bps / 2, 2 * alpha_s));
-    std::sort(t.links.begin(), t.links.end(),
-              [](const links::Link& a, const links::Link& b) { return std::tie(a.source, a.target) < std::tie(b.source, b.target); });
-    sw::TopologyTimeline timeline;
-    timeline.append(t);
+    const sw::TopologyTimeline timeline = ring_with_chord(p);
     sw::FabricDamage cut = all_ranks(p);
     cut.links_down = {{0, 1}};
     const auto extra = [&](std::int32_t H) {
