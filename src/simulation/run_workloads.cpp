@@ -158,6 +158,8 @@ void RunState::run_constellation_workload() {
     setup.options = training_options();
     setup.options.start_s = 0.0;
     setup.options.end_s = summary_.simulated_s;
+    // Every algorithm, round and trial's undamaged step runs on these keyframes: one search per pair.
+    setup.options.flow.route_store = std::make_shared<workloads::RouteStore>();
     setup.experts_across_clusters = sc_.workload.experts_across_clusters;
     setup.seed = sc_.seed;
     setup.topologies = [this](double from_s) { return timeline_.source_from(from_s); };

@@ -154,6 +154,36 @@ TEST(ClusterFaults, GatewayTerminalOutagesTakeGatewayLinksDown) {
     EXPECT_EQ(link, (std::pair<std::int32_t, std::int32_t>{0, 1}));  // its only link inside cluster 0
 }
 
+// The run's route store reaches the trials' fabrics: their undamaged steps take the routes found
+// there (damaged ones keep searching from their seed), and every trial comes out as without it.
+TEST(ClusterFaults, TrialsSharingTheRunsRoutesComeOutAsWithTheirOwn) {
+    const std::vector<std::vector<sw::FaultEvent>> trials{
+        {sw::FaultEvent{250.5, 0, sw::FaultKind::host_crash}},
+        {sw::FaultEvent{100.5, 1, sw::FaultKind::link_outage, false, 0.0, /*gateway=*/true},
+         sw::FaultEvent{300.5, 2, sw::FaultKind::link_outage, false, 0.0}}};
+    TwoClusters own;
+    own.setup.recovery.link_outage_s = 60.0;
+    const auto want = own.run(trials);
+    TwoClusters shared;
+    shared.setup.recovery.link_outage_s = 60.0;
+    auto store = std::make_shared<sw::RouteStore>();
+    shared.setup.training.options.flow.route_store = store;
+    const auto got = shared.run(trials);
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t a = 0; a < got.size(); ++a)
+        for (std::size_t t = 0; t < trials.size(); ++t) {
+            SCOPED_TRACE(testing::Message() << "algorithm " << a << ", trial " << t);
+            const auto& g = got[a].monte_carlo.per_trial[t];
+            const auto& w = want[a].monte_carlo.per_trial[t];
+            EXPECT_EQ(g.goodput, w.goodput);
+            EXPECT_EQ(g.lost_fabric_s, w.lost_fabric_s);
+            EXPECT_EQ(g.links_lost, w.links_lost);
+            EXPECT_EQ(g.damaged_steps, w.damaged_steps);
+        }
+    EXPECT_EQ(store->tables(), 1u);  // the one keyframe, undamaged: every fabric's step on it
+    EXPECT_GT(store->bytes(), 0u);
+}
+
 // Gateway failover (constellation.gateways.failover_s = F): a gateway link that fails at t0 blackholes
 // what the routes send it until t0 + F. The ring's step in progress at 500.5 s ([500, 501): 1 s steps
 // from the last checkpoint at 430-440 s) makes no progress from 500.5 to 502.5 and ends 2 s late; the

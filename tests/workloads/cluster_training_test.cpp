@@ -264,6 +264,35 @@ TEST(ClusterTraining, AlgorithmsSideBySideGiveWhatEachGivesAlone) {
     EXPECT_THROW(sw::simulate_cluster_trainings(order, f.setup, 2), std::invalid_argument);
 }
 
+TEST(ClusterTraining, AlgorithmsSharingRoutesGiveWhatEachFindsAlone) {
+    // A constellation's algorithms share one route store: on two disjoint paths per transfer, each
+    // result must be the one its own searches give, and the one network's routes searched once.
+    const int m = 4, k = 3;
+    Fixture f(m, k, two_level(m, k, 800e9, 1e-6, 1e9, 1e-3), 1500.0);
+    f.setup.job.local_steps = 10;
+    f.setup.options.flow.paths_per_transfer = 2;
+    f.setup.options.flow.split = sw::MultipathSplit::capacity;
+    const std::vector<sw::ClusterAlgorithm> order{sw::ClusterAlgorithm::ring, sw::ClusterAlgorithm::hierarchical,
+                                                  sw::ClusterAlgorithm::diloco, sw::ClusterAlgorithm::noloco};
+    std::vector<sw::ClusterTrainingResult> alone;
+    for (const auto a : order) alone.push_back(sw::simulate_cluster_training(a, f.setup));
+    auto store = std::make_shared<sw::RouteStore>();
+    f.setup.options.flow.route_store = store;
+    const auto shared = sw::simulate_cluster_trainings(order, f.setup, 2);
+    ASSERT_EQ(shared.size(), order.size());
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        SCOPED_TRACE(static_cast<int>(order[i]));
+        EXPECT_EQ(shared[i].steps, alone[i].steps);
+        EXPECT_EQ(shared[i].end_s, alone[i].end_s);
+        EXPECT_EQ(shared[i].step_time_mean_s, alone[i].step_time_mean_s);
+        EXPECT_EQ(shared[i].gateway_bytes, alone[i].gateway_bytes);
+        EXPECT_EQ(shared[i].intra_cluster_bytes, alone[i].intra_cluster_bytes);
+        EXPECT_EQ(shared[i].outer_rounds, alone[i].outer_rounds);
+    }
+    EXPECT_EQ(store->tables(), 1u);  // one topology: one table for every algorithm and round
+    EXPECT_GT(store->bytes(), 0u);
+}
+
 TEST(NoLoCoPairing, IsASeededPerfectMatchingThatChangesByRound) {
     std::set<std::vector<std::int32_t>> seen;
     for (std::int64_t round = 0; round < 20; ++round) {

@@ -72,7 +72,11 @@ void CollectiveEngine::check_epoch() {
     collective_cache_.clear();
     phase_cache_.clear();
     phase_cache_entries_ = 0;
-    routes_.clear();
+    if (options_.route_store && !options_.routes_before_damage)
+        routes_.share(options_.route_store->table_for(clock_.network(), options_.routing,
+                                                      std::max(1, options_.paths_per_transfer)));
+    else
+        routes_.clear();
     routes_.seed(first ? options_.routes_before_damage : nullptr);  // a seed is for the first topology only
     edge_local_.assign(clock_.network().capacity_Bps.size(), -1);
 }

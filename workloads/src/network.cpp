@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <mutex>
 #include <queue>
 
 namespace skyfabric::workloads {
@@ -322,8 +323,7 @@ const std::vector<Path>& RouteCache::get(const Network& network, std::int32_t so
                                          std::int32_t target, RoutingPolicy policy,
                                          std::int32_t paths) {
     const std::int64_t key = static_cast<std::int64_t>(source) * network.node_count + target;
-    auto it = cache_.find(key);
-    if (it != cache_.end()) return it->second;
+    if (const auto* kept = table_->find(key)) return *kept;
     // Serves the path to target off a source's tree, in the scratch slot (not kept per pair).
     const auto from_tree = [&](const std::vector<std::int32_t>& tree) -> const std::vector<Path>& {
         if (tree[static_cast<std::size_t>(target)] < 0) {
@@ -335,7 +335,7 @@ const std::vector<Path>& RouteCache::get(const Network& network, std::int32_t so
         return scratch_;
     };
     if (seed_) {
-        const auto seeded = seed_->cache_.find(key);
+        const auto* seeded = seed_->table_->find(key);
         const auto survives = [&](const std::vector<Path>& kept) {
             for (const Path& p : kept)
                 for (const auto e : p.edges)
@@ -344,7 +344,7 @@ const std::vector<Path>& RouteCache::get(const Network& network, std::int32_t so
         };
         // Served from the seed itself, not copied: damage only takes capacities to zero, so a
         // surviving path's edges keep the capacities, and the bottleneck, the seed found them with.
-        if (seeded != seed_->cache_.end() && survives(seeded->second)) return seeded->second;
+        if (seeded && survives(*seeded)) return *seeded;
         // A pair the seed served off its source's tree (the same path it returned there; the
         // fabrics share latencies, so path_into sums the same latency): taken if it survives.
         const auto s = static_cast<std::size_t>(source);
@@ -378,7 +378,16 @@ const std::vector<Path>& RouteCache::get(const Network& network, std::int32_t so
     } else {
         found = route_disjoint(network, source, target, policy, paths);
     }
-    return cache_.emplace(key, std::move(found)).first->second;
+    return table_->add(key, std::move(found));
+}
+
+const std::vector<Path>& RouteTable::add(std::int64_t key, std::vector<Path> paths) {
+    std::size_t bytes = sizeof(std::pair<const std::int64_t, std::vector<Path>>) + 32 + paths.capacity() * sizeof(Path);
+    for (const Path& p : paths) bytes += p.edges.capacity() * sizeof(std::int32_t);
+    const std::unique_lock lock(mutex_);
+    const auto [it, added] = paths_.try_emplace(key, std::move(paths));
+    if (added) bytes_.fetch_add(bytes, std::memory_order_relaxed);
+    return it->second;
 }
 
 std::vector<double> latency_distances(const Network& n, std::int32_t source) {

@@ -22,6 +22,7 @@
 #include <skyfabric/workloads/network.hpp>
 #include <skyfabric/workloads/network_clock.hpp>
 #include <skyfabric/workloads/placement.hpp>
+#include <skyfabric/workloads/route_store.hpp>
 #include <skyfabric/workloads/topology_timeline.hpp>
 
 namespace skyfabric::workloads {
@@ -40,6 +41,10 @@ struct FlowOptions {
     double per_message_overhead_s = 0.0;  // software α added to each transfer
     // A damaged copy of one fabric: the routes found on it undamaged (RouteCache::seed).
     std::shared_ptr<const RouteCache> routes_before_damage;
+    // Engines that run on the same networks (a constellation's algorithms, rounds and trials'
+    // undamaged steps) share their routes here; not used with routes_before_damage (a damaged
+    // network is a trial's own).
+    std::shared_ptr<RouteStore> route_store;
     // Where the engine's batches of phases are drained (batch_flow_solver), and how large they
     // grow (larger for a GPU): a run passes workload.backend resolved. On the CPU the numbers do
     // not depend on the batching (to the bit); CUDA's agree with them to 1e-9 (tested on a GPU).

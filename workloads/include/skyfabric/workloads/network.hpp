@@ -2,9 +2,11 @@
 // The physical network seen by the workload: a Topology turned into directed edges
 // (two per full-duplex link) with routing over them.
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <shared_mutex>
 #include <unordered_map>
 #include <vector>
 
@@ -50,6 +52,28 @@ std::optional<Path> route(const Network& network, std::int32_t source, std::int3
 std::vector<Path> route_disjoint(const Network& network, std::int32_t source,
                                  std::int32_t target, RoutingPolicy policy, std::int32_t k);
 
+// The paths found on one network, per (source, target): filled by the RouteCaches that use it,
+// which may be several at once on several threads (RouteStore shares one between the engines on
+// equal networks). Paths are added, never changed or removed, so a reference to them stays valid
+// while the table lives.
+class RouteTable {
+public:
+    const std::vector<Path>* find(std::int64_t key) const {
+        const std::shared_lock lock(mutex_);
+        const auto it = paths_.find(key);
+        return it == paths_.end() ? nullptr : &it->second;
+    }
+    // Keeps the first paths added under a key (two threads may search the same pair: the same
+    // network gives the same paths) and returns them.
+    const std::vector<Path>& add(std::int64_t key, std::vector<Path> paths);
+    std::size_t bytes() const { return bytes_.load(std::memory_order_relaxed); }  // an estimate
+
+private:
+    mutable std::shared_mutex mutex_;
+    std::unordered_map<std::int64_t, std::vector<Path>> paths_;
+    std::atomic<std::size_t> bytes_{0};
+};
+
 // Routes per (source, target), valid for one Network; clear() when the network changes.
 class RouteCache {
 public:
@@ -58,10 +82,16 @@ public:
     const std::vector<Path>& get(const Network& network, std::int32_t source,
                                  std::int32_t target, RoutingPolicy policy, std::int32_t paths);
     void clear() {
-        cache_.clear();
+        table_ = std::make_shared<RouteTable>();
         lookups_.clear();
         trees_.clear();
         scratch_.clear();
+    }
+    // Clears, and takes the paths from (and adds those it finds to) a table that other caches on a
+    // network equal to the next one share (RouteStore::table_for). Trees stay this cache's own.
+    void share(std::shared_ptr<RouteTable> table) {
+        clear();
+        table_ = std::move(table);
     }
     // Routes found on the same fabric with no link down (its links in the same order, so the same
     // edge indices, and the same capacities but for the links down, at zero): a pair whose cached
@@ -78,7 +108,7 @@ private:
     // an all-to-all through a p-port switch, where every search touches p nodes anyway, pays for
     // only one extra search per source (docs/benchmarks.md).
     static constexpr std::int32_t tree_after_lookups = 2;
-    std::unordered_map<std::int64_t, std::vector<Path>> cache_;
+    std::shared_ptr<RouteTable> table_ = std::make_shared<RouteTable>();
     // Per source node, sized on first use (flat: a hash map here allocated on every lookup).
     std::vector<std::int32_t> lookups_;
     std::vector<std::vector<std::int32_t>> trees_;  // via edge per node; empty: not built

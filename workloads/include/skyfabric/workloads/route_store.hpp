@@ -1,0 +1,56 @@
+#pragma once
+// Route tables shared between the engines that run on equal networks. A constellation runs each
+// algorithm, each local-SGD round and each trial's undamaged step on an engine of its own, over the
+// same timeline keyframes: each searched the same pairs on the same network again (the stressed
+// 4×81 made 3× as many disjoint-path searches as there were distinct ones; docs/benchmarks.md).
+// A network is known by its content (nodes, edge ends, capacities, latencies), so a table is only
+// ever shared by engines that would have found the same paths. Thread-safe. Pure: no I/O.
+
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include <skyfabric/workloads/network.hpp>
+
+namespace skyfabric::workloads {
+
+class RouteStore {
+public:
+    // Tables kept past this estimate (RouteTable::bytes) are dropped, the least recently asked for
+    // first; their holders keep them, and an engine asking again searches again.
+    static constexpr std::size_t default_budget_bytes = std::size_t{1} << 30;
+    explicit RouteStore(std::size_t budget_bytes = default_budget_bytes) : budget_bytes_(budget_bytes) {}
+
+    // The table of routes found by policy, with `paths` disjoint paths per pair, on networks with
+    // this one's content: an empty one the first time.
+    std::shared_ptr<RouteTable> table_for(const Network& network, RoutingPolicy policy, std::int32_t paths);
+    std::size_t tables() const;
+    std::size_t bytes() const;  // the kept tables' estimate
+
+    // Two independent 64-bit hashes of everything routing reads from a network (node count, edge
+    // ends, capacities, latencies), bit for bit: equal fingerprints are taken as equal networks.
+    struct Fingerprint {
+        std::uint64_t a = 0, b = 0;
+        bool operator==(const Fingerprint&) const = default;
+    };
+    static Fingerprint fingerprint(const Network& network, RoutingPolicy policy, std::int32_t paths);
+
+private:
+    struct Hash {
+        std::size_t operator()(const Fingerprint& f) const { return static_cast<std::size_t>(f.a ^ (f.b * 0x9e3779b97f4a7c15ull)); }
+    };
+    struct Entry {
+        std::shared_ptr<RouteTable> table;
+        std::list<Fingerprint>::iterator recent;  // its place in recent_
+    };
+    void drop_past_budget();  // under mutex_
+    mutable std::mutex mutex_;
+    std::unordered_map<Fingerprint, Entry, Hash> entries_;
+    std::list<Fingerprint> recent_;  // most recently asked for first
+    std::size_t budget_bytes_;
+};
+
+}  // namespace skyfabric::workloads

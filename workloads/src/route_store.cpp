@@ -1,0 +1,93 @@
+#include <skyfabric/workloads/route_store.hpp>
+
+#include <cstring>
+
+namespace skyfabric::workloads {
+
+namespace {
+
+// splitmix64's finaliser: every input bit reaches every output bit.
+std::uint64_t mix(std::uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+struct TwoLanes {
+    std::uint64_t a = 0x243f6a8885a308d3ull, b = 0x13198a2e03707344ull;
+    std::uint64_t n = 0;
+    void word(std::uint64_t w) {
+        ++n;
+        a = mix(a ^ w) + n;
+        b = mix(b + (w ^ 0xa4093822299f31d0ull)) ^ (n * 0x9e3779b97f4a7c15ull);
+    }
+    template <class T>
+    void words(const std::vector<T>& v) {
+        word(v.size());
+        for (const T& x : v) {
+            std::uint64_t w = 0;
+            static_assert(sizeof(T) <= sizeof w);
+            std::memcpy(&w, &x, sizeof x);
+            word(w);
+        }
+    }
+};
+
+}  // namespace
+
+RouteStore::Fingerprint RouteStore::fingerprint(const Network& network, RoutingPolicy policy, std::int32_t paths) {
+    TwoLanes h;
+    h.word(static_cast<std::uint64_t>(policy));
+    h.word(static_cast<std::uint64_t>(static_cast<std::uint32_t>(paths)));
+    h.word(static_cast<std::uint64_t>(static_cast<std::uint32_t>(network.node_count)));
+    h.words(network.edge_from);
+    h.words(network.edge_to);
+    h.words(network.capacity_Bps);
+    h.words(network.latency_s);
+    return {h.a, h.b};
+}
+
+std::shared_ptr<RouteTable> RouteStore::table_for(const Network& network, RoutingPolicy policy, std::int32_t paths) {
+    const Fingerprint key = fingerprint(network, policy, paths);
+    const std::lock_guard lock(mutex_);
+    std::shared_ptr<RouteTable> table;
+    if (const auto it = entries_.find(key); it != entries_.end()) {
+        recent_.splice(recent_.begin(), recent_, it->second.recent);
+        table = it->second.table;
+    } else {
+        recent_.push_front(key);
+        table = std::make_shared<RouteTable>();
+        entries_.emplace(key, Entry{table, recent_.begin()});
+    }
+    drop_past_budget();
+    return table;
+}
+
+void RouteStore::drop_past_budget() {
+    // Tables fill after they are handed out, so their bytes are summed at each ask (an engine asks
+    // once per topology). The one just asked for is kept whatever it holds.
+    std::size_t total = 0;
+    for (const auto& [key, entry] : entries_) total += entry.table->bytes();
+    while (total > budget_bytes_ && recent_.size() > 1) {
+        const auto it = entries_.find(recent_.back());
+        total -= it->second.table->bytes();
+        entries_.erase(it);
+        recent_.pop_back();
+    }
+}
+
+std::size_t RouteStore::tables() const {
+    const std::lock_guard lock(mutex_);
+    return entries_.size();
+}
+
+std::size_t RouteStore::bytes() const {
+    const std::lock_guard lock(mutex_);
+    std::size_t total = 0;
+    for (const auto& [key, entry] : entries_) total += entry.table->bytes();
+    return total;
+}
+
+}  // namespace skyfabric::workloads
