@@ -224,6 +224,78 @@ TEST(Routing, ASeedServesItsTreesPathsThatSurviveTheDamage) {
     }
 }
 
+TEST(Routing, ASeedKeepsTheDisjointPathsThatSurviveAndSearchesTheRest) {
+    // Disjoint paths on a damaged copy seeded with the undamaged ones: every pair as a fresh
+    // search of the damaged fabric gives them, whether all, the first few or none survived.
+    const auto policy = sw::RoutingPolicy::shortest_latency;
+    for (int variant : {0, 2, 3}) {
+        const auto whole = graph(variant);
+        const auto net = sw::build_network(whole);
+        auto seed = std::make_shared<sw::RouteCache>();
+        for (std::int32_t s = 0; s < net.node_count; ++s)
+            for (std::int32_t t = 0; t < net.node_count; ++t) (void)seed->get(net, s, t, policy, 3);
+        for (std::size_t cut : {std::size_t{1}, std::size_t{8}, std::size_t{23}}) {
+            SCOPED_TRACE(testing::Message() << "variant " << variant << ", cut " << cut);
+            auto damaged = whole;
+            damaged.links[cut].capacity_bps = 0.0;
+            damaged.links[(cut * 5 + 11) % damaged.links.size()].capacity_bps = 0.0;
+            const auto dnet = sw::build_network(damaged);
+            sw::RouteCache cache;
+            cache.seed(seed);
+            int kept_some = 0;
+            for (std::int32_t s = 0; s < dnet.node_count; ++s)
+                for (std::int32_t t = 0; t < dnet.node_count; ++t) {
+                    const auto want = sw::route_disjoint(dnet, s, t, policy, 3);
+                    const auto& got = cache.get(dnet, s, t, policy, 3);
+                    ASSERT_EQ(got.size(), want.size()) << s << "→" << t;
+                    for (std::size_t q = 0; q < got.size(); ++q) {
+                        EXPECT_EQ(got[q].edges, want[q].edges) << s << "→" << t << " path " << q;
+                        EXPECT_EQ(got[q].latency_s, want[q].latency_s) << s << "→" << t << " path " << q;
+                        EXPECT_EQ(got[q].bottleneck_Bps, want[q].bottleneck_Bps) << s << "→" << t << " path " << q;
+                    }
+                    // A pair whose first path survived but not all of its paths: the case kept in part.
+                    const auto& before = seed->get(net, s, t, policy, 3);
+                    if (!before.empty() && !want.empty() && before.front().edges == want.front().edges && before.size() > 1 &&
+                        (before.size() != want.size() || before.back().edges != want.back().edges))
+                        ++kept_some;
+                }
+            EXPECT_GT(kept_some, 0) << "no pair kept a surviving first path and searched the rest";
+        }
+    }
+}
+
+TEST(Routing, ASeedWithItsNetworkSearchesThePairsItLacksThereFirst) {
+    // The seed knows only the pairs s < t; with the undamaged network, a damaged copy searches a
+    // pair it lacks there (into the seed's table, for every copy it seeds) and keeps what survives:
+    // every pair still as a fresh search of the damaged fabric gives it.
+    const auto policy = sw::RoutingPolicy::shortest_latency;
+    const auto whole = graph(3);
+    auto net = std::make_shared<const sw::Network>(sw::build_network(whole));
+    auto table = std::make_shared<sw::RouteTable>();
+    auto seed = std::make_shared<sw::RouteCache>();
+    seed->share(table);
+    for (std::int32_t s = 0; s < net->node_count; ++s)
+        for (std::int32_t t = s + 1; t < net->node_count; ++t) (void)seed->get(*net, s, t, policy, 3);
+    const std::size_t seeded_bytes = table->bytes();
+    auto damaged = whole;
+    damaged.links[8].capacity_bps = 0.0;
+    damaged.links[21].capacity_bps = 0.0;
+    const auto dnet = sw::build_network(damaged);
+    sw::RouteCache cache;
+    cache.seed(seed, net);
+    for (std::int32_t s = 0; s < dnet.node_count; ++s)
+        for (std::int32_t t = 0; t < dnet.node_count; ++t) {
+            const auto want = sw::route_disjoint(dnet, s, t, policy, 3);
+            const auto& got = cache.get(dnet, s, t, policy, 3);
+            ASSERT_EQ(got.size(), want.size()) << s << "→" << t;
+            for (std::size_t q = 0; q < got.size(); ++q) {
+                EXPECT_EQ(got[q].edges, want[q].edges) << s << "→" << t << " path " << q;
+                EXPECT_EQ(got[q].latency_s, want[q].latency_s) << s << "→" << t << " path " << q;
+            }
+        }
+    EXPECT_GT(table->bytes(), seeded_bytes) << "the pairs s >= t were not added to the seed";
+}
+
 TEST(RouteStore, EqualNetworksShareATableAndAnyDifferenceGetsItsOwn) {
     const auto topology = graph(1);
     const auto net = sw::build_network(topology);

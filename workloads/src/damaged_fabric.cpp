@@ -97,6 +97,7 @@ DamagedFabric::Solved DamagedFabric::solve(std::size_t k, const FabricDamage& da
     options.keep_routes = !undamaged;
     if (undamaged) {
         options.flow.routes_before_damage = undamaged->routes;
+        options.flow.network_before_damage = std::make_shared<const Network>(build_network(frame->topology));
         options.tours_before_damage = undamaged->tours;
     }
     const links::Topology series[] = {std::move(topology)};

@@ -77,7 +77,8 @@ void CollectiveEngine::check_epoch() {
                                                       std::max(1, options_.paths_per_transfer)));
     else
         routes_.clear();
-    routes_.seed(first ? options_.routes_before_damage : nullptr);  // a seed is for the first topology only
+    if (first) routes_.seed(options_.routes_before_damage, options_.network_before_damage);  // the first topology's only
+    else routes_.seed(nullptr);
     edge_local_.assign(clock_.network().capacity_Bps.size(), -1);
 }
 

@@ -302,11 +302,15 @@ std::optional<Path> route(const Network& network, std::int32_t source, std::int3
     return search(network, source, target, policy, nullptr);
 }
 
-std::vector<Path> route_disjoint(const Network& network, std::int32_t source, std::int32_t target,
-                                 RoutingPolicy policy, std::int32_t k) {
-    std::vector<Path> paths;
+namespace {
+
+// route_disjoint going on from `paths`, the first ones it would find (their edges banned from the rest).
+std::vector<Path> disjoint_after(const Network& network, std::int32_t source, std::int32_t target,
+                                 RoutingPolicy policy, std::int32_t k, std::vector<Path> paths) {
     std::vector<char> banned(network.capacity_Bps.size(), 0);
-    for (std::int32_t i = 0; i < std::max(1, k); ++i) {
+    for (const Path& p : paths)
+        for (auto e : p.edges) banned[e] = 1;
+    for (auto i = static_cast<std::int32_t>(paths.size()); i < std::max(1, k); ++i) {
         auto p = search(network, source, target, policy, &banned);
         if (!p) break;
         if (p->edges.empty()) {  // source == target
@@ -317,6 +321,13 @@ std::vector<Path> route_disjoint(const Network& network, std::int32_t source, st
         paths.push_back(std::move(*p));
     }
     return paths;
+}
+
+}  // namespace
+
+std::vector<Path> route_disjoint(const Network& network, std::int32_t source, std::int32_t target,
+                                 RoutingPolicy policy, std::int32_t k) {
+    return disjoint_after(network, source, target, policy, k, {});
 }
 
 const std::vector<Path>& RouteCache::get(const Network& network, std::int32_t source,
@@ -336,15 +347,28 @@ const std::vector<Path>& RouteCache::get(const Network& network, std::int32_t so
     };
     if (seed_) {
         const auto* seeded = seed_->table_->find(key);
-        const auto survives = [&](const std::vector<Path>& kept) {
-            for (const Path& p : kept)
-                for (const auto e : p.edges)
-                    if (!(network.capacity_Bps[e] > 0.0)) return false;
+        if (!seeded && paths > 1 && seed_network_)
+            seeded = &seed_->table_->add(key, route_disjoint(*seed_network_, source, target, policy, paths));
+        const auto intact = [&](const Path& p) {
+            for (const auto e : p.edges)
+                if (!(network.capacity_Bps[e] > 0.0)) return false;
             return true;
         };
+        const auto survives = [&](const std::vector<Path>& kept) { return std::all_of(kept.begin(), kept.end(), intact); };
         // Served from the seed itself, not copied: damage only takes capacities to zero, so a
         // surviving path's edges keep the capacities, and the bottleneck, the seed found them with.
         if (seeded && survives(*seeded)) return *seeded;
+        // Disjoint paths are found one after another, each with the earlier ones' edges banned: the
+        // seed's first paths that survive are the first ones found here too (as a whole set survives,
+        // on the fabric less the earlier paths' edges), and only the rest are searched again.
+        if (seeded && paths > 1 && !seeded->empty() && intact(seeded->front())) {
+            std::vector<Path> kept;
+            for (const Path& p : *seeded) {
+                if (!intact(p)) break;
+                kept.push_back(p);
+            }
+            return table_->add(key, disjoint_after(network, source, target, policy, paths, std::move(kept)));
+        }
         // A pair the seed served off its source's tree (the same path it returned there; the
         // fabrics share latencies, so path_into sums the same latency): taken if it survives.
         const auto s = static_cast<std::size_t>(source);

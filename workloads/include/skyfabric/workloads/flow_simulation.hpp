@@ -41,6 +41,7 @@ struct FlowOptions {
     double per_message_overhead_s = 0.0;  // software α added to each transfer
     // A damaged copy of one fabric: the routes found on it undamaged (RouteCache::seed).
     std::shared_ptr<const RouteCache> routes_before_damage;
+    std::shared_ptr<const Network> network_before_damage;  // the fabric they were found on (RouteCache::seed)
     // Engines that run on the same networks (a constellation's algorithms, rounds and trials'
     // undamaged steps) share their routes here; not used with routes_before_damage (a damaged
     // network is a trial's own).

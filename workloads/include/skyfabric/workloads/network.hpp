@@ -97,8 +97,13 @@ public:
     // edge indices, and the same capacities but for the links down, at zero): a pair whose cached
     // paths all survive the links down here takes them instead of a search. The same paths a search
     // gives: removing links cannot shorten any other path, and every path found before is still
-    // there. The seed is only read (trials share it).
-    void seed(std::shared_ptr<const RouteCache> before_damage) { seed_ = std::move(before_damage); }
+    // there. With the undamaged network too, a pair the seed lacks is searched there first, for
+    // several disjoint paths (new pairs of a ring re-formed round a lost rank recur across trials),
+    // and added to the seed's table, shared by every cache it seeds; else only read.
+    void seed(std::shared_ptr<const RouteCache> before_damage, std::shared_ptr<const Network> undamaged = nullptr) {
+        seed_ = std::move(before_damage);
+        seed_network_ = std::move(undamaged);
+    }
 
 private:
     // Single paths: a source asking for more targets than this (an all-to-all asks p-1) gets its
@@ -114,6 +119,7 @@ private:
     std::vector<std::vector<std::int32_t>> trees_;  // via edge per node; empty: not built
     std::vector<Path> scratch_;                     // the last path read off a tree
     std::shared_ptr<const RouteCache> seed_;
+    std::shared_ptr<const Network> seed_network_;  // the network the seed's routes were found on
 };
 
 // Shortest-latency distances from one node to all (inf where unreachable).
