@@ -224,6 +224,18 @@ TEST(Routing, ASeedServesItsTreesPathsThatSurviveTheDamage) {
     }
 }
 
+namespace {
+// The same paths, edge for edge, with the same latency and bottleneck.
+void expect_paths(const std::vector<sw::Path>& got, const std::vector<sw::Path>& want, std::int32_t s, std::int32_t t) {
+    ASSERT_EQ(got.size(), want.size()) << s << "→" << t;
+    for (std::size_t q = 0; q < got.size(); ++q) {
+        EXPECT_EQ(got[q].edges, want[q].edges) << s << "→" << t << " path " << q;
+        EXPECT_EQ(got[q].latency_s, want[q].latency_s) << s << "→" << t << " path " << q;
+        EXPECT_EQ(got[q].bottleneck_Bps, want[q].bottleneck_Bps) << s << "→" << t << " path " << q;
+    }
+}
+}  // namespace
+
 TEST(Routing, ASeedKeepsTheDisjointPathsThatSurviveAndSearchesTheRest) {
     // Disjoint paths on a damaged copy seeded with the undamaged ones: every pair as a fresh
     // search of the damaged fabric gives them, whether all, the first few or none survived.
@@ -246,13 +258,7 @@ TEST(Routing, ASeedKeepsTheDisjointPathsThatSurviveAndSearchesTheRest) {
             for (std::int32_t s = 0; s < dnet.node_count; ++s)
                 for (std::int32_t t = 0; t < dnet.node_count; ++t) {
                     const auto want = sw::route_disjoint(dnet, s, t, policy, 3);
-                    const auto& got = cache.get(dnet, s, t, policy, 3);
-                    ASSERT_EQ(got.size(), want.size()) << s << "→" << t;
-                    for (std::size_t q = 0; q < got.size(); ++q) {
-                        EXPECT_EQ(got[q].edges, want[q].edges) << s << "→" << t << " path " << q;
-                        EXPECT_EQ(got[q].latency_s, want[q].latency_s) << s << "→" << t << " path " << q;
-                        EXPECT_EQ(got[q].bottleneck_Bps, want[q].bottleneck_Bps) << s << "→" << t << " path " << q;
-                    }
+                    expect_paths(cache.get(dnet, s, t, policy, 3), want, s, t);
                     // A pair whose first path survived but not all of its paths: the case kept in part.
                     const auto& before = seed->get(net, s, t, policy, 3);
                     if (!before.empty() && !want.empty() && before.front().edges == want.front().edges && before.size() > 1 &&
@@ -284,15 +290,8 @@ TEST(Routing, ASeedWithItsNetworkSearchesThePairsItLacksThereFirst) {
     sw::RouteCache cache;
     cache.seed(seed, net);
     for (std::int32_t s = 0; s < dnet.node_count; ++s)
-        for (std::int32_t t = 0; t < dnet.node_count; ++t) {
-            const auto want = sw::route_disjoint(dnet, s, t, policy, 3);
-            const auto& got = cache.get(dnet, s, t, policy, 3);
-            ASSERT_EQ(got.size(), want.size()) << s << "→" << t;
-            for (std::size_t q = 0; q < got.size(); ++q) {
-                EXPECT_EQ(got[q].edges, want[q].edges) << s << "→" << t << " path " << q;
-                EXPECT_EQ(got[q].latency_s, want[q].latency_s) << s << "→" << t << " path " << q;
-            }
-        }
+        for (std::int32_t t = 0; t < dnet.node_count; ++t)
+            expect_paths(cache.get(dnet, s, t, policy, 3), sw::route_disjoint(dnet, s, t, policy, 3), s, t);
     EXPECT_GT(table->bytes(), seeded_bytes) << "the pairs s >= t were not added to the seed";
 }
 
