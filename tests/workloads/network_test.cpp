@@ -277,7 +277,7 @@ TEST(Routing, ASeedWithItsNetworkSearchesThePairsItLacksThereFirst) {
     const auto policy = sw::RoutingPolicy::shortest_latency;
     const auto whole = graph(3);
     auto net = std::make_shared<const sw::Network>(sw::build_network(whole));
-    auto table = std::make_shared<sw::RouteTable>();
+    auto table = std::make_shared<sw::RouteTable>(/*shared_while_growing=*/true);
     auto seed = std::make_shared<sw::RouteCache>();
     seed->share(table);
     for (std::int32_t s = 0; s < net->node_count; ++s)
@@ -293,6 +293,17 @@ TEST(Routing, ASeedWithItsNetworkSearchesThePairsItLacksThereFirst) {
         for (std::int32_t t = 0; t < dnet.node_count; ++t)
             expect_paths(cache.get(dnet, s, t, policy, 3), sw::route_disjoint(dnet, s, t, policy, 3), s, t);
     EXPECT_GT(table->bytes(), seeded_bytes) << "the pairs s >= t were not added to the seed";
+
+    // A seed whose table takes no lock (one cache's own, read by trials on several threads) is only
+    // read: the same paths, searched on the damaged fabric.
+    auto own = std::make_shared<sw::RouteCache>();
+    for (std::int32_t s = 0; s < net->node_count; ++s)
+        for (std::int32_t t = s + 1; t < net->node_count; ++t) (void)own->get(*net, s, t, policy, 3);
+    sw::RouteCache reader;
+    reader.seed(own, net);
+    for (std::int32_t s = 0; s < dnet.node_count; ++s)
+        for (std::int32_t t = 0; t < dnet.node_count; ++t)
+            expect_paths(reader.get(dnet, s, t, policy, 3), sw::route_disjoint(dnet, s, t, policy, 3), s, t);
 }
 
 TEST(RouteStore, EqualNetworksShareATableAndAnyDifferenceGetsItsOwn) {

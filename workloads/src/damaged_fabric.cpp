@@ -97,7 +97,9 @@ DamagedFabric::Solved DamagedFabric::solve(std::size_t k, const FabricDamage& da
     options.keep_routes = !undamaged;
     if (undamaged) {
         options.flow.routes_before_damage = undamaged->routes;
-        options.flow.network_before_damage = std::make_shared<const Network>(build_network(frame->topology));
+        // The undamaged network, for the pairs the seed lacks: multipath with a route store only.
+        if (options.flow.route_store && options.flow.paths_per_transfer > 1)
+            options.flow.network_before_damage = std::make_shared<const Network>(build_network(frame->topology));
         options.tours_before_damage = undamaged->tours;
     }
     const links::Topology series[] = {std::move(topology)};

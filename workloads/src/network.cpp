@@ -347,7 +347,7 @@ const std::vector<Path>& RouteCache::get(const Network& network, std::int32_t so
     };
     if (seed_) {
         const auto* seeded = seed_->table_->find(key);
-        if (!seeded && paths > 1 && seed_network_)
+        if (!seeded && paths > 1 && seed_network_ && seed_->table_->locked())
             seeded = &seed_->table_->add(key, route_disjoint(*seed_network_, source, target, policy, paths));
         const auto intact = [&](const Path& p) {
             for (const auto e : p.edges)
@@ -408,7 +408,8 @@ const std::vector<Path>& RouteCache::get(const Network& network, std::int32_t so
 const std::vector<Path>& RouteTable::add(std::int64_t key, std::vector<Path> paths) {
     std::size_t bytes = sizeof(std::pair<const std::int64_t, std::vector<Path>>) + 32 + paths.capacity() * sizeof(Path);
     for (const Path& p : paths) bytes += p.edges.capacity() * sizeof(std::int32_t);
-    const std::unique_lock lock(mutex_);
+    std::unique_lock lock(mutex_, std::defer_lock);
+    if (locked_) lock.lock();
     const auto [it, added] = paths_.try_emplace(key, std::move(paths));
     if (added) bytes_.fetch_add(bytes, std::memory_order_relaxed);
     return it->second;

@@ -52,16 +52,18 @@ std::optional<Path> route(const Network& network, std::int32_t source, std::int3
 std::vector<Path> route_disjoint(const Network& network, std::int32_t source,
                                  std::int32_t target, RoutingPolicy policy, std::int32_t k);
 
-// The paths found on one network, per (source, target): filled by the RouteCaches that use it,
-// which may be several at once on several threads (RouteStore shares one between the engines on
-// equal networks). Paths are added, never changed or removed, so a reference to them stays valid
-// while the table lives.
+// The paths found on one network, per (source, target), by the RouteCaches that use it. Paths are
+// added, never changed or removed, so a reference to them stays valid while the table lives. A
+// table shared between threads while it grows (RouteStore's) takes a lock; one cache's own does not
+// (read by other threads only once its cache is done: a trial's seed).
 class RouteTable {
 public:
+    explicit RouteTable(bool shared_while_growing = false) : locked_(shared_while_growing) {}
+    bool locked() const { return locked_; }
     const std::vector<Path>* find(std::int64_t key) const {
+        if (!locked_) return find_unlocked(key);
         const std::shared_lock lock(mutex_);
-        const auto it = paths_.find(key);
-        return it == paths_.end() ? nullptr : &it->second;
+        return find_unlocked(key);
     }
     // Keeps the first paths added under a key (two threads may search the same pair: the same
     // network gives the same paths) and returns them.
@@ -69,6 +71,11 @@ public:
     std::size_t bytes() const { return bytes_.load(std::memory_order_relaxed); }  // an estimate
 
 private:
+    const std::vector<Path>* find_unlocked(std::int64_t key) const {
+        const auto it = paths_.find(key);
+        return it == paths_.end() ? nullptr : &it->second;
+    }
+    const bool locked_;
     mutable std::shared_mutex mutex_;
     std::unordered_map<std::int64_t, std::vector<Path>> paths_;
     std::atomic<std::size_t> bytes_{0};
@@ -97,9 +104,10 @@ public:
     // edge indices, and the same capacities but for the links down, at zero): a pair whose cached
     // paths all survive the links down here takes them instead of a search. The same paths a search
     // gives: removing links cannot shorten any other path, and every path found before is still
-    // there. With the undamaged network too, a pair the seed lacks is searched there first, for
-    // several disjoint paths (new pairs of a ring re-formed round a lost rank recur across trials),
-    // and added to the seed's table, shared by every cache it seeds; else only read.
+    // there. With the undamaged network too, and a seed whose table takes a lock (a RouteStore's), a
+    // pair the seed lacks is searched there first, for several disjoint paths (new pairs of a ring
+    // re-formed round a lost rank recur across trials), and added to the seed's table, shared by
+    // every cache it seeds; else the seed is only read.
     void seed(std::shared_ptr<const RouteCache> before_damage, std::shared_ptr<const Network> undamaged = nullptr) {
         seed_ = std::move(before_damage);
         seed_network_ = std::move(undamaged);
