@@ -279,6 +279,18 @@ struct CoupledCase {
     CoupledCase() {
         for (int k = 0; k < 6; ++k) timeline.append(swt::ring(p, capacity_bps * (1.0 - 0.1 * (k % 2)), alpha_s, 500.0 * k));
     }
+    // About two chip crashes a trial beside UECCs and link outages; ranks lost shrink the ring.
+    static sw::FaultModel crashing_faults() {
+        sw::FaultModel model = only(true, true, 2e-3);
+        model.device.chip_crash_rad_per_event = 20.0;
+        return model;
+    }
+    static sw::RecoveryConfig shrinking_recovery() {
+        sw::RecoveryConfig c;
+        c.checkpoint_interval_s = 200.0;
+        c.on_rank_loss = sw::RankLossPolicy::shrink;
+        return c;
+    }
     sw::StepDurations fault_free() const {
         // The fault-free run's own steps over the timeline: one per keyframe's step time.
         sw::StepDurations s;
@@ -324,14 +336,11 @@ TEST(CoupledMonteCarlo, ZeroFaultRatesGiveTheFaultFreeRunBitForBit) {
 TEST(CoupledMonteCarlo, OneAndTwoThreadsGiveIdenticalTrials) {
     const CoupledCase k;
     sw::DamagedFabric fabric(k.timeline, k.model, k.p);
-    sw::FaultModel model = only(true, true, 2e-3);
-    model.device.chip_crash_rad_per_event = 20.0;  // about two crashes a trial
-    sw::RecoveryConfig c;
-    c.checkpoint_interval_s = 200.0;
+    const sw::FaultModel model = CoupledCase::crashing_faults();
+    sw::RecoveryConfig c = CoupledCase::shrinking_recovery();
     c.checkpoint_cost_s = 10.0;
     c.restart_s = 20.0;
     c.reboot_s = 100.0;
-    c.on_rank_loss = sw::RankLossPolicy::shrink;
     const sw::StepDurations steps = k.fault_free();
     const auto one = sw::monte_carlo_goodput(k.series, model, c, steps, k.T, 3, 24, sw::Backend::cpu, &fabric, 1);
     const auto two = sw::monte_carlo_goodput(k.series, model, c, steps, k.T, 3, 24, sw::Backend::cpu, &fabric, 2);
@@ -366,11 +375,8 @@ TEST(CoupledMonteCarlo, TrialsDoNotDependOnHowPhasesAreBatched) {
     sw::StepModel listed = k.model;
     listed.options.explicit_schedules = true;
     sw::DamagedFabric compact_fabric(k.timeline, k.model, k.p), listed_fabric(k.timeline, listed, k.p);
-    sw::FaultModel model = only(true, true, 2e-3);
-    model.device.chip_crash_rad_per_event = 20.0;  // about two crashes a trial
-    sw::RecoveryConfig c;
-    c.checkpoint_interval_s = 200.0;
-    c.on_rank_loss = sw::RankLossPolicy::shrink;
+    const sw::FaultModel model = CoupledCase::crashing_faults();
+    const sw::RecoveryConfig c = CoupledCase::shrinking_recovery();
     const sw::StepDurations steps = k.fault_free();
     const auto a = sw::monte_carlo_goodput(k.series, model, c, steps, k.T, 5, 24, sw::Backend::cpu, &compact_fabric, 2);
     const auto b = sw::monte_carlo_goodput(k.series, model, c, steps, k.T, 5, 24, sw::Backend::cpu, &listed_fabric, 2);
@@ -446,12 +452,9 @@ TEST(DamagedFabric, ASolveCacheOverItsBudgetGivesTheSameStepsAndStaysWithinIt) {
     EXPECT_GT(seeds.evaluations(), bounded.evaluations());
 
     // Trials on two threads, each holding the solves not kept that it asked for.
-    sw::FaultModel model = only(true, true, 2e-3);
-    model.device.chip_crash_rad_per_event = 20.0;
-    sw::RecoveryConfig c;
-    c.checkpoint_interval_s = 200.0;
+    const sw::FaultModel model = CoupledCase::crashing_faults();
+    sw::RecoveryConfig c = CoupledCase::shrinking_recovery();
     c.reboot_s = 100.0;
-    c.on_rank_loss = sw::RankLossPolicy::shrink;
     const sw::StepDurations steps = k.fault_free();
     std::vector<sw::MonteCarloResult> mc;
     for (sw::DamagedFabric* f : fabrics)
@@ -500,11 +503,8 @@ TEST(CoupledMonteCarlo, CudaDrawnTrialsMatchTheCpu) {
         GTEST_SKIP() << "CUDA comparison skipped: " << sw::cuda_unavailable_reason();
     const CoupledCase k;
     sw::DamagedFabric fabric(k.timeline, k.model, k.p);
-    sw::FaultModel model = only(true, true, 2e-3);
-    model.device.chip_crash_rad_per_event = 20.0;
-    sw::RecoveryConfig c;
-    c.checkpoint_interval_s = 200.0;
-    c.on_rank_loss = sw::RankLossPolicy::shrink;
+    const sw::FaultModel model = CoupledCase::crashing_faults();
+    const sw::RecoveryConfig c = CoupledCase::shrinking_recovery();
     const sw::StepDurations steps = k.fault_free();
     const auto cpu = sw::monte_carlo_goodput(k.series, model, c, steps, k.T, 3, 64, sw::Backend::cpu, &fabric, 2);
     const auto gpu = sw::monte_carlo_goodput(k.series, model, c, steps, k.T, 3, 64, sw::Backend::cuda, &fabric, 2);

@@ -193,21 +193,32 @@ TEST(Routing, DeadEndsSettleAsTheyWouldFromTheFrontier) {
     }
 }
 
+namespace {
+// A cache that has asked for every pair (paths disjoint paths each): a damaged copy's seed.
+std::shared_ptr<sw::RouteCache> seed_every_pair(const sw::Network& net, sw::RoutingPolicy policy, std::int32_t paths) {
+    auto seed = std::make_shared<sw::RouteCache>();
+    for (std::int32_t s = 0; s < net.node_count; ++s)
+        for (std::int32_t t = 0; t < net.node_count; ++t) (void)seed->get(net, s, t, policy, paths);
+    return seed;
+}
+// The fabric with two of its links down.
+skyfabric::links::Topology with_links_down(skyfabric::links::Topology t, std::size_t a, std::size_t b) {
+    t.links[a].capacity_bps = 0.0;
+    t.links[b].capacity_bps = 0.0;
+    return t;
+}
+}  // namespace
+
 TEST(Routing, ASeedServesItsTreesPathsThatSurviveTheDamage) {
     // The undamaged cache asked for every pair (trees for every source, its paths not stored
     // per pair); a damaged copy seeded with it must route every pair as the textbook search
     // does on the damaged fabric, whether the seed's path survived or not.
     const auto whole = graph_with_dead_ends(2);
     const auto net = sw::build_network(whole);
-    auto seed = std::make_shared<sw::RouteCache>();
-    for (std::int32_t s = 0; s < net.node_count; ++s)
-        for (std::int32_t t = 0; t < net.node_count; ++t) (void)seed->get(net, s, t, sw::RoutingPolicy::shortest_latency, 1);
+    const auto seed = seed_every_pair(net, sw::RoutingPolicy::shortest_latency, 1);
     for (std::size_t cut : {std::size_t{0}, std::size_t{5}, std::size_t{17}, whole.links.size() - 7}) {
         SCOPED_TRACE(cut);
-        auto damaged = whole;
-        damaged.links[cut].capacity_bps = 0.0;
-        damaged.links[(cut * 7 + 3) % damaged.links.size()].capacity_bps = 0.0;
-        const auto dnet = sw::build_network(damaged);
+        const auto dnet = sw::build_network(with_links_down(whole, cut, (cut * 7 + 3) % whole.links.size()));
         sw::RouteCache cache;
         cache.seed(seed);
         for (int pass = 0; pass < 2; ++pass)  // the second asks again: cached, tree or seed
@@ -243,15 +254,10 @@ TEST(Routing, ASeedKeepsTheDisjointPathsThatSurviveAndSearchesTheRest) {
     for (int variant : {0, 2, 3}) {
         const auto whole = graph(variant);
         const auto net = sw::build_network(whole);
-        auto seed = std::make_shared<sw::RouteCache>();
-        for (std::int32_t s = 0; s < net.node_count; ++s)
-            for (std::int32_t t = 0; t < net.node_count; ++t) (void)seed->get(net, s, t, policy, 3);
+        const auto seed = seed_every_pair(net, policy, 3);
         for (std::size_t cut : {std::size_t{1}, std::size_t{8}, std::size_t{23}}) {
             SCOPED_TRACE(testing::Message() << "variant " << variant << ", cut " << cut);
-            auto damaged = whole;
-            damaged.links[cut].capacity_bps = 0.0;
-            damaged.links[(cut * 5 + 11) % damaged.links.size()].capacity_bps = 0.0;
-            const auto dnet = sw::build_network(damaged);
+            const auto dnet = sw::build_network(with_links_down(whole, cut, (cut * 5 + 11) % whole.links.size()));
             sw::RouteCache cache;
             cache.seed(seed);
             int kept_some = 0;
@@ -283,10 +289,7 @@ TEST(Routing, ASeedWithItsNetworkSearchesThePairsItLacksThereFirst) {
     for (std::int32_t s = 0; s < net->node_count; ++s)
         for (std::int32_t t = s + 1; t < net->node_count; ++t) (void)seed->get(*net, s, t, policy, 3);
     const std::size_t seeded_bytes = table->bytes();
-    auto damaged = whole;
-    damaged.links[8].capacity_bps = 0.0;
-    damaged.links[21].capacity_bps = 0.0;
-    const auto dnet = sw::build_network(damaged);
+    const auto dnet = sw::build_network(with_links_down(whole, 8, 21));
     sw::RouteCache cache;
     cache.seed(seed, net);
     for (std::int32_t s = 0; s < dnet.node_count; ++s)
