@@ -88,17 +88,14 @@ public:
     // source's shortest-path tree share one scratch slot); copy what must outlive it.
     const std::vector<Path>& get(const Network& network, std::int32_t source,
                                  std::int32_t target, RoutingPolicy policy, std::int32_t paths);
-    void clear() {
-        table_ = std::make_shared<RouteTable>();
-        lookups_.clear();
-        trees_.clear();
-        scratch_.clear();
-    }
+    void clear() { share(std::make_shared<RouteTable>()); }
     // Clears, and takes the paths from (and adds those it finds to) a table that other caches on a
     // network equal to the next one share (RouteStore::table_for). Trees stay this cache's own.
     void share(std::shared_ptr<RouteTable> table) {
-        clear();
         table_ = std::move(table);
+        lookups_.clear();
+        trees_.clear();
+        scratch_.clear();
     }
     // Routes found on the same fabric with no link down (its links in the same order, so the same
     // edge indices, and the same capacities but for the links down, at zero): a pair whose cached
