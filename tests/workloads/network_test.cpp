@@ -27,7 +27,7 @@ namespace {
 constexpr double inf = std::numeric_limits<double>::infinity();
 
 std::optional<sw::Path> reference_route(const sw::Network& n, std::int32_t s, std::int32_t t,
-                                        sw::RoutingPolicy policy) {
+                                        sw::RoutingPolicy policy, const std::vector<char>* banned = nullptr) {
     if (s == t) return sw::Path{};
     const auto nn = static_cast<std::size_t>(n.node_count);
     struct Label {
@@ -49,7 +49,7 @@ std::optional<sw::Path> reference_route(const sw::Network& n, std::int32_t s, st
         for (std::int32_t k = n.adjacency_offsets[v]; k < n.adjacency_offsets[v + 1]; ++k) {
             const std::int32_t e = n.adjacency_edges[k];
             const std::int32_t w = n.edge_to[e];
-            if (done[w]) continue;
+            if (done[w] || (banned && (*banned)[e])) continue;
             Label cand;
             if (policy == sw::RoutingPolicy::widest) {
                 cand.a = std::max(a, -n.capacity_Bps[e]);
@@ -75,6 +75,21 @@ std::optional<sw::Path> reference_route(const sw::Network& n, std::int32_t s, st
         p.bottleneck_Bps = std::min(p.bottleneck_Bps, n.capacity_Bps[e]);
     }
     return p;
+}
+
+// k disjoint paths the textbook way: each path's edges banned from the searches after it.
+std::vector<sw::Path> reference_disjoint(const sw::Network& n, std::int32_t s, std::int32_t t,
+                                         sw::RoutingPolicy policy, std::int32_t k) {
+    std::vector<sw::Path> paths;
+    std::vector<char> banned(n.edge_to.size(), 0);
+    for (std::int32_t i = 0; i < k; ++i) {
+        auto p = reference_route(n, s, t, policy, &banned);
+        if (!p) break;
+        for (auto e : p->edges) banned[e] = 1;
+        paths.push_back(std::move(*p));
+        if (s == t) break;
+    }
+    return paths;
 }
 
 skyfabric::links::Topology graph(int variant) {
@@ -307,6 +322,58 @@ TEST(Routing, ASeedWithItsNetworkSearchesThePairsItLacksThereFirst) {
     for (std::int32_t s = 0; s < dnet.node_count; ++s)
         for (std::int32_t t = 0; t < dnet.node_count; ++t)
             expect_paths(reader.get(dnet, s, t, policy, 3), sw::route_disjoint(dnet, s, t, policy, 3), s, t);
+}
+
+namespace {
+// Four 4×4 lattices in a row, each corner a gateway linked to the same corner of every other
+// cluster, the link's latency growing with the clusters' distance: a path through the clusters in
+// between is as short as the direct one, or nearly (1e-4 + 1e-4 == 2e-4 exactly, 3e-4 differs by
+// rounding), so the searches meet ties and near ties across clusters as well as within them.
+skyfabric::links::Topology clusters(int variant) {
+    skyfabric::links::Topology t;
+    t.node_count = 64;
+    for (std::int32_t c = 0; c < 4; ++c) {
+        auto one = sw::testing::lattice(4, 4, 100e9, 1e-6);
+        for (std::size_t i = 0; i < one.links.size(); ++i) {
+            auto l = one.links[i];
+            l.source += 16 * c;
+            l.target += 16 * c;
+            if (variant >= 1) l.latency_s = 1e-6 * (1.0 + 0.37 * static_cast<double>((i * 5 + c) % 3));
+            t.links.push_back(l);
+        }
+    }
+    for (std::int32_t a = 0; a < 4; ++a)
+        for (std::int32_t b = a + 1; b < 4; ++b)
+            for (std::int32_t corner : {0, 3, 12, 15}) {
+                const double hops = b - a;
+                const double extra = variant >= 2 ? 1e-6 * static_cast<double>((corner + a) % 3) : 0.0;
+                t.links.push_back(sw::testing::make_link(16 * a + corner, 16 * b + corner, 50e9, 1e-4 * hops + extra));
+            }
+    return t;
+}
+}  // namespace
+
+TEST(Routing, DisjointPathsAsTheTextbookSearchFindsThem) {
+    // route_disjoint (the scratch-label search, dead ends settled on reach) must give the textbook
+    // paths, edge for edge, on the graphs with ties, chords, parallel and down links, dead ends, two
+    // links cut, and on clusters joined by long links where the clusters in between offer paths as
+    // short as the direct one.
+    std::vector<skyfabric::links::Topology> graphs;
+    for (int variant = 0; variant < 6; ++variant) graphs.push_back(graph(variant));
+    graphs.push_back(graph_with_dead_ends(3));
+    graphs.push_back(with_links_down(graph(2), 4, 19));
+    for (int variant = 0; variant < 3; ++variant) graphs.push_back(clusters(variant));
+    graphs.push_back(with_links_down(clusters(1), 3, 100));
+    const auto policy = sw::RoutingPolicy::shortest_latency;
+    for (std::size_t g = 0; g < graphs.size(); ++g) {
+        const auto net = sw::build_network(graphs[g]);
+        for (std::int32_t k : {2, 4}) {
+            SCOPED_TRACE(testing::Message() << "graph " << g << ", " << k << " paths");
+            for (std::int32_t s = 0; s < net.node_count; ++s)
+                for (std::int32_t t = 0; t < net.node_count; ++t)
+                    expect_paths(sw::route_disjoint(net, s, t, policy, k), reference_disjoint(net, s, t, policy, k), s, t);
+        }
+    }
 }
 
 TEST(RouteStore, EqualNetworksShareATableAndAnyDifferenceGetsItsOwn) {
