@@ -21,12 +21,12 @@ void VtkRecorder::begin(const simulation::RunSetup& setup) {
     const auto& sc = *setup.scenario;
     every_ = sc.output.vtk_every;
     eci_ = sc.output.vtk_frame == scenario::VtkFrame::eci;
-    if (sc.radiation.enabled) {
-        spares_ = sc.radiation.recovery.spare_satellites;
-        reboot_s_ = sc.radiation.recovery.reboot_s;
-    }
     const auto n = static_cast<std::int32_t>(setup.satellite_count);
-    initial_status_ = as_status(workloads::satellite_conditions({}, {}, n, std::min(spares_, n), reboot_s_, 0.0, 0.0));
+    if (sc.radiation.enabled) {
+        recovery_ = sc.radiation.recovery;
+        recovery_.spare_satellites = std::min(recovery_.spare_satellites, n);
+    }
+    initial_status_ = as_status(workloads::satellite_conditions({}, {}, n, recovery_, 0.0, 0.0));
     std::filesystem::create_directories(directory_);
     writer_.emplace(directory_, "formation");
     cluster_of_ = setup.cluster_of;
@@ -91,7 +91,7 @@ void VtkRecorder::end(const simulation::RunSummary& summary) {
         const double t1 = writer_->frame_time_s(i);
         const double t0 = i == 0 ? -1.0 : writer_->frame_time_s(i - 1);  // events at t = 0 count in frame 0
         const auto status =
-            as_status(workloads::satellite_conditions(events, swaps, n, std::min(spares_, n), reboot_s_, t0, t1));
+            as_status(workloads::satellite_conditions(events, swaps, n, recovery_, t0, t1));
         down.clear();  // trial 0's terminal outages holding a link down at the frame's time
         for (const auto& o : outages)
             if (o.start_s <= t1 && t1 < o.end_s) down.emplace_back(o.source, o.target);

@@ -30,8 +30,7 @@ private:
     std::optional<viz::PvdSeriesWriter> writer_;
     int every_ = 1;
     bool eci_ = false;
-    std::int32_t spares_ = 0;    // radiation.recovery.spare_satellites when radiation is on
-    double reboot_s_ = 0.0;
+    workloads::RecoveryConfig recovery_;  // radiation.recovery when radiation is on (its spares, reboot time)
     std::vector<Eigen::Vector3d> positions_;
     std::vector<std::int32_t> initial_status_;  // what record() writes: the first spares
     // A constellation (empty / none for one cluster).

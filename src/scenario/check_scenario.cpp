@@ -66,19 +66,17 @@ namespace {
 // numbered cluster after cluster, and the training job when one runs alone on them; without one (or
 // with one beside a serving job, checked apart) a dense job over every satellite, so that only what
 // the algorithms need of the clusters is checked.
-workloads::ClusterTrainingSetup cluster_training(const Scenario& sc, const std::vector<std::size_t>& sizes) {
+workloads::ClusterTrainingSetup cluster_training(const Scenario& sc) {
     workloads::ClusterTrainingSetup setup;
-    std::int32_t first = 0;
-    for (const std::size_t n : sizes) {
-        auto& nodes = setup.cluster_nodes.emplace_back(n);
-        std::iota(nodes.begin(), nodes.end(), first);
-        first += static_cast<std::int32_t>(n);
-    }
+    setup.cluster_nodes = cluster_ranks(sc);
+    setup.cluster_satellites = cluster_satellites(sc);
+    std::int32_t ranks = 0;
+    for (const auto& nodes : setup.cluster_nodes) ranks += static_cast<std::int32_t>(nodes.size());
     if (sc.workload.enabled && !workloads_share_fabric(sc)) {
         setup.job = sc.workload.job;
         setup.experts_across_clusters = sc.workload.experts_across_clusters;
     }
-    if (!(sc.workload.enabled && !workloads_share_fabric(sc)) || setup.job.data_parallel == 0) setup.job.data_parallel = first;
+    if (!(sc.workload.enabled && !workloads_share_fabric(sc)) || setup.job.data_parallel == 0) setup.job.data_parallel = ranks;
     return setup;
 }
 
@@ -89,7 +87,17 @@ void check_constellation(Section& top, const Scenario& sc, const std::vector<std
     const auto& con = sc.constellation;
     if (sc.fabric) c.fail("clusters", "a constellation needs an orbit; a synthetic topology has none");
     if (!sc.links.enabled) c.fail("clusters", "a constellation needs a links section (the clusters' own fabrics)");
-    const workloads::ClusterTrainingSetup training = cluster_training(sc, sizes);
+    if (sc.radiation.enabled && sc.radiation.recovery.spare_satellites > 0) {
+        Section radiation = top.section("radiation");
+        const auto spares = static_cast<std::size_t>(sc.radiation.recovery.spare_satellites);
+        if (std::adjacent_find(sizes.begin(), sizes.end(), std::not_equal_to<>()) != sizes.end())
+            radiation.fail("spare_satellites", "hot spares in a constellation (spare_satellites in each cluster) need clusters "
+                                               "of equal size");
+        if (spares >= sizes.front())
+            radiation.fail("spare_satellites", "is per cluster in a constellation: must leave at least one of each cluster's " +
+                                                   std::to_string(sizes.front()) + " satellites training");
+    }
+    const workloads::ClusterTrainingSetup training = cluster_training(sc);
     // Beside a serving job radiation is refused (check_shared_workloads), and the job's keys are in `workloads`.
     if (sc.radiation.enabled && !workloads_share_fabric(sc)) {
         workloads::ClusterFaultSetup faults;
@@ -249,12 +257,17 @@ void check_across_sections(Section& top, Scenario& sc, const LoadOptions& option
                  (sc.constellation.enabled ? "the constellation has " : "the formation has ") + std::to_string(satellites) +
                      " satellites; at most " + std::to_string(max_satellites) + " are supported");
     }
+    // A constellation keeps radiation.spare_satellites hot spares in each cluster (its last ones).
+    if (sc.constellation.enabled && sc.radiation.enabled && sc.radiation.recovery.spare_satellites > 0 && !sizes.empty())
+        sc.radiation.recovery.spare_group_size = static_cast<std::int32_t>(sizes.front());
     if (sc.constellation.enabled) check_constellation(top, sc, sizes);
     if (workloads_share_fabric(sc)) check_shared_workloads(top, sc);
     if (sc.workload.enabled) {
         Section workload = workload_section(top, false);
         if (!sc.fabric && !sc.links.enabled) workload.fail("enabled", "a training workload needs links: add a links section");
-        if (sc.workload.job.data_parallel == 0) sc.workload.job.data_parallel = static_cast<std::int32_t>(satellites);
+        if (sc.workload.job.data_parallel == 0)
+            sc.workload.job.data_parallel = sc.constellation.enabled ? cluster_training(sc).job.data_parallel
+                                                                     : static_cast<std::int32_t>(satellites);
         if (static_cast<std::size_t>(sc.workload.job.data_parallel) > satellites) {
             Section parallelism = workload.section("parallelism");
             parallelism.fail("data", "data-parallel ranks (" + std::to_string(sc.workload.job.data_parallel) +

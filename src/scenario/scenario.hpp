@@ -248,6 +248,10 @@ Scenario cluster_scenario(const Scenario& scenario, std::size_t c);
 std::size_t cluster_count(const Scenario& scenario);
 // Satellites of each cluster (one entry without a constellation section).
 std::vector<std::size_t> cluster_sizes(const Scenario& scenario);
+// Each cluster's satellites (numbered cluster after cluster) and, of those, its training ranks: all
+// but its last radiation.spare_satellites when radiation is on (hot spares serve their own cluster).
+std::vector<std::vector<std::int32_t>> cluster_satellites(const Scenario& scenario);
+std::vector<std::vector<std::int32_t>> cluster_ranks(const Scenario& scenario);
 // Satellites of the formation (every cluster's), or ranks of the synthetic fabric.
 std::size_t node_count(const Scenario& scenario);
 // The satellites of a serving workload's instances, in ServingConfig::nodes order (prefill instances,

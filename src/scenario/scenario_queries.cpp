@@ -42,6 +42,24 @@ std::vector<std::int32_t> inference_nodes(const Scenario& sc) {
     return nodes;
 }
 
+std::vector<std::vector<std::int32_t>> cluster_satellites(const Scenario& sc) {
+    std::vector<std::vector<std::int32_t>> out;
+    std::int32_t first = 0;
+    for (const std::size_t n : cluster_sizes(sc)) {
+        auto& nodes = out.emplace_back(n);
+        std::iota(nodes.begin(), nodes.end(), first);
+        first += static_cast<std::int32_t>(n);
+    }
+    return out;
+}
+
+std::vector<std::vector<std::int32_t>> cluster_ranks(const Scenario& sc) {
+    auto out = cluster_satellites(sc);
+    const std::int32_t spares = sc.radiation.enabled ? sc.radiation.recovery.spare_satellites : 0;
+    for (auto& nodes : out) nodes.resize(nodes.size() - std::min(nodes.size(), static_cast<std::size_t>(std::max(0, spares))));
+    return out;
+}
+
 std::vector<std::int32_t> shared_training_nodes(const Scenario& sc) {
     if (!workloads_share_fabric(sc) || !sc.constellation.enabled) return {};
     const auto sizes = cluster_sizes(sc);

@@ -37,7 +37,6 @@ bool RunState::draw_faults() {
     auto& out = faults_drawn_.emplace();
     const auto& r = sc_.radiation;
     const double duration_s = summary_.simulated_s;
-    const auto n = static_cast<std::int32_t>(dose_.size());
     if (dose_series_.sample_count > 0 && duration_s > 0.0) {
         const workloads::FaultModel model = fault_model();
         out.outcome.expected_events = workloads::expected_fault_counts(dose_series_, model, duration_s);
@@ -54,7 +53,7 @@ bool RunState::draw_faults() {
         }
         out.outcome.events = workloads::sample_fault_events(dose_series_, model, duration_s, sc_.seed, 0);
         out.outcome.interruption_mtbf_s =
-            workloads::interruption_mtbf_s(dose_series_, r.faults, n - r.recovery.spare_satellites, duration_s);
+            workloads::ranks_interruption_mtbf_s(dose_series_, r.faults, r.recovery, duration_s);
     }
     return true;
 }
@@ -84,7 +83,7 @@ void RunState::finish_radiation() {
                                                                         sc_.orbit.inclination_rad) *
                                  physics::seconds_per_year_radiation;
     out.long_term_interruption_mtbf_s = workloads::interruption_mtbf_at_dose_rate_s(
-        out.annual_dose_rad_per_yr / physics::seconds_per_year_radiation, r.faults, n - r.recovery.spare_satellites);
+        out.annual_dose_rad_per_yr / physics::seconds_per_year_radiation, r.faults, workloads::initial_rank_count(r.recovery, n));
     try {
         play_trials(out, model, duration_s);
     } catch (const workloads::TrialsInterrupted& e) {

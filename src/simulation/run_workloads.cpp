@@ -163,7 +163,8 @@ void RunState::run_constellation_workload() {
     setup.experts_across_clusters = sc_.workload.experts_across_clusters;
     setup.seed = sc_.seed;
     setup.topologies = [this](double from_s) { return timeline_.source_from(from_s); };
-    setup.cluster_nodes = clusters_->cluster_nodes();
+    setup.cluster_nodes = scenario::cluster_ranks(sc_);  // each cluster's hot spares train only in its fault trials
+    setup.cluster_satellites = scenario::cluster_satellites(sc_);
     if (sc_.power.enabled) {  // every sample is simulated: the clusters' shares are known
         setup.cluster_compute_done_s = [this](std::size_t c, double start_s, double work_s) {
             return compute_done_s(start_s, work_s, cluster_fraction_[c]);

@@ -958,6 +958,34 @@ TEST(Cli, ConstellationRadiationReportsEveryAlgorithmsGoodputAndGatewayLosses) {
     fs::remove_all(dir);
 }
 
+TEST(Cli, ConstellationHotSparesArePerClusterAndTrainOnlyAsReplacements) {
+    // radiation.spare_satellites in a constellation: each cluster keeps its own (4 x 81 with 2 each:
+    // 316 ranks), every algorithm's trials run with them, and a cluster cannot give all its
+    // satellites to spares (exit 2, the key named).
+    const auto dir = fresh_dir("constellation_spares");
+    const std::string common = " --set duration_s=1200 --set output_step_s=60 --set output.vtk=false --set output.hdf5=false"
+                               " --set workload.local_steps=5 --set radiation.enabled=true --set radiation.rate_scale=1000"
+                               " --set radiation.trials=4";
+    const auto r = run_command(skyfabric() + " run -q " + source("scenarios/constellation-4x81.yaml") + common +
+                               " --set radiation.spare_satellites=2 -o " + dir.string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto check = run_command(
+        "/usr/bin/python3 -c \"import json,sys; s=json.load(open(sys.argv[1]+'/summary.json')); "
+        "assert s['workload']['data_parallel'] == 316, s['workload']['data_parallel']; "
+        "c=s['radiation']['constellation']; assert sorted(c) == ['diloco','hierarchical','noloco','ring'], list(c); "
+        "assert all(0 < a['goodput']['median'] <= a['fault_free_goodput'] for a in c.values()); "
+        "assert all(a['bytes_outside_own_clusters'] == 0 for n, a in s['constellation']['algorithms'].items() if n != 'noloco'); "
+        "print('ok')\" " + dir.string());
+    EXPECT_EQ(check.status, 0) << check.output;
+    EXPECT_NE(check.output.find("ok"), std::string::npos) << check.output;
+    const auto all = run_command(skyfabric() + " validate " + source("scenarios/constellation-4x81.yaml") +
+                                 " --set radiation.enabled=true --set radiation.spare_satellites=81");
+    EXPECT_EQ(all.status, 2) << all.output;
+    EXPECT_NE(all.output.find("radiation.spare_satellites"), std::string::npos) << all.output;
+    EXPECT_NE(all.output.find("per cluster"), std::string::npos) << all.output;
+    fs::remove_all(dir);
+}
+
 TEST(Cli, ConstellationRunsItsClustersGatewayLayerAndAlgorithms) {
     // Issue 17: four clusters with their aggregation layer, checked independently
     // (tests/cli/check_constellation.py): chiefs spaced along the orbit, cluster 1 where its own

@@ -501,9 +501,27 @@ TEST(ScenarioLoader, ConstellationErrorsNameTheKey) {
     const auto faults = load_scenario_text(constellation_base + "  clusters: 2\n  spacing_km: 10\nradiation: {gateway_outages_per_day: 2}\n",
                                            "test.yaml");
     EXPECT_NEAR(faults.radiation.faults.gateway_outage_rate_per_s, 2.0 / 86400.0, 1e-18);
-    const std::string spares = error_of(constellation_base + "  clusters: 2\n  spacing_km: 10\nradiation: {spare_satellites: 2}\n");
+    // Hot spares are per cluster: each cluster's last ones, its ranks the rest (and the job's data-parallel
+    // default); a cluster left no rank, or clusters of unequal size, are refused.
+    const auto spared = load_scenario_text(constellation_base + "  clusters: 2\n  spacing_km: 10\nradiation: {spare_satellites: 2}\n",
+                                           "test.yaml");
+    const auto per_cluster = static_cast<std::int32_t>(skyfabric::scenario::cluster_sizes(spared).front());
+    EXPECT_EQ(spared.radiation.recovery.spare_group_size, per_cluster);
+    const auto ranks = skyfabric::scenario::cluster_ranks(spared);
+    ASSERT_EQ(ranks.size(), 2u);
+    EXPECT_EQ(ranks[1].front(), per_cluster);
+    EXPECT_EQ(static_cast<std::int32_t>(ranks[1].size()), per_cluster - 2);
+    EXPECT_EQ(spared.workload.job.data_parallel, 2 * (per_cluster - 2));
+    const std::string spares = error_of(constellation_base + "  clusters: 2\n  spacing_km: 10\nradiation: {spare_satellites: " +
+                                        std::to_string(per_cluster) + "}\n");
     EXPECT_NE(spares.find("radiation.spare_satellites"), std::string::npos) << spares;
-    EXPECT_NE(spares.find("not modelled"), std::string::npos) << spares;
+    EXPECT_NE(spares.find("per cluster"), std::string::npos) << spares;
+    const std::string unequal_spares = error_of(constellation_base + R"(  clusters: [{along_track_km: 0}, {along_track_km: 50, radius_m: 500}]
+  algorithms: [ring]
+radiation: {spare_satellites: 1}
+)");
+    EXPECT_NE(unequal_spares.find("radiation.spare_satellites"), std::string::npos) << unequal_spares;
+    EXPECT_NE(unequal_spares.find("equal size"), std::string::npos) << unequal_spares;
     const std::string shrink = error_of(minimal + "links: {}\nworkload: {on_rank_loss: shrink}\nradiation: {}\n"
                                                   "constellation:\n  clusters: 2\n  spacing_km: 10\n");
     EXPECT_NE(shrink.find("workload.on_rank_loss"), std::string::npos) << shrink;

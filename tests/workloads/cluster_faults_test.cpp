@@ -30,8 +30,9 @@ struct TwoClusters {
     std::vector<sw::ClusterAlgorithm> algorithms{sw::ClusterAlgorithm::ring, sw::ClusterAlgorithm::diloco,
                                                  sw::ClusterAlgorithm::noloco};
 
-    TwoClusters() {
-        timeline.append(swt::ring(4, 800e9, 1e-6));
+    TwoClusters() : TwoClusters(swt::ring(4, 800e9, 1e-6)) {}
+    explicit TwoClusters(const skyfabric::links::Topology& fabric) {
+        timeline.append(fabric);
         setup.series = &series;
         setup.timeline = &timeline;
         setup.duration_s = 1000.0;
@@ -128,6 +129,63 @@ TEST(ClusterFaults, RingRollsEveryRankBackDilocoWaitsForTheSlowestNolocoGoesOn) 
     EXPECT_NEAR(own, 1000.0 - 838.0 - 50.25, 1e-9);
     EXPECT_NEAR(noloco.goodput, 0.8745, 1e-12);
     EXPECT_NEAR(noloco.lost_waiting_s, 0.0, 1e-12);
+}
+
+namespace {
+// The same two clusters, each with a third satellite held as its hot spare (2 for cluster 0, 5 for
+// cluster 1), every satellite linked to every other alike: a ring through a spare is as fast as the
+// undamaged one, so the spares change only the recovery.
+struct TwoClustersWithSpares : TwoClusters {
+    TwoClustersWithSpares() : TwoClusters(swt::complete(6, 800e9, 1e-6)) {
+        series = sw::constant_dose_rate(6, 0.0);
+        setup.training.cluster_nodes = {{0, 1}, {3, 4}};
+        setup.training.cluster_satellites = {{0, 1, 2}, {3, 4, 5}};
+        setup.recovery.spare_satellites = 1;
+        setup.recovery.spare_group_size = 3;
+        setup.recovery.on_rank_loss = sw::RankLossPolicy::spare;
+    }
+};
+}  // namespace
+
+// The host crash on satellite 0 at 250.5 s again, now with a spare up in each cluster: the rank
+// moves to cluster 0's spare at once, so each algorithm saves the 50 s reboot wait of the test above.
+//  ring: rework to the checkpoint at 220 s (30.5 s), restart to 270.5 s, 6 cycles of 110 s to 930.5 s
+//  and 69 steps: useful 200 + 600 + 69 = 869 s → 0.869.
+//  diloco: replica 0's round 20 ends its steps at W0(210) = 270.5 + 10 = 280.5 s: 70.5 s against
+//  replica 1's 20 s, so the barrier ends it at 250 + 70.5 + 2 = 322.5 s and replica 1 waits 50.5 s
+//  (mean 25.25 s). Both replicas then checkpoint in rounds 30, 40, ... (22 s, else 12 s): rounds
+//  21–72 end at 996.5 s, and 3 inner steps fit in the last 3.5 s: 73 × 12 + 3 = 879 s → 0.879.
+//  noloco: replica 0 is 50.5 s late in round 20 and, as above, the two go on alone: replica 1 920 s;
+//  replica 0 from 320.5 s completes rounds 21–81 (990.5 s) and 9 inner steps: 240 + 10 + 610 + 9 =
+//  869 s. Mean 894.5 s → 0.8945.
+TEST(ClusterFaults, ACrashedRankMovesToItsClustersSpare) {
+    // Per algorithm (ring, diloco, noloco): the goodput with the spare, and waiting for the reboot
+    // instead (the test above's figures).
+    const double with_spare[] = {0.869, 0.879, 0.8945}, waiting[] = {0.819, 0.838, 0.8745};
+    for (const auto policy : {sw::RankLossPolicy::spare, sw::RankLossPolicy::wait}) {
+        TwoClustersWithSpares c;
+        c.setup.recovery.on_rank_loss = policy;
+        const auto out = c.run({{sw::FaultEvent{250.5, 0, sw::FaultKind::host_crash}}});
+        for (std::size_t i = 0; i < 3; ++i)
+            EXPECT_NEAR(out[i].monte_carlo.per_trial[0].goodput, policy == sw::RankLossPolicy::spare ? with_spare[i] : waiting[i], 1e-9)
+                << i << (policy == sw::RankLossPolicy::spare ? " spare" : " wait");
+        if (policy != sw::RankLossPolicy::spare) continue;
+        EXPECT_EQ(out[0].monte_carlo.per_trial[0].ranks_lost, 1);
+        EXPECT_NEAR(out[0].monte_carlo.per_trial[0].lost_faults_s, 30.5, 1e-6);  // rework only: no wait for the reboot
+        EXPECT_NEAR(out[0].monte_carlo.per_trial[0].lost_restarts_s, 20.0, 1e-6);
+        EXPECT_NEAR(out[1].monte_carlo.per_trial[0].lost_waiting_s, 25.25, 1e-6);
+    }
+}
+
+// A spare serves its own cluster only. Cluster 0's spare (2) crashed at 240 s and is down until
+// 290 s when satellite 0 crashes at 250.5 s (down until 300.5 s); cluster 1's spare (5) is up. The
+// ring takes spare 2 as soon as it is back: rework 30.5 s, wait to 290 s, restart to 310 s, 6 cycles
+// to 970 s and 30 steps: useful 830 s → 0.83 (spare 5, taken at once, would give 0.869).
+TEST(ClusterFaults, ASpareServesOnlyItsOwnCluster) {
+    TwoClustersWithSpares c;
+    const auto out = c.run({{sw::FaultEvent{240.0, 2, sw::FaultKind::host_crash}, sw::FaultEvent{250.5, 0, sw::FaultKind::host_crash}}});
+    EXPECT_NEAR(out[0].monte_carlo.per_trial[0].goodput, 0.83, 1e-9);
+    EXPECT_NEAR(out[0].monte_carlo.per_trial[0].lost_faults_s, 30.5 + 39.5, 1e-6);
 }
 
 // A gateway terminal's outage takes down one of its satellite's links to the other cluster, an

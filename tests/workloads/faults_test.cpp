@@ -340,7 +340,10 @@ TEST(Goodput, SatelliteConditionsFollowEventsRebootsAndSwaps) {
                                             {200.0, 1, sw::FaultKind::chip_crash, false}};
     const std::vector<sw::SpareSwap> swaps = {{200.0, 1, 3}};
     using C = sw::SatelliteCondition;
-    const auto at = [&](double t0, double t1) { return sw::satellite_conditions(ev, swaps, 4, 1, 600.0, t0, t1); };
+    sw::RecoveryConfig one_spare;
+    one_spare.spare_satellites = 1;
+    one_spare.reboot_s = 600.0;
+    const auto at = [&](double t0, double t1) { return sw::satellite_conditions(ev, swaps, 4, one_spare, t0, t1); };
     EXPECT_EQ(at(0.0, 50.0), (std::vector<C>{C::ok, C::ok, C::ok, C::spare}));
     EXPECT_EQ(at(50.0, 150.0), (std::vector<C>{C::faulted, C::ok, C::ok, C::spare}));
     EXPECT_EQ(at(150.0, 300.0), (std::vector<C>{C::ok, C::rebooting, C::ok, C::ok}));
@@ -356,6 +359,17 @@ TEST(Goodput, SatelliteConditionsFollowEventsRebootsAndSwaps) {
     EXPECT_EQ(r.swaps[0].time_s, 200.0);
     EXPECT_EQ(r.swaps[0].failed, 1);
     EXPECT_EQ(r.swaps[0].spare, 3);
+    // In groups of two (a constellation's clusters), the last of each is its spare: 1 and 3, and the
+    // crash of satellite 0 moves its rank to 1, its own group's, not to 3.
+    sw::RecoveryConfig pairs = c;
+    pairs.spare_group_size = 2;
+    EXPECT_EQ(sw::satellite_conditions({}, {}, 4, pairs, 0.0, 0.0), (std::vector<C>{C::ok, C::spare, C::ok, C::spare}));
+    EXPECT_EQ(sw::initial_rank_count(pairs, 4), 2);
+    const std::vector<sw::FaultEvent> crash = {{200.0, 0, sw::FaultKind::chip_crash, false}};
+    const auto grouped = sw::simulate_training_with_faults(crash, 4, 2000.0, sw::StepDurations{}, pairs);
+    ASSERT_EQ(grouped.swaps.size(), 1u);
+    EXPECT_EQ(grouped.swaps[0].failed, 0);
+    EXPECT_EQ(grouped.swaps[0].spare, 1);
 }
 
 TEST(Goodput, TimelineTilesTheRunAndMatchesTheTimeAccounting) {

@@ -70,7 +70,7 @@ class ReplicaComposition {
 public:
     ReplicaComposition(const ClusterFaultSetup& s, const ClusterTrainingResult& fault_free, const RecoveryConfig& recovery)
         : s_(s), recovery_(recovery) {
-        const auto& clusters = s.training.cluster_nodes;
+        const auto& clusters = satellites_of(s.training);
         const std::size_t m = clusters.size();
         for (std::size_t c = 0; c < m; ++c)
             for (auto node : clusters[c]) {
@@ -82,7 +82,7 @@ public:
         for (std::size_t c = 0; c < m; ++c) {
             for (std::size_t i = 0; i < clusters[c].size(); ++i) local_of_[static_cast<std::size_t>(clusters[c][i])] = static_cast<std::int32_t>(i);
             // The replicas' fabrics live together: they share one fabric's cache budget.
-            fabrics_.push_back(std::make_unique<DamagedFabric>(*s.timeline, replica_step_model(s.training, c), clusters[c],
+            fabrics_.push_back(std::make_unique<DamagedFabric>(*s.timeline, replica_step_model(s.training, c), s.training.cluster_nodes[c],
                                                                cluster_of_, DamagedFabric::default_cache_budget_bytes / m));
             views_.push_back(std::make_unique<ClusterView>(*fabrics_.back(), clusters[c]));
             // Each replica's inner step per fault-free round; its StepDurations for the play.
@@ -117,7 +117,7 @@ public:
         std::vector<GatewayFailure> gateway_failures;
     };
     Plays play(std::span<const FaultEvent> events) {
-        const auto& clusters = s_.training.cluster_nodes;
+        const auto& clusters = satellites_of(s_.training);
         const std::size_t m = clusters.size();
         const double T = s_.duration_s;
         Plays p;
@@ -350,19 +350,23 @@ std::vector<ClusterGoodput> monte_carlo_cluster_goodput(std::span<const ClusterA
     if (trials < 1) throw std::invalid_argument("cluster faults: trials must be >= 1");
     if (fault_free.size() != algorithms.size() || steps.size() != algorithms.size())
         throw std::invalid_argument("cluster faults: one fault-free run and step series per algorithm");
-    const auto& clusters = s.training.cluster_nodes;
-    std::vector<std::int32_t> all, cluster_of;
-    for (std::size_t c = 0; c < clusters.size(); ++c)
+    const auto& clusters = satellites_of(s.training);
+    std::vector<std::int32_t> all, ranks, cluster_of;  // every satellite (the plays number them all), the ranks
+    for (std::size_t c = 0; c < clusters.size(); ++c) {
         for (auto node : clusters[c]) {
             all.push_back(node);
             if (static_cast<std::size_t>(node) >= cluster_of.size()) cluster_of.resize(static_cast<std::size_t>(node) + 1, -1);
             cluster_of[static_cast<std::size_t>(node)] = static_cast<std::int32_t>(c);
         }
+        ranks.insert(ranks.end(), s.training.cluster_nodes[c].begin(), s.training.cluster_nodes[c].end());
+    }
     std::sort(all.begin(), all.end());
-    // One checkpoint interval for every algorithm: the whole constellation's (Daly's when auto).
+    std::sort(ranks.begin(), ranks.end());
+    // One checkpoint interval for every algorithm: the whole constellation's (Daly's when auto), over
+    // the satellites that train.
     RecoveryConfig recovery = s.recovery;
     if (!(recovery.checkpoint_interval_s > 0.0) && !(recovery.mtbf_s > 0.0))
-        recovery.mtbf_s = interruption_mtbf_s(*s.series, s.model, s.series->satellite_count, s.duration_s);
+        recovery.mtbf_s = ranks_interruption_mtbf_s(*s.series, s.model, recovery, s.duration_s);
     recovery.checkpoint_interval_s = resolve_checkpoint_interval_s(recovery);
     std::int32_t threads = s.threads;
     if (threads == 0) threads = static_cast<std::int32_t>(std::max(1u, std::thread::hardware_concurrency()));
@@ -375,7 +379,7 @@ std::vector<ClusterGoodput> monte_carlo_cluster_goodput(std::span<const ClusterA
             replicated.push_back(i);
             continue;
         }
-        DamagedFabric fabric(*s.timeline, every_step_model(algorithms[i], s.training), all, cluster_of);
+        DamagedFabric fabric(*s.timeline, every_step_model(algorithms[i], s.training), ranks, cluster_of);
         if (given) {
             MonteCarloResult& mc = out[i].monte_carlo;
             mc.trials = trials;

@@ -44,8 +44,8 @@ physics::SettingsProblems check(const ClusterTrainingSetup& setup, std::span<con
             problems.push_back({"algorithms", std::string(to_string(a)) + " needs clusters of equal size (give every cluster the same radius_m)"});
     // chip_count(job) weighs the MFU of every algorithm.
     if (static_cast<std::size_t>(std::max(0, setup.job.data_parallel)) != all)
-        problems.push_back({"job.data_parallel", "a constellation trains on every satellite: give all " + std::to_string(all) +
-                                                     " (0 in a scenario)"});
+        problems.push_back({"job.data_parallel", "a constellation trains on every satellite but its hot spares: give all " +
+                                                     std::to_string(all) + " (0 in a scenario)"});
     const MixtureOfExperts& moe = setup.job.moe;
     if (moe.layers > 0 && moe.expert_parallel > 1) {
         const std::size_t e = static_cast<std::size_t>(moe.expert_parallel), m = clusters.size();
@@ -79,9 +79,22 @@ physics::SettingsProblems check(const ClusterTrainingSetup& setup, std::span<con
 physics::SettingsProblems check(const ClusterFaultSetup& setup, std::span<const ClusterAlgorithm> algorithms) {
     physics::SettingsProblems problems;
     const RecoveryConfig& r = setup.recovery;
-    if (r.spare_satellites != 0)
-        problems.push_back({"recovery.spare_satellites", "hot spares in a constellation are not modelled yet (which cluster a spare "
-                                                         "serves, and how it joins that cluster's ring): give 0"});
+    if (r.spare_satellites != 0) {
+        // Each cluster: its ranks, then its spare_satellites spares, the clusters one after another.
+        const auto& ranks = setup.training.cluster_nodes;
+        const auto& all = setup.training.cluster_satellites;
+        bool laid_out = all.size() == ranks.size();
+        std::int32_t next = 0;
+        for (std::size_t c = 0; laid_out && c < all.size(); ++c) {
+            laid_out = static_cast<std::int32_t>(all[c].size()) == r.spare_group_size &&
+                       ranks[c].size() + static_cast<std::size_t>(r.spare_satellites) == all[c].size() &&
+                       std::equal(ranks[c].begin(), ranks[c].end(), all[c].begin());
+            for (std::size_t i = 0; laid_out && i < all[c].size(); ++i) laid_out = all[c][i] == next++;
+        }
+        if (!laid_out)
+            problems.push_back({"recovery.spare_satellites", "hot spares in a constellation are each cluster's last spare_satellites "
+                                                             "satellites (spare_group_size its size), serving its own ranks"});
+    }
     if (r.on_rank_loss != RankLossPolicy::shrink) return problems;
     if (lists(algorithms, ClusterAlgorithm::hierarchical))
         problems.push_back({"recovery.on_rank_loss", "shrink with the hierarchical algorithm across clusters would leave "

@@ -326,9 +326,10 @@ std::vector<std::int32_t> noloco_pairing(std::int32_t replicas, std::int64_t rou
 ClusterTrainingResult simulate_cluster_training(ClusterAlgorithm algorithm, const ClusterTrainingSetup& setup) {
     physics::throw_problems("cluster training", check(setup, {&algorithm, 1}));
     if (!setup.topologies) throw std::invalid_argument("cluster training: no topologies");
-    LinkClasses classes;
-    for (std::size_t c = 0; c < setup.cluster_nodes.size(); ++c)
-        for (auto node : setup.cluster_nodes[c]) {
+    LinkClasses classes;  // a cluster's spares are its own: links to them are the cluster's
+    const auto& satellites = satellites_of(setup);
+    for (std::size_t c = 0; c < satellites.size(); ++c)
+        for (auto node : satellites[c]) {
             if (node < 0) throw std::invalid_argument("cluster training: negative node id");
             if (static_cast<std::size_t>(node) >= classes.cluster_of.size())
                 classes.cluster_of.resize(static_cast<std::size_t>(node) + 1, -1);

@@ -141,6 +141,13 @@ double interruption_mtbf_s(const DoseRateSeries& series, const FaultModel& model
     return r > 0.0 ? 1.0 / r : std::numeric_limits<double>::infinity();
 }
 
+double ranks_interruption_mtbf_s(const DoseRateSeries& series, const FaultModel& model, const RecoveryConfig& recovery,
+                                 double duration_s) {
+    const std::int32_t n = series.satellite_count, ranks = initial_rank_count(recovery, n);
+    if (recovery.spare_group_size <= 0) return interruption_mtbf_s(series, model, ranks, duration_s);
+    return interruption_mtbf_s(series, model, n, duration_s) * (static_cast<double>(n) / static_cast<double>(ranks));
+}
+
 double interruption_mtbf_at_dose_rate_s(double dose_rate_rad_s, const FaultModel& model, std::int32_t active) {
     const std::array<double, fault_kind_count> k = fault_rates_per_s(dose_rate_rad_s, model);
     const double r = std::max(active, 0) * (k[kind_index(FaultKind::hbm_uecc)] + k[kind_index(FaultKind::chip_crash)] +

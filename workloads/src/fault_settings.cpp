@@ -32,11 +32,26 @@ physics::SettingsProblems check(const RecoveryConfig& config, std::int32_t satel
     non_negative("reboot_s", config.reboot_s);
     non_negative("link_outage_s", config.link_outage_s);
     non_negative("gateway_failover_s", config.gateway_failover_s);
+    const std::int32_t group = config.spare_group_size > 0 ? config.spare_group_size : satellite_count;
+    if (config.spare_group_size < 0) problems.push_back({"spare_group_size", "must be >= 0"});
+    else if (config.spare_group_size > 0 && satellite_count % config.spare_group_size != 0)
+        problems.push_back({"spare_group_size", "must divide the " + std::to_string(satellite_count) + " satellites"});
     if (config.spare_satellites < 0) problems.push_back({"spare_satellites", "must be >= 0"});
-    else if (config.spare_satellites >= satellite_count)
-        problems.push_back({"spare_satellites", "must leave at least one working satellite of " + std::to_string(satellite_count)});
+    else if (config.spare_satellites >= group)
+        problems.push_back({"spare_satellites", "must leave at least one working satellite of " + std::to_string(group) +
+                                                    (config.spare_group_size > 0 ? " in each group" : "")});
     if (config.rank_multiple < 1) problems.push_back({"rank_multiple", "must be at least 1"});
     return problems;
+}
+
+bool starts_as_spare(const RecoveryConfig& config, std::int32_t satellite, std::int32_t satellite_count) {
+    const std::int32_t group = config.spare_group_size > 0 ? config.spare_group_size : satellite_count;
+    return satellite % group >= group - config.spare_satellites;
+}
+
+std::int32_t initial_rank_count(const RecoveryConfig& config, std::int32_t satellite_count) {
+    const std::int32_t groups = config.spare_group_size > 0 ? satellite_count / config.spare_group_size : 1;
+    return satellite_count - groups * config.spare_satellites;
 }
 
 }  // namespace skyfabric::workloads

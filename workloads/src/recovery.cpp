@@ -109,17 +109,21 @@ public:
         if (!(duration_s > 0.0)) throw std::invalid_argument("recovery: duration_s must be > 0");
         physics::throw_problems("recovery", check(config, n_sat_));
         tau_ = resolve_checkpoint_interval_s(config);
-        initial_ranks_ = n_sat_ - config.spare_satellites;
+        is_active_.assign(static_cast<std::size_t>(n_sat_), 0);
+        for (std::int32_t s = 0; s < n_sat_; ++s) {
+            if (starts_as_spare(config, s, n_sat_)) {
+                spare_sats_.push_back(s);
+            } else {
+                rank_sat_.push_back(s);
+                is_active_[static_cast<std::size_t>(s)] = 1;
+            }
+        }
+        initial_ranks_ = initial_rank_count(config, n_sat_);
         if (initial_ranks_ % config.rank_multiple != 0)
             throw std::invalid_argument("recovery: rank_multiple must divide the initial ranks (satellites - spares)");
         res_.elapsed_s = T_;
         res_.checkpoint_interval_s = tau_;
         res_.effects.assign(events.size(), FaultEffect::after_end);
-        rank_sat_.resize(static_cast<std::size_t>(initial_ranks_));
-        std::iota(rank_sat_.begin(), rank_sat_.end(), 0);
-        for (std::int32_t s = initial_ranks_; s < n_sat_; ++s) spare_sats_.push_back(s);
-        is_active_.assign(static_cast<std::size_t>(n_sat_), 0);
-        for (std::int32_t s = 0; s < initial_ranks_; ++s) is_active_[static_cast<std::size_t>(s)] = 1;
         down_until_.assign(static_cast<std::size_t>(n_sat_), -std::numeric_limits<double>::infinity());
     }
 
@@ -239,12 +243,12 @@ private:
                     if (down_until_[s] <= begin) continue;
                     double avail = down_until_[s];
                     if (config_.on_rank_loss == RankLossPolicy::spare) {
-                        // Earliest-available spare; swap if it is up before this satellite is.
+                        // Earliest-available spare of its group; swap if it is up before this satellite is.
                         std::size_t best = spare_sats_.size();
                         for (std::size_t k = 0; k < spare_sats_.size(); ++k)
-                            if (best == spare_sats_.size() ||
-                                down_until_[static_cast<std::size_t>(spare_sats_[k])] <
-                                    down_until_[static_cast<std::size_t>(spare_sats_[best])])
+                            if (same_group(spare_sats_[k], sat) &&
+                                (best == spare_sats_.size() || down_until_[static_cast<std::size_t>(spare_sats_[k])] <
+                                                                   down_until_[static_cast<std::size_t>(spare_sats_[best])]))
                                 best = k;
                         if (best < spare_sats_.size() &&
                             down_until_[static_cast<std::size_t>(spare_sats_[best])] < down_until_[s]) {
@@ -407,8 +411,11 @@ private:
     bool ranks_are_initial() const {
         if (static_cast<std::int32_t>(rank_sat_.size()) != initial_ranks_) return false;
         for (const std::int32_t s : rank_sat_)
-            if (s >= initial_ranks_) return false;
-        return true;  // a set of initial_ranks_ distinct satellites below initial_ranks_
+            if (starts_as_spare(config_, s, n_sat_)) return false;
+        return true;  // initial_ranks_ distinct satellites, none a spare at first: the initial ones
+    }
+    bool same_group(std::int32_t a, std::int32_t b) const {
+        return config_.spare_group_size <= 0 || a / config_.spare_group_size == b / config_.spare_group_size;
     }
 
     // The fabric cannot complete a step: wait for the next repair or topology change.
@@ -549,11 +556,13 @@ GoodputResult simulate_training_with_faults(std::span<const FaultEvent> events, 
 
 std::vector<SatelliteCondition> satellite_conditions(std::span<const FaultEvent> events,
                                                      std::span<const SpareSwap> swaps, std::int32_t n,
-                                                     std::int32_t spares, double reboot_s, double t0, double t1) {
-    if (n < 0 || spares < 0 || spares > n) throw std::invalid_argument("need satellite_count >= spare_satellites >= 0");
+                                                     const RecoveryConfig& config, double t0, double t1) {
+    if (n < 0 || config.spare_satellites < 0 || config.spare_satellites > n)
+        throw std::invalid_argument("need satellite_count >= spare_satellites >= 0");
+    const double reboot_s = config.reboot_s;
     std::vector<SatelliteCondition> out(static_cast<std::size_t>(n), SatelliteCondition::ok);
     std::vector<char> spare(static_cast<std::size_t>(n), 0);
-    for (std::int32_t s = n - spares; s < n; ++s) spare[static_cast<std::size_t>(s)] = 1;
+    for (std::int32_t s = 0; s < n; ++s) spare[static_cast<std::size_t>(s)] = starts_as_spare(config, s, n) ? 1 : 0;
     for (const SpareSwap& w : swaps) {
         if (w.time_s > t1) break;
         if (w.failed < 0 || w.failed >= n || w.spare < 0 || w.spare >= n) throw std::invalid_argument("spare swap satellite out of range");

@@ -47,7 +47,8 @@ StepDurations fault_free_steps(const TrainingResult& training);
 struct ClusterFaultSetup {
     const DoseRateSeries* series = nullptr;  // every satellite's dose rate, satellites cluster after cluster
     FaultModel model;                        // gateway_satellites: every cluster's gateways
-    RecoveryConfig recovery;                 // spare_satellites must be 0
+    // With hot spares: spare_satellites per cluster, spare_group_size the clusters' (equal) size.
+    RecoveryConfig recovery;
     double duration_s = 0.0;
     std::uint64_t seed = 42;
     std::int32_t trials = 1;
@@ -56,7 +57,9 @@ struct ClusterFaultSetup {
     Backend backend = Backend::cpu;          // where the events are drawn
     std::int32_t threads = 1;                // 0: every core
     const TopologyTimeline* timeline = nullptr;  // the fault-free fabric
-    ClusterTrainingSetup training;           // the fault-free run's setup
+    // The fault-free run's setup: its cluster_nodes are the ranks, its cluster_satellites the ranks and
+    // spares (numbered cluster after cluster).
+    ClusterTrainingSetup training;
     const std::atomic<bool>* stop = nullptr; // set (Ctrl-C): no further trial starts (TrialsInterrupted)
 };
 
@@ -71,9 +74,10 @@ struct ClusterGoodput {
 };
 
 // What monte_carlo_cluster_goodput refuses in the recovery for these algorithms, by field name
-// ("recovery.spare_satellites"): spares (which cluster one serves is not modelled), and shrink with
-// hierarchical (its clusters would become unequal) or with a mixture of experts (its groups would
-// re-form in every cluster). The training it replays is check(setup.training, algorithms)'s.
+// ("recovery.spare_satellites"): spares that are not each cluster's last spare_satellites (a spare
+// serves its own cluster: it joins that cluster's ring, and hierarchical's clusters stay equal), and
+// shrink with hierarchical (its clusters would become unequal) or with a mixture of experts (its
+// groups would re-form in every cluster). The training it replays is check(setup.training, algorithms)'s.
 physics::SettingsProblems check(const ClusterFaultSetup& setup, std::span<const ClusterAlgorithm> algorithms);
 
 // The trials of each algorithm, over the same draws. Per algorithm: fault_free, its fault-free run

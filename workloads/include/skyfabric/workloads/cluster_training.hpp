@@ -64,8 +64,11 @@ struct ClusterTrainingSetup {
     // Flow (routing, multipath), start_s, end_s. Placement (a ring along each cluster's links,
     // re-embedded when it breaks), rank nodes and the all-reduce algorithm are set per variant.
     TrainingOptions options;
-    // Nodes of each cluster; every cluster the same size for hierarchical, diloco and noloco.
+    // Nodes of each cluster that hold ranks; every cluster the same size for hierarchical, diloco and noloco.
     std::vector<std::vector<std::int32_t>> cluster_nodes;
+    // Every satellite of each cluster: its ranks, then its hot spares (which relay traffic, and train
+    // only where a fault trial swaps one in for a rank of its cluster); empty: cluster_nodes.
+    std::vector<std::vector<std::int32_t>> cluster_satellites;
     // diloco and noloco: job.local_steps inner steps per outer sync, of outer_sync_bytes(job) (the
     // local-SGD model of job.hpp, a cluster per replica).
     std::uint64_t seed = 42;                // noloco's pairings
@@ -82,6 +85,11 @@ struct ClusterTrainingSetup {
     // cluster; a diloco or noloco replica runs at its own cluster's pace.
     std::function<double(std::size_t cluster, double start_s, double work_s)> cluster_compute_done_s;
 };
+
+// Each cluster's satellites, spares included (cluster_satellites, else cluster_nodes).
+inline const std::vector<std::vector<std::int32_t>>& satellites_of(const ClusterTrainingSetup& setup) {
+    return setup.cluster_satellites.empty() ? setup.cluster_nodes : setup.cluster_satellites;
+}
 
 // One replica's (cluster's) outer round: its inner steps, then the wait for its peer(s) and the sync.
 struct ReplicaRound {

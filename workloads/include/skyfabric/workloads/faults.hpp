@@ -174,6 +174,10 @@ struct RecoveryConfig {
     double restart_s = 300.0;            // R: reload the checkpoint, rejoin the collective
     double reboot_s = 600.0;             // a crashed satellite is unavailable this long
     std::int32_t spare_satellites = 0;   // the highest-numbered satellites start as hot spares
+    // Spares kept per group of this many satellites, numbered group after group (a constellation's
+    // clusters): each group's last spare_satellites start as spares and replace only its own ranks.
+    // 0: one group, every satellite.
+    std::int32_t spare_group_size = 0;
     RankLossPolicy on_rank_loss = RankLossPolicy::spare;  // spare with no spares = wait
     double link_outage_s = 60.0;         // a terminal outage keeps its link down this long
     // A failed gateway link (between clusters) is detected this long after it fails; until then the
@@ -187,9 +191,14 @@ struct RecoveryConfig {
     std::int32_t rank_multiple = 1;
 };
 
+// Whether satellite s starts as a hot spare: among the last spare_satellites of its group.
+bool starts_as_spare(const RecoveryConfig& config, std::int32_t satellite, std::int32_t satellite_count);
+// The satellites that start as ranks: satellite_count less every group's spares.
+std::int32_t initial_rank_count(const RecoveryConfig& config, std::int32_t satellite_count);
+
 // What the recovery model refuses, by field name, on `satellite_count` satellites: negative costs
 // and times, no checkpoint cost with the auto interval (Daly's needs one), spares that leave no
-// working satellite, a rank_multiple below 1. (The auto interval's mtbf_s is set by the caller
+// working satellite (in a group), groups that do not divide the satellites, a rank_multiple below 1. (The auto interval's mtbf_s is set by the caller
 // from the run, not a setting.)
 physics::SettingsProblems check(const RecoveryConfig& config, std::int32_t satellite_count);
 
@@ -203,6 +212,11 @@ double interruption_rate_per_s(const DoseRateSeries& series, const FaultModel& m
                                double duration_s);
 double interruption_mtbf_s(const DoseRateSeries& series, const FaultModel& model, std::int32_t active_satellites,
                            double duration_s);
+// The same over the satellites that start as ranks: the first initial_rank_count when the spares are
+// the highest-numbered; with spare groups (a constellation's clusters), every satellite's rate scaled
+// to the ranks' count (a cluster's spares fly beside its ranks and see their dose).
+double ranks_interruption_mtbf_s(const DoseRateSeries& series, const FaultModel& model, const RecoveryConfig& recovery,
+                                 double duration_s);
 // The same at a constant dose rate on every active satellite, e.g. the orbit's long-term average
 // (a run's own history depends on which SAA passes it covered): 1 / (active Σ_interrupts λ_k(Ḋ)).
 double interruption_mtbf_at_dose_rate_s(double dose_rate_rad_s, const FaultModel& model, std::int32_t active_satellites);
@@ -370,15 +384,16 @@ using SatelliteCondition = links::SatelliteStatus;
 
 // Each satellite's condition at t1, with (t0, t1] the time since the previous picture: rebooting
 // when a crash (chip or host) hit it within reboot_s before t1; else faulted when any fault event
-// hit it in (t0, t1]; else spare when held in reserve at t1 (the highest spare_satellites
-// numbers at first, then as the play's swaps moved them); else ok. events sorted by time.
+// hit it in (t0, t1]; else spare when held in reserve at t1 (starts_as_spare at first, then as the
+// play's swaps moved them); else ok. events sorted by time.
 std::vector<SatelliteCondition> satellite_conditions(std::span<const FaultEvent> events,
                                                      std::span<const SpareSwap> swaps,
-                                                     std::int32_t satellite_count, std::int32_t spare_satellites,
-                                                     double reboot_s, double t0, double t1);
+                                                     std::int32_t satellite_count, const RecoveryConfig& config,
+                                                     double t0, double t1);
 
 // Play sorted events (sample_fault_events) against the job over [0, duration_s). Satellites
-// 0 … N-S-1 start as ranks, N-S … N-1 as spares (S = spare_satellites). Rules:
+// 0 … N-S-1 start as ranks, N-S … N-1 as spares (S = spare_satellites); with spare_group_size G,
+// the last S of each group of G are its spares and replace only its ranks. Rules:
 //  - a step starting at t lasts d = step_duration_at_s(t); a detected SDC on an active rank
 //    during it makes the step run again; an undetected one marks it corrupted;
 //  - UECC/crash on an active rank during a step or checkpoint: the work since the last
