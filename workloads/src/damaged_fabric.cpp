@@ -86,23 +86,26 @@ DamagedFabric::Solved DamagedFabric::solve(std::size_t k, const FabricDamage& da
     } else {
         // Each surviving rank stays in its group (its cluster's ring), and a hot spare that took a rank's
         // place joins its own cluster's group (spares serve their cluster; a group left empty is dropped).
-        std::vector<std::vector<std::int32_t>> groups(options.rank_groups.size());
         std::vector<std::int32_t> group_of_cluster;
-        for (std::size_t g = 0; g < options.rank_groups.size(); ++g)
-            for (const std::int32_t node : options.rank_groups[g]) {
-                const auto c = static_cast<std::size_t>(cluster_of_[static_cast<std::size_t>(node)]);
-                if (c >= group_of_cluster.size()) group_of_cluster.resize(c + 1, -1);
-                if (group_of_cluster[c] < 0) group_of_cluster[c] = static_cast<std::int32_t>(g);
-            }
-        for (const std::int32_t node : damage.ranks) {
-            std::int32_t g = -1;
-            for (std::size_t k = 0; k < options.rank_groups.size() && g < 0; ++k)
-                if (std::binary_search(options.rank_groups[k].begin(), options.rank_groups[k].end(), node)) g = static_cast<std::int32_t>(k);
-            if (g < 0) g = group_of_cluster.at(static_cast<std::size_t>(cluster_of_.at(static_cast<std::size_t>(node))));
-            groups[static_cast<std::size_t>(g)].push_back(node);
+        for (std::size_t g = 0; g < options.rank_groups.size(); ++g) {
+            const auto c = static_cast<std::size_t>(cluster_of_.at(static_cast<std::size_t>(options.rank_groups[g].front())));
+            if (c >= group_of_cluster.size()) group_of_cluster.resize(c + 1, -1);
+            if (group_of_cluster[c] < 0) group_of_cluster[c] = static_cast<std::int32_t>(g);
         }
-        std::erase_if(groups, [](const std::vector<std::int32_t>& g) { return g.empty(); });
-        options.rank_groups = std::move(groups);
+        std::size_t kept = 0;
+        for (auto& group : options.rank_groups) {
+            std::erase_if(group, [&](std::int32_t node) { return !std::binary_search(damage.ranks.begin(), damage.ranks.end(), node); });
+            kept += group.size();
+        }
+        if (kept < damage.ranks.size()) {  // spares swapped in
+            for (const std::int32_t node : damage.ranks) {
+                const auto c = static_cast<std::size_t>(cluster_of_.at(static_cast<std::size_t>(node)));
+                auto& group = options.rank_groups.at(static_cast<std::size_t>(group_of_cluster.at(c)));
+                const auto at = std::lower_bound(group.begin(), group.end(), node);
+                if (at == group.end() || *at != node) group.insert(at, node);
+            }
+        }
+        std::erase_if(options.rank_groups, [](const std::vector<std::int32_t>& g) { return g.empty(); });
     }
     options.start_s = topology.time_s;
     // The undamaged keyframe's routes and ring tours are kept and seed its damaged copies, which
