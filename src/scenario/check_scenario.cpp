@@ -63,9 +63,9 @@ namespace {
 }
 
 // What the constellation's training receives (the simulation's run_constellation_workload): satellites
-// numbered cluster after cluster, and the training job when one runs alone on them; without one (or
-// with one beside a serving job, checked apart) a dense job over every satellite, so that only what
-// the algorithms need of the clusters is checked.
+// numbered cluster after cluster, each cluster's ranks (all but its hot spares), and the training job
+// when one runs alone on them; without one (or with one beside a serving job, checked apart) a dense
+// job over every rank, so that only what the algorithms need of the clusters is checked.
 workloads::ClusterTrainingSetup cluster_training(const Scenario& sc) {
     workloads::ClusterTrainingSetup setup;
     setup.cluster_nodes = cluster_ranks(sc);

@@ -198,8 +198,8 @@ std::int32_t initial_rank_count(const RecoveryConfig& config, std::int32_t satel
 
 // What the recovery model refuses, by field name, on `satellite_count` satellites: negative costs
 // and times, no checkpoint cost with the auto interval (Daly's needs one), spares that leave no
-// working satellite (in a group), groups that do not divide the satellites, a rank_multiple below 1. (The auto interval's mtbf_s is set by the caller
-// from the run, not a setting.)
+// working satellite (in a group), groups that do not divide the satellites, a rank_multiple below 1.
+// (The auto interval's mtbf_s is set by the caller from the run, not a setting.)
 physics::SettingsProblems check(const RecoveryConfig& config, std::int32_t satellite_count);
 
 // τ used: checkpoint_interval_s if > 0, else Daly(δ, mtbf_s) (job.hpp daly_interval_s).
