@@ -214,6 +214,7 @@ void write_trial_rows(Hdf5File& file, const std::string& group, const std::vecto
     write_column(file, group + "/step_time_median_s", t, [](const Trial& x) { return x.step_time_median_s; }, "s");
     write_column(file, group + "/step_time_p99_s", t, [](const Trial& x) { return x.step_time_p99_s; }, "s");
     write_column(file, group + "/ranks_lost", t, [](const Trial& x) { return x.ranks_lost; }, "1");
+    write_column(file, group + "/spare_swaps", t, [](const Trial& x) { return x.spare_swaps; }, "1");
     write_column(file, group + "/links_lost", t, [](const Trial& x) { return x.links_lost; }, "1");
     write_column(file, group + "/damaged_steps", t, [](const Trial& x) { return x.damaged_steps; }, "1");
     write_column(file, group + "/rollbacks", t, [](const Trial& x) { return x.rollbacks; }, "1");

@@ -72,6 +72,7 @@ nlohmann::json cluster_faults_json(const simulation::RunSummary& s) {
               {"shrunk_ring", median([](const Trial& t) { return t.lost_shrink_s; })},
               {"waiting_for_replicas", median([](const Trial& t) { return t.lost_waiting_s; })}}},
             {"ranks_lost", median([](const Trial& t) { return t.ranks_lost; })},
+            {"spare_swaps", median([](const Trial& t) { return t.spare_swaps; })},
             {"links_lost", median([](const Trial& t) { return t.links_lost; })},
             {"gateway_links_lost", median([](const Trial& t) { return t.gateway_links_lost; })},
             // Gateway failover (constellation.gateways.failover_s): time stalled on failed links not yet
@@ -133,6 +134,7 @@ json radiation_json(const scenario::Scenario& sc, const simulation::RunSummary& 
         trial0["recomputed_steps"] = g.recomputed_steps;
         trial0["checkpoints"] = g.checkpoints;
         trial0["ranks_lost"] = g.ranks_lost;
+        trial0["spare_swaps"] = g.replacements;
         trial0["links_lost"] = g.links_lost;
         trial0["damaged_steps"] = g.damaged_steps;
         const std::vector<double> goodputs = m ? m->goodput_per_trial : std::vector<double>{g.goodput};
@@ -192,6 +194,7 @@ json radiation_json(const scenario::Scenario& sc, const simulation::RunSummary& 
               {"shrunk_ring", per_trial([](const Trial& t) { return t.lost_shrink_s; })}}},
             {"gained_s", {{"fabric", per_trial([](const Trial& t) { return t.gained_fabric_s; })}}},
             {"ranks_lost", per_trial([](const Trial& t) { return t.ranks_lost; })},
+            {"spare_swaps", per_trial([](const Trial& t) { return t.spare_swaps; })},
             {"links_lost", per_trial([](const Trial& t) { return t.links_lost; })},
             {"damaged_steps", per_trial([](const Trial& t) { return t.damaged_steps; })},
             {"step_time_median_s", per_trial([](const Trial& t) { return t.step_time_median_s; })},

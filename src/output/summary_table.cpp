@@ -346,7 +346,8 @@ std::string summary_table(const nlohmann::json& j) {
                     row("time gained per trial (median)", "fabric " + num(gained["median"], "%.3g s") +
                                                               " (re-formed smaller rings faster than the full one)");
                 const auto& m = r["monte_carlo"];
-                row("per trial (mean)", num(m["ranks_lost"]["mean"], "%.3g") + " ranks lost, " +
+                row("per trial (mean)", num(m["ranks_lost"]["mean"], "%.3g") + " ranks lost (" +
+                                            num(m["spare_swaps"]["mean"], "%.3g") + " moved to spares), " +
                                             num(m["links_lost"]["mean"], "%.3g") + " links lost, " +
                                             num(m["damaged_steps"]["mean"], "%.4g") +
                                             " steps on a damaged fabric (rerouted or re-formed ring)");
@@ -391,6 +392,16 @@ std::string summary_table(const nlohmann::json& j) {
         }
         row("  gateway failover (mean)", failover + " stalled / retried per trial, detection after " +
                                              num(j["constellation"]["gateway_failover_s"], "%.3g s"));
+        std::string swaps;
+        bool swapped = false;
+        for (const auto algorithm : workloads::cluster_algorithms) {
+            const std::string name(workloads::to_string(algorithm));
+            if (!rc.contains(name)) continue;
+            const auto& mean = rc[name]["spare_swaps"]["mean"];
+            swapped = swapped || mean.get<double>() > 0.0;
+            swaps += (swaps.empty() ? "" : ", ") + name + " " + num(mean, "%.3g");
+        }
+        if (swapped) row("  ranks moved to spares (mean)", swaps + " per trial (each to its own cluster's hot spare)");
         row("  trials, fault model", std::to_string(rc.begin()->at("trials").get<int>()) +
                                          " trials (interval: " + j["radiation"]["interval"].get<std::string>() + "), the same draws for every algorithm, checkpoint interval " +
                                          num(rc.begin()->at("checkpoint_interval_s"), "%.0f s") +

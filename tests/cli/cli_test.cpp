@@ -973,7 +973,7 @@ TEST(Cli, ConstellationHotSparesArePerClusterAndTrainOnlyAsReplacements) {
         "/usr/bin/python3 -c \"import json,sys; s=json.load(open(sys.argv[1]+'/summary.json')); "
         "assert s['workload']['data_parallel'] == 316, s['workload']['data_parallel']; "
         "c=s['radiation']['constellation']; assert sorted(c) == ['diloco','hierarchical','noloco','ring'], list(c); "
-        "assert all(0 < a['goodput']['median'] <= a['fault_free_goodput'] for a in c.values()); "
+        "assert all(0 < a['goodput']['median'] <= a['fault_free_goodput'] and a['spare_swaps']['mean'] >= 0 for a in c.values()); "
         "assert all(a['bytes_outside_own_clusters'] == 0 for n, a in s['constellation']['algorithms'].items() if n != 'noloco'); "
         "print('ok')\" " + dir.string());
     EXPECT_EQ(check.status, 0) << check.output;

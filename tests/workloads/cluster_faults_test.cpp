@@ -166,9 +166,12 @@ TEST(ClusterFaults, ACrashedRankMovesToItsClustersSpare) {
         TwoClustersWithSpares c;
         c.setup.recovery.on_rank_loss = policy;
         const auto out = c.run({{sw::FaultEvent{250.5, 0, sw::FaultKind::host_crash}}});
-        for (std::size_t i = 0; i < 3; ++i)
-            EXPECT_NEAR(out[i].monte_carlo.per_trial[0].goodput, policy == sw::RankLossPolicy::spare ? with_spare[i] : waiting[i], 1e-9)
-                << i << (policy == sw::RankLossPolicy::spare ? " spare" : " wait");
+        for (std::size_t i = 0; i < 3; ++i) {
+            const auto& trial = out[i].monte_carlo.per_trial[0];
+            const bool spare = policy == sw::RankLossPolicy::spare;
+            EXPECT_NEAR(trial.goodput, spare ? with_spare[i] : waiting[i], 1e-9) << i << (spare ? " spare" : " wait");
+            EXPECT_EQ(trial.spare_swaps, spare ? 1 : 0) << i;
+        }
         if (policy != sw::RankLossPolicy::spare) continue;
         EXPECT_EQ(out[0].monte_carlo.per_trial[0].ranks_lost, 1);
         EXPECT_NEAR(out[0].monte_carlo.per_trial[0].lost_faults_s, 30.5, 1e-6);  // rework only: no wait for the reboot
@@ -185,6 +188,7 @@ TEST(ClusterFaults, ASpareServesOnlyItsOwnCluster) {
     TwoClustersWithSpares c;
     const auto out = c.run({{sw::FaultEvent{240.0, 2, sw::FaultKind::host_crash}, sw::FaultEvent{250.5, 0, sw::FaultKind::host_crash}}});
     EXPECT_NEAR(out[0].monte_carlo.per_trial[0].goodput, 0.83, 1e-9);
+    EXPECT_EQ(out[0].monte_carlo.per_trial[0].spare_swaps, 1);
     EXPECT_NEAR(out[0].monte_carlo.per_trial[0].lost_faults_s, 30.5 + 39.5, 1e-6);
 }
 

@@ -146,6 +146,7 @@ public:
                 if (a != b) p.gateway_failures.push_back({o.start_s, std::min(a, b), std::max(a, b)});
             }
             tr.ranks_lost += r.ranks_lost;
+            tr.spare_swaps += r.replacements;
             tr.links_lost += r.links_lost;
             tr.gateway_links_lost += r.gateway_links_lost;
             tr.damaged_steps += r.damaged_steps;

@@ -98,6 +98,7 @@ MonteCarloResult::Trial trial_summary(const GoodputResult& r) {
     tr.step_time_median_s = r.step_time_median_s;
     tr.step_time_p99_s = r.step_time_p99_s;
     tr.ranks_lost = r.ranks_lost;
+    tr.spare_swaps = r.replacements;
     tr.links_lost = r.links_lost;
     tr.gateway_links_lost = r.gateway_links_lost;
     tr.damaged_steps = r.damaged_steps;

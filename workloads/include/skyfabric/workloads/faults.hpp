@@ -476,6 +476,7 @@ struct MonteCarloResult {
         double step_time_median_s = 0.0;
         double step_time_p99_s = 0.0;
         std::int64_t ranks_lost = 0;
+        std::int64_t spare_swaps = 0;     // ranks moved to a hot spare
         std::int64_t links_lost = 0;
         std::int64_t gateway_links_lost = 0;
         double lost_waiting_s = 0.0;      // cluster replicas (diloco, noloco): waiting for other replicas
