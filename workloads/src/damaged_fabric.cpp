@@ -40,6 +40,11 @@ DamagedFabric::DamagedFabric(const TopologyTimeline& timeline, StepModel model, 
     if (model_.job.data_parallel != initial_ranks_)
         throw std::invalid_argument("damaged fabric: the job's data_parallel must equal the initial ranks");
     undamaged_.ranks = std::move(rank_nodes);
+    for (std::size_t g = 0; g < model_.options.rank_groups.size(); ++g) {
+        const auto c = static_cast<std::size_t>(cluster_of_.at(static_cast<std::size_t>(model_.options.rank_groups[g].at(0))));
+        if (c >= group_of_cluster_.size()) group_of_cluster_.resize(c + 1, -1);
+        if (group_of_cluster_[c] < 0) group_of_cluster_[c] = static_cast<std::int32_t>(g);
+    }
     const std::size_t kinds = 2;
     undamaged_step_s_ = std::make_unique<std::atomic<double>[]>(kinds * timeline_.keyframe_count());
     for (std::size_t k = 0; k < kinds * timeline_.keyframe_count(); ++k)
@@ -86,12 +91,6 @@ DamagedFabric::Solved DamagedFabric::solve(std::size_t k, const FabricDamage& da
     } else {
         // Each surviving rank stays in its group (its cluster's ring), and a hot spare that took a rank's
         // place joins its own cluster's group (spares serve their cluster; a group left empty is dropped).
-        std::vector<std::int32_t> group_of_cluster;
-        for (std::size_t g = 0; g < options.rank_groups.size(); ++g) {
-            const auto c = static_cast<std::size_t>(cluster_of_.at(static_cast<std::size_t>(options.rank_groups[g].front())));
-            if (c >= group_of_cluster.size()) group_of_cluster.resize(c + 1, -1);
-            if (group_of_cluster[c] < 0) group_of_cluster[c] = static_cast<std::int32_t>(g);
-        }
         std::size_t kept = 0;
         for (auto& group : options.rank_groups) {
             std::erase_if(group, [&](std::int32_t node) { return !std::binary_search(damage.ranks.begin(), damage.ranks.end(), node); });
@@ -100,7 +99,7 @@ DamagedFabric::Solved DamagedFabric::solve(std::size_t k, const FabricDamage& da
         if (kept < damage.ranks.size()) {  // spares swapped in
             for (const std::int32_t node : damage.ranks) {
                 const auto c = static_cast<std::size_t>(cluster_of_.at(static_cast<std::size_t>(node)));
-                auto& group = options.rank_groups.at(static_cast<std::size_t>(group_of_cluster.at(c)));
+                auto& group = options.rank_groups.at(static_cast<std::size_t>(group_of_cluster_.at(c)));
                 const auto at = std::lower_bound(group.begin(), group.end(), node);
                 if (at == group.end() || *at != node) group.insert(at, node);
             }

@@ -127,6 +127,7 @@ private:
     bool traffic_between_syncs_ = false;  // local SGD with a mixture of experts
     std::int32_t initial_ranks_ = 0;
     std::vector<std::int32_t> cluster_of_;  // empty: one cluster
+    std::vector<std::int32_t> group_of_cluster_;  // a cluster's rank group (model options' rank_groups): its spares join it
     FabricDamage undamaged_;
     mutable std::shared_mutex mutex_;
     std::unordered_map<std::string, Solved> cache_;
