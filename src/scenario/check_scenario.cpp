@@ -265,9 +265,26 @@ void check_across_sections(Section& top, Scenario& sc, const LoadOptions& option
     if (sc.workload.enabled) {
         Section workload = workload_section(top, false);
         if (!sc.fabric && !sc.links.enabled) workload.fail("enabled", "a training workload needs links: add a links section");
+        // Hot spares hold no rank: a formation's job defaults to the satellites before its spares (its
+        // last ones, as in each cluster of a constellation), and its ranks are placed there, the nodes
+        // the fault trials' damaged fabric trains on; else its faults would not act on the fabric.
+        const std::int32_t spares = sc.radiation.enabled && !sc.fabric && !sc.constellation.enabled
+                                        ? sc.radiation.recovery.spare_satellites
+                                        : 0;
+        if (spares > 0 && static_cast<std::int32_t>(satellites) - spares < 2) {
+            Section radiation = top.section("radiation");
+            radiation.fail("spare_satellites", "leaves " + std::to_string(static_cast<std::int32_t>(satellites) - spares) +
+                                                   " of the formation's " + std::to_string(satellites) +
+                                                   " satellites to train on; a training job needs at least 2");
+        }
         if (sc.workload.job.data_parallel == 0)
             sc.workload.job.data_parallel = sc.constellation.enabled ? cluster_training(sc).job.data_parallel
-                                                                     : static_cast<std::int32_t>(satellites);
+                                                                     : static_cast<std::int32_t>(satellites) - spares;
+        if (spares > 0 && sc.workload.job.data_parallel == static_cast<std::int32_t>(satellites) - spares &&
+            sc.workload.options.rank_groups.empty()) {
+            sc.workload.options.rank_nodes.resize(static_cast<std::size_t>(sc.workload.job.data_parallel));
+            std::iota(sc.workload.options.rank_nodes.begin(), sc.workload.options.rank_nodes.end(), 0);
+        }
         if (static_cast<std::size_t>(sc.workload.job.data_parallel) > satellites) {
             Section parallelism = workload.section("parallelism");
             parallelism.fail("data", "data-parallel ranks (" + std::to_string(sc.workload.job.data_parallel) +

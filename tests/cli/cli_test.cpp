@@ -571,6 +571,13 @@ TEST(Cli, VtkFramesShowRadiationFaultsRebootsAndSpares) {
                                    dir.string() + " 120");
     EXPECT_EQ(check.status, 0) << check.output;
     EXPECT_NE(check.output.find("ok"), std::string::npos) << check.output;
+    // The spare holds no rank: the job trains on the other satellites, so the faults act on its fabric.
+    const auto coupled = run_command(
+        "/usr/bin/python3 -c \"import json,sys; s=json.load(open(sys.argv[1]+'/summary.json')); "
+        "n=s['satellites']; "
+        "assert s['workload']['data_parallel'] == n - 1, (s['workload']['data_parallel'], n); "
+        "assert s['radiation']['fabric']['coupled'], s['radiation']['fabric']; print('ok')\" " + dir.string());
+    EXPECT_EQ(coupled.status, 0) << coupled.output;
     fs::remove_all(dir);
 }
 

@@ -539,3 +539,28 @@ radiation: {spare_satellites: 1}
     EXPECT_NE(across.find("workload.parallelism.expert_placement"), std::string::npos) << across;
     EXPECT_NE(across.find("diloco"), std::string::npos) << across;
 }
+
+TEST(ScenarioLoader, AFormationsHotSparesHoldNoRank) {
+    // A single formation keeps its last spare_satellites as spares, as each cluster does: the job
+    // defaults to the satellites before them and is placed there (the nodes the fault trials'
+    // damaged fabric trains on), unless the user sizes it otherwise.
+    const auto whole = load_scenario_text(minimal + "links: {}\nworkload: {}\n", "test.yaml");
+    const std::int32_t satellites = whole.workload.job.data_parallel;
+    EXPECT_TRUE(whole.workload.options.rank_nodes.empty());
+    const auto spared = load_scenario_text(minimal + "links: {}\nworkload: {}\nradiation: {spare_satellites: 3}\n", "test.yaml");
+    EXPECT_EQ(spared.workload.job.data_parallel, satellites - 3);
+    ASSERT_EQ(spared.workload.options.rank_nodes.size(), static_cast<std::size_t>(satellites - 3));
+    EXPECT_EQ(spared.workload.options.rank_nodes.front(), 0);
+    EXPECT_EQ(spared.workload.options.rank_nodes.back(), satellites - 4);
+    // Spares without radiation are not kept (nothing fails), and a job sized by hand is placed as before.
+    EXPECT_EQ(load_scenario_text(minimal + "links: {}\nworkload: {}\nradiation: {enabled: false, spare_satellites: 3}\n",
+                                 "test.yaml").workload.job.data_parallel, satellites);
+    const auto sized = load_scenario_text(minimal + "links: {}\nworkload: {parallelism: {data: 8}}\nradiation: {spare_satellites: 3}\n",
+                                          "test.yaml");
+    EXPECT_EQ(sized.workload.job.data_parallel, 8);
+    EXPECT_TRUE(sized.workload.options.rank_nodes.empty());
+    const std::string all = error_of(minimal + "links: {}\nworkload: {}\nradiation: {spare_satellites: " +
+                                     std::to_string(satellites - 1) + "}\n");
+    EXPECT_NE(all.find("radiation.spare_satellites"), std::string::npos) << all;
+    EXPECT_NE(all.find("at least 2"), std::string::npos) << all;
+}
