@@ -14,6 +14,10 @@ namespace skyfabric::workloads {
 // round-half-even tie), so each binade is crossed in one multiplication.
 double add_repeatedly(double acc, double b, std::int64_t times);
 
+// acc + b₁ + … + bₘ, the sequence `times` times over, each addition rounded: in O(m · log times)
+// (rounds inside a binade add alike once the one before settled its round-half-even ties).
+double add_sequence_repeatedly(double acc, std::span<const double> seq, std::int64_t times);
+
 // acc[e >> shift] += b for every (e, b) listed, the whole list `times` times over, with
 // the rounding of doing it addition by addition. `count` is scratch (zeros, as long as
 // acc; left zeroed).
