@@ -410,6 +410,7 @@ private:
     }
     bool ranks_are_initial() const {
         if (static_cast<std::int32_t>(rank_sat_.size()) != initial_ranks_) return false;
+        if (config_.spare_satellites == 0) return true;  // every satellite began with a rank
         for (const std::int32_t s : rank_sat_)
             if (starts_as_spare(config_, s, n_sat_)) return false;
         return true;  // initial_ranks_ distinct satellites, none a spare at first: the initial ones
