@@ -271,18 +271,16 @@ void check_across_sections(Section& top, Scenario& sc, const LoadOptions& option
         const std::int32_t spares = sc.radiation.enabled && !sc.fabric && !sc.constellation.enabled
                                         ? sc.radiation.recovery.spare_satellites
                                         : 0;
-        if (spares > 0 && static_cast<std::int32_t>(satellites) - spares < 2) {
+        const std::int32_t formation_ranks = static_cast<std::int32_t>(satellites) - spares;
+        if (spares > 0 && formation_ranks < 2) {
             Section radiation = top.section("radiation");
-            radiation.fail("spare_satellites", "leaves " + std::to_string(static_cast<std::int32_t>(satellites) - spares) +
-                                                   " of the formation's " + std::to_string(satellites) +
-                                                   " satellites to train on; a training job needs at least 2");
+            radiation.fail("spare_satellites", "leaves " + std::to_string(formation_ranks) + " of the formation's " +
+                                                   std::to_string(satellites) + " satellites to train on; a training job needs at least 2");
         }
         if (sc.workload.job.data_parallel == 0)
-            sc.workload.job.data_parallel = sc.constellation.enabled ? cluster_training(sc).job.data_parallel
-                                                                     : static_cast<std::int32_t>(satellites) - spares;
-        if (spares > 0 && sc.workload.job.data_parallel == static_cast<std::int32_t>(satellites) - spares &&
-            sc.workload.options.rank_groups.empty()) {
-            sc.workload.options.rank_nodes.resize(static_cast<std::size_t>(sc.workload.job.data_parallel));
+            sc.workload.job.data_parallel = sc.constellation.enabled ? cluster_training(sc).job.data_parallel : formation_ranks;
+        if (spares > 0 && sc.workload.job.data_parallel == formation_ranks && sc.workload.options.rank_groups.empty()) {
+            sc.workload.options.rank_nodes.resize(static_cast<std::size_t>(formation_ranks));
             std::iota(sc.workload.options.rank_nodes.begin(), sc.workload.options.rank_nodes.end(), 0);
         }
         if (static_cast<std::size_t>(sc.workload.job.data_parallel) > satellites) {
