@@ -57,7 +57,7 @@ std::unique_ptr<FlowSolver> make_flow_solver(Backend requested);
 
 // Batches of fewer problems than this stay on the CPU under a CUDA request: the GPU gives each
 // problem one thread, slower than a core at a max-min solve's serial loops, and a launch costs
-// its copies. Not yet measured on a GPU (bench/gpu.sh's drain rows give the crossover).
+// its copies. On an H100 the crossover lies between 64 and 256 (docs/benchmarks.md, "On a GPU").
 inline constexpr std::size_t device_batch_min_problems = 256;
 
 // The solver CollectiveEngine hands its batches to, one per process and backend: for cpu the
