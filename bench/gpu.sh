@@ -10,6 +10,9 @@
 #            run), workload.backend cpu and cuda, on each of THREADS (default: every core, and 2):
 #            the Monte Carlo part's wall time (summary.json radiation.monte_carlo.wall_s);
 #   day      the default scenario for a day with workload.backend=cuda: it must complete.
+#   stress   #25's stressed constellation day (100 trials, every thread), workload.backend cpu and
+#            cuda: wall time, peak memory, the trials' share and each algorithm's goodput median
+#            (the two backends must agree).
 # Run on an otherwise idle machine; without a CUDA device the CUDA rows say so and are skipped.
 #
 #   bench/gpu.sh [BUILD_DIR] [OUT_DIR]
@@ -20,7 +23,7 @@ build="${1:-$root/build/release}"
 out="${2:-${TMPDIR:-/tmp}/skyfabric-gpu-bench}"
 reps="${REPS:-3}"
 trials="${TRIALS:-10000}"
-only="${ONLY:-info batches trials day}"
+only="${ONLY:-info batches trials day stress}"
 want() { [[ " $only " == *" $1 "* ]]; }
 exe="$build/src/skyfabric"
 bench="$build/bench/workloads_bench"
@@ -89,4 +92,27 @@ if want day; then
   time "$exe" run -q "$root/scenarios/suncatcher-81.yaml" \
       --set workload.backend=cuda --force -o "$out/day-cuda"
   "$py" -c "import json,sys; s=json.load(open(sys.argv[1])); print('  Monte Carlo backend', s['radiation']['monte_carlo']['backend'], '  wall_s', s['wall_s'])" "$out/day-cuda/summary.json"
+fi
+
+if want stress; then
+  echo "== #25's stressed constellation day, 100 trials, $cores threads"
+  for backend in cpu cuda; do
+    dir="$out/stress-$backend"
+    if /usr/bin/time -f "%e %M" -o "$out/stress-$backend.time" "$exe" run -q "$root/scenarios/constellation-4x81-stress.yaml" \
+        --set duration_s=86400 --set radiation.trials=100 --set workload.backend="$backend" \
+        --yes --force -o "$dir" >"$out/stress.log" 2>&1; then
+      "$py" - "$dir/summary.json" "$backend" "$out/stress-$backend.time" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+wall, kb = open(sys.argv[3]).read().split()[-2:]
+r = s["radiation"]
+medians = "  ".join("%s %.6f" % (k, v["goodput"]["median"])
+                    for k, v in sorted(r["constellation"].items()) if isinstance(v, dict) and "goodput" in v)
+print("  %-4s wall %7.2f s  peak %5.2f GB  trials %6.2f s   %s" % (sys.argv[2], float(wall), int(kb) / 1e6,
+      r["constellation_wall_s"], medians))
+PY
+    else
+      echo "  $backend: failed: $(tail -1 "$out/stress.log")"
+    fi
+  done
 fi
