@@ -976,11 +976,12 @@ TEST(Cli, ConstellationHotSparesArePerClusterAndTrainOnlyAsReplacements) {
     const auto r = run_command(skyfabric() + " run -q " + source("scenarios/constellation-4x81.yaml") + common +
                                " --set radiation.spare_satellites=2 -o " + dir.string());
     ASSERT_EQ(r.status, 0) << r.output;
+    // A rank moves to a spare only once lost (the swaps' counts and costs: ClusterFaults' tests).
     const auto check = run_command(
         "/usr/bin/python3 -c \"import json,sys; s=json.load(open(sys.argv[1]+'/summary.json')); "
         "assert s['workload']['data_parallel'] == 316, s['workload']['data_parallel']; "
         "c=s['radiation']['constellation']; assert sorted(c) == ['diloco','hierarchical','noloco','ring'], list(c); "
-        "assert all(0 < a['goodput']['median'] <= a['fault_free_goodput'] and a['spare_swaps']['mean'] >= 0 for a in c.values()); "
+        "assert all(0 < a['goodput']['median'] <= a['fault_free_goodput'] and a['spare_swaps']['mean'] <= a['ranks_lost']['mean'] for a in c.values()); "
         "assert all(a['bytes_outside_own_clusters'] == 0 for n, a in s['constellation']['algorithms'].items() if n != 'noloco'); "
         "print('ok')\" " + dir.string());
     EXPECT_EQ(check.status, 0) << check.output;
