@@ -10,11 +10,13 @@
 #include <memory>
 #include <optional>
 #include <queue>
+#include <thread>
 #include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include <skyfabric/workloads/idle_helpers.hpp>
 #include <skyfabric/workloads/network.hpp>
 #include <skyfabric/workloads/route_store.hpp>
 
@@ -413,6 +415,44 @@ TEST(RouteStore, EqualNetworksShareATableAndAnyDifferenceGetsItsOwn) {
         }
     EXPECT_GT(table->bytes(), 0u);
     EXPECT_EQ(store.bytes(), table->bytes());  // the others were never filled
+}
+
+TEST(RouteStore, IdleThreadsPrefetchTheRoutesAGetWouldSearch) {
+    // RouteCache::prefetch puts in the shared table, for every pair asked, the disjoint paths the
+    // textbook search gives (those get() would search), with a helper thread taking a share; with no
+    // helper idle it searches nothing (get() searches each pair as it comes, as before).
+    const auto net = sw::build_network(clusters(1));
+    const auto policy = sw::RoutingPolicy::shortest_latency;
+    std::vector<std::pair<std::int32_t, std::int32_t>> pairs;
+    for (std::int32_t s = 0; s < net.node_count; ++s)
+        for (std::int32_t t = 0; t < net.node_count; ++t) pairs.emplace_back(s, t);
+    const auto key = [&](std::int32_t s, std::int32_t t) { return static_cast<std::int64_t>(s) * net.node_count + t; };
+
+    sw::IdleHelpers none;
+    sw::RouteStore lone_store;
+    const auto lone = lone_store.table_for(net, policy, 4);
+    sw::RouteCache unhelped;
+    unhelped.share(lone);
+    unhelped.prefetch(net, pairs, policy, 4, none);
+    EXPECT_EQ(lone->bytes(), 0u);
+
+    sw::IdleHelpers helpers;
+    std::thread helper([&] { helpers.serve(); });
+    while (!helpers.any_idle()) std::this_thread::yield();
+    sw::RouteStore store;
+    const auto table = store.table_for(net, policy, 4);
+    sw::RouteCache cache;
+    cache.share(table);
+    cache.prefetch(net, pairs, policy, 4, helpers);
+    helpers.close();
+    helper.join();
+    for (const auto& [s, t] : pairs) {
+        if (s == t) continue;
+        const auto* found = table->find(key(s, t));
+        ASSERT_NE(found, nullptr) << s << "→" << t;
+        expect_paths(*found, reference_disjoint(net, s, t, policy, 4), s, t);
+        EXPECT_EQ(&cache.get(net, s, t, policy, 4), found) << s << "→" << t;  // served, not searched again
+    }
 }
 
 TEST(RouteStore, DropsTheLeastRecentlyAskedTablesPastItsBudget) {

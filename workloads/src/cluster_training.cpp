@@ -2,6 +2,7 @@
 
 #include <skyfabric/physics/random.hpp>
 #include <skyfabric/workloads/flow_simulation.hpp>
+#include <skyfabric/workloads/idle_helpers.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -352,19 +353,27 @@ std::vector<ClusterTrainingResult> simulate_cluster_trainings(std::span<const Cl
     std::vector<std::optional<ClusterTrainingResult>> done(n);
     std::vector<std::exception_ptr> failed(n);
     std::atomic<std::size_t> next{0};
+    // A thread out of algorithms helps the others search their routes until the last one ends
+    // (hierarchical goes on alone the longest): the same results, sooner.
+    ClusterTrainingSetup lent = setup;
+    const auto helpers = std::make_shared<IdleHelpers>();
+    lent.options.flow.helpers = helpers;
+    std::atomic<std::size_t> unfinished{n};
+    if (n == 0) helpers->close();
     const auto work = [&] {
         for (std::size_t i; (i = next.fetch_add(1)) < n;) {
             try {
-                done[i] = simulate_cluster_training(algorithms[i], setup);
+                done[i] = simulate_cluster_training(algorithms[i], lent);
             } catch (...) {
                 failed[i] = std::current_exception();
             }
+            if (unfinished.fetch_sub(1) == 1) helpers->close();
         }
+        helpers->serve();
     };
     if (threads == 0) threads = static_cast<std::int32_t>(std::max(1u, std::thread::hardware_concurrency()));
-    const std::size_t helpers = std::min<std::size_t>(n, static_cast<std::size_t>(std::max(1, threads))) - (n > 0 ? 1 : 0);
     std::vector<std::thread> pool;
-    for (std::size_t h = 0; h < helpers; ++h) pool.emplace_back(work);
+    for (std::int32_t h = 1; h < threads; ++h) pool.emplace_back(work);
     work();
     for (auto& t : pool) t.join();
     std::vector<ClusterTrainingResult> out;

@@ -1,5 +1,7 @@
 #include <skyfabric/workloads/flow_simulation.hpp>
 
+#include <skyfabric/workloads/idle_helpers.hpp>
+
 #include <algorithm>
 #include <numeric>
 #include <cmath>
@@ -88,6 +90,15 @@ bool CollectiveEngine::build_phase(const Schedule& schedule, const Phase& phase,
     problem.clear();
     global_edge.clear();
     const std::int32_t k = std::max(1, options_.paths_per_transfer);
+    if (options_.helpers && k > 1 && options_.helpers->any_idle()) {
+        std::vector<std::pair<std::int32_t, std::int32_t>> pairs;
+        pairs.reserve(static_cast<std::size_t>(phase.transfer_count));
+        for (std::int32_t i = 0; i < phase.transfer_count; ++i) {
+            const Transfer tr = schedule.transfer(phase, i);
+            pairs.emplace_back(placement[tr.source_rank], placement[tr.target_rank]);
+        }
+        routes_.prefetch(net, pairs, options_.routing, k, *options_.helpers);
+    }
     bool routed = true;
     for (std::int32_t i = 0; i < phase.transfer_count && routed; ++i) {
         const Transfer tr = schedule.transfer(phase, i);

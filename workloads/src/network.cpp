@@ -1,5 +1,7 @@
 #include <skyfabric/workloads/network.hpp>
 
+#include <skyfabric/workloads/idle_helpers.hpp>
+
 #include <algorithm>
 #include <limits>
 #include <mutex>
@@ -295,6 +297,11 @@ std::optional<Path> search(const Network& n, std::int32_t s, std::int32_t t, Rou
     return p;
 }
 
+// A (source, target) pair's key in a RouteTable.
+std::int64_t pair_key(const Network& network, std::int32_t source, std::int32_t target) {
+    return static_cast<std::int64_t>(source) * network.node_count + target;
+}
+
 }  // namespace
 
 std::optional<Path> route(const Network& network, std::int32_t source, std::int32_t target,
@@ -333,7 +340,7 @@ std::vector<Path> route_disjoint(const Network& network, std::int32_t source, st
 const std::vector<Path>& RouteCache::get(const Network& network, std::int32_t source,
                                          std::int32_t target, RoutingPolicy policy,
                                          std::int32_t paths) {
-    const std::int64_t key = static_cast<std::int64_t>(source) * network.node_count + target;
+    const std::int64_t key = pair_key(network, source, target);
     if (const auto* kept = table_->find(key)) return *kept;
     // Serves the path to target off a source's tree, in the scratch slot (not kept per pair).
     const auto from_tree = [&](const std::vector<std::int32_t>& tree) -> const std::vector<Path>& {
@@ -403,6 +410,22 @@ const std::vector<Path>& RouteCache::get(const Network& network, std::int32_t so
         found = route_disjoint(network, source, target, policy, paths);
     }
     return table_->add(key, std::move(found));
+}
+
+void RouteCache::prefetch(const Network& network, std::span<const std::pair<std::int32_t, std::int32_t>> pairs,
+                          RoutingPolicy policy, std::int32_t paths, IdleHelpers& helpers) {
+    if (paths <= 1 || seed_ || !table_->locked() || !helpers.any_idle()) return;
+    std::vector<std::pair<std::int32_t, std::int32_t>> missing;
+    for (const auto& [source, target] : pairs)
+        if (source != target && !table_->find(pair_key(network, source, target)))
+            missing.emplace_back(source, target);
+    std::sort(missing.begin(), missing.end());
+    missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
+    const std::shared_ptr<RouteTable> table = table_;
+    helpers.run(missing.size(), [&](std::size_t i) {
+        const auto [source, target] = missing[i];
+        table->add(pair_key(network, source, target), route_disjoint(network, source, target, policy, paths));
+    });
 }
 
 const std::vector<Path>& RouteTable::add(std::int64_t key, std::vector<Path> paths) {

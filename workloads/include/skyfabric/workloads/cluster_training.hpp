@@ -148,8 +148,10 @@ physics::SettingsProblems check(const ClusterTrainingSetup& setup, std::span<con
 ClusterTrainingResult simulate_cluster_training(ClusterAlgorithm algorithm, const ClusterTrainingSetup& setup);
 // Every algorithm on the same setup, up to `threads` at once (0: every core), results in the order
 // given: each is the one simulate_cluster_training gives alone (they share only read-only inputs, so
-// setup's functions must be callable from several threads). check(setup, algorithms)'s first problem
-// is thrown before any runs; otherwise the first error, in that order.
+// setup's functions must be callable from several threads). A thread with no algorithm left searches
+// routes for those still running (FlowOptions::helpers, with a route store and several paths).
+// check(setup, algorithms)'s first problem is thrown before any runs; otherwise the first error, in
+// that order.
 std::vector<ClusterTrainingResult> simulate_cluster_trainings(std::span<const ClusterAlgorithm> algorithms,
                                                               const ClusterTrainingSetup& setup, std::int32_t threads);
 

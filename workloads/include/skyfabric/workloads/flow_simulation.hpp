@@ -46,6 +46,9 @@ struct FlowOptions {
     // undamaged steps) share their routes here; not used with routes_before_damage (a damaged
     // network is a trial's own).
     std::shared_ptr<RouteStore> route_store;
+    // Threads with nothing else to do (simulate_cluster_trainings'): a phase's pairs missing from the
+    // route store's table are searched on them too (RouteCache::prefetch). The same routes.
+    std::shared_ptr<IdleHelpers> helpers;
     // Where the engine's batches of phases are drained (batch_flow_solver), and how large they
     // grow (larger for a GPU): a run passes workload.backend resolved. On the CPU the numbers do
     // not depend on the batching (to the bit); CUDA's agree with them to 1e-9 (tested on a GPU).

@@ -6,13 +6,17 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <shared_mutex>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <skyfabric/links/topology.hpp>
 
 namespace skyfabric::workloads {
+
+class IdleHelpers;
 
 enum class RoutingPolicy : std::uint8_t {
     shortest_latency = 0,  // Dijkstra on latency_s (ties: fewer hops, lower node id)
@@ -109,6 +113,11 @@ public:
         seed_ = std::move(before_damage);
         seed_network_ = std::move(undamaged);
     }
+    // The pairs (source, target) the shared table lacks, searched as get() searches them (`paths` > 1
+    // disjoint paths) on this thread and the helpers idle now, and added to the table: get() then finds
+    // them. Only on a table shared while growing (a RouteStore's) with no seed; else nothing is done.
+    void prefetch(const Network& network, std::span<const std::pair<std::int32_t, std::int32_t>> pairs,
+                  RoutingPolicy policy, std::int32_t paths, IdleHelpers& helpers);
 
 private:
     // Single paths: a source asking for more targets than this (an all-to-all asks p-1) gets its
