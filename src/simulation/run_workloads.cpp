@@ -158,13 +158,20 @@ void RunState::run_constellation_workload() {
     setup.options = training_options();
     setup.options.start_s = 0.0;
     setup.options.end_s = summary_.simulated_s;
-    // Every algorithm, round and trial's undamaged step runs on these keyframes: one search per pair.
-    setup.options.flow.route_store = std::make_shared<workloads::RouteStore>();
     setup.experts_across_clusters = sc_.workload.experts_across_clusters;
     setup.seed = sc_.seed;
     setup.topologies = [this](double from_s) { return timeline_.source_from(from_s); };
     setup.cluster_nodes = scenario::cluster_ranks(sc_);  // each cluster's hot spares train only in its fault trials
     setup.cluster_satellites = scenario::cluster_satellites(sc_);
+    // Every algorithm, round and trial's undamaged step runs on these keyframes: one search per pair,
+    // guided between clusters by their gateways (workloads::SearchGuide).
+    std::vector<std::int32_t> cluster_of;
+    for (std::size_t c = 0; c < setup.cluster_satellites.size(); ++c)
+        for (const std::int32_t satellite : setup.cluster_satellites[c]) {
+            if (cluster_of.size() <= static_cast<std::size_t>(satellite)) cluster_of.resize(static_cast<std::size_t>(satellite) + 1, -1);
+            cluster_of[static_cast<std::size_t>(satellite)] = static_cast<std::int32_t>(c);
+        }
+    setup.options.flow.route_store = std::make_shared<workloads::RouteStore>(std::move(cluster_of));
     if (sc_.power.enabled) {  // every sample is simulated: the clusters' shares are known
         setup.cluster_compute_done_s = [this](std::size_t c, double start_s, double work_s) {
             return compute_done_s(start_s, work_s, cluster_fraction_[c]);

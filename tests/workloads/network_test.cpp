@@ -378,6 +378,91 @@ TEST(Routing, DisjointPathsAsTheTextbookSearchFindsThem) {
     }
 }
 
+namespace {
+// clusters()' nodes by lattice: 16 per cluster.
+std::vector<std::int32_t> cluster_regions() {
+    std::vector<std::int32_t> regions(64);
+    for (std::int32_t v = 0; v < 64; ++v) regions[static_cast<std::size_t>(v)] = v / 16;
+    return regions;
+}
+}  // namespace
+
+TEST(Routing, GuidedSearchesFindTheTextbookPaths) {
+    // The searches guided towards their targets (A* on the clusters' gateway bounds) give the
+    // textbook Dijkstra's paths, edge for edge, tie breaks included: on equal-latency lattices (ties
+    // everywhere), uneven ones, clusters where going through the ones in between ties or nearly
+    // ties the direct link, and on damaged copies guided by the undamaged network's bounds.
+    const auto policy = sw::RoutingPolicy::shortest_latency;
+    const auto regions = cluster_regions();
+    for (int variant = 0; variant < 3; ++variant) {
+        const auto whole = clusters(variant);
+        const auto net = sw::build_network(whole);
+        const auto guide = sw::build_search_guide(net, regions);
+        ASSERT_TRUE(guide.has_value()) << "variant " << variant;
+        // Four corner gateways per cluster: 16 border rows of 64 distances.
+        EXPECT_EQ(guide->border_offsets.back(), 16);
+        std::vector<sw::Network> fabrics{net};
+        fabrics.push_back(sw::build_network(with_links_down(whole, 3, 100)));  // a lattice link, a gateway link
+        fabrics.push_back(sw::build_network(with_links_down(whole, 7, whole.links.size() - 1)));
+        for (std::size_t f = 0; f < fabrics.size(); ++f)
+            for (std::int32_t k : {1, 2, 4}) {
+                SCOPED_TRACE(testing::Message() << "variant " << variant << ", fabric " << f << ", " << k << " paths");
+                for (std::int32_t s = 0; s < net.node_count; ++s)
+                    for (std::int32_t t = 0; t < net.node_count; ++t)
+                        expect_paths(sw::route_disjoint(fabrics[f], s, t, policy, k, &*guide),
+                                     reference_disjoint(fabrics[f], s, t, policy, k), s, t);
+            }
+    }
+}
+
+TEST(Routing, AGuideBoundsEveryLatencyAndIsExactOutsideTheTargetsCluster) {
+    // Every path into a cluster enters through one of its gateways, so from outside it the least of
+    // d(g, v) + d(g, t) over the target cluster's gateways g is the distance itself; inside, the
+    // landmark bound |d(g, v) − d(g, t)| never exceeds it (the triangle inequality).
+    const auto net = sw::build_network(clusters(1));
+    const auto guide = sw::build_search_guide(net, cluster_regions());
+    ASSERT_TRUE(guide.has_value());
+    const auto nn = static_cast<std::size_t>(net.node_count);
+    for (std::int32_t t = 0; t < net.node_count; ++t) {
+        const auto exact = sw::latency_distances(net, t);
+        const auto region = guide->region_of[static_cast<std::size_t>(t)];
+        for (std::int32_t v = 0; v < net.node_count; ++v) {
+            double through = inf, landmark = 0.0;
+            for (auto r = guide->border_offsets[region]; r < guide->border_offsets[region + 1]; ++r) {
+                const double* d = guide->distance.data() + static_cast<std::size_t>(r) * nn;
+                through = std::min(through, d[v] + d[t]);
+                landmark = std::max(landmark, std::abs(d[v] - d[t]));
+            }
+            if (guide->region_of[static_cast<std::size_t>(v)] != region)
+                EXPECT_NEAR(through, exact[static_cast<std::size_t>(v)], 1e-15) << v << "→" << t;
+            else
+                EXPECT_LE(landmark, exact[static_cast<std::size_t>(v)] * (1.0 + 1e-12)) << v << "→" << t;
+        }
+    }
+}
+
+TEST(Routing, NoGuideWhereItWouldNotPayOrCouldNotBeTrusted) {
+    const auto net = sw::build_network(clusters(1));
+    EXPECT_TRUE(sw::build_search_guide(net, cluster_regions()).has_value());
+    // One region: nothing to guide towards.
+    EXPECT_FALSE(sw::build_search_guide(net, std::vector<std::int32_t>(64, 0)).has_value());
+    // A region with more border nodes than max_border_nodes: a line of 68 in alternate regions.
+    const auto line = sw::build_network(sw::testing::lattice(1, 68, 100e9, 1e-6));
+    std::vector<std::int32_t> alternate(68);
+    for (std::int32_t v = 0; v < 68; ++v) alternate[static_cast<std::size_t>(v)] = v % 2;
+    EXPECT_FALSE(sw::build_search_guide(line, alternate).has_value());
+    // More distances than max_guide_distances: every node of a 40 x 40 lattice a region of its own
+    // (unlabelled), 1,600 rows of 1,600.
+    const auto big = sw::build_network(sw::testing::lattice(40, 40, 100e9, 1e-6));
+    EXPECT_FALSE(sw::build_search_guide(big, {}).has_value());
+    // A link so short beside the total latency that rounding could reach the margin, or none at all.
+    for (const double latency : {1e-18, 0.0}) {
+        auto shortened = clusters(1);
+        shortened.links[5].latency_s = latency;
+        EXPECT_FALSE(sw::build_search_guide(sw::build_network(shortened), cluster_regions()).has_value()) << latency;
+    }
+}
+
 TEST(RouteStore, EqualNetworksShareATableAndAnyDifferenceGetsItsOwn) {
     const auto topology = graph(1);
     const auto net = sw::build_network(topology);
@@ -452,6 +537,40 @@ TEST(RouteStore, IdleThreadsPrefetchTheRoutesAGetWouldSearch) {
         ASSERT_NE(found, nullptr) << s << "→" << t;
         expect_paths(*found, reference_disjoint(net, s, t, policy, 4), s, t);
         EXPECT_EQ(&cache.get(net, s, t, policy, 4), found) << s << "→" << t;  // served, not searched again
+    }
+}
+
+TEST(RouteStore, GuidedTablesAndTheirDamagedCopiesGiveTheTextbookPaths) {
+    // A store told the clusters guides its tables' searches (the guide built once per table, its
+    // bytes counted); a damaged copy seeded from such a table searches its broken pairs, and the
+    // pairs the seed lacks, guided by the undamaged network's bounds: every pair as the textbook
+    // search of the damaged fabric.
+    const auto policy = sw::RoutingPolicy::shortest_latency;
+    const auto whole = clusters(2);
+    const auto net = std::make_shared<const sw::Network>(sw::build_network(whole));
+    sw::RouteStore plain;
+    EXPECT_EQ(plain.table_for(*net, policy, 4)->guide(net.get()), nullptr);
+    sw::RouteStore store(cluster_regions());
+    const auto table = store.table_for(*net, policy, 4);
+    EXPECT_EQ(table->guide(nullptr), nullptr) << "not built before it is asked with its network";
+    const sw::SearchGuide* guide = table->guide(net.get());
+    ASSERT_NE(guide, nullptr);
+    EXPECT_EQ(table->guide(net.get()), guide);
+    EXPECT_EQ(table->guide(nullptr), guide);
+    EXPECT_EQ(table->bytes(), guide->bytes());
+    auto seed = std::make_shared<sw::RouteCache>();
+    seed->share(table);
+    for (std::int32_t s = 0; s < net->node_count; ++s)
+        for (std::int32_t t = s + 1; t < net->node_count; ++t)
+            expect_paths(seed->get(*net, s, t, policy, 4), reference_disjoint(*net, s, t, policy, 4), s, t);
+    for (std::size_t cut : {std::size_t{2}, std::size_t{50}, whole.links.size() - 3}) {
+        SCOPED_TRACE(testing::Message() << "cut " << cut);
+        const auto dnet = sw::build_network(with_links_down(whole, cut, (cut * 7 + 5) % whole.links.size()));
+        sw::RouteCache cache;
+        cache.seed(seed, net);
+        for (std::int32_t s = 0; s < dnet.node_count; ++s)
+            for (std::int32_t t = 0; t < dnet.node_count; ++t)
+                expect_paths(cache.get(dnet, s, t, policy, 4), reference_disjoint(dnet, s, t, policy, 4), s, t);
     }
 }
 

@@ -3,9 +3,12 @@
 #include <skyfabric/workloads/idle_helpers.hpp>
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <limits>
 #include <mutex>
 #include <queue>
+#include <unordered_map>
 
 namespace skyfabric::workloads {
 
@@ -65,18 +68,28 @@ struct SearchScratch {
     // per entry: half the depth of a binary heap).
     std::vector<std::int32_t> heap;
     std::vector<std::int32_t> slot;  // per node: its index in heap, −1 when not in it
+    // A guided search's frontier orders by key = label + bound (the guide's, per node once touched).
+    std::vector<double> key, bound;
     void prepare(std::size_t nn) {
         if (best.size() < nn) {
             best.resize(nn);
             via.resize(nn, -1);
             done.resize(nn, 0);
             slot.resize(nn, -1);
+            key.resize(nn, inf);
+            bound.resize(nn, 0.0);
         }
     }
     void touch(std::int32_t v) {  // before via[v] is first set
         if (via[v] < 0) touched.push_back(v);
     }
+    template <bool by_key = false>
     bool before(std::int32_t u, std::int32_t v) const {
+        if constexpr (by_key) {
+            if (key[u] < key[v]) return true;
+            if (key[v] < key[u]) return false;
+            return u < v;
+        }
         const Label& x = best[u];
         const Label& y = best[v];
         if (x.a < y.a) return true;  // as (a, b, node) tuples compare
@@ -89,25 +102,28 @@ struct SearchScratch {
         heap[i] = v;
         slot[v] = static_cast<std::int32_t>(i);
     }
+    template <bool by_key = false>
     void sift_up(std::size_t i) {
         const std::int32_t v = heap[i];
         while (i > 0) {
             const std::size_t parent = (i - 1) / 4;
-            if (!before(v, heap[parent])) break;
+            if (!before<by_key>(v, heap[parent])) break;
             place(i, heap[parent]);
             i = parent;
         }
         place(i, v);
     }
     // v's label just improved: into the frontier, or up it.
+    template <bool by_key = false>
     void lower(std::int32_t v) {
         if (slot[v] < 0) {
             heap.push_back(v);
-            sift_up(heap.size() - 1);
+            sift_up<by_key>(heap.size() - 1);
         } else {
-            sift_up(static_cast<std::size_t>(slot[v]));
+            sift_up<by_key>(static_cast<std::size_t>(slot[v]));
         }
     }
+    template <bool by_key = false>
     std::int32_t pop() {
         const std::int32_t top = heap.front();
         slot[top] = -1;
@@ -122,8 +138,8 @@ struct SearchScratch {
                 std::size_t least = first;
                 const std::size_t end = std::min(first + 4, n);
                 for (std::size_t c = first + 1; c < end; ++c)
-                    if (before(heap[c], heap[least])) least = c;
-                if (!before(heap[least], last)) break;
+                    if (before<by_key>(heap[c], heap[least])) least = c;
+                if (!before<by_key>(heap[least], last)) break;
                 place(i, heap[least]);
                 i = least;
             }
@@ -137,6 +153,7 @@ struct SearchScratch {
             via[v] = -1;
             done[v] = 0;
             slot[v] = -1;
+            key[v] = inf;
         }
         touched.clear();
         heap.clear();
@@ -194,22 +211,71 @@ Path path_from(const Network& n, const std::int32_t* via, std::int32_t s, std::i
     return p;
 }
 
+// The guide's bounds towards one target, scaled down by the margin (SearchGuide).
+class Bounds {
+public:
+    static constexpr double scale = 1.0 - 0x1p-16;
+    Bounds(const SearchGuide& g, std::int32_t t) : g_(g), nn_(static_cast<std::size_t>(g.node_count)), region_(g.region_of[t]) {
+        const auto first = static_cast<std::size_t>(g.border_offsets[region_]);
+        const auto last = static_cast<std::size_t>(g.border_offsets[region_ + 1]);
+        for (std::size_t r = first; r < last; ++r, ++count_) {
+            rows_[count_] = g.distance.data() + r * nn_;
+            to_target_[count_] = g.distance[r * nn_ + static_cast<std::size_t>(t)];
+        }
+    }
+    double operator()(std::int32_t v) const {
+        double h = 0.0;
+        if (g_.region_of[v] != region_) {  // through one of the target region's border nodes
+            h = inf;
+            for (std::size_t i = 0; i < count_; ++i) h = std::min(h, rows_[i][v] + to_target_[i]);
+        } else {  // landmarks: the border nodes
+            for (std::size_t i = 0; i < count_; ++i) {
+                const double d = rows_[i][v] - to_target_[i];
+                if (std::isfinite(d)) h = std::max(h, std::abs(d));
+            }
+        }
+        // Unreachable from every border node: so is t (0 is a bound anywhere, and consistent in a
+        // part of the network t cannot be reached from).
+        return std::isfinite(h) ? h * scale : 0.0;
+    }
+
+private:
+    const SearchGuide& g_;
+    std::size_t nn_;
+    std::int32_t region_;
+    std::size_t count_ = 0;  // the target region's border nodes: rows_ and to_target_ filled
+    std::array<const double*, max_border_nodes> rows_{};
+    std::array<double, max_border_nodes> to_target_{};
+};
+
 // The search's loop: nodes settled in label order until t (t < 0: every node). One copy per
-// policy and per whether edges are banned, with the arrays read through plain pointers, so the
-// loop tests neither per edge.
-template <bool widest, bool with_banned>
-void settle(const Network& n, SearchScratch& sc, std::int32_t t, const char* banned) {
+// policy, per whether edges are banned and per whether it is guided, with the arrays read through
+// plain pointers, so the loop tests none of them per edge.
+//
+// Guided (shortest latency towards t >= 0), it is A*: the frontier ordered by label + bound. The
+// bounds are consistent with a margin that rounding cannot eat (SearchGuide), so a node's key is
+// strictly above those of the nodes on its shortest paths: it settles after every node that can
+// give it its label, with that exact label. Dijkstra keeps, for a node, the first of equal ways in
+// (hops make every way's label strictly above its predecessor's, so all of them reach it before it
+// settles): the way from the predecessor first in (label, node) order, its first such edge. A tie
+// is broken that way here, so every node's via, and every path, is Dijkstra's.
+template <bool widest, bool with_banned, bool guided = false>
+void settle(const Network& n, SearchScratch& sc, std::int32_t t, const char* banned, const Bounds* bounds = nullptr) {
+    static_assert(!(guided && widest));
     using Label = SearchScratch::Label;
     Label* const best = sc.best.data();
     std::int32_t* const via = sc.via.data();
     char* const done = sc.done.data();
+    double* const key = sc.key.data();
+    double* const bound = sc.bound.data();
     const std::int32_t* const offsets = n.adjacency_offsets.data();
     const std::int32_t* const adjacent = n.adjacency_edges.data();
     const std::int32_t* const edge_to = n.edge_to.data();
+    const std::int32_t* const edge_from = n.edge_from.data();
     const double* const latency = n.latency_s.data();
     const double* const capacity = n.capacity_Bps.data();
     while (!sc.heap.empty()) {
-        const std::int32_t v = sc.pop();
+        const std::int32_t v = sc.pop<guided>();
         const double a = best[v].a, b = best[v].b;
         done[v] = 1;
         if (v == t) break;
@@ -229,6 +295,9 @@ void settle(const Network& n, SearchScratch& sc, std::int32_t t, const char* ban
                 cand.b = b + 1.0;
             }
             if (cand.a < best[w].a || (cand.a == best[w].a && cand.b < best[w].b)) {
+                if constexpr (guided) {
+                    if (via[w] < 0) bound[w] = (*bounds)(w);
+                }
                 sc.touch(w);
                 best[w] = cand;
                 via[w] = e;
@@ -243,7 +312,11 @@ void settle(const Network& n, SearchScratch& sc, std::int32_t t, const char* ban
                     if (w == t) return;
                     continue;
                 }
-                sc.lower(w);
+                if constexpr (guided) key[w] = cand.a + bound[w];
+                sc.lower<guided>(w);
+            } else if constexpr (guided) {
+                // An equal way in from a node Dijkstra settles before the one kept so far.
+                if (cand.a == best[w].a && cand.b == best[w].b && sc.before(v, edge_from[via[w]])) via[w] = e;
             }
         }
     }
@@ -254,7 +327,8 @@ void settle(const Network& n, SearchScratch& sc, std::int32_t t, const char* ban
 // in the same order whether or not the search goes on, so the tree holds, for every t, the path
 // the search for t alone returns.
 std::optional<Path> search(const Network& n, std::int32_t s, std::int32_t t, RoutingPolicy policy,
-                           const std::vector<char>* banned, std::vector<std::int32_t>* tree = nullptr) {
+                           const std::vector<char>* banned, std::vector<std::int32_t>* tree = nullptr,
+                           const SearchGuide* guide = nullptr) {
     if (s == t) return Path{};
     if (policy == RoutingPolicy::shortest_latency && banned == nullptr && t >= 0) {
         const std::int32_t e = direct_edge_if_shortest(n, s, t);
@@ -275,8 +349,15 @@ std::optional<Path> search(const Network& n, std::int32_t s, std::int32_t t, Rou
     sc.touched.push_back(s);
     // Widest stores −bottleneck in a so smaller is better; source has bottleneck inf.
     best[s] = policy == RoutingPolicy::widest ? Label{-inf, 0.0} : Label{0.0, 0.0};
-    sc.lower(s);
-    if (policy == RoutingPolicy::widest) {
+    const bool guided = guide && policy == RoutingPolicy::shortest_latency && t >= 0 &&
+                        guide->node_count == n.node_count && guide->edge_count == n.edge_to.size();
+    if (guided) {
+        const Bounds bounds(*guide, t);
+        sc.key[s] = 0.0;
+        sc.lower<true>(s);
+        if (banned) settle<false, true, true>(n, sc, t, banned->data(), &bounds);
+        else settle<false, false, true>(n, sc, t, nullptr, &bounds);
+    } else if (sc.lower(s), policy == RoutingPolicy::widest) {
         if (banned) settle<true, true>(n, sc, t, banned->data());
         else settle<true, false>(n, sc, t, nullptr);
     } else {
@@ -313,12 +394,13 @@ namespace {
 
 // route_disjoint going on from `paths`, the first ones it would find (their edges banned from the rest).
 std::vector<Path> disjoint_after(const Network& network, std::int32_t source, std::int32_t target,
-                                 RoutingPolicy policy, std::int32_t k, std::vector<Path> paths) {
+                                 RoutingPolicy policy, std::int32_t k, std::vector<Path> paths,
+                                 const SearchGuide* guide) {
     std::vector<char> banned(network.capacity_Bps.size(), 0);
     for (const Path& p : paths)
         for (auto e : p.edges) banned[e] = 1;
     for (auto i = static_cast<std::int32_t>(paths.size()); i < std::max(1, k); ++i) {
-        auto p = search(network, source, target, policy, &banned);
+        auto p = search(network, source, target, policy, &banned, nullptr, guide);
         if (!p) break;
         if (p->edges.empty()) {  // source == target
             paths.push_back(*p);
@@ -333,8 +415,72 @@ std::vector<Path> disjoint_after(const Network& network, std::int32_t source, st
 }  // namespace
 
 std::vector<Path> route_disjoint(const Network& network, std::int32_t source, std::int32_t target,
-                                 RoutingPolicy policy, std::int32_t k) {
-    return disjoint_after(network, source, target, policy, k, {});
+                                 RoutingPolicy policy, std::int32_t k, const SearchGuide* guide) {
+    return disjoint_after(network, source, target, policy, k, {}, guide);
+}
+
+std::optional<SearchGuide> build_search_guide(const Network& n, std::span<const std::int32_t> region_of) {
+    const auto nn = static_cast<std::size_t>(n.node_count);
+    SearchGuide g;
+    g.node_count = n.node_count;
+    g.edge_count = n.edge_to.size();
+    // Dense region indices in order of first appearance; unlabelled nodes alone in theirs.
+    g.region_of.assign(nn, -1);
+    std::unordered_map<std::int32_t, std::int32_t> dense;
+    std::int32_t regions = 0;
+    for (std::size_t v = 0; v < nn; ++v) {
+        const std::int32_t label = v < region_of.size() ? region_of[v] : -1;
+        if (label < 0) {
+            g.region_of[v] = regions++;
+            continue;
+        }
+        const auto [it, added] = dense.try_emplace(label, regions);
+        if (added) ++regions;
+        g.region_of[v] = it->second;
+    }
+    if (regions < 2) return std::nullopt;
+    // The margin: 2^−16 of the shortest usable edge must dwarf the rounding of sums up to every
+    // edge's latency together (a few ulps each, 2^−52): 2^−16 l_min > 2^−40 total leaves 2^12 ulps.
+    double shortest = inf, total = 0.0;
+    for (const std::int32_t e : n.adjacency_edges) {
+        shortest = std::min(shortest, n.latency_s[e]);
+        total += n.latency_s[e];
+    }
+    if (!(shortest > 0.0) || !std::isfinite(total) || !(0x1p-16 * shortest > 0x1p-40 * total)) return std::nullopt;
+    std::vector<std::vector<std::int32_t>> border(static_cast<std::size_t>(regions));
+    for (std::int32_t v = 0; v < n.node_count; ++v)
+        for (std::int32_t k = n.adjacency_offsets[v]; k < n.adjacency_offsets[v + 1]; ++k)
+            if (g.region_of[n.edge_to[n.adjacency_edges[k]]] != g.region_of[v]) {
+                border[g.region_of[v]].push_back(v);
+                break;
+            }
+    g.border_offsets.push_back(0);
+    for (const auto& b : border) {
+        if (b.size() > static_cast<std::size_t>(max_border_nodes)) return std::nullopt;
+        g.border_offsets.push_back(g.border_offsets.back() + static_cast<std::int32_t>(b.size()));
+    }
+    if (static_cast<std::size_t>(g.border_offsets.back()) * nn > max_guide_distances) return std::nullopt;
+    g.distance.reserve(static_cast<std::size_t>(g.border_offsets.back()) * nn);
+    for (const auto& b : border)
+        for (const std::int32_t v : b) {
+            const auto d = latency_distances(n, v);
+            g.distance.insert(g.distance.end(), d.begin(), d.end());
+        }
+    return g;
+}
+
+const SearchGuide* RouteTable::guide(const Network* network) const {
+    if (!regions_) return nullptr;
+    if (network) {
+        std::call_once(guide_once_, [&] {
+            guide_ = build_search_guide(*network, *regions_);
+            if (guide_) bytes_.fetch_add(guide_->bytes(), std::memory_order_relaxed);
+            guide_tried_.store(true, std::memory_order_release);
+        });
+    } else if (!guide_tried_.load(std::memory_order_acquire)) {
+        return nullptr;
+    }
+    return guide_ ? &*guide_ : nullptr;
 }
 
 const std::vector<Path>& RouteCache::get(const Network& network, std::int32_t source,
@@ -355,7 +501,8 @@ const std::vector<Path>& RouteCache::get(const Network& network, std::int32_t so
     if (seed_) {
         const auto* seeded = seed_->table_->find(key);
         if (!seeded && paths > 1 && seed_network_ && seed_->table_->locked())
-            seeded = &seed_->table_->add(key, route_disjoint(*seed_network_, source, target, policy, paths));
+            seeded = &seed_->table_->add(key, route_disjoint(*seed_network_, source, target, policy, paths,
+                                                             seed_->table_->guide(seed_network_.get())));
         const auto intact = [&](const Path& p) {
             for (const auto e : p.edges)
                 if (!(network.capacity_Bps[e] > 0.0)) return false;
@@ -374,7 +521,9 @@ const std::vector<Path>& RouteCache::get(const Network& network, std::int32_t so
                 if (!intact(p)) break;
                 kept.push_back(p);
             }
-            return table_->add(key, disjoint_after(network, source, target, policy, paths, std::move(kept)));
+            // The seed's guide serves this damaged copy of its network (SearchGuide).
+            return table_->add(key, disjoint_after(network, source, target, policy, paths, std::move(kept),
+                                                   seed_->table_->guide(seed_network_.get())));
         }
         // A pair the seed served off its source's tree (the same path it returned there; the
         // fabrics share latencies, so path_into sums the same latency): taken if it survives.
@@ -407,7 +556,8 @@ const std::vector<Path>& RouteCache::get(const Network& network, std::int32_t so
             found.push_back(std::move(*p));
         }
     } else {
-        found = route_disjoint(network, source, target, policy, paths);
+        found = route_disjoint(network, source, target, policy, paths,
+                               seed_ ? seed_->table_->guide(seed_network_.get()) : table_->guide(&network));
     }
     return table_->add(key, std::move(found));
 }
@@ -422,9 +572,10 @@ void RouteCache::prefetch(const Network& network, std::span<const std::pair<std:
     std::sort(missing.begin(), missing.end());
     missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
     const std::shared_ptr<RouteTable> table = table_;
+    const SearchGuide* guide = table->guide(&network);
     helpers.run(missing.size(), [&](std::size_t i) {
         const auto [source, target] = missing[i];
-        table->add(pair_key(network, source, target), route_disjoint(network, source, target, policy, paths));
+        table->add(pair_key(network, source, target), route_disjoint(network, source, target, policy, paths, guide));
     });
 }
 

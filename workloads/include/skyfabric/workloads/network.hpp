@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <shared_mutex>
@@ -53,8 +54,43 @@ std::optional<Path> route(const Network& network, std::int32_t source, std::int3
 
 // Up to k edge-disjoint paths (each found by the policy after removing the previous
 // paths' edges), for splitting one transfer over several paths.
+//
+// A guide (shortest latency only) makes each search go towards its target (A*) and settle fewer
+// nodes, with the same paths: it must have been built on this network or on one this one is the
+// same as but for links down (RouteCache::seed's undamaged network).
+struct SearchGuide;
 std::vector<Path> route_disjoint(const Network& network, std::int32_t source,
-                                 std::int32_t target, RoutingPolicy policy, std::int32_t k);
+                                 std::int32_t target, RoutingPolicy policy, std::int32_t k,
+                                 const SearchGuide* guide = nullptr);
+
+// Lower bounds on the latency from any node to any other, for the disjoint-path searches between a
+// constellation's clusters: most of a search from one cluster to another otherwise settles every
+// node of the source cluster (all nearer than the target) before it crosses. The nodes are split
+// into regions (the clusters); a region's border nodes (those linked to another region: its
+// gateways) are few, and their latency distances to every node are kept. Every path into a region
+// enters through a border node, so from outside the target's region the bound is exact, the least
+// over its border nodes g of d(g, v) + d(g, t); inside, it is the landmark bound max |d(g, v) − d(g, t)|.
+// Both are consistent (never fall by more than an edge's latency along it), scaled down by
+// 1 − 2^−16 so that rounding cannot break that: the searches then settle every node with its exact
+// label, and a tie between two ways into a node is broken as Dijkstra's order breaks it (see
+// network.cpp), so the paths are Dijkstra's. Links down and banned edges only lengthen distances,
+// so a guide built on the undamaged network serves its damaged copies.
+struct SearchGuide {
+    std::int32_t node_count = 0;
+    std::size_t edge_count = 0;                // directed edges of the network it was built on
+    std::vector<std::int32_t> region_of;       // per node: dense region index
+    std::vector<std::int32_t> border_offsets;  // per region: its border nodes' rows, [r, r + 1)
+    std::vector<double> distance;              // per border row: the latency distance to every node
+    std::size_t bytes() const { return distance.size() * sizeof(double) + (region_of.size() + border_offsets.size()) * sizeof(std::int32_t); }
+};
+// nullopt where a guide would not pay or could not be trusted to give Dijkstra's paths: one region,
+// a region with more than max_border_nodes border nodes (each node the search labels reads them
+// all), more than max_guide_distances distances kept (8 MB), or a link so short beside the total
+// latency that rounding could reach the 2^−16 margin. region_of: any labels, per node (missing or
+// negative: a region of their own).
+inline constexpr std::int32_t max_border_nodes = 32;
+inline constexpr std::size_t max_guide_distances = std::size_t{1} << 20;
+std::optional<SearchGuide> build_search_guide(const Network& network, std::span<const std::int32_t> region_of);
 
 // The paths found on one network, per (source, target), by the RouteCaches that use it. Paths are
 // added, never changed or removed, so a reference to them stays valid while the table lives. A
@@ -62,8 +98,14 @@ std::vector<Path> route_disjoint(const Network& network, std::int32_t source,
 // (read by other threads only once its cache is done: a trial's seed).
 class RouteTable {
 public:
-    explicit RouteTable(bool shared_while_growing = false) : locked_(shared_while_growing) {}
+    // regions: the node partition its network's SearchGuide is built on (none: no guide).
+    explicit RouteTable(bool shared_while_growing = false, std::shared_ptr<const std::vector<std::int32_t>> regions = nullptr)
+        : locked_(shared_while_growing), regions_(std::move(regions)) {}
     bool locked() const { return locked_; }
+    // The guide for this table's network, built on `network` (that network) the first time it is
+    // asked with one; null when it has no regions, no guide pays (build_search_guide) or, asked
+    // with none, none was built yet.
+    const SearchGuide* guide(const Network* network) const;
     const std::vector<Path>* find(std::int64_t key) const {
         if (!locked_) return find_unlocked(key);
         const std::shared_lock lock(mutex_);
@@ -80,9 +122,13 @@ private:
         return it == paths_.end() ? nullptr : &it->second;
     }
     const bool locked_;
+    const std::shared_ptr<const std::vector<std::int32_t>> regions_;
+    mutable std::once_flag guide_once_;
+    mutable std::atomic<bool> guide_tried_{false};
+    mutable std::optional<SearchGuide> guide_;
     mutable std::shared_mutex mutex_;
     std::unordered_map<std::int64_t, std::vector<Path>> paths_;
-    std::atomic<std::size_t> bytes_{0};
+    mutable std::atomic<std::size_t> bytes_{0};
 };
 
 // Routes per (source, target), valid for one Network; clear() when the network changes.
