@@ -416,29 +416,50 @@ TEST(Routing, GuidedSearchesFindTheTextbookPaths) {
 }
 
 TEST(Routing, AGuideBoundsEveryLatencyAndIsExactOutsideTheTargetsCluster) {
-    // Every path into a cluster enters through one of its gateways, so from outside it the least of
-    // d(g, v) + d(g, t) over the target cluster's gateways g is the distance itself; inside, the
-    // landmark bound |d(g, v) − d(g, t)| never exceeds it (the triangle inequality).
-    const auto net = sw::build_network(clusters(1));
+    // Every path into a cluster enters by one of the links into it, u → w, so from outside it the
+    // least of d(u, v) + l + d(w, t) over those links is the distance itself; with some of them
+    // down, the least over the others still bounds the distance, and more tightly. Inside, the
+    // landmark bound |d(g, v) − d(g, t)| over its border nodes never exceeds the distance (the
+    // triangle inequality).
+    const auto whole = clusters(1);
+    const auto net = sw::build_network(whole);
     const auto guide = sw::build_search_guide(net, cluster_regions());
     ASSERT_TRUE(guide.has_value());
     const auto nn = static_cast<std::size_t>(net.node_count);
+    const auto row = [&](std::int32_t node) { return guide->distance.data() + static_cast<std::size_t>(guide->row_of[node]) * nn; };
+    // The first gateway link (the lattices' links come first) down, both ways.
+    const std::size_t gateway = 4 * 24;
+    ASSERT_GT(whole.links[gateway].latency_s, 1e-5);
+    const auto down = sw::build_network(with_links_down(whole, gateway, gateway));
+    int tighter = 0;
     for (std::int32_t t = 0; t < net.node_count; ++t) {
         const auto exact = sw::latency_distances(net, t);
+        const auto exact_down = sw::latency_distances(down, t);
         const auto region = guide->region_of[static_cast<std::size_t>(t)];
         for (std::int32_t v = 0; v < net.node_count; ++v) {
-            double through = inf, landmark = 0.0;
-            for (auto r = guide->border_offsets[region]; r < guide->border_offsets[region + 1]; ++r) {
-                const double* d = guide->distance.data() + static_cast<std::size_t>(r) * nn;
-                through = std::min(through, d[v] + d[t]);
-                landmark = std::max(landmark, std::abs(d[v] - d[t]));
+            const auto vi = static_cast<std::size_t>(v);
+            if (guide->region_of[vi] != region) {
+                double through = inf, through_up = inf;
+                for (auto i = guide->entry_offsets[region]; i < guide->entry_offsets[region + 1]; ++i) {
+                    const auto e = guide->entries[static_cast<std::size_t>(i)];
+                    const double via = row(net.edge_from[e])[v] + net.latency_s[e] + row(net.edge_to[e])[t];
+                    through = std::min(through, via);
+                    if (down.capacity_Bps[e] > 0.0) through_up = std::min(through_up, via);
+                }
+                EXPECT_NEAR(through, exact[vi], 1e-15) << v << "→" << t;
+                EXPECT_LE(through_up, exact_down[vi] * (1.0 + 1e-12)) << v << "→" << t << " with a gateway down";
+                if (through_up > exact[vi] * (1.0 + 1e-9)) ++tighter;
+            } else {
+                double landmark = 0.0;
+                for (auto r = guide->border_offsets[region]; r < guide->border_offsets[region + 1]; ++r) {
+                    const double* d = guide->distance.data() + static_cast<std::size_t>(r) * nn;
+                    landmark = std::max(landmark, std::abs(d[v] - d[t]));
+                }
+                EXPECT_LE(landmark, exact[vi] * (1.0 + 1e-12)) << v << "→" << t;
             }
-            if (guide->region_of[static_cast<std::size_t>(v)] != region)
-                EXPECT_NEAR(through, exact[static_cast<std::size_t>(v)], 1e-15) << v << "→" << t;
-            else
-                EXPECT_LE(landmark, exact[static_cast<std::size_t>(v)] * (1.0 + 1e-12)) << v << "→" << t;
         }
     }
+    EXPECT_GT(tighter, 0) << "a gateway down never tightened the bound";
 }
 
 TEST(Routing, NoGuideWhereItWouldNotPayOrCouldNotBeTrusted) {

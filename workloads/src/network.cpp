@@ -211,41 +211,51 @@ Path path_from(const Network& n, const std::int32_t* via, std::int32_t s, std::i
     return p;
 }
 
-// The guide's bounds towards one target, scaled down by the margin (SearchGuide).
+// The guide's bounds towards one target, on the network searched less its banned edges, scaled
+// down by the margin (SearchGuide).
 class Bounds {
 public:
     static constexpr double scale = 1.0 - 0x1p-16;
-    Bounds(const SearchGuide& g, std::int32_t t) : g_(g), nn_(static_cast<std::size_t>(g.node_count)), region_(g.region_of[t]) {
-        const auto first = static_cast<std::size_t>(g.border_offsets[region_]);
-        const auto last = static_cast<std::size_t>(g.border_offsets[region_ + 1]);
-        for (std::size_t r = first; r < last; ++r, ++count_) {
-            rows_[count_] = g.distance.data() + r * nn_;
-            to_target_[count_] = g.distance[r * nn_ + static_cast<std::size_t>(t)];
+    Bounds(const SearchGuide& g, const Network& n, std::int32_t t, const char* banned)
+        : region_of_(g.region_of.data()), region_(g.region_of[t]) {
+        const auto nn = static_cast<std::size_t>(g.node_count);
+        const auto row = [&](std::int32_t r) { return g.distance.data() + static_cast<std::size_t>(r) * nn; };
+        for (auto r = g.border_offsets[region_]; r < g.border_offsets[region_ + 1]; ++r, ++landmarks_) {
+            landmark_[landmarks_] = row(r);
+            landmark_to_target_[landmarks_] = row(r)[t];
+        }
+        // The links into t's region that this search may take: from u, then l + d(w, t) to go.
+        for (auto i = g.entry_offsets[region_]; i < g.entry_offsets[region_ + 1]; ++i) {
+            const std::int32_t e = g.entries[static_cast<std::size_t>(i)];
+            if ((banned && banned[e]) || !(n.capacity_Bps[e] > 0.0)) continue;
+            entry_from_[entries_] = row(g.row_of[n.edge_from[e]]);
+            entry_to_go_[entries_++] = n.latency_s[e] + row(g.row_of[n.edge_to[e]])[t];
         }
     }
     double operator()(std::int32_t v) const {
         double h = 0.0;
-        if (g_.region_of[v] != region_) {  // through one of the target region's border nodes
+        if (region_of_[v] != region_) {  // by one of the links into t's region
             h = inf;
-            for (std::size_t i = 0; i < count_; ++i) h = std::min(h, rows_[i][v] + to_target_[i]);
-        } else {  // landmarks: the border nodes
-            for (std::size_t i = 0; i < count_; ++i) {
-                const double d = rows_[i][v] - to_target_[i];
+            for (std::size_t i = 0; i < entries_; ++i) h = std::min(h, entry_from_[i][v] + entry_to_go_[i]);
+        } else {  // landmarks: the region's border nodes
+            for (std::size_t i = 0; i < landmarks_; ++i) {
+                const double d = landmark_[i][v] - landmark_to_target_[i];
                 if (std::isfinite(d)) h = std::max(h, std::abs(d));
             }
         }
-        // Unreachable from every border node: so is t (0 is a bound anywhere, and consistent in a
-        // part of the network t cannot be reached from).
+        // No way in: t cannot be reached from v (0 is a bound anywhere, and consistent in a part
+        // of the network t cannot be reached from).
         return std::isfinite(h) ? h * scale : 0.0;
     }
 
 private:
-    const SearchGuide& g_;
-    std::size_t nn_;
+    const std::int32_t* region_of_;
     std::int32_t region_;
-    std::size_t count_ = 0;  // the target region's border nodes: rows_ and to_target_ filled
-    std::array<const double*, max_border_nodes> rows_{};
-    std::array<double, max_border_nodes> to_target_{};
+    std::size_t landmarks_ = 0, entries_ = 0;  // filled of the arrays below
+    std::array<const double*, max_border_nodes> landmark_{};
+    std::array<double, max_border_nodes> landmark_to_target_{};
+    std::array<const double*, max_entries> entry_from_{};
+    std::array<double, max_entries> entry_to_go_{};
 };
 
 // The search's loop: nodes settled in label order until t (t < 0: every node). One copy per
@@ -352,7 +362,7 @@ std::optional<Path> search(const Network& n, std::int32_t s, std::int32_t t, Rou
     const bool guided = guide && policy == RoutingPolicy::shortest_latency && t >= 0 &&
                         guide->node_count == n.node_count && guide->edge_count == n.edge_to.size();
     if (guided) {
-        const Bounds bounds(*guide, t);
+        const Bounds bounds(*guide, n, t, banned ? banned->data() : nullptr);
         sc.key[s] = 0.0;
         sc.lower<true>(s);
         if (banned) settle<false, true, true>(n, sc, t, banned->data(), &bounds);
@@ -460,6 +470,23 @@ std::optional<SearchGuide> build_search_guide(const Network& n, std::span<const 
         g.border_offsets.push_back(g.border_offsets.back() + static_cast<std::int32_t>(b.size()));
     }
     if (static_cast<std::size_t>(g.border_offsets.back()) * nn > max_guide_distances) return std::nullopt;
+    g.row_of.assign(nn, -1);
+    std::int32_t row = 0;
+    for (const auto& b : border)
+        for (const std::int32_t v : b) g.row_of[static_cast<std::size_t>(v)] = row++;
+    std::vector<std::vector<std::int32_t>> into(static_cast<std::size_t>(regions));
+    for (const std::int32_t e : n.adjacency_edges)
+        if (g.region_of[n.edge_from[e]] != g.region_of[n.edge_to[e]]) {
+            if (g.row_of[n.edge_from[e]] < 0 || g.row_of[n.edge_to[e]] < 0) return std::nullopt;  // a one-way link
+            into[g.region_of[n.edge_to[e]]].push_back(e);
+        }
+    g.entry_offsets.push_back(0);
+    for (auto& edges : into) {
+        if (edges.size() > static_cast<std::size_t>(max_entries)) return std::nullopt;
+        std::sort(edges.begin(), edges.end());
+        g.entries.insert(g.entries.end(), edges.begin(), edges.end());
+        g.entry_offsets.push_back(static_cast<std::int32_t>(g.entries.size()));
+    }
     g.distance.reserve(static_cast<std::size_t>(g.border_offsets.back()) * nn);
     for (const auto& b : border)
         for (const std::int32_t v : b) {

@@ -67,28 +67,37 @@ std::vector<Path> route_disjoint(const Network& network, std::int32_t source,
 // constellation's clusters: most of a search from one cluster to another otherwise settles every
 // node of the source cluster (all nearer than the target) before it crosses. The nodes are split
 // into regions (the clusters); a region's border nodes (those linked to another region: its
-// gateways) are few, and their latency distances to every node are kept. Every path into a region
-// enters through a border node, so from outside the target's region the bound is exact, the least
-// over its border nodes g of d(g, v) + d(g, t); inside, it is the landmark bound max |d(g, v) − d(g, t)|.
-// Both are consistent (never fall by more than an edge's latency along it), scaled down by
-// 1 − 2^−16 so that rounding cannot break that: the searches then settle every node with its exact
-// label, and a tie between two ways into a node is broken as Dijkstra's order breaks it (see
-// network.cpp), so the paths are Dijkstra's. Links down and banned edges only lengthen distances,
-// so a guide built on the undamaged network serves its damaged copies.
+// gateways) are few, and their latency distances d to every node are kept. Every path into the
+// target's region enters by one of the links into it, u → w, so from outside that region the
+// latency left is at least the least over those links not banned or down of d(u, v) + l + d(w, t)
+// (exact with none banned: a later disjoint path, whose predecessors took the best gateway links,
+// is bounded through the ones left); inside, it is the landmark bound max |d(g, v) − d(g, t)| over
+// the region's border nodes g. Both are consistent (never fall by more than an edge's latency
+// along it), scaled down by 1 − 2^−16 so that rounding cannot break that: the searches then settle
+// every node with its exact label, and a tie between two ways into a node is broken as Dijkstra's
+// order breaks it (see network.cpp), so the paths are Dijkstra's. Links down and banned edges only
+// lengthen distances, so a guide built on the undamaged network serves its damaged copies.
 struct SearchGuide {
     std::int32_t node_count = 0;
     std::size_t edge_count = 0;                // directed edges of the network it was built on
     std::vector<std::int32_t> region_of;       // per node: dense region index
     std::vector<std::int32_t> border_offsets;  // per region: its border nodes' rows, [r, r + 1)
+    std::vector<std::int32_t> row_of;          // per node: its row, −1 for a node not on a border
+    std::vector<std::int32_t> entry_offsets;   // per region: the links into it, [r, r + 1) of entries
+    std::vector<std::int32_t> entries;         // directed edges from another region into the region
     std::vector<double> distance;              // per border row: the latency distance to every node
-    std::size_t bytes() const { return distance.size() * sizeof(double) + (region_of.size() + border_offsets.size()) * sizeof(std::int32_t); }
+    std::size_t bytes() const {
+        return distance.size() * sizeof(double) +
+               (region_of.size() + border_offsets.size() + row_of.size() + entry_offsets.size() + entries.size()) * sizeof(std::int32_t);
+    }
 };
 // nullopt where a guide would not pay or could not be trusted to give Dijkstra's paths: one region,
-// a region with more than max_border_nodes border nodes (each node the search labels reads them
-// all), more than max_guide_distances distances kept (8 MB), or a link so short beside the total
+// a region with more than max_border_nodes border nodes or max_entries links into it (each node
+// the search labels reads them all), more than max_guide_distances distances kept (8 MB), or a link so short beside the total
 // latency that rounding could reach the 2^−16 margin. region_of: any labels, per node (missing or
 // negative: a region of their own).
 inline constexpr std::int32_t max_border_nodes = 32;
+inline constexpr std::int32_t max_entries = 64;
 inline constexpr std::size_t max_guide_distances = std::size_t{1} << 20;
 std::optional<SearchGuide> build_search_guide(const Network& network, std::span<const std::int32_t> region_of);
 
