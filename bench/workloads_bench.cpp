@@ -1,16 +1,18 @@
 // Workload engine benchmarks: a data-parallel 7B job over one simulated day of a
 // suncatcher-like 81-satellite lattice whose topology changes every 10 s, the same at
-// ~1,000 ranks, the batched flow solver and the batched fault sampler of the radiation
-// Monte Carlo (CPU, and CUDA when a device is present).
+// ~1,000 ranks, UCMP's disjoint-path searches between clusters, the batched flow solver and the
+// batched fault sampler of the radiation Monte Carlo (CPU, and CUDA when a device is present).
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
 
 #include <skyfabric/workloads/faults.hpp>
 #include <skyfabric/workloads/flow_solver.hpp>
+#include <skyfabric/workloads/network.hpp>
 #include <skyfabric/workloads/training.hpp>
 
 namespace sw = skyfabric::workloads;
@@ -107,6 +109,65 @@ BENCHMARK(BM_Suncatcher81_OneDay)->Unit(benchmark::kSecond)->Iterations(1);
 // r = 18 → 1,009 ranks; one simulated hour (the per-day cost scales by 24).
 void BM_Lattice1000_OneHour(benchmark::State& state) { run_day(state, 18, 3600.0); }
 BENCHMARK(BM_Lattice1000_OneHour)->Unit(benchmark::kSecond)->Iterations(1);
+
+// UCMP's searches between clusters: four copies of the 81-node lattice 100 km apart along track,
+// each with four rim satellites that carry one gateway link to each other cluster (as
+// constellation-4x81's spread gateways), and every node asking for 4 edge-disjoint paths to the
+// same node of the next cluster (hierarchical's shards). Arg 0: plain Dijkstra; 1: guided by the
+// clusters' gateways (SearchGuide), the same paths.
+void disjoint_routes_between_clusters(benchmark::State& state) {
+    const Lattice lattice(5);
+    const auto n = static_cast<std::int32_t>(lattice.cells.size());
+    const Topology one = lattice.at(0, 10.0);
+    Topology t;
+    t.node_count = 4 * n;
+    std::vector<std::int32_t> cluster_of;
+    for (std::int32_t c = 0; c < 4; ++c) {
+        for (Link l : one.links) {
+            l.source += c * n;
+            l.target += c * n;
+            t.links.push_back(l);
+        }
+        cluster_of.insert(cluster_of.end(), static_cast<std::size_t>(n), c);
+    }
+    // The rim: the cells farthest along each axis, both ways.
+    std::int32_t rim[4] = {0, 0, 0, 0};
+    for (std::int32_t v = 0; v < n; ++v) {
+        const auto [i, j] = lattice.cells[static_cast<std::size_t>(v)];
+        if (i < lattice.cells[static_cast<std::size_t>(rim[0])].first) rim[0] = v;
+        if (i > lattice.cells[static_cast<std::size_t>(rim[1])].first) rim[1] = v;
+        if (j < lattice.cells[static_cast<std::size_t>(rim[2])].second) rim[2] = v;
+        if (j > lattice.cells[static_cast<std::size_t>(rim[3])].second) rim[3] = v;
+    }
+    for (std::int32_t a = 0; a < 4; ++a)
+        for (std::int32_t b = a + 1; b < 4; ++b)
+            for (std::int32_t g = 0; g < 4; ++g) {
+                Link l;
+                l.source = a * n + rim[(g + a) % 4];
+                l.target = b * n + rim[(g + b) % 4];
+                l.distance_m = 100e3 * (b - a);
+                l.latency_s = l.distance_m / 299792458.0;
+                l.capacity_bps = 4.8e12;
+                t.links.push_back(l);
+            }
+    std::sort(t.links.begin(), t.links.end(), [](const Link& x, const Link& y) {
+        return std::pair(x.source, x.target) < std::pair(y.source, y.target);
+    });
+    const auto net = sw::build_network(t);
+    const auto guide = sw::build_search_guide(net, cluster_of);
+    if (!guide) {
+        state.SkipWithError("no guide for the benchmark's fabric");
+        return;
+    }
+    const sw::SearchGuide* used = state.range(0) ? &*guide : nullptr;
+    for (auto _ : state)
+        for (std::int32_t c = 0; c < 4; ++c)
+            for (std::int32_t v = 0; v < n; ++v)
+                benchmark::DoNotOptimize(sw::route_disjoint(net, c * n + v, (c + 1) % 4 * n + v,
+                                                            sw::RoutingPolicy::shortest_latency, 4, used));
+    state.counters["pairs_per_s"] = benchmark::Counter(4.0 * n, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(disjoint_routes_between_clusters)->Name("BM_DisjointRoutesBetweenClusters")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 // Batched drains: independent problems shaped like one ring step on 81 ranks with
 // random capacities (Monte Carlo trials).
