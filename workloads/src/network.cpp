@@ -367,12 +367,15 @@ std::optional<Path> search(const Network& n, std::int32_t s, std::int32_t t, Rou
         sc.lower<true>(s);
         if (banned) settle<false, true, true>(n, sc, t, banned->data(), &bounds);
         else settle<false, false, true>(n, sc, t, nullptr, &bounds);
-    } else if (sc.lower(s), policy == RoutingPolicy::widest) {
-        if (banned) settle<true, true>(n, sc, t, banned->data());
-        else settle<true, false>(n, sc, t, nullptr);
     } else {
-        if (banned) settle<false, true>(n, sc, t, banned->data());
-        else settle<false, false>(n, sc, t, nullptr);
+        sc.lower(s);
+        if (policy == RoutingPolicy::widest) {
+            if (banned) settle<true, true>(n, sc, t, banned->data());
+            else settle<true, false>(n, sc, t, nullptr);
+        } else {
+            if (banned) settle<false, true>(n, sc, t, banned->data());
+            else settle<false, false>(n, sc, t, nullptr);
+        }
     }
     if (t < 0) {
         tree->assign(via.begin(), via.begin() + static_cast<std::ptrdiff_t>(nn));

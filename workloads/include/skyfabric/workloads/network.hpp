@@ -70,8 +70,8 @@ std::vector<Path> route_disjoint(const Network& network, std::int32_t source,
 // gateways) are few, and their latency distances d to every node are kept. Every path into the
 // target's region enters by one of the links into it, u → w, so from outside that region the
 // latency left is at least the least over those links not banned or down of d(u, v) + l + d(w, t)
-// (exact with none banned: a later disjoint path, whose predecessors took the best gateway links,
-// is bounded through the ones left); inside, it is the landmark bound max |d(g, v) − d(g, t)| over
+// (exact with none banned or down; a later disjoint path, whose predecessors took the best gateway
+// links, is bounded through the ones left); inside, it is the landmark bound max |d(g, v) − d(g, t)| over
 // the region's border nodes g. Both are consistent (never fall by more than an edge's latency
 // along it), scaled down by 1 − 2^−16 so that rounding cannot break that: the searches then settle
 // every node with its exact label, and a tie between two ways into a node is broken as Dijkstra's
@@ -93,9 +93,9 @@ struct SearchGuide {
 };
 // nullopt where a guide would not pay or could not be trusted to give Dijkstra's paths: one region,
 // a region with more than max_border_nodes border nodes or max_entries links into it (each node
-// the search labels reads them all), more than max_guide_distances distances kept (8 MB), or a link so short beside the total
-// latency that rounding could reach the 2^−16 margin. region_of: any labels, per node (missing or
-// negative: a region of their own).
+// the search labels reads them all), more than max_guide_distances distances kept (8 MB), or a
+// link so short beside the total latency that rounding could reach the 2^−16 margin. region_of:
+// any labels, per node (missing or negative: a region of their own).
 inline constexpr std::int32_t max_border_nodes = 32;
 inline constexpr std::int32_t max_entries = 64;
 inline constexpr std::size_t max_guide_distances = std::size_t{1} << 20;
@@ -111,9 +111,9 @@ public:
     explicit RouteTable(bool shared_while_growing = false, std::shared_ptr<const std::vector<std::int32_t>> regions = nullptr)
         : locked_(shared_while_growing), regions_(std::move(regions)) {}
     bool locked() const { return locked_; }
-    // The guide for this table's network, built on `network` (that network) the first time it is
-    // asked with one; null when it has no regions, no guide pays (build_search_guide) or, asked
-    // with none, none was built yet.
+    // The guide for this table's network, built from `network` (which must be that network) the
+    // first time one is passed; null when the table has no regions, when no guide pays
+    // (build_search_guide) or, passed none, when none was built yet.
     const SearchGuide* guide(const Network* network) const;
     const std::vector<Path>* find(std::int64_t key) const {
         if (!locked_) return find_unlocked(key);
