@@ -267,7 +267,9 @@ TEST(ClusterTraining, AlgorithmsSideBySideGiveWhatEachGivesAlone) {
 TEST(ClusterTraining, AlgorithmsSharingRoutesGiveWhatEachFindsAlone) {
     // A constellation's algorithms share one route store: on two disjoint paths per transfer, each
     // result must be the one its own searches give, and the one network's routes searched once. With
-    // more threads than algorithms, the threads left over search routes for the others.
+    // more threads than algorithms, the threads left over search routes for the others. A store told
+    // the clusters guides its searches (SearchGuide) through the same engines: the same results (the
+    // guided paths themselves are checked edge for edge in network_test.cpp).
     const int m = 4, k = 3;
     Fixture f(m, k, two_level(m, k, 800e9, 1e-6, 1e9, 1e-3), 1500.0);
     f.setup.job.local_steps = 10;
@@ -277,9 +279,14 @@ TEST(ClusterTraining, AlgorithmsSharingRoutesGiveWhatEachFindsAlone) {
                                                   sw::ClusterAlgorithm::diloco, sw::ClusterAlgorithm::noloco};
     std::vector<sw::ClusterTrainingResult> alone;
     for (const auto a : order) alone.push_back(sw::simulate_cluster_training(a, f.setup));
-    for (const std::int32_t threads : {2, 7}) {
-        SCOPED_TRACE(threads);
-        auto store = std::make_shared<sw::RouteStore>();
+    std::vector<std::int32_t> cluster_of(static_cast<std::size_t>(m * k));
+    for (std::size_t c = 0; c < f.setup.cluster_nodes.size(); ++c)
+        for (const std::int32_t node : f.setup.cluster_nodes[c]) cluster_of[static_cast<std::size_t>(node)] = static_cast<std::int32_t>(c);
+    ASSERT_TRUE(sw::build_search_guide(sw::build_network(f.series.front()), cluster_of).has_value());
+    const std::pair<bool, std::int32_t> runs[] = {{false, 2}, {false, 7}, {true, 2}, {true, 7}};  // (guided, threads)
+    for (const auto& [guided, threads] : runs) {
+        SCOPED_TRACE(testing::Message() << threads << " threads" << (guided ? ", guided" : ""));
+        auto store = guided ? std::make_shared<sw::RouteStore>(cluster_of) : std::make_shared<sw::RouteStore>();
         f.setup.options.flow.route_store = store;
         const auto shared = sw::simulate_cluster_trainings(order, f.setup, threads);
         ASSERT_EQ(shared.size(), order.size());
