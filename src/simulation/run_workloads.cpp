@@ -165,13 +165,8 @@ void RunState::run_constellation_workload() {
     setup.cluster_satellites = scenario::cluster_satellites(sc_);
     // Every algorithm, round and trial's undamaged step runs on these keyframes: one search per pair,
     // guided between clusters by their gateways (workloads::SearchGuide).
-    std::vector<std::int32_t> cluster_of;
-    for (std::size_t c = 0; c < setup.cluster_satellites.size(); ++c)
-        for (const std::int32_t satellite : setup.cluster_satellites[c]) {
-            if (cluster_of.size() <= static_cast<std::size_t>(satellite)) cluster_of.resize(static_cast<std::size_t>(satellite) + 1, -1);
-            cluster_of[static_cast<std::size_t>(satellite)] = static_cast<std::int32_t>(c);
-        }
-    setup.options.flow.route_store = std::make_shared<workloads::RouteStore>(std::move(cluster_of));
+    setup.options.flow.route_store = std::make_shared<workloads::RouteStore>(
+        std::vector<std::int32_t>(clusters_->cluster_of().begin(), clusters_->cluster_of().end()));
     if (sc_.power.enabled) {  // every sample is simulated: the clusters' shares are known
         setup.cluster_compute_done_s = [this](std::size_t c, double start_s, double work_s) {
             return compute_done_s(start_s, work_s, cluster_fraction_[c]);

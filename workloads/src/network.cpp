@@ -251,11 +251,12 @@ public:
 private:
     const std::int32_t* region_of_;
     std::int32_t region_;
-    std::size_t landmarks_ = 0, entries_ = 0;  // filled of the arrays below
-    std::array<const double*, max_border_nodes> landmark_{};
-    std::array<double, max_border_nodes> landmark_to_target_{};
-    std::array<const double*, max_entries> entry_from_{};
-    std::array<double, max_entries> entry_to_go_{};
+    // Only the first landmarks_ and entries_ are set and read: left unfilled, not zeroed on every search.
+    std::size_t landmarks_ = 0, entries_ = 0;
+    std::array<const double*, max_border_nodes> landmark_;
+    std::array<double, max_border_nodes> landmark_to_target_;
+    std::array<const double*, max_entries> entry_from_;
+    std::array<double, max_entries> entry_to_go_;
 };
 
 // The search's loop: nodes settled in label order until t (t < 0: every node). One copy per
