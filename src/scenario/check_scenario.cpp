@@ -62,7 +62,7 @@ namespace {
     formation.fail("radius_m", "satellite " + std::to_string(i) + ": " + message);
 }
 
-// What the constellation's training receives (the simulation's run_constellation_workload): satellites
+// What the constellation's training receives (the simulation's RunState::training_setup): satellites
 // numbered cluster after cluster, each cluster's ranks (all but its hot spares), and the training job
 // when one runs alone on them; without one (or with one beside a serving job, checked apart) a dense
 // job over every rank, so that only what the algorithms need of the clusters is checked.

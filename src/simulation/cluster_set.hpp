@@ -38,9 +38,10 @@ public:
 
     std::size_t cluster_count() const { return propagators_.size(); }
     std::size_t satellite_count() const { return satellite_count_; }
-    // Global satellite ids of each cluster, and each satellite's cluster.
+    // Global satellite ids of each cluster, and each satellite's cluster (empty for one cluster).
     const std::vector<std::vector<std::int32_t>>& cluster_nodes() const { return cluster_nodes_; }
     std::span<const std::int32_t> cluster_of() const { return cluster_of_; }
+    std::size_t cluster_of_satellite(std::size_t i) const { return cluster_of_.empty() ? 0 : static_cast<std::size_t>(cluster_of_[i]); }
     const std::vector<std::vector<std::int32_t>>& gateway_nodes() const { return gateway_nodes_; }
     // Initial LVLH states, each in its own cluster's frame.
     const std::vector<physics::RelativeState>& initial_lvlh() const { return initial_lvlh_; }

@@ -56,10 +56,14 @@ private:
     // Each cluster algorithm's trials over the same fault draws (workloads/cluster_faults.hpp).
     void play_constellation_faults(RadiationOutcome& out, const workloads::FaultModel& model, double duration_s);
 
-    // The training job pulls one topology per sample; the physics advances as it pulls, or ahead of it
-    // on a thread of its own (run_workload_beside_physics).
-    void run_workload();
-    void run_workload_beside_physics(workloads::TrainingOptions& options);
+    // The training job, on a formation or a constellation alike: each cluster's ranks, spares and
+    // compute share (power) in one setup (workloads/cluster_training.hpp).
+    workloads::ClusterTrainingSetup training_setup();
+    // One formation trains its job as configured, pulling one topology per sample: the physics advances
+    // as it pulls, or ahead of it on a thread of its own (train_beside_physics). A constellation's
+    // algorithms are replayed over the stored fabric (train_algorithms_on_stored_fabric).
+    void run_training();
+    void train_beside_physics(workloads::ClusterTrainingSetup& setup);
     // The scenario's training options, their flow solves on the resolved backend.
     workloads::TrainingOptions training_options() const;
 
@@ -69,7 +73,7 @@ private:
     // A constellation: the physics first, every topology kept as keyframes, then each training algorithm
     // replayed over them from the start (workloads/cluster_training.hpp), so that they compare on the
     // same fabric. The first algorithm's record, when it steps every rank together, is the run's training.
-    void run_constellation_workload();
+    void train_algorithms_on_stored_fabric(workloads::ClusterTrainingSetup& setup);
 
     // Serving: the physics first, every topology kept as keyframes, then each routing replayed over them
     // from the start, so that they compare on the same requests and the same fabric.
@@ -101,10 +105,9 @@ private:
     // and the ring runs at its slowest satellite's share. A satellite that browns out loses its links.
     void sample_power(std::size_t k);
 
-    // When `work_s` of full-speed compute started at start_s is done, at the power-allowed share of each
-    // sample interval; samples not yet simulated are simulated now (their topologies kept for the training's clock).
-    double compute_done_s(double start_s, double work_s);
-    // The same at a share series of one's own (a constellation's cluster).
+    // When `work_s` of full-speed compute started at start_s is done, at a cluster's power-allowed share
+    // (compute_fraction) of each sample interval; samples not yet simulated are simulated now (their
+    // topologies kept for the training's clock).
     double compute_done_s(double start_s, double work_s, const std::vector<double>& compute_fraction);
 
     void sample_sunlight(double time_s);
@@ -130,10 +133,9 @@ private:
     double epoch_julian_date_ = 0.0;
     Eigen::Vector3d sun_eci_m_ = Eigen::Vector3d::Zero();  // at the current sample
     std::vector<physics::PowerState> power_state_;     // [N]
-    std::vector<double> compute_fraction_;             // per sample: compute share allowed until the next
-    std::vector<std::vector<double>> cluster_fraction_;  // a constellation's: [cluster][sample]
+    std::vector<std::vector<double>> cluster_fraction_;  // [cluster][sample]: compute share allowed until the next
     std::vector<double> satellite_share_;              // a serving run's: [sample][satellite]
-    std::vector<double> cluster_beta_rad_;             // a constellation's clusters' β at the current sample
+    std::vector<double> cluster_beta_rad_;             // every cluster's β at the current sample
     std::deque<links::Topology> pending_topologies_;   // simulated ahead for compute_done_s, not yet pulled
     double power_generated_j_ = 0.0, power_used_j_ = 0.0, power_shunted_j_ = 0.0;
     physics::FormationSnapshot snapshot_;

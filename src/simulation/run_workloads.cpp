@@ -60,19 +60,38 @@ workloads::TrainingOptions RunState::training_options() const {
     return options;
 }
 
-void RunState::run_workload() {
-    auto options = training_options();
-    options.start_s = 0.0;
-    options.end_s = sc_.duration_s;
-    if (sc_.power.enabled) {
-        options.compute_done_s = [this](double start_s, double work_s) { return compute_done_s(start_s, work_s); };
+workloads::ClusterTrainingSetup RunState::training_setup() {
+    workloads::ClusterTrainingSetup setup;
+    setup.job = sc_.workload.job;
+    setup.accelerator = sc_.workload.accelerator;
+    setup.options = training_options();
+    setup.options.start_s = 0.0;
+    setup.options.end_s = sc_.duration_s;
+    setup.experts_across_clusters = sc_.workload.experts_across_clusters;
+    setup.seed = sc_.seed;
+    setup.cluster_nodes = scenario::cluster_ranks(sc_);  // each cluster's hot spares train only in its fault trials
+    setup.cluster_satellites = scenario::cluster_satellites(sc_);
+    if (sc_.power.enabled) {  // each cluster at its own compute share, simulated ahead where not yet known
+        setup.cluster_compute_done_s = [this](std::size_t c, double start_s, double work_s) {
+            return compute_done_s(start_s, work_s, cluster_fraction_[c]);
+        };
     }
+    return setup;
+}
+
+void RunState::run_training() {
+    workloads::ClusterTrainingSetup setup = training_setup();
+    if (clusters_->constellation()) return train_algorithms_on_stored_fabric(setup);
+    // One cluster trains one algorithm, its job as configured (workloads::every_step_model): nothing to
+    // compare it with, so it needs no replay and pulls the physics' topologies as they come.
+    // A stop or a numerical failure ends the job after the steps done so far, which are kept
+    // (and the faults are played over the time the run covered).
+    const std::int32_t budget = sc_.threads > 0 ? sc_.threads : static_cast<std::int32_t>(std::thread::hardware_concurrency());
     // With two threads to spare, the physics runs ahead of the training on a thread of its own (the
     // training waits only for topologies it needs). Not under a power limit: compute_done_s looks
     // ahead from the training's side.
-    const std::int32_t budget = sc_.threads > 0 ? sc_.threads : static_cast<std::int32_t>(std::thread::hardware_concurrency());
-    if (!sc_.power.enabled && budget >= 2) return run_workload_beside_physics(options);
-    workloads::TopologySource source = [this](links::Topology& next) {
+    if (!sc_.power.enabled && budget >= 2) return train_beside_physics(setup);
+    const workloads::TopologySource source = [this](links::Topology& next) {
         if (!pending_topologies_.empty()) {  // produced while the power limit was looked ahead
             next = std::move(pending_topologies_.front());
             pending_topologies_.pop_front();
@@ -84,15 +103,14 @@ void RunState::run_workload() {
         if (radiation_model_) timeline_.append(next);  // the fabric the fault trials damage
         return true;
     };
-    // A stop or a numerical failure ends the job after the steps done so far, which are kept
-    // (and the faults are played over the time the run covered).
-    options.end_limit_s = [this] {
+    setup.topologies = [&source](double) { return source; };
+    setup.options.end_limit_s = [this] {
         return summary_.stop_reason.empty() ? std::numeric_limits<double>::infinity() : summary_.simulated_s;
     };
-    summary_.training = workloads::simulate_training(sc_.workload.job, sc_.workload.accelerator, source, options);
+    summary_.training = workloads::simulate_cluster_training(workloads::ClusterAlgorithm::ring, setup).training;
 }
 
-void RunState::run_workload_beside_physics(workloads::TrainingOptions& options) {
+void RunState::train_beside_physics(workloads::ClusterTrainingSetup& setup) {
     // The training pulls the same topologies in the same order as from advance_keeping_results, and
     // sees the run's end (and a stop or a numerical failure) at the same pull, so its results are the
     // same. The physics thread alone writes the run's state until it closes the pipe; the training
@@ -113,7 +131,7 @@ void RunState::run_workload_beside_physics(workloads::TrainingOptions& options) 
         pipe.close();
     });
     bool saw_end = false;
-    workloads::TopologySource source = [&](links::Topology& next) {
+    const workloads::TopologySource source = [&](links::Topology& next) {
         if (saw_end) return false;
         if (pipe.pop(next)) {
             if (radiation_model_) timeline_.append(next);  // the fabric the fault trials damage
@@ -130,12 +148,13 @@ void RunState::run_workload_beside_physics(workloads::TrainingOptions& options) 
         }
         return false;
     };
-    options.end_limit_s = [&] {
+    setup.topologies = [&source](double) { return source; };
+    setup.options.end_limit_s = [&] {
         return saw_end && !summary_.stop_reason.empty() ? summary_.simulated_s : std::numeric_limits<double>::infinity();
     };
     workloads::TrainingResult training;
     try {
-        training = workloads::simulate_training(sc_.workload.job, sc_.workload.accelerator, source, options);
+        training = workloads::simulate_cluster_training(workloads::ClusterAlgorithm::ring, setup).training;
     } catch (...) {
         pipe.finish();
         physics.join();
@@ -148,30 +167,16 @@ void RunState::run_workload_beside_physics(workloads::TrainingOptions& options) 
     if (failure) std::rethrow_exception(failure);  // in a sample the training did not reach: as execute() meets it
 }
 
-void RunState::run_constellation_workload() {
+void RunState::train_algorithms_on_stored_fabric(workloads::ClusterTrainingSetup& setup) {
     const auto& con = sc_.constellation;
     while (advance_keeping_results()) timeline_.append(topology_);
     if (timeline_.keyframe_count() == 0) return;
-    workloads::ClusterTrainingSetup setup;
-    setup.job = sc_.workload.job;
-    setup.accelerator = sc_.workload.accelerator;
-    setup.options = training_options();
-    setup.options.start_s = 0.0;
     setup.options.end_s = summary_.simulated_s;
-    setup.experts_across_clusters = sc_.workload.experts_across_clusters;
-    setup.seed = sc_.seed;
     setup.topologies = [this](double from_s) { return timeline_.source_from(from_s); };
-    setup.cluster_nodes = scenario::cluster_ranks(sc_);  // each cluster's hot spares train only in its fault trials
-    setup.cluster_satellites = scenario::cluster_satellites(sc_);
     // Every algorithm, round and trial's undamaged step runs on these keyframes: one search per pair,
     // guided between clusters by their gateways (workloads::SearchGuide).
     setup.options.flow.route_store = std::make_shared<workloads::RouteStore>(
         std::vector<std::int32_t>(clusters_->cluster_of().begin(), clusters_->cluster_of().end()));
-    if (sc_.power.enabled) {  // every sample is simulated: the clusters' shares are known
-        setup.cluster_compute_done_s = [this](std::size_t c, double start_s, double work_s) {
-            return compute_done_s(start_s, work_s, cluster_fraction_[c]);
-        };
-    }
     constellation_setup_ = setup;
     // The algorithms are independent replays of the same stored fabric: run side by side, on the
     // threads the trials may use (the physics is done, so the power lambda only reads).

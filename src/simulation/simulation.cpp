@@ -33,6 +33,8 @@ RunState::RunState(const scenario::Scenario& sc, std::vector<Recorder*> recorder
         truth_snapshots_.resize(truth_.size());
     }
     positions_lvlh_.resize(setup_.satellite_count);
+    // Read ahead of the physics by the training's compute_done_s: full speed until a sample says otherwise.
+    if (sc.power.enabled) cluster_fraction_.assign(clusters_->cluster_count(), std::vector<double>(times_.size(), 1.0));
     if (sc.radiation.enabled) {
         radiation_model_.emplace(physics::make_radiation_model(sc.radiation.environment));
         const auto n = setup_.satellite_count;
@@ -59,8 +61,7 @@ RunSummary RunState::execute() {
     try {
         if (fabric_) run_fabric_workload();
         else if (sc_.inference.enabled) run_inference();
-        else if (sc_.workload.enabled && clusters_->constellation()) run_constellation_workload();
-        else if (sc_.workload.enabled) run_workload();
+        else if (sc_.workload.enabled) run_training();
         while (advance()) {
         }
     } catch (const physics::PropagationError& e) {
@@ -157,10 +158,7 @@ bool RunState::advance_keeping_results() {
 void RunState::sample_power(std::size_t k) {
     const auto& p = sc_.power.parameters;
     const std::size_t n = sample_.shadow_fraction.size();
-    if (power_state_.empty()) {
-        power_state_.assign(n, physics::initial_power_state(p));
-        compute_fraction_.assign(times_.size(), 1.0);
-    }
+    if (power_state_.empty()) power_state_.assign(n, physics::initial_power_state(p));
     const double dt = k + 1 < times_.size() ? times_[k + 1] - times_[k] : 0.0;
     const double t = times_[k];
     const double au = sun_eci_m_.norm() / physics::astronomical_unit_m;  // from sample_sunlight
@@ -175,14 +173,12 @@ void RunState::sample_power(std::size_t k) {
     s.temperature_k.resize(n);
     double fraction = 1.0;
     std::vector<bool> browned(n, false);
-    // A constellation: each cluster its own β (its own plane) and its own compute share.
-    const auto cluster_of = clusters_->cluster_of();
+    // Each cluster its own β (its own plane) and its own compute share.
     const std::size_t clusters = clusters_->cluster_count();
-    if (clusters > 1 && cluster_fraction_.empty()) cluster_fraction_.assign(clusters, std::vector<double>(times_.size(), 1.0));
     std::vector<double> cluster_fraction(clusters, 1.0);
     for (std::size_t i = 0; i < n; ++i) {
-        const std::size_t c = clusters > 1 ? static_cast<std::size_t>(cluster_of[i]) : 0;
-        const double beta_rad = clusters > 1 ? cluster_beta_rad_[c] : s.beta_angle_rad;
+        const std::size_t c = clusters_->cluster_of_satellite(i);
+        const double beta_rad = cluster_beta_rad_[c];
         s.solar_w[i] = physics::solar_power_w(p.array, au, s.shadow_fraction[i], std::sin(beta_rad),
                                               t / physics::seconds_per_julian_year);
         const physics::PowerStep step = dt > 0.0 ? physics::advance_power(p, power_state_[i], s.solar_w[i], degree[i], requested,
@@ -205,8 +201,7 @@ void RunState::sample_power(std::size_t k) {
         if (step.browned_out) ++summary_.power_brownouts;
     }
     s.compute_fraction = fraction;
-    compute_fraction_[k] = fraction;
-    for (std::size_t c = 0; clusters > 1 && c < clusters; ++c) cluster_fraction_[c][k] = cluster_fraction[c];
+    for (std::size_t c = 0; c < clusters; ++c) cluster_fraction_[c][k] = cluster_fraction[c];
     if (fraction < 1.0 && requested > 0.0) {
         ++summary_.power_samples_limited;
         summary_.power_compute_lost_s += (1.0 - fraction) * dt;
@@ -217,8 +212,6 @@ void RunState::sample_power(std::size_t k) {
         });
     }
 }
-
-double RunState::compute_done_s(double start_s, double work_s) { return compute_done_s(start_s, work_s, compute_fraction_); }
 
 double RunState::compute_done_s(double start_s, double work_s, const std::vector<double>& compute_fraction) {
     std::size_t k = static_cast<std::size_t>(std::upper_bound(times_.begin(), times_.end(), start_s) - times_.begin());
@@ -247,14 +240,12 @@ void RunState::sample_sunlight(double time_s) {
     sun_eci_m_ = physics::sun_position_eci_m(epoch_julian_date_ + time_s / physics::seconds_per_day);
     const Eigen::Vector3d& sun = sun_eci_m_;
     sample_.sun_direction_eci = sun.normalized();
-    sample_.beta_angle_rad = physics::beta_angle_rad(snapshot_.chief_eci.position_m, snapshot_.chief_eci.velocity_m_s, sun);
-    if (clusters_->constellation()) {
-        cluster_beta_rad_.resize(clusters_->cluster_count());
-        for (std::size_t c = 0; c < cluster_beta_rad_.size(); ++c) {
-            const auto& chief = clusters_->cluster_snapshot(c).chief_eci;
-            cluster_beta_rad_[c] = physics::beta_angle_rad(chief.position_m, chief.velocity_m_s, sun);
-        }
+    cluster_beta_rad_.resize(clusters_->cluster_count());
+    for (std::size_t c = 0; c < cluster_beta_rad_.size(); ++c) {
+        const auto& chief = clusters_->cluster_snapshot(c).chief_eci;
+        cluster_beta_rad_[c] = physics::beta_angle_rad(chief.position_m, chief.velocity_m_s, sun);
     }
+    sample_.beta_angle_rad = cluster_beta_rad_.front();  // cluster 0's chief is the constellation's
     sample_.shadow_fraction.resize(snapshot_.satellites_eci.size());
     for (std::size_t i = 0; i < snapshot_.satellites_eci.size(); ++i) {
         sample_.shadow_fraction[i] = physics::shadow_fraction(snapshot_.satellites_eci[i].position_m, sun);

@@ -259,9 +259,78 @@ TEST(ClusterTraining, AlgorithmsSideBySideGiveWhatEachGivesAlone) {
             EXPECT_EQ(together[i].training.steps.size(), alone.training.steps.size());
         }
     }
-    // A setup every algorithm refuses (one cluster) is reported, not lost on a thread.
+    // A setup all but ring refuse (one cluster) is reported, not lost on a thread.
     f.setup.cluster_nodes.resize(1);
     EXPECT_THROW(sw::simulate_cluster_trainings(order, f.setup, 2), std::invalid_argument);
+}
+
+TEST(ClusterTraining, OneClusterTrainsItsJobAsConfigured) {
+    // A single formation runs through the constellation's entry point as a constellation of one
+    // cluster: ring there is the job as configured (its own all-reduce, placement, ranks on 4 of the
+    // 6 satellites, stragglers, power), step for step what simulate_training gives it.
+    const int k = 6;
+    std::vector<Topology> series;
+    for (int i = 0; i < 3; ++i) {
+        Topology t;
+        t.time_s = 100.0 * i;
+        t.node_count = k;
+        for (int l = 0; l < k; ++l) t.links.push_back(make_link(l, (l + 1) % k, 100e9 * (1 + i), 1e-6 * (1 + l)));
+        if (i == 1) t.links.push_back(make_link(0, 3, 400e9, 2e-6));
+        std::sort(t.links.begin(), t.links.end(),
+                  [](const auto& x, const auto& y) { return x.source != y.source ? x.source < y.source : x.target < y.target; });
+        series.push_back(t);
+    }
+    sw::ClusterTrainingSetup setup;
+    setup.job.parameters = 1e9;
+    setup.job.tokens_per_step = 4e6;
+    setup.job.data_parallel = 4;
+    setup.job.mfu = 0.5;
+    setup.job.gradient_buckets = 2;
+    setup.options.start_s = 0.0;
+    setup.options.end_s = 300.0;
+    setup.options.all_reduce = sw::Algorithm::double_binary_tree;
+    setup.options.placement = sw::PlacementPolicy::identity;
+    setup.options.stragglers.probability = 0.2;
+    setup.options.stragglers.slowdown = 3.0;
+    setup.cluster_nodes = {{0, 1, 2, 3, 4, 5}};  // every satellite; the job's own 4 ranks train
+    setup.topologies = [&series](double) { return sw::topology_source(series); };
+    // Half speed after t = 50 s.
+    setup.cluster_compute_done_s = [](std::size_t c, double start_s, double work_s) {
+        EXPECT_EQ(c, 0u);
+        if (start_s + work_s <= 50.0) return start_s + work_s;
+        const double before = std::max(0.0, 50.0 - start_s);  // work done at full speed
+        return std::max(start_s, 50.0) + 2.0 * (work_s - before);
+    };
+    const auto one = sw::simulate_cluster_training(sw::ClusterAlgorithm::ring, setup);
+
+    sw::TrainingOptions options = setup.options;
+    options.compute_done_s = [&](double start_s, double work_s) { return setup.cluster_compute_done_s(0, start_s, work_s); };
+    const auto direct = sw::simulate_training(setup.job, setup.accelerator, sw::topology_source(series), options);
+    ASSERT_GT(direct.summary.steps, 2);
+    EXPECT_GT(direct.summary.straggler_s, 0.0);
+    ASSERT_EQ(one.training.steps.size(), direct.steps.size());
+    for (std::size_t i = 0; i < direct.steps.size(); ++i) {
+        EXPECT_EQ(one.training.steps[i].start_s, direct.steps[i].start_s) << i;
+        EXPECT_EQ(one.training.steps[i].end_s, direct.steps[i].end_s) << i;
+        EXPECT_EQ(one.training.steps[i].compute_s, direct.steps[i].compute_s) << i;
+        EXPECT_EQ(one.training.steps[i].straggler_s, direct.steps[i].straggler_s) << i;
+    }
+    ASSERT_EQ(one.training.collectives.size(), direct.collectives.size());
+    for (std::size_t i = 0; i < direct.collectives.size(); ++i) EXPECT_EQ(one.training.collectives[i].algorithm, sw::Algorithm::double_binary_tree);
+    EXPECT_EQ(one.training.summary.tokens_per_s, direct.summary.tokens_per_s);
+    EXPECT_EQ(one.steps, direct.summary.steps);
+    EXPECT_EQ(one.gateway_bytes, 0.0);  // no links between clusters
+    EXPECT_GT(one.intra_cluster_bytes, 0.0);
+    EXPECT_GT(one.compute_throttled_s, 0.0);
+
+    // The other algorithms need clusters to choose between.
+    for (const auto a : {sw::ClusterAlgorithm::hierarchical, sw::ClusterAlgorithm::diloco, sw::ClusterAlgorithm::noloco}) {
+        const std::vector<sw::ClusterAlgorithm> just{a};
+        const auto problems = sw::check(setup, just);
+        ASSERT_EQ(problems.size(), 1u);
+        EXPECT_EQ(problems.front().key, "cluster_nodes");
+        EXPECT_THROW(sw::simulate_cluster_training(a, setup), std::invalid_argument);
+    }
 }
 
 TEST(ClusterTraining, AlgorithmsSharingRoutesGiveWhatEachFindsAlone) {

@@ -20,9 +20,16 @@ bool lists(std::span<const ClusterAlgorithm> algorithms, ClusterAlgorithm a) {
 physics::SettingsProblems check(const ClusterTrainingSetup& setup, std::span<const ClusterAlgorithm> algorithms) {
     physics::SettingsProblems problems;
     const auto& clusters = setup.cluster_nodes;
-    if (clusters.size() < 2) problems.push_back({"cluster_nodes", "a constellation needs at least 2 clusters"});
+    if (clusters.empty()) problems.push_back({"cluster_nodes", "no clusters"});
     if (std::any_of(clusters.begin(), clusters.end(), [](const auto& c) { return c.empty(); }))
         problems.push_back({"cluster_nodes", "a cluster has no satellites"});
+    if (clusters.size() == 1) {  // a single formation: ring is its job as configured (every_step_model)
+        const auto other = std::find_if(algorithms.begin(), algorithms.end(), [](auto a) { return a != ClusterAlgorithm::ring; });
+        if (other != algorithms.end())
+            problems.push_back({"cluster_nodes", "a constellation needs at least 2 clusters for " + std::string(to_string(*other)) +
+                                                     " (one cluster trains its job's own collective: ring alone)"});
+        return problems;
+    }
     if (!problems.empty()) return problems;  // the rest divides by the clusters and their sizes
     if (lists(algorithms, ClusterAlgorithm::diloco) || lists(algorithms, ClusterAlgorithm::noloco)) {
         if (setup.job.local_steps < 1) problems.push_back({"job.local_steps", "must be at least 1"});

@@ -255,6 +255,11 @@ StepModel every_step_model(ClusterAlgorithm algorithm, const ClusterTrainingSetu
     physics::throw_problems("cluster training", check(s, {&algorithm, 1}));
     StepModel m{s.job, s.accelerator, s.options};
     TrainingOptions& o = m.options;
+    if (s.cluster_nodes.size() == 1) {  // one formation: no choice across clusters to make
+        if (s.cluster_compute_done_s)
+            o.compute_done_s = [done = s.cluster_compute_done_s](double start_s, double work_s) { return done(0, start_s, work_s); };
+        return m;
+    }
     o.rank_nodes.clear();
     o.rank_groups = s.cluster_nodes;  // a ring in each cluster, clusters one after another
     o.placement = PlacementPolicy::topology_aware;

@@ -14,6 +14,9 @@
 //   noloco        the same inner steps; the outer sync averages each replica with one peer drawn
 //                 from the seed for that round (a random pairing; an odd one out skips the round),
 //                 and a pair waits only for itself: no global barrier.
+// One cluster (a single formation) has no choice across clusters to make: ring alone, and it is the
+// job as configured (its own all-reduce, placement, ranks and data_parallel), so that a formation
+// and a constellation run through the same entry point.
 // Every variant computes the same global batch per step (tokens_per_step over all ranks, a replica
 // taking its ranks' share), so tokens/s compare. Convergence per token differs: convergence.hpp
 // weighs it from published loss gaps.
@@ -136,7 +139,8 @@ struct ClusterTrainingResult {
 };
 
 // What simulate_cluster_training refuses in a setup for these algorithms, by field name ("algorithms"
-// for the list itself): at least two clusters, none empty; job.local_steps >= 1 and every-step
+// for the list itself): at least one cluster, none empty; one cluster runs ring only (the job as configured,
+// checked on its own: nothing below applies); with several, job.local_steps >= 1 and every-step
 // synchronisation inside a replica (diloco, noloco: job.sync local_steps would nest rank replicas in
 // each cluster replica, which is not modelled); clusters
 // of equal size for every algorithm but ring; job.data_parallel every rank of the clusters; a mixture
@@ -155,7 +159,8 @@ ClusterTrainingResult simulate_cluster_training(ClusterAlgorithm algorithm, cons
 std::vector<ClusterTrainingResult> simulate_cluster_trainings(std::span<const ClusterAlgorithm> algorithms,
                                                               const ClusterTrainingSetup& setup, std::int32_t threads);
 
-// One step of ring or hierarchical: every rank, a ring per cluster (rank_groups), the global batch.
+// One step of ring or hierarchical: every rank, a ring per cluster (rank_groups), the global batch
+// (one cluster: the job as configured).
 StepModel every_step_model(ClusterAlgorithm algorithm, const ClusterTrainingSetup& setup);
 // One inner step of diloco's or noloco's replica (cluster) `replica`: its ranks (rank_nodes), its
 // share of the global batch, a ring all-reduce inside it.
