@@ -98,63 +98,18 @@ void RunState::finish_radiation() {
 
 void RunState::play_trials(RadiationOutcome& out, const workloads::FaultModel& model, double duration_s) {
     const auto& r = sc_.radiation;
-    const auto n = static_cast<std::int32_t>(dose_.size());
-    if (clusters_ && clusters_->constellation()) {
-        if (!summary_.constellation.empty() && dose_series_.sample_count > 0 && duration_s > 0.0)
-            play_constellation_faults(out, model, duration_s);
-    } else if (summary_.training && !summary_.training->steps.empty() && duration_s > 0.0) {
-        const workloads::StepDurations steps = workloads::fault_free_steps(*summary_.training);
-        auto recovery = r.recovery;
-        // Daly's interval from the orbit's long-term interruption rate (the annual dose's), not from the
-        // SAA passes this run happened to see, so that runs of any length checkpoint alike (no
-        // interruptions: no checkpoints needed within the run, so one interval spans it).
-        if (recovery.checkpoint_interval_s <= 0.0) {
-            recovery.mtbf_s = std::isfinite(out.long_term_interruption_mtbf_s) && out.long_term_interruption_mtbf_s > 0.0
-                                  ? out.long_term_interruption_mtbf_s
-                                  : 1e3 * duration_s;
-        }
-        // Faults act on the fabric: each trial's outages and reboots damage the run's topology
-        // timeline, and its steps are solved there (workloads/damaged_fabric.hpp).
-        std::optional<workloads::DamagedFabric> fabric;
-        const std::int32_t ranks = n - recovery.spare_satellites;
-        if (timeline_.keyframe_count() > 0 && sc_.workload.job.data_parallel == ranks) {
-            // A shrunk mixture of experts keeps whole expert groups (the solver needs them).
-            if (sc_.workload.job.moe.layers > 0) recovery.rank_multiple = std::max(1, sc_.workload.job.moe.expert_parallel);
-            fabric.emplace(timeline_, workloads::StepModel{sc_.workload.job, sc_.workload.accelerator, training_options()},
-                           ranks);
-        } else {
-            out.fabric_note = "faults do not act on the fabric: the job's " + std::to_string(sc_.workload.job.data_parallel) +
-                              " data-parallel ranks are not the " + std::to_string(ranks) +
-                              " satellites outside the spares";
-        }
-        workloads::FabricModel* fabric_model = fabric ? &*fabric : nullptr;
-        out.goodput = workloads::simulate_training_with_faults(out.events, n, duration_s, steps, recovery,
-                                                               /*record_timeline=*/true, fabric_model);
-        if (r.trials > 1) {
-            const auto trials_start = std::chrono::steady_clock::now();
-            out.monte_carlo = workloads::monte_carlo_goodput(dose_series_, r.faults, recovery, steps, duration_s, sc_.seed,
-                                                             r.trials, backend_, fabric_model,
-                                                             scenario::monte_carlo_threads(sc_), stop_);
-            out.trials_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - trials_start).count();
-        }
-        if (fabric) {
-            out.fabric_keyframes = static_cast<std::int64_t>(timeline_.keyframe_count());
-            out.fabric_topologies = timeline_.topology_count();
-            out.fabric_memory_bytes = static_cast<std::int64_t>(timeline_.memory_bytes());
-            out.fabric_evaluations = fabric->evaluations();
-        }
-    }
-}
-
-void RunState::play_constellation_faults(RadiationOutcome& out, const workloads::FaultModel& model, double duration_s) {
-    const auto& r = sc_.radiation;
+    // A formation is a constellation of one cluster, whose one algorithm is its job as configured.
+    const bool one = !clusters_->constellation();
+    const bool trained = one ? summary_.training && !summary_.training->steps.empty() : !summary_.constellation.empty();
+    if (!trained || dose_series_.sample_count == 0 || !(duration_s > 0.0)) return;
     workloads::ClusterFaultSetup s;
     s.series = &dose_series_;
     s.model = model;
     s.recovery = r.recovery;
     s.recovery.gateway_failover_s = sc_.constellation.gateway_failover_s;
-    // Daly's interval from the orbit's long-term interruption rate, as for one cluster (none: one
-    // interval spans the run).
+    // Daly's interval from the orbit's long-term interruption rate (the annual dose's), not from the
+    // SAA passes this run happened to see, so that runs of any length checkpoint alike (no
+    // interruptions: no checkpoints needed within the run, so one interval spans it).
     if (s.recovery.checkpoint_interval_s <= 0.0)
         s.recovery.mtbf_s = std::isfinite(out.long_term_interruption_mtbf_s) && out.long_term_interruption_mtbf_s > 0.0
                                 ? out.long_term_interruption_mtbf_s
@@ -164,16 +119,46 @@ void RunState::play_constellation_faults(RadiationOutcome& out, const workloads:
     s.trials = r.trials;
     s.backend = backend_;
     s.threads = scenario::monte_carlo_threads(sc_);
+    // Faults act on the fabric: each trial's outages and reboots damage the run's topology timeline,
+    // and its steps are solved there (workloads/damaged_fabric.hpp).
     s.timeline = &timeline_;
-    s.training = constellation_setup_;
+    s.training = fault_training_setup_;
     s.stop = stop_;
-    const auto trials_start = std::chrono::steady_clock::now();
-    for (auto* rec : recorders_) rec->phase("fault trials of every algorithm");
     std::vector<workloads::ClusterAlgorithm> algorithms;
     for (const auto& c : summary_.constellation) algorithms.push_back(c.algorithm);
-    out.constellation = workloads::monte_carlo_cluster_goodput(algorithms, s, summary_.constellation, every_step_steps_);
-    for (const auto& c : out.constellation) out.fabric_evaluations += c.fabric_evaluations;
-    out.trials_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - trials_start).count();
+    std::span<const workloads::ClusterTrainingResult> fault_free = summary_.constellation;
+    std::span<const workloads::StepDurations> steps = every_step_steps_;
+    const workloads::ClusterTrainingResult ring_record;  // a formation's: only diloco's and noloco's rounds are read
+    const workloads::StepDurations formation_steps = one ? workloads::fault_free_steps(*summary_.training) : workloads::StepDurations{};
+    if (one) {
+        // The nominal trial, its timeline recorded, beside the trials (with 1 trial, alone).
+        s.nominal_events = &out.events;
+        algorithms = {workloads::ClusterAlgorithm::ring};
+        fault_free = {&ring_record, 1};
+        steps = {&formation_steps, 1};
+    }
+    const auto trials_start = std::chrono::steady_clock::now();
+    for (auto* rec : recorders_) rec->phase(one ? "fault trials" : "fault trials of every algorithm");
+    auto goodput = workloads::monte_carlo_cluster_goodput(algorithms, s, fault_free, steps);
+    if (!one || r.trials > 1)
+        out.trials_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - trials_start).count();
+    for (const auto& c : goodput) out.fabric_evaluations += c.fabric_evaluations;
+    if (one) out.goodput = std::move(goodput.front().nominal);
+    // Ctrl-C: the nominal trial is kept, the trials' figures are left out (finish_radiation).
+    if (std::any_of(goodput.begin(), goodput.end(), [](const auto& g) { return g.interrupted; })) throw workloads::TrialsInterrupted();
+    if (one) {
+        auto& g = goodput.front();
+        if (r.trials > 1) out.monte_carlo = std::move(g.monte_carlo);
+        if (!g.on_fabric) {
+            out.fabric_note = "faults do not act on the fabric: the job's " + std::to_string(sc_.workload.job.data_parallel) +
+                              " data-parallel ranks are not the " +
+                              std::to_string(dose_.size() - static_cast<std::size_t>(r.recovery.spare_satellites)) +
+                              " satellites outside the spares";
+            return;
+        }
+    } else {
+        out.constellation = std::move(goodput);
+    }
     out.fabric_keyframes = static_cast<std::int64_t>(timeline_.keyframe_count());
     out.fabric_topologies = timeline_.topology_count();
     out.fabric_memory_bytes = static_cast<std::int64_t>(timeline_.memory_bytes());

@@ -2,7 +2,7 @@
 // One run's state, inside the simulation library: advance() produces the next sample (physics, metrics,
 // links, power, dose, and the recorders); the training simulation, when there is one, drives it by
 // pulling topologies. Its members are defined by concern: simulation.cpp (the physics loop, power and
-// the summary), run_workloads.cpp (training, a constellation's algorithms, serving) and run_faults.cpp
+// the summary), run_workloads.cpp (the training, of a formation or a constellation alike; serving) and run_faults.cpp
 // (dose, fault draws and the coupled trials).
 
 #include "simulation/simulation.hpp"
@@ -50,11 +50,9 @@ private:
     // training job's own step times.
     void finish_radiation();
 
-    // The nominal trial and the Monte Carlo trials, on one formation or on each constellation algorithm.
+    // Each training algorithm's trials over the same fault draws (workloads/cluster_faults.hpp): a
+    // formation's one (its job as configured), with its nominal trial, or each constellation algorithm's.
     void play_trials(RadiationOutcome& out, const workloads::FaultModel& model, double duration_s);
-
-    // Each cluster algorithm's trials over the same fault draws (workloads/cluster_faults.hpp).
-    void play_constellation_faults(RadiationOutcome& out, const workloads::FaultModel& model, double duration_s);
 
     // The training job, on a formation or a constellation alike: each cluster's ranks, spares and
     // compute share (power) in one setup (workloads/cluster_training.hpp).
@@ -64,6 +62,7 @@ private:
     // algorithms are replayed over the stored fabric (train_algorithms_on_stored_fabric).
     void run_training();
     void train_beside_physics(workloads::ClusterTrainingSetup& setup);
+    void keep_for_fault_trials(workloads::ClusterTrainingSetup setup);
     // The scenario's training options, their flow solves on the resolved backend.
     workloads::TrainingOptions training_options() const;
 
@@ -126,7 +125,7 @@ private:
 
     std::optional<workloads::Fabric> fabric_;
     std::optional<ClusterSet> clusters_;                // every cluster's physics and links (one without a constellation)
-    workloads::ClusterTrainingSetup constellation_setup_;  // the cluster algorithms' (for the fault trials)
+    workloads::ClusterTrainingSetup fault_training_setup_;  // the training's, replayed over timeline_ (fault trials)
     std::vector<workloads::StepDurations> every_step_steps_;  // per algorithm: its fault-free steps (empty: diloco, noloco)
     std::vector<physics::FormationPropagator> truth_;  // compare_to_nonlinear: one per cluster
     std::vector<double> delta_v_all_;                  // a constellation's clusters' delta-v, concatenated

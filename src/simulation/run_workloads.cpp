@@ -108,6 +108,14 @@ void RunState::run_training() {
         return summary_.stop_reason.empty() ? std::numeric_limits<double>::infinity() : summary_.simulated_s;
     };
     summary_.training = workloads::simulate_cluster_training(workloads::ClusterAlgorithm::ring, setup).training;
+    keep_for_fault_trials(std::move(setup));
+}
+
+void RunState::keep_for_fault_trials(workloads::ClusterTrainingSetup setup) {
+    // The trials replay the fabric the training saw, as stored; the live source and the run's end are gone.
+    setup.topologies = [this](double from_s) { return timeline_.source_from(from_s); };
+    setup.options.end_limit_s = nullptr;
+    fault_training_setup_ = std::move(setup);
 }
 
 void RunState::train_beside_physics(workloads::ClusterTrainingSetup& setup) {
@@ -163,6 +171,7 @@ void RunState::train_beside_physics(workloads::ClusterTrainingSetup& setup) {
     pipe.finish();
     physics.join();
     summary_.training = std::move(training);
+    keep_for_fault_trials(std::move(setup));
     if (error) std::rethrow_exception(error);
     if (failure) std::rethrow_exception(failure);  // in a sample the training did not reach: as execute() meets it
 }
@@ -177,7 +186,7 @@ void RunState::train_algorithms_on_stored_fabric(workloads::ClusterTrainingSetup
     // guided between clusters by their gateways (workloads::SearchGuide).
     setup.options.flow.route_store = std::make_shared<workloads::RouteStore>(
         std::vector<std::int32_t>(clusters_->cluster_of().begin(), clusters_->cluster_of().end()));
-    constellation_setup_ = setup;
+    keep_for_fault_trials(setup);
     // The algorithms are independent replays of the same stored fabric: run side by side, on the
     // threads the trials may use (the physics is done, so the power lambda only reads).
     const std::int32_t threads = scenario::monte_carlo_threads(sc_);

@@ -1,5 +1,5 @@
 // With two threads the physics runs ahead of the training on a thread of its own
-// (RunState::run_workload_beside_physics); with one it advances as the training pulls. The training
+// (RunState::train_beside_physics); with one it advances as the training pulls. The training
 // must see the same topologies and the run's end at the same pull either way: same steps, same
 // trials, same samples, also when the run is stopped part-way.
 #include "scenario/scenario.hpp"

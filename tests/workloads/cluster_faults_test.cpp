@@ -334,3 +334,84 @@ TEST(ClusterFaults, GatewayOutagesAreDrawnOnGatewaySatellitesAtTheirRate) {
     // Mean 40 per trial; over 200 trials the sum is Poisson(8000): within 5 σ ≈ 450.
     EXPECT_NEAR(drawn, 40.0 * trials, 450.0);
 }
+
+TEST(ClusterFaults, OneClusterPlaysTheFormationsOwnTrials) {
+    // A single formation's fault trials run through the constellation's entry point as one cluster:
+    // its job as configured on the fabric, and the play of faults.hpp on it — the nominal trial with
+    // its timeline, each drawn trial — exactly as a DamagedFabric over the formation's ranks gives.
+    // Five satellites on a ring, the last a hot spare; one fault a day per satellite at this dose.
+    sw::TopologyTimeline timeline;
+    timeline.append(swt::ring(5, 800e9, 1e-6));
+    const sw::DoseRateSeries series = sw::constant_dose_rate(5, 1e-4);
+    sw::ClusterFaultSetup s;
+    s.series = &series;
+    s.timeline = &timeline;
+    s.duration_s = 20000.0;
+    s.seed = 7;
+    s.trials = 6;
+    s.model.rate_scale = 50.0;
+    s.model.link_outage_rate_per_s = 1e-4;
+    auto& r = s.recovery;
+    r.checkpoint_interval_s = 600.0;
+    r.checkpoint_cost_s = 10.0;
+    r.restart_s = 20.0;
+    r.reboot_s = 300.0;
+    r.spare_satellites = 1;  // one group of every satellite (spare_group_size 0), as a formation's
+    r.on_rank_loss = sw::RankLossPolicy::spare;
+    auto& t = s.training;
+    t.job.parameters = 1e8;
+    t.job.tokens_per_step = 4e5;
+    t.job.data_parallel = 4;
+    t.options.all_reduce = sw::Algorithm::double_binary_tree;
+    t.cluster_nodes = {{0, 1, 2, 3}};
+    t.cluster_satellites = {{0, 1, 2, 3, 4}};
+    t.topologies = [&timeline](double from_s) { return timeline.source_from(from_s); };
+    sw::StepDurations steps;
+    steps.nominal_s = 2.0;
+    const auto nominal = sw::sample_fault_events(series, s.model, s.duration_s, s.seed, 0);
+    ASSERT_GT(nominal.size(), 3u);
+    s.nominal_events = &nominal;
+
+    const std::vector<sw::ClusterAlgorithm> ring{sw::ClusterAlgorithm::ring};
+    const std::vector<sw::ClusterTrainingResult> unread(1);  // read for diloco's and noloco's rounds only
+    const auto one = sw::monte_carlo_cluster_goodput(ring, s, unread, {&steps, 1});
+    ASSERT_EQ(one.size(), 1u);
+    EXPECT_TRUE(one[0].on_fabric);
+    EXPECT_FALSE(one[0].interrupted);
+
+    sw::DamagedFabric fabric(timeline, sw::StepModel{t.job, t.accelerator, t.options}, 4);
+    const auto direct = sw::simulate_training_with_faults(nominal, 5, s.duration_s, steps, r, true, &fabric);
+    ASSERT_TRUE(one[0].nominal.has_value());
+    EXPECT_EQ(one[0].nominal->goodput, direct.goodput);
+    EXPECT_EQ(one[0].nominal->elapsed_s, direct.elapsed_s);
+    EXPECT_EQ(one[0].nominal->replacements, direct.replacements);
+    EXPECT_EQ(one[0].nominal->links_lost, direct.links_lost);
+    EXPECT_EQ(one[0].nominal->timeline.size(), direct.timeline.size());
+    EXPECT_GT(direct.timeline.size(), 1u);
+    EXPECT_GT(direct.replacements + direct.links_lost, 0);
+    const auto trials = sw::monte_carlo_goodput(series, s.model, r, steps, s.duration_s, s.seed, s.trials, sw::Backend::cpu, &fabric);
+    ASSERT_EQ(one[0].monte_carlo.goodput_per_trial.size(), 6u);
+    EXPECT_EQ(one[0].monte_carlo.goodput_per_trial, trials.goodput_per_trial);
+    EXPECT_EQ(one[0].monte_carlo.goodput_per_trial.front(), direct.goodput);  // trial 0 is the nominal one
+
+    // One trial is the nominal one alone: no Monte Carlo.
+    s.trials = 1;
+    EXPECT_EQ(sw::monte_carlo_cluster_goodput(ring, s, unread, {&steps, 1})[0].monte_carlo.goodput_per_trial.size(), 0u);
+    s.trials = 6;
+
+    // A job on fewer ranks than the satellites outside the spares: the faults stop ranks, but the
+    // fabric its steps ran on is not the one they would damage (the play without a fabric).
+    t.job.data_parallel = 3;
+    const auto apart = sw::monte_carlo_cluster_goodput(ring, s, unread, {&steps, 1});
+    EXPECT_FALSE(apart[0].on_fabric);
+    EXPECT_EQ(apart[0].nominal->goodput, sw::simulate_training_with_faults(nominal, 5, s.duration_s, steps, r).goodput);
+    EXPECT_EQ(apart[0].fabric_evaluations, 0);
+
+    // Ctrl-C before the trials: the nominal trial is whole, the trials are marked interrupted.
+    std::atomic<bool> stop{true};
+    s.stop = &stop;
+    const auto stopped = sw::monte_carlo_cluster_goodput(ring, s, unread, {&steps, 1});
+    EXPECT_TRUE(stopped[0].interrupted);
+    ASSERT_TRUE(stopped[0].nominal.has_value());
+    EXPECT_EQ(stopped[0].nominal->goodput, apart[0].nominal->goodput);
+}

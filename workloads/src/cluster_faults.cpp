@@ -373,66 +373,85 @@ std::vector<ClusterGoodput> monte_carlo_cluster_goodput(std::span<const ClusterA
     if (threads == 0) threads = static_cast<std::int32_t>(std::max(1u, std::thread::hardware_concurrency()));
 
     std::vector<ClusterGoodput> out(algorithms.size());
-    std::vector<std::size_t> replicated;  // diloco and noloco: composed from one set of replica plays
-    for (std::size_t i = 0; i < algorithms.size(); ++i) {
-        out[i].algorithm = algorithms[i];
-        if (algorithms[i] == ClusterAlgorithm::diloco || algorithms[i] == ClusterAlgorithm::noloco) {
-            replicated.push_back(i);
-            continue;
+    for (std::size_t i = 0; i < algorithms.size(); ++i) out[i].algorithm = algorithms[i];
+    // Ctrl-C (stop): what was played is returned, each algorithm marked interrupted (below).
+    try {
+        std::vector<std::size_t> replicated;  // diloco and noloco: composed from one set of replica plays
+        for (std::size_t i = 0; i < algorithms.size(); ++i) {
+            if (algorithms[i] == ClusterAlgorithm::diloco || algorithms[i] == ClusterAlgorithm::noloco) {
+                replicated.push_back(i);
+                continue;
+            }
+            const StepModel model = every_step_model(algorithms[i], s.training);
+            // One cluster's job may train on fewer ranks than it has satellites (check lets it): then the
+            // faults stop ranks, and the fabric they would damage is not the one the job's steps ran on.
+            out[i].on_fabric = model.job.data_parallel == static_cast<std::int32_t>(ranks.size());
+            std::optional<DamagedFabric> damaged;
+            RecoveryConfig own = recovery;
+            if (out[i].on_fabric) {
+                damaged.emplace(*s.timeline, model, ranks, cluster_of);
+                // A shrunk mixture of experts keeps whole expert groups (the solver needs them; check
+                // leaves shrink with one only to a single cluster).
+                if (model.job.moe.layers > 0) own.rank_multiple = std::max(1, model.job.moe.expert_parallel);
+            }
+            DamagedFabric* fabric = damaged ? &*damaged : nullptr;
+            const auto satellites = static_cast<std::int32_t>(all.size());
+            if (s.nominal_events)
+                out[i].nominal = simulate_training_with_faults(*s.nominal_events, satellites, s.duration_s, steps[i], own,
+                                                               /*record_timeline=*/true, fabric);
+            if (given) {
+                MonteCarloResult& mc = out[i].monte_carlo;
+                mc.trials = trials;
+                mc.checkpoint_interval_s = own.checkpoint_interval_s;
+                for (const auto& events : s.events)
+                    mc.per_trial.push_back(
+                        trial_summary(simulate_training_with_faults(events, satellites, s.duration_s, steps[i], own, false, fabric)));
+                for (const auto& tr : mc.per_trial) mc.goodput_per_trial.push_back(tr.goodput);
+                mc.goodput = trial_statistics(mc.goodput_per_trial);
+            } else if (trials > 1 || !s.nominal_events) {
+                out[i].monte_carlo = monte_carlo_goodput(*s.series, s.model, own, steps[i], s.duration_s, s.seed, s.trials,
+                                                         s.backend, fabric, threads, s.stop);
+            }
+            out[i].fault_free_goodput = simulate_training_with_faults({}, satellites, s.duration_s, steps[i], own, false, fabric).goodput;
+            if (damaged) out[i].fabric_evaluations = damaged->evaluations();
         }
-        DamagedFabric fabric(*s.timeline, every_step_model(algorithms[i], s.training), ranks, cluster_of);
-        if (given) {
+        if (replicated.empty()) return out;
+        std::vector<std::unique_ptr<ReplicaComposition>> compositions;
+        for (const std::size_t i : replicated) {
+            compositions.push_back(std::make_unique<ReplicaComposition>(s, fault_free[i], recovery));
             MonteCarloResult& mc = out[i].monte_carlo;
             mc.trials = trials;
             mc.checkpoint_interval_s = recovery.checkpoint_interval_s;
-            for (const auto& events : s.events)
-                mc.per_trial.push_back(trial_summary(simulate_training_with_faults(
-                    events, static_cast<std::int32_t>(all.size()), s.duration_s, steps[i], recovery, false, &fabric)));
-            for (const auto& tr : mc.per_trial) mc.goodput_per_trial.push_back(tr.goodput);
-            mc.goodput = trial_statistics(mc.goodput_per_trial);
-        } else {
-            out[i].monte_carlo = monte_carlo_goodput(*s.series, s.model, recovery, steps[i], s.duration_s, s.seed, s.trials,
-                                                     s.backend, &fabric, threads, s.stop);
+            mc.backend = resolve_backend(s.backend);
+            mc.threads = std::min(threads, trials);
+            mc.per_trial.resize(static_cast<std::size_t>(trials));
         }
-        out[i].fault_free_goodput =
-            simulate_training_with_faults({}, static_cast<std::int32_t>(all.size()), s.duration_s, steps[i], recovery, false, &fabric)
-                .goodput;
-        out[i].fabric_evaluations = fabric.evaluations();
-    }
-    if (replicated.empty()) return out;
-    std::vector<std::unique_ptr<ReplicaComposition>> compositions;
-    for (const std::size_t i : replicated) {
-        compositions.push_back(std::make_unique<ReplicaComposition>(s, fault_free[i], recovery));
-        MonteCarloResult& mc = out[i].monte_carlo;
-        mc.trials = trials;
-        mc.checkpoint_interval_s = recovery.checkpoint_interval_s;
-        mc.backend = resolve_backend(s.backend);
-        mc.threads = std::min(threads, trials);
-        mc.per_trial.resize(static_cast<std::size_t>(trials));
-    }
-    // One set of replica plays per trial serves every replicated algorithm: the replicas' inner
-    // steps as the first one's fault-free run timed them (the others' differ only by when their
-    // syncs end, milliseconds), each composed with its own rounds.
-    const auto play_and_compose = [&](std::span<const FaultEvent> events, std::size_t trial) {
-        const ReplicaComposition::Plays plays = compositions[0]->play(events);
-        for (std::size_t j = 0; j < replicated.size(); ++j)
-            out[replicated[j]].monte_carlo.per_trial[trial] = compositions[j]->compose(algorithms[replicated[j]], plays);
-    };
-    if (given) {
-        for (std::size_t t = 0; t < s.events.size(); ++t) play_and_compose(s.events[t], t);
-    }
-    if (!given)
-        for_each_drawn_trial(*s.series, s.model, s.duration_s, s.seed, trials, resolve_backend(s.backend),
-                             std::min(threads, trials), [&](std::int32_t trial, std::span<const FaultEvent> events) {
-                                 play_and_compose(events, static_cast<std::size_t>(trial));
-                             },
-                             s.stop);
-    for (std::size_t j = 0; j < replicated.size(); ++j) {
-        ClusterGoodput& g = out[replicated[j]];
-        for (const auto& tr : g.monte_carlo.per_trial) g.monte_carlo.goodput_per_trial.push_back(tr.goodput);
-        g.monte_carlo.goodput = trial_statistics(g.monte_carlo.goodput_per_trial);
-        g.fault_free_goodput = compositions[j]->compose(g.algorithm, compositions[0]->play({})).goodput;
-        g.fabric_evaluations = compositions[j]->evaluations();
+        // One set of replica plays per trial serves every replicated algorithm: the replicas' inner
+        // steps as the first one's fault-free run timed them (the others' differ only by when their
+        // syncs end, milliseconds), each composed with its own rounds.
+        const auto play_and_compose = [&](std::span<const FaultEvent> events, std::size_t trial) {
+            const ReplicaComposition::Plays plays = compositions[0]->play(events);
+            for (std::size_t j = 0; j < replicated.size(); ++j)
+                out[replicated[j]].monte_carlo.per_trial[trial] = compositions[j]->compose(algorithms[replicated[j]], plays);
+        };
+        if (given) {
+            for (std::size_t t = 0; t < s.events.size(); ++t) play_and_compose(s.events[t], t);
+        }
+        if (!given)
+            for_each_drawn_trial(*s.series, s.model, s.duration_s, s.seed, trials, resolve_backend(s.backend),
+                                 std::min(threads, trials), [&](std::int32_t trial, std::span<const FaultEvent> events) {
+                                     play_and_compose(events, static_cast<std::size_t>(trial));
+                                 },
+                                 s.stop);
+        for (std::size_t j = 0; j < replicated.size(); ++j) {
+            ClusterGoodput& g = out[replicated[j]];
+            for (const auto& tr : g.monte_carlo.per_trial) g.monte_carlo.goodput_per_trial.push_back(tr.goodput);
+            g.monte_carlo.goodput = trial_statistics(g.monte_carlo.goodput_per_trial);
+            g.fault_free_goodput = compositions[j]->compose(g.algorithm, compositions[0]->play({})).goodput;
+            g.fabric_evaluations = compositions[j]->evaluations();
+        }
+    } catch (const TrialsInterrupted&) {
+        for (auto& g : out) g.interrupted = true;
     }
     return out;
 }

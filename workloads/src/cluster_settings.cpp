@@ -91,9 +91,13 @@ physics::SettingsProblems check(const ClusterFaultSetup& setup, std::span<const 
         const auto& ranks = setup.training.cluster_nodes;
         const auto& all = setup.training.cluster_satellites;
         bool laid_out = all.size() == ranks.size();
+        // Group size 0: one group of every satellite, which is one cluster's layout (a single formation's).
+        const std::size_t group = r.spare_group_size > 0 ? static_cast<std::size_t>(r.spare_group_size)
+                                  : all.size() == 1     ? all.front().size()
+                                                        : 0;
         std::int32_t next = 0;
         for (std::size_t c = 0; laid_out && c < all.size(); ++c) {
-            laid_out = static_cast<std::int32_t>(all[c].size()) == r.spare_group_size &&
+            laid_out = all[c].size() == group &&
                        ranks[c].size() + static_cast<std::size_t>(r.spare_satellites) == all[c].size() &&
                        std::equal(ranks[c].begin(), ranks[c].end(), all[c].begin());
             for (std::size_t i = 0; laid_out && i < all[c].size(); ++i) laid_out = all[c][i] == next++;
@@ -108,7 +112,7 @@ physics::SettingsProblems check(const ClusterFaultSetup& setup, std::span<const 
                                                      "clusters of unequal size, which its all-reduce cannot split: use wait, "
                                                      "or drop hierarchical from constellation.algorithms"});
     const MixtureOfExperts& moe = setup.training.job.moe;
-    if (moe.layers > 0 && moe.expert_parallel > 1)
+    if (moe.layers > 0 && moe.expert_parallel > 1 && setup.training.cluster_nodes.size() > 1)
         problems.push_back({"recovery.on_rank_loss", "shrink with a mixture of experts across a constellation is not "
                                                      "modelled (its groups would have to re-form in every cluster): use wait"});
     return problems;

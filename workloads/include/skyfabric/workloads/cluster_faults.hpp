@@ -21,6 +21,9 @@
 // The replicas' composition is a model of its own: a replica's play does not see the time it
 // would spend waiting at a barrier (its faults fall on its own clock), and the outer syncs take
 // their fault-free time (a gateway outage or a satellite down during one is not replayed).
+// One cluster (a single formation): ring alone, its job as configured (cluster_training.hpp), and the
+// play of faults.hpp on it; where that job's ranks are not the cluster's satellites outside the spares
+// the faults act on the satellites but not on the fabric (ClusterGoodput::on_fabric).
 // Goodput, every algorithm: the fault-free time of the work kept (each kept step's fault-free
 // duration; diloco/noloco rounds: the slowest replica's fault-free inner steps and the sync) over
 // the elapsed time, so checkpoints count as lost and a fault-free trial gives 1 − checkpoint
@@ -31,6 +34,7 @@
 // Pure: no I/O.
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -60,7 +64,12 @@ struct ClusterFaultSetup {
     // The fault-free run's setup: its cluster_nodes are the ranks, its cluster_satellites the ranks and
     // spares (numbered cluster after cluster).
     ClusterTrainingSetup training;
-    const std::atomic<bool>* stop = nullptr; // set (Ctrl-C): no further trial starts (TrialsInterrupted)
+    // Set (Ctrl-C): no further trial starts, and what was played returns marked interrupted
+    // (ClusterGoodput::interrupted).
+    const std::atomic<bool>* stop = nullptr;
+    // A nominal trial's events (ring, hierarchical): played again with its timeline recorded
+    // (ClusterGoodput::nominal). With trials = 1 it is the one trial: no Monte Carlo is played.
+    const std::vector<FaultEvent>* nominal_events = nullptr;
 };
 
 struct ClusterGoodput {
@@ -71,13 +80,21 @@ struct ClusterGoodput {
     MonteCarloResult monte_carlo;
     double fault_free_goodput = 0.0;         // the same play without events: checkpoints only
     std::int64_t fabric_evaluations = 0;     // distinct damaged steps solved (DamagedFabric::evaluations)
+    // False: the job's data-parallel ranks are not the satellites outside the spares (one cluster
+    // only), so the faults stop ranks but damage no fabric.
+    bool on_fabric = true;
+    std::optional<GoodputResult> nominal;    // the play of setup.nominal_events (ring, hierarchical)
+    // The stop came before every trial was played: the Monte Carlo figures are incomplete (a nominal
+    // trial played before it is whole).
+    bool interrupted = false;
 };
 
 // What monte_carlo_cluster_goodput refuses in the recovery for these algorithms, by field name
 // ("recovery.spare_satellites"): spares that are not each cluster's last spare_satellites (a spare
 // serves its own cluster: it joins that cluster's ring, and hierarchical's clusters stay equal), and
-// shrink with hierarchical (its clusters would become unequal) or with a mixture of experts (its
-// groups would re-form in every cluster). The training it replays is check(setup.training, algorithms)'s.
+// shrink with hierarchical (its clusters would become unequal) or, across several clusters, with a
+// mixture of experts (its groups would re-form in every cluster; one cluster's shrink keeps whole
+// expert groups, RecoveryConfig::rank_multiple). The training it replays is check(setup.training, algorithms)'s.
 physics::SettingsProblems check(const ClusterFaultSetup& setup, std::span<const ClusterAlgorithm> algorithms);
 
 // The trials of each algorithm, over the same draws. Per algorithm: fault_free, its fault-free run
