@@ -84,8 +84,6 @@ void RunState::run_training() {
     if (clusters_->constellation()) return train_algorithms_on_stored_fabric(setup);
     // One cluster trains one algorithm, its job as configured (workloads::every_step_model): nothing to
     // compare it with, so it needs no replay and pulls the physics' topologies as they come.
-    // A stop or a numerical failure ends the job after the steps done so far, which are kept
-    // (and the faults are played over the time the run covered).
     const std::int32_t budget = sc_.threads > 0 ? sc_.threads : static_cast<std::int32_t>(std::thread::hardware_concurrency());
     // With two threads to spare, the physics runs ahead of the training on a thread of its own (the
     // training waits only for topologies it needs). Not under a power limit: compute_done_s looks
@@ -104,6 +102,8 @@ void RunState::run_training() {
         return true;
     };
     setup.topologies = [&source](double) { return source; };
+    // A stop or a numerical failure ends the job after the steps done so far, which are kept
+    // (and the faults are played over the time the run covered).
     setup.options.end_limit_s = [this] {
         return summary_.stop_reason.empty() ? std::numeric_limits<double>::infinity() : summary_.simulated_s;
     };
