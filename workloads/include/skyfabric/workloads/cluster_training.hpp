@@ -61,7 +61,8 @@ inline std::optional<ClusterAlgorithm> cluster_algorithm_from_name(std::string_v
 inline std::string_view to_string(ClusterAlgorithm algorithm) { return cluster_algorithm_names.name(algorithm); }
 
 struct ClusterTrainingSetup {
-    // The whole constellation's job: data_parallel = every rank, tokens_per_step the global batch.
+    // The whole constellation's job: data_parallel = every rank, tokens_per_step the global batch
+    // (one cluster: the job as configured, data_parallel its own).
     TrainingJob job;
     Accelerator accelerator;
     // Flow (routing, multipath), start_s, end_s. Placement (a ring along each cluster's links,
