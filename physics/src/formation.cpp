@@ -33,15 +33,17 @@ double out_of_plane_position(const Eigen::Vector2d& xy, double amplitude_m) {
 }
 
 std::vector<RelativeState> finish(std::vector<Eigen::Vector2d> points, double n, const BoundedOrbitOptions& o) {
-    // Centre first, then by distance in the (x, y/2) metric, ties by angle: stable, platform-independent.
-    std::sort(points.begin(), points.end(), [](const Eigen::Vector2d& a, const Eigen::Vector2d& b) {
-        const double ra = std::round((a.x() * a.x() + 0.25 * a.y() * a.y()) * 1e6);
-        const double rb = std::round((b.x() * b.x() + 0.25 * b.y() * b.y()) * 1e6);
-        return std::tie(ra, a.x(), a.y()) < std::tie(rb, b.x(), b.y());
-    });
+    // Centre first, then by distance in the (x, y/2) metric, ties by x then y: stable,
+    // platform-independent. The distance key is computed once per point, not per comparison.
+    using Key = std::tuple<double, double, double>;
+    std::vector<Key> keys;
+    keys.reserve(points.size());
+    for (const auto& p : points) keys.emplace_back(std::round((p.x() * p.x() + 0.25 * p.y() * p.y()) * 1e6), p.x(), p.y());
+    std::sort(keys.begin(), keys.end());
     std::vector<RelativeState> out;
-    out.reserve(points.size());
-    for (const auto& p : points) {
+    out.reserve(keys.size());
+    for (const auto& [distance_key, x, y] : keys) {
+        const Eigen::Vector2d p(x, y);
         RelativeState s;
         s.position_m = Eigen::Vector3d(p.x(), p.y(), out_of_plane_position(p, o.out_of_plane_amplitude_m));
         s.velocity_m_s = bounded_relative_velocity(s.position_m, n, o);
@@ -67,9 +69,10 @@ Eigen::Vector3d bounded_relative_velocity(const Eigen::Vector3d& p, double n, co
     return v;
 }
 
+namespace {
+
 // (i dx)^2 + (j dy / 2)^2 <= (R/2)^2 on the integer grid.
-std::vector<RelativeState> suncatcher_lattice(double radius_m, double radial_pitch_m, double along_track_pitch_m,
-                                              double n, const BoundedOrbitOptions& o) {
+std::vector<Eigen::Vector2d> suncatcher_points(double radius_m, double radial_pitch_m, double along_track_pitch_m) {
     const double half = 0.5 * radius_m;
     const int imax = static_cast<int>(std::floor(half / radial_pitch_m + 1e-9));
     const int jmax = static_cast<int>(std::floor(radius_m / along_track_pitch_m + 1e-9));
@@ -81,12 +84,12 @@ std::vector<RelativeState> suncatcher_lattice(double radius_m, double radial_pit
             if (x * x + 0.25 * y * y <= half * half * (1.0 + 1e-12)) pts.emplace_back(x, y);
         }
     }
-    return finish(std::move(pts), n, o);
+    return pts;
 }
 
 // Hexagonal lattice of pitch p in the scaled plane (x, y/2), where HCW motion is a rigid rotation,
 // so physical neighbour distances breathe between p and 2p; kept inside |(x, y/2)| <= R/2.
-std::vector<RelativeState> hexagonal_lattice(double radius_m, double pitch_m, double n, const BoundedOrbitOptions& o) {
+std::vector<Eigen::Vector2d> hexagonal_points(double radius_m, double pitch_m) {
     const double half = 0.5 * radius_m;
     const int kmax = static_cast<int>(std::ceil(half / pitch_m * 2.0)) + 1;
     const double h = std::sqrt(3.0) / 2.0;
@@ -98,8 +101,25 @@ std::vector<RelativeState> hexagonal_lattice(double radius_m, double pitch_m, do
             if (x * x + w * w <= half * half * (1.0 + 1e-12)) pts.emplace_back(x, 2.0 * w);
         }
     }
-    return finish(std::move(pts), n, o);
+    return pts;
 }
+
+}  // namespace
+
+std::vector<RelativeState> suncatcher_lattice(double radius_m, double radial_pitch_m, double along_track_pitch_m,
+                                              double n, const BoundedOrbitOptions& o) {
+    return finish(suncatcher_points(radius_m, radial_pitch_m, along_track_pitch_m), n, o);
+}
+
+std::vector<RelativeState> hexagonal_lattice(double radius_m, double pitch_m, double n, const BoundedOrbitOptions& o) {
+    return finish(hexagonal_points(radius_m, pitch_m), n, o);
+}
+
+std::size_t suncatcher_lattice_size(double radius_m, double radial_pitch_m, double along_track_pitch_m) {
+    return suncatcher_points(radius_m, radial_pitch_m, along_track_pitch_m).size();
+}
+
+std::size_t hexagonal_lattice_size(double radius_m, double pitch_m) { return hexagonal_points(radius_m, pitch_m).size(); }
 
 namespace {
 

@@ -257,27 +257,19 @@ std::optional<workloads::FabricSpec> read_fabric(Section& top, const std::string
             t.finish();
         }
         // Refuse fabrics too large to build before building them (ranks and links).
-        std::int64_t ranks = 0, fabric_links = 0;
-        switch (spec.kind) {
-            case workloads::FabricKind::ring: ranks = spec.p; fabric_links = spec.p; break;
-            case workloads::FabricKind::switch_star: ranks = spec.p; fabric_links = spec.p; break;
-            case workloads::FabricKind::fully_connected:
-                ranks = spec.p;
-                fabric_links = static_cast<std::int64_t>(spec.p) * (spec.p - 1) / 2;
-                break;
-            case workloads::FabricKind::torus2d:
-                ranks = static_cast<std::int64_t>(spec.x) * spec.y;
-                fabric_links = 2 * ranks;
-                break;
-            case workloads::FabricKind::edge_list: break;
-        }
+        // (An edge list is sized below, once its file is read.)
+        const bool edge_list = spec.kind == workloads::FabricKind::edge_list;
+        const std::int64_t ranks = spec.kind == workloads::FabricKind::torus2d ? static_cast<std::int64_t>(spec.x) * spec.y
+                                   : edge_list                                ? 0
+                                                                              : spec.p;
+        const std::int64_t fabric_links = edge_list ? 0 : workloads::fabric_link_count(spec);
         if (ranks > max_satellites || fabric_links > max_fabric_links) {
             top.fail("topology", "a " + std::string(workloads::to_string(spec.kind)) + " fabric of " + std::to_string(ranks) +
                                      " ranks and " + std::to_string(fabric_links) + " links is too large; at most " +
                                      std::to_string(max_satellites) + " ranks and " + std::to_string(max_fabric_links) +
                                      " links are supported");
         }
-        if (spec.kind == workloads::FabricKind::edge_list) {
+        if (edge_list) {
             std::filesystem::path path = spec.file_path;
             if (path.is_relative()) path = std::filesystem::path(source_name).parent_path() / path;
             try {
@@ -294,7 +286,9 @@ std::optional<workloads::FabricSpec> read_fabric(Section& top, const std::string
                                          std::to_string(max_fabric_links) + " links are supported");
             }
         }
-        (void)workloads::make_fabric(spec);  // validates counts and the CSV now, with a location
+        // The counts now, with a location (an edge list was checked as it was parsed above);
+        // the links are built only by the run that needs them.
+        if (!edge_list) workloads::check_fabric_spec(spec);
     } catch (const workloads::FabricSpecError& e) {
         top.fail("topology", e.what());
     }

@@ -109,6 +109,15 @@ RunEstimate estimate_run(const Scenario& sc, std::size_t satellites) {
     }
     e.memory_bytes = 40e6 + (orbital ? 6e3 * n : 0.0) + satellite_samples * bytes;
     e.cpu_s = satellite_samples * seconds;
+    // A synthetic fabric's links, which a fully connected one has by the million: measured with
+    // /usr/bin/time on fully_connected p = 1,000–4,472 (0.5–10 M links), 100 s, 2-core VM. Built
+    // and kept, ~52 B and 0.2 µs per link; a workload's network and routes over them, ~230 B and
+    // 1.0 µs more.
+    if (sc.fabric) {
+        const double links = static_cast<double>(workloads::fabric_link_count(*sc.fabric));
+        e.memory_bytes += links * (52.0 + (sc.workload.enabled ? 230.0 : 0.0));
+        e.cpu_s += links * (0.2e-6 + (sc.workload.enabled ? 1.0e-6 : 0.0));
+    }
     // Serving, per request and routing (a day of serving-4x81: ~15 CPU-seconds for 2 × 863,868); a
     // training job beside it, per transfer of its collective's phases, in its run alone and beside each
     // routing (serving-beside-training-4x81: 3 × 363 steps × 66 phases × 304 transfers in ~28 s). Its
@@ -216,6 +225,22 @@ std::vector<physics::RelativeState> initial_formation(const Scenario& sc) {
     return bounded;
 }
 
+namespace {
+
+// initial_formation(sc).size(), without building the states.
+std::size_t formation_size(const Scenario& sc) {
+    switch (sc.formation.layout) {
+        case FormationLayout::suncatcher_lattice:
+            return physics::suncatcher_lattice_size(sc.formation.radius_m, sc.formation.radial_pitch_m,
+                                                    sc.formation.along_track_pitch_m);
+        case FormationLayout::hexagonal: return physics::hexagonal_lattice_size(sc.formation.radius_m, sc.formation.pitch_m);
+        case FormationLayout::explicit_states: return sc.formation.explicit_states.size();
+    }
+    return 0;
+}
+
+}  // namespace
+
 std::size_t cluster_count(const Scenario& sc) {
     return sc.constellation.enabled ? sc.constellation.clusters.size() : 1;
 }
@@ -236,28 +261,13 @@ Scenario cluster_scenario(const Scenario& sc, std::size_t c) {
 }
 
 std::vector<std::size_t> cluster_sizes(const Scenario& sc) {
-    // A cluster's count depends on its formation alone, not on its chief: set up each radius once.
-    const std::size_t n0 = initial_formation(sc).size();
     std::vector<std::size_t> sizes;
-    std::vector<std::pair<double, std::size_t>> by_radius;
-    for (std::size_t c = 0; c < cluster_count(sc); ++c) {
-        const auto& radius = sc.constellation.enabled ? sc.constellation.clusters[c].radius_m : std::optional<double>{};
-        if (!radius || *radius == sc.formation.radius_m) {
-            sizes.push_back(n0);
-            continue;
-        }
-        auto it = std::find_if(by_radius.begin(), by_radius.end(), [&](const auto& e) { return e.first == *radius; });
-        if (it == by_radius.end()) {
-            by_radius.emplace_back(*radius, initial_formation(cluster_scenario(sc, c)).size());
-            it = by_radius.end() - 1;
-        }
-        sizes.push_back(it->second);
-    }
+    for (std::size_t c = 0; c < cluster_count(sc); ++c) sizes.push_back(formation_size(cluster_scenario(sc, c)));
     return sizes;
 }
 
 std::size_t node_count(const Scenario& sc) {
-    if (sc.fabric) return static_cast<std::size_t>(workloads::make_fabric(*sc.fabric).ranks);
+    if (sc.fabric) return static_cast<std::size_t>(workloads::fabric_ranks(*sc.fabric));
     const auto sizes = cluster_sizes(sc);
     return std::accumulate(sizes.begin(), sizes.end(), std::size_t{0});
 }

@@ -402,6 +402,19 @@ TEST(ScenarioLoader, LargeRunsAreRefusedWithTheirEstimateOnlyWhenAsked) {
     const auto e973 = estimate_run(measured, sc::node_count(measured));
     EXPECT_NEAR(e973.memory_bytes, 125e6, 0.3 * 125e6);
     EXPECT_NEAR(e973.cpu_s, 10.5, 0.3 * 10.5);
+    // A synthetic fabric is sized by its links: fully connected at 3,000 ranks (4.5 M links)
+    // training for 100 s measured 1.30 GB and 6.9 s, and 558 MB and 2.0 s for 10 M links and no
+    // workload (/usr/bin/time, 2-core VM). Its ranks are counted without building it.
+    const auto dense = load_scenario_text(
+        "name: dense\nduration_s: 100\ntopology: \"fully_connected:p=3000\"\nworkload: {model_parameters: 1.0e9}\n", "t.yaml");
+    EXPECT_EQ(sc::node_count(dense), 3000u);
+    const auto e_dense = estimate_run(dense, sc::node_count(dense));
+    EXPECT_NEAR(e_dense.memory_bytes, 1.30e9, 0.3 * 1.30e9);
+    EXPECT_NEAR(e_dense.cpu_s, 6.9, 0.3 * 6.9);
+    const auto links_only = load_scenario_text("name: links\nduration_s: 100\ntopology: \"fully_connected:p=4472\"\n", "t.yaml");
+    const auto e_links = estimate_run(links_only, sc::node_count(links_only));
+    EXPECT_NEAR(e_links.memory_bytes, 558e6, 0.3 * 558e6);
+    EXPECT_NEAR(e_links.cpu_s, 2.0, 0.3 * 2.0);
     // A 50 km radius: ~196,000 satellites, loadable, but refused when asked, naming the key, the
     // estimate and --yes.
     const std::vector<sc::Override> huge{{"formation.radius_m", "50000"}};

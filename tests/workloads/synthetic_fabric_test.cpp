@@ -154,6 +154,51 @@ TEST(FabricTopology, RingSwitchTorusAndFullyConnectedHaveTheRightLinks) {
     EXPECT_EQ(fabric(spec_of("ring", 64)).description, "ring:p=64,bw_gbps=400,latency_ns=500");
 }
 
+// The scenario reader sizes, checks and describes a fabric without building it (a fully
+// connected one of thousands of ranks has millions of links): those answers are the built ones.
+TEST(FabricTopology, SizeAndDescriptionWithoutBuildingAgreeWithTheBuiltFabric) {
+    for (const std::string& text :
+         {spec_of("ring", 2), spec_of("ring", 3), spec_of("ring", 9), spec_of("switch", 2), spec_of("switch", 7),
+          spec_of("fully_connected", 2), spec_of("fully_connected", 13), std::string("torus2d:x=2,y=1"),
+          std::string("torus2d:x=1,y=7"), std::string("torus2d:x=2,y=2"), std::string("torus2d:x=2,y=5"),
+          std::string("torus2d:x=6,y=3,bw_gbps=12.5,latency_ns=7")}) {
+        const auto spec = sw::parse_fabric_spec(text);
+        const auto built = sw::make_fabric(spec);
+        EXPECT_EQ(sw::fabric_ranks(spec), built.ranks) << text;
+        EXPECT_EQ(sw::fabric_link_count(spec), static_cast<std::int64_t>(built.topology.links.size())) << text;
+        EXPECT_EQ(sw::fabric_description(spec), built.description) << text;
+    }
+    auto edges = sw::parse_fabric_spec("file:edges.csv");
+    edges.csv_text = "# node_count=6\nsource,target,bw_gbps,latency_ns\n0,1,100,10\n1,4,100,10\n4,2,50,10\n";
+    const auto built = sw::make_fabric(edges);
+    EXPECT_EQ(sw::fabric_ranks(edges), 6);
+    EXPECT_EQ(sw::fabric_ranks(edges), built.ranks);
+    EXPECT_EQ(sw::fabric_link_count(edges), 3);
+    EXPECT_EQ(sw::fabric_description(edges), built.description);
+    // The checks are make_fabric's: the same refusals, before anything is built.
+    for (const std::string& bad : {std::string("ring:p=1"), std::string("torus2d:x=1,y=1"), std::string("switch:p=0")}) {
+        sw::FabricSpec spec;
+        try {
+            spec = sw::parse_fabric_spec(bad);
+        } catch (const FabricSpecError&) {
+            continue;  // refused as it was read: nothing left to compare
+        }
+        EXPECT_THROW(sw::check_fabric_spec(spec), FabricSpecError) << bad;
+        EXPECT_THROW(sw::fabric_ranks(spec), FabricSpecError) << bad;
+    }
+    sw::FabricSpec zero_bandwidth = sw::parse_fabric_spec(spec_of("fully_connected", 4));
+    zero_bandwidth.bandwidth_bps = 0.0;
+    EXPECT_THROW(sw::check_fabric_spec(zero_bandwidth), FabricSpecError);
+    EXPECT_THROW(sw::fabric_description(zero_bandwidth), FabricSpecError);
+    // Sizing is unchecked, for the reader to refuse a spec by its size: no links below 2 ranks.
+    sw::FabricSpec one = sw::parse_fabric_spec(spec_of("ring", 4));
+    one.p = 1;
+    EXPECT_EQ(sw::fabric_link_count(one), 0);
+    one.kind = FabricKind::fully_connected;
+    one.p = 100000;
+    EXPECT_EQ(sw::fabric_link_count(one), std::int64_t{100000} * 99999 / 2);
+}
+
 TEST(EdgeListCsv, RoundTripsTheSameEdges) {
     for (const std::string& spec : {std::string("torus2d:x=5,y=3,bw_gbps=123.456789,latency_ns=0.3"),
                                    spec_of("switch", 7), spec_of("ring", 9)}) {

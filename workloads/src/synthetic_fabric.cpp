@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -74,13 +75,8 @@ void sort_links(links::Topology& t) {
     });
 }
 
-// Adds a—b unless already present (a 2-wide torus dimension would add it twice).
-void add_unique(links::Topology& t, std::set<std::pair<std::int32_t, std::int32_t>>& seen, std::int32_t a,
-                std::int32_t b, double capacity_bps, double latency_s) {
-    if (a == b) return;
-    if (!seen.insert({std::min(a, b), std::max(a, b)}).second) return;
-    t.links.push_back(make_link(a, b, capacity_bps, latency_s));
-}
+// Names an edge list's text in errors: the name the caller gave, else the file.
+const std::string& csv_source(const FabricSpec& spec) { return spec.csv_name.empty() ? spec.file_path : spec.csv_name; }
 
 }  // namespace
 
@@ -258,59 +254,113 @@ std::string edge_list_csv(const links::Topology& topology) {
     return out;
 }
 
-Fabric make_fabric(const FabricSpec& spec) {
+void check_fabric_spec(const FabricSpec& spec) {
     const std::string kind = to_string(spec.kind);
+    if (spec.kind == FabricKind::edge_list) {
+        (void)parse_edge_list_csv(spec.csv_text, csv_source(spec));
+        return;
+    }
+    if (!(spec.bandwidth_bps > 0.0) || !std::isfinite(spec.bandwidth_bps))
+        throw FabricSpecError(kind + ": bw_gbps: expected a positive number, got " + format_readable(spec.bandwidth_bps / 1e9));
+    if (!(spec.latency_s >= 0.0) || !std::isfinite(spec.latency_s))
+        throw FabricSpecError(kind + ": latency_ns: expected a number >= 0, got " + format_readable(spec.latency_s * 1e9));
+    if (spec.kind == FabricKind::torus2d) {
+        if (spec.x < 1) throw FabricSpecError("torus2d: x: expected an integer >= 1, got " + std::to_string(spec.x));
+        if (spec.y < 1) throw FabricSpecError("torus2d: y: expected an integer >= 1, got " + std::to_string(spec.y));
+        if (static_cast<std::int64_t>(spec.x) * spec.y < 2)
+            throw FabricSpecError("torus2d: x, y: expected at least two nodes (x·y >= 2)");
+        if (static_cast<std::int64_t>(spec.x) * spec.y > std::numeric_limits<std::int32_t>::max())
+            throw FabricSpecError("torus2d: x, y: x·y is too large for node ids");
+    } else if (spec.p < 2) {
+        throw FabricSpecError(kind + ": p: expected an integer >= 2, got " + std::to_string(spec.p));
+    }
+}
+
+std::int32_t fabric_ranks(const FabricSpec& spec) {
+    if (spec.kind == FabricKind::edge_list)
+        return parse_edge_list_csv(spec.csv_text, csv_source(spec)).node_count;
+    check_fabric_spec(spec);
+    return spec.kind == FabricKind::torus2d ? spec.x * spec.y : spec.p;
+}
+
+std::int64_t fabric_link_count(const FabricSpec& spec) {
+    // Around a cycle of n nodes: n links, but one for n = 2 (both neighbours are the same node)
+    // and none for n = 1.
+    auto cycle = [](std::int64_t n) -> std::int64_t { return n < 2 ? 0 : n == 2 ? 1 : n; };
+    const std::int64_t p = spec.p, x = spec.x, y = spec.y;
+    switch (spec.kind) {
+        case FabricKind::ring: return cycle(p);
+        case FabricKind::switch_star: return std::max<std::int64_t>(p, 0);
+        case FabricKind::fully_connected: return p < 2 ? 0 : p * (p - 1) / 2;
+        case FabricKind::torus2d: return x < 1 || y < 1 ? 0 : y * cycle(x) + x * cycle(y);
+        case FabricKind::edge_list:
+            return static_cast<std::int64_t>(parse_edge_list_csv(spec.csv_text, csv_source(spec)).links.size());
+    }
+    return 0;
+}
+
+namespace {
+
+std::string describe(const FabricSpec& spec) {
+    switch (spec.kind) {
+        case FabricKind::torus2d: return "torus2d:x=" + std::to_string(spec.x) + ",y=" + std::to_string(spec.y) +
+                                         ",bw_gbps=" + format_readable(spec.bandwidth_bps / 1e9) +
+                                         ",latency_ns=" + format_readable(spec.latency_s * 1e9);
+        case FabricKind::edge_list: return "file:" + (spec.file_path.empty() ? spec.csv_name : spec.file_path);
+        default:
+            return to_string(spec.kind) + ":p=" + std::to_string(spec.p) + ",bw_gbps=" + format_readable(spec.bandwidth_bps / 1e9) +
+                   ",latency_ns=" + format_readable(spec.latency_s * 1e9);
+    }
+}
+
+}  // namespace
+
+std::string fabric_description(const FabricSpec& spec) {
+    check_fabric_spec(spec);
+    return describe(spec);
+}
+
+Fabric make_fabric(const FabricSpec& spec) {
+    if (spec.kind != FabricKind::edge_list) check_fabric_spec(spec);  // an edge list is checked as it is parsed below
     Fabric f;
     f.spec = spec;
     f.spec.csv_text.clear();
+    f.description = describe(spec);
     links::Topology& t = f.topology;
-    if (spec.kind != FabricKind::edge_list) {
-        if (!(spec.bandwidth_bps > 0.0) || !std::isfinite(spec.bandwidth_bps))
-            throw FabricSpecError(kind + ": bw_gbps: expected a positive number, got " + format_readable(spec.bandwidth_bps / 1e9));
-        if (!(spec.latency_s >= 0.0) || !std::isfinite(spec.latency_s))
-            throw FabricSpecError(kind + ": latency_ns: expected a number >= 0, got " + format_readable(spec.latency_s * 1e9));
-    }
     const double B = spec.bandwidth_bps;
     const double a = spec.latency_s;
-    std::set<std::pair<std::int32_t, std::int32_t>> seen;
-    auto need_p = [&] {
-        if (spec.p < 2) throw FabricSpecError(kind + ": p: expected an integer >= 2, got " + std::to_string(spec.p));
+    auto add = [&](std::int32_t u, std::int32_t v) {
+        if (u != v) t.links.push_back(make_link(u, v, B, a));
     };
     switch (spec.kind) {
         case FabricKind::ring:
-            need_p();
             t.node_count = spec.p;
-            for (std::int32_t i = 0; i < spec.p; ++i) add_unique(t, seen, i, (i + 1) % spec.p, B, a);
+            for (std::int32_t i = 0; i < spec.p; ++i) add(i, (i + 1) % spec.p);
             f.ranks = spec.p;
             f.placement = identity_placement(f.ranks);
             break;
         case FabricKind::switch_star:
-            need_p();
             t.node_count = spec.p + 1;
-            for (std::int32_t i = 0; i < spec.p; ++i) add_unique(t, seen, i, spec.p, B, a);
+            for (std::int32_t i = 0; i < spec.p; ++i) add(i, spec.p);
             f.ranks = spec.p;
             f.placement = identity_placement(f.ranks);
             break;
         case FabricKind::fully_connected:
-            need_p();
             t.node_count = spec.p;
+            t.links.reserve(static_cast<std::size_t>(spec.p) * static_cast<std::size_t>(spec.p - 1) / 2);
             for (std::int32_t i = 0; i < spec.p; ++i)
-                for (std::int32_t j = i + 1; j < spec.p; ++j) add_unique(t, seen, i, j, B, a);
+                for (std::int32_t j = i + 1; j < spec.p; ++j) add(i, j);
             f.ranks = spec.p;
             f.placement = identity_placement(f.ranks);
             break;
         case FabricKind::torus2d: {
-            if (spec.x < 1) throw FabricSpecError("torus2d: x: expected an integer >= 1, got " + std::to_string(spec.x));
-            if (spec.y < 1) throw FabricSpecError("torus2d: y: expected an integer >= 1, got " + std::to_string(spec.y));
-            if (static_cast<std::int64_t>(spec.x) * spec.y < 2)
-                throw FabricSpecError("torus2d: x, y: expected at least two nodes (x·y >= 2)");
             const std::int32_t X = spec.x, Y = spec.y;
             t.node_count = X * Y;
             for (std::int32_t r = 0; r < Y; ++r)
                 for (std::int32_t c = 0; c < X; ++c) {
                     const std::int32_t v = r * X + c;
-                    add_unique(t, seen, v, r * X + (c + 1) % X, B, a);
-                    add_unique(t, seen, v, ((r + 1) % Y) * X + c, B, a);
+                    add(v, r * X + (c + 1) % X);
+                    add(v, ((r + 1) % Y) * X + c);
                 }
             f.ranks = t.node_count;
             f.dims = {X, Y};
@@ -326,25 +376,21 @@ Fabric make_fabric(const FabricSpec& spec) {
             break;
         }
         case FabricKind::edge_list: {
-            t = parse_edge_list_csv(spec.csv_text, spec.csv_name.empty() ? spec.file_path : spec.csv_name);
+            t = parse_edge_list_csv(spec.csv_text, csv_source(spec));
             f.ranks = t.node_count;
             f.placement = ring_placement(build_network(t), f.ranks);
             break;
         }
     }
     sort_links(t);
+    // A dimension two wide links the same pair twice (a ring of 2, a torus 2 across): keep one.
+    // Copies are equal in every field, so which one stays does not matter.
+    t.links.erase(std::unique(t.links.begin(), t.links.end(),
+                              [](const links::Link& l, const links::Link& m) {
+                                  return l.source == m.source && l.target == m.target;
+                              }),
+                  t.links.end());
     t.time_s = 0.0;
-    switch (spec.kind) {
-        case FabricKind::torus2d:
-            f.description = "torus2d:x=" + std::to_string(spec.x) + ",y=" + std::to_string(spec.y);
-            break;
-        case FabricKind::edge_list:
-            f.description = "file:" + (spec.file_path.empty() ? spec.csv_name : spec.file_path);
-            break;
-        default: f.description = kind + ":p=" + std::to_string(spec.p); break;
-    }
-    if (spec.kind != FabricKind::edge_list)
-        f.description += ",bw_gbps=" + format_readable(B / 1e9) + ",latency_ns=" + format_readable(a * 1e9);
     return f;
 }
 

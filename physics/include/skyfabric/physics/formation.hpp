@@ -42,6 +42,11 @@ std::vector<RelativeState> suncatcher_lattice(double radius_m, double radial_pit
 std::vector<RelativeState> hexagonal_lattice(double radius_m, double pitch_m, double mean_motion_rad_s,
                                              const BoundedOrbitOptions& options = {});
 
+// The satellites those lattices hold, counted without building (or sorting) their states: a
+// scenario is sized before it is run, and a 50 km lattice has ~200,000 of them.
+std::size_t suncatcher_lattice_size(double radius_m, double radial_pitch_m, double along_track_pitch_m);
+std::size_t hexagonal_lattice_size(double radius_m, double pitch_m);
+
 // The formation's initial state in the nonlinear model: the chief's osculating ECI state and every
 // satellite's LVLH state relative to it.
 struct FormationInitialState {

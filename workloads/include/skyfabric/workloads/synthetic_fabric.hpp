@@ -96,6 +96,17 @@ FabricSpec parse_fabric_spec(std::string_view spec);
 // bandwidth <= 0, latency < 0, bad CSV).
 Fabric make_fabric(const FabricSpec& spec);
 
+// What make_fabric would check, and what it would answer for ranks and description,
+// without building the links: a fully connected fabric of thousands of ranks has millions,
+// and a scenario is validated and summarised long before (or without) a run needs them.
+// An edge list is parsed (its node count is the ranks).
+void check_fabric_spec(const FabricSpec& spec);               // throws FabricSpecError
+std::int32_t fabric_ranks(const FabricSpec& spec);            // checks first
+std::string fabric_description(const FabricSpec& spec);       // checks first
+// The links make_fabric would build (a pair linked twice, as in a ring of 2, counted once).
+// Unchecked and in 64 bits, so it can size a spec before it is refused: 0 below 2 ranks.
+std::int64_t fabric_link_count(const FabricSpec& spec);
+
 // Edge-list CSV. A header names the columns (any order): source,target,bw_gbps,latency_ns.
 // One link per row, source ≠ target (either order; stored source < target), node ids ≥ 0,
 // bw_gbps ≥ 0 (0: link present but down), latency_ns ≥ 0. Blank lines and lines starting
