@@ -146,22 +146,25 @@ FormationConfig read_formation(Section s) {
     } else if (!satellites.empty()) {
         s.fail("satellites", "a satellite list is only read with layout: explicit");
     }
-    // The lattice generators loop over a grid and keep the points inside the ellipse:
-    // estimate the count first so that an absurd radius / pitch ratio is refused before
-    // it takes hours and all memory. (The exact count is checked again once generated.)
-    if (f.layout != FormationLayout::explicit_states) {
-        const double half = 0.5 * f.radius_m;
-        const double estimate = f.layout == FormationLayout::hexagonal
-                                    ? physics::pi * half * half / (f.pitch_m * f.pitch_m * std::sqrt(3.0) / 2.0)
-                                    : physics::pi * half * f.radius_m / (f.radial_pitch_m * f.along_track_pitch_m);
-        if (estimate > 1.2 * static_cast<double>(max_satellites) + 100.0) {
-            s.fail("radius_m", "radius " + format_count(f.radius_m) + " m at this pitch gives about " + format_count(estimate) +
-                                   " satellites; at most " + std::to_string(max_satellites) +
-                                   " are supported (lower radius_m or raise the pitch)");
-        }
-    }
+    check_lattice_size(s, f, f.radius_m);
     s.finish();
     return f;
+}
+
+// The lattice generators loop over a grid and keep the points inside the ellipse: estimate
+// the count first so that an absurd radius / pitch ratio is refused before it takes hours
+// and all memory. (The exact count is checked again once counted.)
+void check_lattice_size(Section& s, const FormationConfig& f, double radius_m) {
+    if (f.layout == FormationLayout::explicit_states) return;
+    const double half = 0.5 * radius_m;
+    const double estimate = f.layout == FormationLayout::hexagonal
+                                ? physics::pi * half * half / (f.pitch_m * f.pitch_m * std::sqrt(3.0) / 2.0)
+                                : physics::pi * half * radius_m / (f.radial_pitch_m * f.along_track_pitch_m);
+    if (estimate > 1.2 * static_cast<double>(max_satellites) + 100.0) {
+        s.fail("radius_m", "radius " + format_count(radius_m) + " m at this pitch gives about " + format_count(estimate) +
+                               " satellites; at most " + std::to_string(max_satellites) +
+                               " are supported (lower radius_m or raise the pitch)");
+    }
 }
 
 DynamicsConfig read_dynamics(Section s, std::uint64_t seed) {

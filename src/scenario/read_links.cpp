@@ -64,7 +64,7 @@ LinksConfig read_links(Section s, bool present) {
 }
 
 // constellation: clusters as a count spaced along-track (spacing_km), or a list of clusters.
-ConstellationConfig read_constellation(Section s, bool present) {
+ConstellationConfig read_constellation(Section s, bool present, const FormationConfig& formation) {
     ConstellationConfig c;
     c.enabled = present;
     if (!present) return c;
@@ -116,7 +116,10 @@ ConstellationConfig read_constellation(Section s, bool present) {
             ClusterConfig cluster;
             cluster.along_track_m = 1e3 * item.number("along_track_km", -40000.0, 40000.0, 0.0, "km");
             cluster.raan_offset_rad = deg * item.number("raan_deg", -180.0, 180.0, 0.0, "deg");
-            if (item.has("radius_m")) cluster.radius_m = item.number("radius_m", 1.0, 1e6, {}, "m");
+            if (item.has("radius_m")) {
+                cluster.radius_m = item.number("radius_m", 1.0, 1e6, {}, "m");
+                check_lattice_size(item, formation, *cluster.radius_m);  // its lattice is the formation's
+            }
             item.finish();
             c.clusters.push_back(cluster);
         }

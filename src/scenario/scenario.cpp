@@ -97,7 +97,7 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
     sc.station_keeping = read_station_keeping(top.section("station_keeping"));
     sc.metrics = read_metrics(top.section("metrics"));
     sc.links = read_links(top.section("links"), top.has("links"));
-    sc.constellation = read_constellation(top.section("constellation"), top.has("constellation"));
+    sc.constellation = read_constellation(top.section("constellation"), top.has("constellation"), sc.formation);
     if (top.has("workloads"))
         read_workloads_list(top, sc, source_name);
     else if (top.section("workload").choice("kind", {"training", "inference"}, "training") == "inference")

@@ -58,11 +58,14 @@ std::string format_count(double x);
 
 OrbitConfig read_orbit(Section s);
 FormationConfig read_formation(Section s);
+// Refuses, at s's radius_m, a lattice of f's layout and pitch at radius_m estimated over
+// max_satellites (before anything counts or builds it).
+void check_lattice_size(Section& s, const FormationConfig& f, double radius_m);
 DynamicsConfig read_dynamics(Section s, std::uint64_t seed);
 physics::StationKeepingSettings read_station_keeping(Section s);
 MetricsConfig read_metrics(Section s);
 LinksConfig read_links(Section s, bool present);
-ConstellationConfig read_constellation(Section s, bool present);
+ConstellationConfig read_constellation(Section s, bool present, const FormationConfig& formation);
 InferenceConfig read_inference(Section s, const std::string& source_name, std::uint64_t seed);
 WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed);
 // `workloads:`, a list of a training job and a serving job sharing the fabric: each entry as a
