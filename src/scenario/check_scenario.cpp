@@ -245,13 +245,10 @@ void check_radiation(Section& top, const Scenario& sc, std::size_t satellites, d
 
 // Constraints between sections, checked once every section has been read.
 void check_across_sections(Section& top, Scenario& sc, const LoadOptions& options) {
-    // Ranks of the fabric, or satellites of the formation (set up once here).
-    std::vector<physics::RelativeState> states;
-    if (!sc.fabric) states = initial_formation(sc);
-    const std::vector<std::size_t> sizes = sc.constellation.enabled ? cluster_sizes(sc) : std::vector<std::size_t>{};
-    const std::size_t satellites = sc.fabric                  ? node_count(sc)
-                                   : sc.constellation.enabled ? std::accumulate(sizes.begin(), sizes.end(), std::size_t{0})
-                                                              : states.size();
+    // Ranks of the fabric, or satellites of the formation (counted: the states are set up only
+    // below, for the orbit checks, once the count is known to be in range).
+    const std::vector<std::size_t> sizes = sc.fabric ? std::vector<std::size_t>{} : cluster_sizes(sc);
+    const std::size_t satellites = sc.fabric ? node_count(sc) : std::accumulate(sizes.begin(), sizes.end(), std::size_t{0});
     if (satellites > static_cast<std::size_t>(max_satellites)) {
         top.fail(sc.constellation.enabled ? "constellation" : "formation",
                  (sc.constellation.enabled ? "the constellation has " : "the formation has ") + std::to_string(satellites) +
@@ -366,7 +363,7 @@ void check_across_sections(Section& top, Scenario& sc, const LoadOptions& option
     }
     double max_apogee_altitude_m = 0.0;
     if (!sc.fabric && satellites <= static_cast<std::size_t>(max_satellites)) {
-        max_apogee_altitude_m = check_satellite_orbits(top, sc, states);
+        max_apogee_altitude_m = check_satellite_orbits(top, sc, initial_formation(sc));
         for (std::size_t k = 1; k < cluster_count(sc); ++k) {
             const Scenario cluster = cluster_scenario(sc, k);
             max_apogee_altitude_m = std::max(max_apogee_altitude_m, check_satellite_orbits(top, cluster, initial_formation(cluster)));
