@@ -227,14 +227,13 @@ std::vector<physics::RelativeState> initial_formation(const Scenario& sc) {
 
 namespace {
 
-// initial_formation(sc).size(), without building the states.
-std::size_t formation_size(const Scenario& sc) {
-    switch (sc.formation.layout) {
+// initial_formation(...).size() for formation f at radius_m, without building the states.
+std::size_t formation_size(const FormationConfig& f, double radius_m) {
+    switch (f.layout) {
         case FormationLayout::suncatcher_lattice:
-            return physics::suncatcher_lattice_size(sc.formation.radius_m, sc.formation.radial_pitch_m,
-                                                    sc.formation.along_track_pitch_m);
-        case FormationLayout::hexagonal: return physics::hexagonal_lattice_size(sc.formation.radius_m, sc.formation.pitch_m);
-        case FormationLayout::explicit_states: return sc.formation.explicit_states.size();
+            return physics::suncatcher_lattice_size(radius_m, f.radial_pitch_m, f.along_track_pitch_m);
+        case FormationLayout::hexagonal: return physics::hexagonal_lattice_size(radius_m, f.pitch_m);
+        case FormationLayout::explicit_states: return f.explicit_states.size();
     }
     return 0;
 }
@@ -262,7 +261,11 @@ Scenario cluster_scenario(const Scenario& sc, std::size_t c) {
 
 std::vector<std::size_t> cluster_sizes(const Scenario& sc) {
     std::vector<std::size_t> sizes;
-    for (std::size_t c = 0; c < cluster_count(sc); ++c) sizes.push_back(formation_size(cluster_scenario(sc, c)));
+    for (std::size_t c = 0; c < cluster_count(sc); ++c) {
+        // A cluster's count depends on its formation alone: the formation's, at its own radius.
+        const auto& own_radius = sc.constellation.enabled ? sc.constellation.clusters[c].radius_m : std::optional<double>{};
+        sizes.push_back(formation_size(sc.formation, own_radius.value_or(sc.formation.radius_m)));
+    }
     return sizes;
 }
 

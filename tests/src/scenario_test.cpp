@@ -494,6 +494,24 @@ TEST(ScenarioLoader, ConstellationClustersAsCountOrList) {
     EXPECT_EQ(listed.constellation.gateways.topology, skyfabric::links::AggregationTopology::spread);
     EXPECT_EQ(listed.constellation.gateways.optics.dwdm.transceivers_fitted, 4);
     EXPECT_DOUBLE_EQ(listed.constellation.gateways.optics.tx_power_w, 10.0);  // the gateway default, not the ISL's 5 W
+
+    // Clusters are counted without building their states: each count is its built formation's,
+    // on the suncatcher lattice and the hexagonal one, at the formation's radius and its own.
+    for (const bool hexagonal : {false, true}) {
+        std::string text = constellation_base + "  clusters:\n    - {along_track_km: 0}\n    - {along_track_km: 100, radius_m: 1500}\n"
+                                                "    - {along_track_km: 200, radius_m: 2345}\n  algorithms: ring\n";
+        const std::string lattice = "  layout: suncatcher_lattice\n";
+        if (hexagonal) text.replace(text.find(lattice), lattice.size(), "  layout: hexagonal\n  pitch_m: 170\n");
+        const auto uneven = load_scenario_text(text, "test.yaml");
+        ASSERT_EQ(uneven.formation.layout == skyfabric::scenario::FormationLayout::hexagonal, hexagonal);
+        const auto sizes = skyfabric::scenario::cluster_sizes(uneven);
+        ASSERT_EQ(sizes.size(), 3u);
+        for (std::size_t c = 0; c < 3; ++c)
+            EXPECT_EQ(sizes[c], skyfabric::scenario::initial_formation(skyfabric::scenario::cluster_scenario(uneven, c)).size())
+                << (hexagonal ? "hexagonal" : "suncatcher") << " cluster " << c;
+        EXPECT_LT(sizes[0], sizes[1]);
+        EXPECT_LT(sizes[1], sizes[2]);
+    }
 }
 
 TEST(ScenarioLoader, ConstellationErrorsNameTheKey) {
