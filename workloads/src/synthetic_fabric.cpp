@@ -302,15 +302,12 @@ std::int64_t fabric_link_count(const FabricSpec& spec) {
 namespace {
 
 std::string describe(const FabricSpec& spec) {
-    switch (spec.kind) {
-        case FabricKind::torus2d: return "torus2d:x=" + std::to_string(spec.x) + ",y=" + std::to_string(spec.y) +
-                                         ",bw_gbps=" + format_readable(spec.bandwidth_bps / 1e9) +
-                                         ",latency_ns=" + format_readable(spec.latency_s * 1e9);
-        case FabricKind::edge_list: return "file:" + (spec.file_path.empty() ? spec.csv_name : spec.file_path);
-        default:
-            return to_string(spec.kind) + ":p=" + std::to_string(spec.p) + ",bw_gbps=" + format_readable(spec.bandwidth_bps / 1e9) +
-                   ",latency_ns=" + format_readable(spec.latency_s * 1e9);
-    }
+    if (spec.kind == FabricKind::edge_list) return "file:" + (spec.file_path.empty() ? spec.csv_name : spec.file_path);
+    const std::string counts = spec.kind == FabricKind::torus2d
+                                   ? "torus2d:x=" + std::to_string(spec.x) + ",y=" + std::to_string(spec.y)
+                                   : to_string(spec.kind) + ":p=" + std::to_string(spec.p);
+    return counts + ",bw_gbps=" + format_readable(spec.bandwidth_bps / 1e9) +
+           ",latency_ns=" + format_readable(spec.latency_s * 1e9);
 }
 
 }  // namespace
