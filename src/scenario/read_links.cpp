@@ -98,6 +98,7 @@ ConstellationConfig read_constellation(Section s, bool present, const FormationC
         if (names.empty()) s.fail("algorithms", "list at least one of " + listed);
     }
     for (const auto& n : names) c.algorithms.push_back(*workloads::cluster_algorithm_from_name(n));
+    c.routing_model = s.choice("routing_model", workloads::routing_model_names, workloads::RoutingModel::two_level);
     // One home for local SGD's settings, whatever its replica (workloads/job.hpp).
     const std::pair<const char*, const char*> moved[] = {{"inner_steps", "local_steps"}, {"outer_bytes_per_element", "outer_bytes_per_element"}};
     for (const auto& [old_key, new_key] : moved)

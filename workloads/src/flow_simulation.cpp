@@ -77,6 +77,8 @@ void CollectiveEngine::check_epoch() {
     if (options_.route_store && !options_.routes_before_damage)
         routes_.share(options_.route_store->table_for(clock_.network(), options_.routing,
                                                       std::max(1, options_.paths_per_transfer)));
+    else if (options_.route_store)
+        routes_.share(options_.route_store->private_table());  // a damaged copy's own, by the store's model
     else
         routes_.clear();
     if (first) routes_.seed(options_.routes_before_damage, options_.network_before_damage);  // the first topology's only

@@ -1,5 +1,7 @@
 #include <skyfabric/workloads/network.hpp>
 
+#include <skyfabric/workloads/two_level_routing.hpp>
+
 #include <skyfabric/workloads/idle_helpers.hpp>
 
 #include <algorithm>
@@ -501,7 +503,7 @@ std::optional<SearchGuide> build_search_guide(const Network& n, std::span<const 
 }
 
 const SearchGuide* RouteTable::guide(const Network* network) const {
-    if (!regions_) return nullptr;
+    if (!regions_ || model_ != RoutingModel::flat) return nullptr;
     if (network) {
         std::call_once(guide_once_, [&] {
             guide_ = build_search_guide(*network, *regions_);
@@ -512,6 +514,24 @@ const SearchGuide* RouteTable::guide(const Network* network) const {
         return nullptr;
     }
     return guide_ ? &*guide_ : nullptr;
+}
+
+const ClusterOverlay* RouteTable::overlay(const Network& network) const {
+    if (!regions_ || model_ != RoutingModel::two_level) return nullptr;
+    std::call_once(overlay_once_, [&] {
+        if (auto o = build_cluster_overlay(network, *regions_)) {
+            bytes_.fetch_add(o->bytes(), std::memory_order_relaxed);
+            overlay_ = std::make_shared<const ClusterOverlay>(std::move(*o));
+        }
+    });
+    return overlay_.get();
+}
+
+std::vector<Path> RouteTable::search(const Network& network, std::int32_t source, std::int32_t target, RoutingPolicy policy,
+                                     std::int32_t paths) const {
+    if (policy == RoutingPolicy::shortest_latency)
+        if (const ClusterOverlay* o = overlay(network)) return route_two_level(network, *o, source, target, paths);
+    return route_disjoint(network, source, target, policy, paths, guide(&network));
 }
 
 const std::vector<Path>& RouteCache::get(const Network& network, std::int32_t source,
@@ -532,8 +552,7 @@ const std::vector<Path>& RouteCache::get(const Network& network, std::int32_t so
     if (seed_) {
         const auto* seeded = seed_->table_->find(key);
         if (!seeded && paths > 1 && seed_network_ && seed_->table_->locked())
-            seeded = &seed_->table_->add(key, route_disjoint(*seed_network_, source, target, policy, paths,
-                                                             seed_->table_->guide(seed_network_.get())));
+            seeded = &seed_->table_->add(key, seed_->table_->search(*seed_network_, source, target, policy, paths));
         const auto intact = [&](const Path& p) {
             for (const auto e : p.edges)
                 if (!(network.capacity_Bps[e] > 0.0)) return false;
@@ -546,7 +565,8 @@ const std::vector<Path>& RouteCache::get(const Network& network, std::int32_t so
         // Disjoint paths are found one after another, each with the earlier ones' edges banned: the
         // seed's first paths that survive are the first ones found here too (as a whole set survives,
         // on the fabric less the earlier paths' edges), and only the rest are searched again.
-        if (seeded && paths > 1 && !seeded->empty() && intact(seeded->front())) {
+        // (Two-level: searched again whole below; the same paths but for ties.)
+        if (seeded && paths > 1 && !seeded->empty() && intact(seeded->front()) && !table_->overlay(network)) {
             std::vector<Path> kept;
             for (const Path& p : *seeded) {
                 if (!intact(p)) break;
@@ -566,7 +586,9 @@ const std::vector<Path>& RouteCache::get(const Network& network, std::int32_t so
         }
     }
     std::vector<Path> found;
-    if (paths <= 1) {
+    if (policy == RoutingPolicy::shortest_latency && table_->overlay(network)) {
+        found = table_->search(network, source, target, policy, paths);
+    } else if (paths <= 1) {
         // A source asked for many targets (an all-to-all) gets one search to every node, its
         // shortest-path tree, instead of one search per target: through a p-port switch each
         // search touches p nodes, so per-target searches cost p³ for an all-to-all. Its paths
@@ -603,10 +625,11 @@ void RouteCache::prefetch(const Network& network, std::span<const std::pair<std:
     std::sort(missing.begin(), missing.end());
     missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
     const std::shared_ptr<RouteTable> table = table_;
-    const SearchGuide* guide = table->guide(&network);
+    table->guide(&network);  // built once, before the helpers share it
+    table->overlay(network);
     helpers.run(missing.size(), [&](std::size_t i) {
         const auto [source, target] = missing[i];
-        table->add(pair_key(network, source, target), route_disjoint(network, source, target, policy, paths, guide));
+        table->add(pair_key(network, source, target), table->search(network, source, target, policy, paths));
     });
 }
 

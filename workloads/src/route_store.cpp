@@ -58,7 +58,7 @@ std::shared_ptr<RouteTable> RouteStore::table_for(const Network& network, Routin
         table = it->second.table;
     } else {
         recent_.push_front(key);
-        table = std::make_shared<RouteTable>(/*shared_while_growing=*/true, regions_);
+        table = std::make_shared<RouteTable>(/*shared_while_growing=*/true, regions_, model_);
         entries_.emplace(key, Entry{table, recent_.begin()});
     }
     drop_past_budget();

@@ -14,10 +14,22 @@
 #include <vector>
 
 #include <skyfabric/links/topology.hpp>
+#include <skyfabric/physics/enum_names.hpp>
 
 namespace skyfabric::workloads {
 
 class IdleHelpers;
+struct ClusterOverlay;
+
+// How routes are searched on a network split into clusters (docs/routing.md). Both give the same
+// shortest-path distances; ties and UCMP's later disjoint paths may differ.
+enum class RoutingModel : std::uint8_t {
+    two_level = 0,  // inside the end clusters, across the others by their gateways (two_level_routing.hpp)
+    flat = 1,       // one search over every node (the reference)
+};
+inline constexpr auto routing_model_names = physics::enum_names<RoutingModel>({
+    {RoutingModel::two_level, "two_level"}, {RoutingModel::flat, "flat"}});
+inline constexpr const char* to_string(RoutingModel m) { return routing_model_names.name(m); }
 
 enum class RoutingPolicy : std::uint8_t {
     shortest_latency = 0,  // Dijkstra on latency_s (ties: fewer hops, lower node id)
@@ -107,10 +119,21 @@ std::optional<SearchGuide> build_search_guide(const Network& network, std::span<
 // (read by other threads only once its cache is done: a trial's seed).
 class RouteTable {
 public:
-    // regions: the node partition its network's SearchGuide is built on (none: no guide).
-    explicit RouteTable(bool shared_while_growing = false, std::shared_ptr<const std::vector<std::int32_t>> regions = nullptr)
-        : locked_(shared_while_growing), regions_(std::move(regions)) {}
+    // regions: the node partition (a constellation's clusters) its network's SearchGuide (flat
+    // model) or ClusterOverlay (two-level) is built on; none: plain flat searches.
+    explicit RouteTable(bool shared_while_growing = false, std::shared_ptr<const std::vector<std::int32_t>> regions = nullptr,
+                        RoutingModel model = RoutingModel::flat)
+        : locked_(shared_while_growing), regions_(std::move(regions)), model_(model) {}
     bool locked() const { return locked_; }
+    const std::shared_ptr<const std::vector<std::int32_t>>& regions() const { return regions_; }
+    RoutingModel model() const { return model_; }
+    // Two-level: the overlay of this table's network, built from `network` the first time (as
+    // guide()); null under the flat model, without regions or with fewer than two clusters.
+    const ClusterOverlay* overlay(const Network& network) const;
+    // `paths` routes from source to target on `network` (this table's) by the table's model, not
+    // kept: get() and prefetch() keep them.
+    std::vector<Path> search(const Network& network, std::int32_t source, std::int32_t target, RoutingPolicy policy,
+                             std::int32_t paths) const;
     // The guide for this table's network, built from `network` (which must be that network) the
     // first time one is passed; null when the table has no regions, when no guide pays
     // (build_search_guide) or, passed none, when none was built yet.
@@ -132,6 +155,9 @@ private:
     }
     const bool locked_;
     const std::shared_ptr<const std::vector<std::int32_t>> regions_;
+    const RoutingModel model_;
+    mutable std::once_flag overlay_once_;
+    mutable std::shared_ptr<const ClusterOverlay> overlay_;
     mutable std::once_flag guide_once_;
     mutable std::atomic<bool> guide_tried_{false};
     mutable std::optional<SearchGuide> guide_;

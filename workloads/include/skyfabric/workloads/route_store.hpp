@@ -24,10 +24,18 @@ public:
     // first; their holders keep them, and an engine asking again searches again.
     static constexpr std::size_t default_budget_bytes = std::size_t{1} << 30;
     explicit RouteStore(std::size_t budget_bytes = default_budget_bytes) : budget_bytes_(budget_bytes) {}
-    // With the nodes' regions (a constellation's cluster per node): each table's multipath searches
-    // are guided towards their targets (SearchGuide), the same paths in fewer steps.
-    explicit RouteStore(std::vector<std::int32_t> region_of, std::size_t budget_bytes = default_budget_bytes)
-        : regions_(std::make_shared<const std::vector<std::int32_t>>(std::move(region_of))), budget_bytes_(budget_bytes) {}
+    // With the nodes' regions (a constellation's cluster per node): each table routes by `model`,
+    // two-level across the clusters (two_level_routing.hpp) or flat with its multipath searches
+    // guided towards their targets (SearchGuide, the same paths in fewer steps).
+    explicit RouteStore(std::vector<std::int32_t> region_of, RoutingModel model = RoutingModel::flat,
+                        std::size_t budget_bytes = default_budget_bytes)
+        : regions_(std::make_shared<const std::vector<std::int32_t>>(std::move(region_of))), model_(model), budget_bytes_(budget_bytes) {}
+    RoutingModel model() const { return model_; }
+    // A table of one engine's own (a trial's damaged network), routed by the store's model; flat: a
+    // plain one (its searches take the guide of the undamaged network's table, RouteCache::seed).
+    std::shared_ptr<RouteTable> private_table() const {
+        return model_ == RoutingModel::two_level ? std::make_shared<RouteTable>(false, regions_, model_) : std::make_shared<RouteTable>();
+    }
 
     // The table of routes found by policy, with `paths` disjoint paths per pair, on networks with
     // this one's content: an empty one the first time.
@@ -56,6 +64,7 @@ private:
     std::unordered_map<Fingerprint, Entry, Hash> entries_;
     std::list<Fingerprint> recent_;  // most recently asked for first
     std::shared_ptr<const std::vector<std::int32_t>> regions_;
+    RoutingModel model_ = RoutingModel::flat;
     std::size_t budget_bytes_;
 };
 

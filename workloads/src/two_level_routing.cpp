@@ -1,0 +1,369 @@
+#include <skyfabric/workloads/two_level_routing.hpp>
+
+#include <algorithm>
+#include <limits>
+#include <queue>
+#include <tuple>
+#include <unordered_map>
+
+namespace skyfabric::workloads {
+
+namespace {
+constexpr double inf = std::numeric_limits<double>::infinity();
+
+// A label: latency, then hops (as the flat search's); the frontier orders by (label, node).
+using Item = std::tuple<double, std::int32_t, std::int32_t>;
+using Frontier = std::priority_queue<Item, std::vector<Item>, std::greater<>>;
+
+bool better(double latency, std::int32_t hops, double best_latency, std::int32_t best_hops) {
+    return latency < best_latency || (latency == best_latency && hops < best_hops);
+}
+
+// Shortest latency from `from` to every node of its cluster over that cluster's links only: each
+// node's edge in (by local index) into via, latencies and hops into the two spans.
+void tree_inside(const Network& n, const ClusterOverlay& o, std::int32_t from, std::span<std::int32_t> via,
+                 std::span<double> latency, std::span<std::int32_t> hops) {
+    const std::int32_t c = o.cluster_of[static_cast<std::size_t>(from)];
+    std::fill(via.begin(), via.end(), -1);
+    std::fill(latency.begin(), latency.end(), inf);
+    std::fill(hops.begin(), hops.end(), 0);
+    std::vector<char> done(via.size(), 0);
+    const auto at = [&](std::int32_t v) { return static_cast<std::size_t>(o.local_index[static_cast<std::size_t>(v)]); };
+    Frontier frontier;
+    latency[at(from)] = 0.0;
+    frontier.emplace(0.0, 0, from);
+    while (!frontier.empty()) {
+        const auto [d, h, v] = frontier.top();
+        frontier.pop();
+        if (done[at(v)]) continue;
+        done[at(v)] = 1;
+        for (std::int32_t k = n.adjacency_offsets[v]; k < n.adjacency_offsets[v + 1]; ++k) {
+            const std::int32_t e = n.adjacency_edges[k];
+            const std::int32_t w = n.edge_to[e];
+            if (o.cluster_of[static_cast<std::size_t>(w)] != c || done[at(w)]) continue;
+            const double nd = d + n.latency_s[e];
+            if (better(nd, h + 1, latency[at(w)], hops[at(w)])) {
+                latency[at(w)] = nd;
+                hops[at(w)] = h + 1;
+                via[at(w)] = e;
+                frontier.emplace(nd, h + 1, w);
+            }
+        }
+    }
+}
+
+// Latency distances from border row `from` to every border row over the whole network: Dijkstra on
+// the overlay (the links between clusters and the virtual edges inside them), which has the whole
+// network's distances between border nodes.
+void border_distances(const Network& n, const ClusterOverlay& o, std::int32_t from, std::span<double> distance) {
+    std::fill(distance.begin(), distance.end(), inf);
+    using Row = std::pair<double, std::int32_t>;
+    std::priority_queue<Row, std::vector<Row>, std::greater<>> frontier;
+    distance[static_cast<std::size_t>(from)] = 0.0;
+    frontier.emplace(0.0, from);
+    while (!frontier.empty()) {
+        const auto [d, r] = frontier.top();
+        frontier.pop();
+        if (d > distance[static_cast<std::size_t>(r)]) continue;
+        const std::int32_t v = o.border_node[static_cast<std::size_t>(r)];
+        const std::int32_t c = o.cluster_of[static_cast<std::size_t>(v)];
+        const auto reach = [&](std::int32_t to, double nd) {
+            if (nd < distance[static_cast<std::size_t>(to)]) {
+                distance[static_cast<std::size_t>(to)] = nd;
+                frontier.emplace(nd, to);
+            }
+        };
+        for (std::int32_t k = n.adjacency_offsets[v]; k < n.adjacency_offsets[v + 1]; ++k) {
+            const std::int32_t e = n.adjacency_edges[k];
+            const std::int32_t w = n.edge_to[e];
+            if (o.cluster_of[static_cast<std::size_t>(w)] != c) reach(o.row_of[static_cast<std::size_t>(w)], d + n.latency_s[e]);
+        }
+        for (auto to = o.border_offsets[static_cast<std::size_t>(c)]; to < o.border_offsets[static_cast<std::size_t>(c) + 1]; ++to)
+            if (to != r) reach(to, d + o.virtual_latency_s[o.virtual_index(c, r, to)]);
+    }
+}
+
+// Per thread: the reduced search's labels over the whole network's nodes, reset by `touched`;
+// the bounds of border rows, by stamp.
+struct Scratch {
+    std::vector<double> latency, bound;
+    std::vector<std::int32_t> hops, via_edge, via_node;
+    std::vector<char> done;
+    std::vector<std::int32_t> touched;
+    std::vector<double> row_bound;
+    std::vector<std::uint32_t> row_stamp;
+    std::uint32_t stamp = 0;
+    void prepare(std::size_t nodes, std::size_t rows) {
+        if (latency.size() != nodes) {
+            latency.assign(nodes, inf);
+            bound.assign(nodes, -1.0);
+            hops.assign(nodes, 0);
+            via_edge.assign(nodes, -1);
+            via_node.assign(nodes, -1);
+            done.assign(nodes, 0);
+            touched.clear();
+        }
+        if (row_stamp.size() < rows) {
+            row_stamp.assign(rows, 0);
+            row_bound.assign(rows, inf);
+        }
+        if (++stamp == 0) {  // wrapped: every stamp stale again
+            std::fill(row_stamp.begin(), row_stamp.end(), 0);
+            stamp = 1;
+        }
+    }
+    void reset() {
+        for (const auto v : touched) {
+            const auto i = static_cast<std::size_t>(v);
+            latency[i] = inf;
+            bound[i] = -1.0;
+            hops[i] = 0;
+            via_edge[i] = via_node[i] = -1;
+            done[i] = 0;
+        }
+        touched.clear();
+    }
+};
+thread_local Scratch scratch;
+
+// Lower bounds on the latency from a node to t, consistent (never falling by more than a link's
+// latency along it), from the border distances (ClusterOverlay::border_distance_s); 0 without them.
+class Bounds {
+public:
+    Bounds(const ClusterOverlay& o, Scratch& sc, std::int32_t t)
+        : o_(o), sc_(sc), rows_(o.border_node.size()), use_(!o.border_distance_s.empty()),
+          target_cluster_(o.cluster_of[static_cast<std::size_t>(t)]), target_local_(o.local_index[static_cast<std::size_t>(t)]) {}
+    double operator()(std::int32_t v) const {
+        if (!use_) return 0.0;
+        const auto vi = static_cast<std::size_t>(v);
+        if (const std::int32_t r = o_.row_of[vi]; r >= 0) return of_row(r);
+        const std::int32_t c = o_.cluster_of[vi];
+        const auto local = static_cast<std::size_t>(o_.local_index[vi]);
+        if (c == target_cluster_) {  // landmarks: t's cluster's borders
+            double h = 0.0;
+            for (auto r = o_.border_offsets[static_cast<std::size_t>(c)]; r < o_.border_offsets[static_cast<std::size_t>(c) + 1]; ++r) {
+                const double d = of_row(r) - o_.tree_latency_s[o_.tree_base[static_cast<std::size_t>(r)] + local];
+                if (d > h) h = d;  // NaN (inf − inf) and −inf fall through
+            }
+            return h;
+        }
+        double h = inf;  // out through one of its cluster's borders
+        for (auto r = o_.border_offsets[static_cast<std::size_t>(c)]; r < o_.border_offsets[static_cast<std::size_t>(c) + 1]; ++r)
+            h = std::min(h, o_.tree_latency_s[o_.tree_base[static_cast<std::size_t>(r)] + local] + of_row(r));
+        return h;
+    }
+
+private:
+    // From border row r: min over t's cluster's borders b of D(r, b) + d(b, t) inside t's cluster.
+    double of_row(std::int32_t r) const {
+        const auto ri = static_cast<std::size_t>(r);
+        if (sc_.row_stamp[ri] == sc_.stamp) return sc_.row_bound[ri];
+        double h = inf;
+        const auto c = static_cast<std::size_t>(target_cluster_);
+        for (auto b = o_.border_offsets[c]; b < o_.border_offsets[c + 1]; ++b)
+            h = std::min(h, o_.border_distance_s[ri * rows_ + static_cast<std::size_t>(b)] +
+                                o_.tree_latency_s[o_.tree_base[static_cast<std::size_t>(b)] + static_cast<std::size_t>(target_local_)]);
+        sc_.row_stamp[ri] = sc_.stamp;
+        sc_.row_bound[ri] = h;
+        return h;
+    }
+    const ClusterOverlay& o_;
+    Scratch& sc_;
+    std::size_t rows_;
+    bool use_;
+    std::int32_t target_cluster_, target_local_;
+};
+
+// One search on the reduced graph, banned links and virtual edges left out; the path's edges
+// (virtual ones expanded) into `edges`, false when t cannot be reached.
+bool search_reduced(const Network& n, const ClusterOverlay& o, std::int32_t s, std::int32_t t, const std::vector<char>& banned,
+                    const std::vector<char>& banned_virtual, std::vector<std::int32_t>& edges) {
+    Scratch& sc = scratch;
+    sc.prepare(static_cast<std::size_t>(n.node_count), o.border_node.size());
+    const Bounds bounds(o, sc, t);
+    const std::int32_t cs = o.cluster_of[static_cast<std::size_t>(s)];
+    const std::int32_t ct = o.cluster_of[static_cast<std::size_t>(t)];
+    Frontier frontier;  // by label + bound, then hops, then node
+    const auto label = [&](std::int32_t w, double latency, std::int32_t hops, std::int32_t edge, std::int32_t from) {
+        const auto wi = static_cast<std::size_t>(w);
+        if (sc.done[wi] || !better(latency, hops, sc.latency[wi], sc.hops[wi])) return;
+        if (sc.bound[wi] < 0.0) {
+            sc.touched.push_back(w);
+            sc.bound[wi] = bounds(w);
+        }
+        if (sc.bound[wi] == inf) return;  // t cannot be reached from w
+        sc.latency[wi] = latency;
+        sc.hops[wi] = hops;
+        sc.via_edge[wi] = edge;
+        sc.via_node[wi] = from;
+        frontier.emplace(latency + sc.bound[wi], hops, w);
+    };
+    sc.touched.push_back(s);
+    sc.bound[static_cast<std::size_t>(s)] = bounds(s);
+    sc.latency[static_cast<std::size_t>(s)] = 0.0;
+    frontier.emplace(0.0, 0, s);
+    bool reached = false;
+    while (!frontier.empty()) {
+        const std::int32_t v = std::get<2>(frontier.top());
+        frontier.pop();
+        const auto vi = static_cast<std::size_t>(v);
+        if (sc.done[vi]) continue;
+        sc.done[vi] = 1;
+        if (v == t) {
+            reached = true;
+            break;
+        }
+        const double d = sc.latency[vi];
+        const std::int32_t h = sc.hops[vi];
+        const std::int32_t c = o.cluster_of[vi];
+        const bool whole = c == cs || c == ct;  // an end cluster: every link; else a border node
+        for (std::int32_t k = n.adjacency_offsets[v]; k < n.adjacency_offsets[v + 1]; ++k) {
+            const std::int32_t e = n.adjacency_edges[k];
+            if (banned[static_cast<std::size_t>(e)]) continue;
+            const std::int32_t w = n.edge_to[e];
+            if (!whole && o.cluster_of[static_cast<std::size_t>(w)] == c) continue;  // inside: by the virtual edges
+            label(w, d + n.latency_s[e], h + 1, e, v);
+        }
+        if (whole) continue;
+        const std::int32_t row = o.row_of[vi];
+        for (std::int32_t to = o.border_offsets[static_cast<std::size_t>(c)]; to < o.border_offsets[static_cast<std::size_t>(c) + 1]; ++to) {
+            if (to == row) continue;
+            const std::size_t vx = o.virtual_index(c, row, to);
+            if (banned_virtual[vx] || o.virtual_latency_s[vx] == inf) continue;
+            label(o.border_node[static_cast<std::size_t>(to)], d + o.virtual_latency_s[vx], h + o.virtual_hops[vx], -1, v);
+        }
+    }
+    edges.clear();
+    if (reached) {
+        // Back from t; a virtual edge u → w back along u's tree inside their cluster.
+        for (std::int32_t w = t; w != s;) {
+            const auto wi = static_cast<std::size_t>(w);
+            const std::int32_t u = sc.via_node[wi];
+            if (sc.via_edge[wi] >= 0) {
+                edges.push_back(sc.via_edge[wi]);
+            } else {
+                const std::size_t base = o.tree_base[static_cast<std::size_t>(o.row_of[static_cast<std::size_t>(u)])];
+                for (std::int32_t x = w; x != u;) {
+                    const std::int32_t e = o.tree_via[base + static_cast<std::size_t>(o.local_index[static_cast<std::size_t>(x)])];
+                    edges.push_back(e);
+                    x = n.edge_from[e];
+                }
+            }
+            w = u;
+        }
+        std::reverse(edges.begin(), edges.end());
+    }
+    sc.reset();
+    return reached;
+}
+
+// The virtual edges a path takes: each stretch inside a cluster other than s's and t's, by its
+// first and last node (border rows).
+void ban_path(const Network& n, const ClusterOverlay& o, std::int32_t cs, std::int32_t ct, const std::vector<std::int32_t>& edges,
+              std::vector<char>& banned, std::vector<char>& banned_virtual) {
+    std::int32_t entered = -1;  // the border node a stretch inside a third cluster began at
+    for (const auto e : edges) {
+        banned[static_cast<std::size_t>(e)] = 1;
+        const std::int32_t from = n.edge_from[e], to = n.edge_to[e];
+        const std::int32_t cf = o.cluster_of[static_cast<std::size_t>(from)], cto = o.cluster_of[static_cast<std::size_t>(to)];
+        if (cf == cto) continue;
+        if (entered >= 0 && from != entered)
+            banned_virtual[o.virtual_index(cf, o.row_of[static_cast<std::size_t>(entered)], o.row_of[static_cast<std::size_t>(from)])] = 1;
+        entered = (cto == cs || cto == ct) ? -1 : to;
+    }
+}
+
+}  // namespace
+
+std::optional<ClusterOverlay> build_cluster_overlay(const Network& n, std::span<const std::int32_t> cluster_of) {
+    ClusterOverlay o;
+    o.node_count = n.node_count;
+    o.edge_count = n.edge_to.size();
+    const auto nn = static_cast<std::size_t>(n.node_count);
+    o.cluster_of.resize(nn);
+    o.local_index.resize(nn);
+    std::unordered_map<std::int64_t, std::int32_t> dense;
+    for (std::size_t v = 0; v < nn; ++v) {
+        const std::int64_t label = v < cluster_of.size() && cluster_of[v] >= 0 ? cluster_of[v] : -1 - static_cast<std::int64_t>(v);
+        const auto [it, added] = dense.try_emplace(label, static_cast<std::int32_t>(o.cluster_size.size()));
+        if (added) o.cluster_size.push_back(0);
+        o.cluster_of[v] = it->second;
+        o.local_index[v] = o.cluster_size[static_cast<std::size_t>(it->second)]++;
+    }
+    const auto clusters = o.cluster_size.size();
+    if (clusters < 2) return std::nullopt;
+    std::vector<std::vector<std::int32_t>> border(clusters);
+    for (std::int32_t v = 0; v < n.node_count; ++v)
+        for (std::int32_t k = n.adjacency_offsets[v]; k < n.adjacency_offsets[v + 1]; ++k)
+            if (o.cluster_of[static_cast<std::size_t>(n.edge_to[n.adjacency_edges[k]])] != o.cluster_of[static_cast<std::size_t>(v)]) {
+                border[static_cast<std::size_t>(o.cluster_of[static_cast<std::size_t>(v)])].push_back(v);
+                break;
+            }
+    std::size_t trees = 0, virtuals = 0;
+    o.border_offsets.push_back(0);
+    for (std::size_t c = 0; c < clusters; ++c) {
+        const std::size_t rows = border[c].size();
+        o.virtual_base.push_back(virtuals);
+        virtuals += rows * rows;
+        trees += rows * static_cast<std::size_t>(o.cluster_size[c]);
+        o.border_offsets.push_back(o.border_offsets.back() + static_cast<std::int32_t>(rows));
+        o.border_node.insert(o.border_node.end(), border[c].begin(), border[c].end());
+    }
+    if (trees > max_overlay_entries || virtuals > max_overlay_entries) return std::nullopt;
+    o.row_of.assign(nn, -1);
+    for (std::size_t r = 0; r < o.border_node.size(); ++r) o.row_of[static_cast<std::size_t>(o.border_node[r])] = static_cast<std::int32_t>(r);
+    o.virtual_latency_s.assign(virtuals, inf);
+    o.virtual_hops.assign(virtuals, 0);
+    o.tree_via.assign(trees, -1);
+    o.tree_latency_s.assign(trees, inf);
+    std::vector<std::int32_t> hops;
+    std::size_t base = 0;
+    for (std::size_t c = 0; c < clusters; ++c) {
+        const auto size = static_cast<std::size_t>(o.cluster_size[c]);
+        hops.resize(size);
+        for (auto r = o.border_offsets[c]; r < o.border_offsets[c + 1]; ++r) {
+            o.tree_base.push_back(base);
+            tree_inside(n, o, o.border_node[static_cast<std::size_t>(r)], std::span(o.tree_via).subspan(base, size),
+                        std::span(o.tree_latency_s).subspan(base, size), hops);
+            const std::span<const double> latency(o.tree_latency_s.data() + base, size);
+            base += size;
+            for (auto to = o.border_offsets[c]; to < o.border_offsets[c + 1]; ++to) {
+                const auto at = static_cast<std::size_t>(o.local_index[static_cast<std::size_t>(o.border_node[static_cast<std::size_t>(to)])]);
+                const std::size_t vx = o.virtual_index(static_cast<std::int32_t>(c), r, to);
+                o.virtual_latency_s[vx] = latency[at];
+                o.virtual_hops[vx] = hops[at];
+            }
+        }
+    }
+    const std::size_t rows = o.border_node.size();
+    if (rows * rows <= max_overlay_bound_entries) {
+        o.border_distance_s.resize(rows * rows);
+        for (std::size_t r = 0; r < rows; ++r) border_distances(n, o, static_cast<std::int32_t>(r), std::span(o.border_distance_s).subspan(r * rows, rows));
+    }
+    return o;
+}
+
+std::vector<Path> route_two_level(const Network& n, const ClusterOverlay& o, std::int32_t s, std::int32_t t, std::int32_t k) {
+    std::vector<Path> paths;
+    if (s == t) {
+        paths.emplace_back();
+        return paths;
+    }
+    std::vector<char> banned(n.edge_to.size(), 0);
+    std::vector<char> banned_virtual(o.virtual_latency_s.size(), 0);
+    const std::int32_t cs = o.cluster_of[static_cast<std::size_t>(s)], ct = o.cluster_of[static_cast<std::size_t>(t)];
+    for (std::int32_t i = 0; i < std::max(1, k); ++i) {
+        Path p;
+        if (!search_reduced(n, o, s, t, banned, banned_virtual, p.edges)) break;
+        p.bottleneck_Bps = inf;
+        for (const auto e : p.edges) {  // summed in path order, as the flat search's paths
+            p.latency_s += n.latency_s[e];
+            p.bottleneck_Bps = std::min(p.bottleneck_Bps, n.capacity_Bps[e]);
+        }
+        ban_path(n, o, cs, ct, p.edges, banned, banned_virtual);
+        paths.push_back(std::move(p));
+    }
+    return paths;
+}
+
+}  // namespace skyfabric::workloads
