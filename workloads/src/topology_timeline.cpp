@@ -53,6 +53,10 @@ void TopologyTimeline::append(const links::Topology& topology) {
         throw std::invalid_argument("topology timeline: times must not decrease");
     ++appended_;
     if (!frames_.empty() && same_links(last_, topology)) return;
+    {
+        const std::lock_guard lock(recent_->mutex);  // a kept keyframe stays right, but not its memory
+        recent_->kept.clear();
+    }
     Frame f;
     std::vector<double> latency_now;  // the latency the rebuilt keyframe will hold, per link
     f.time_s = topology.time_s;
@@ -129,10 +133,36 @@ links::Topology TopologyTimeline::keyframe(std::size_t k) const {
     if (k >= frames_.size()) throw std::out_of_range("topology timeline: no keyframe " + std::to_string(k));
     std::size_t s = k;
     while (!frames_[s].snapshot) --s;
+    // The nearest kept keyframe in [s, k]: only the changes after it are left to apply.
+    std::shared_ptr<const links::Topology> base;
+    std::size_t base_k = 0;
+    {
+        const std::lock_guard lock(recent_->mutex);
+        auto& recent = recent_->kept;
+        for (std::size_t i = 0; i < recent.size(); ++i) {
+            const auto& [j, kept] = recent[i];
+            if (j == k) {
+                std::rotate(recent.begin(), recent.begin() + static_cast<std::ptrdiff_t>(i), recent.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+                return *recent.front().second;
+            }
+            if (j >= s && j < k && (!base || j > base_k)) {
+                base = kept;
+                base_k = j;
+            }
+        }
+    }
     links::Topology t;
-    t.node_count = node_count_;
-    for (std::size_t i = frames_[s].begin; i < frames_[s].end; ++i) t.links.push_back(rebuilt(links_[i]));
-    apply_changes(t, s + 1, k);
+    if (base) {
+        t = *base;
+        apply_changes(t, base_k + 1, k);
+    } else {
+        t.node_count = node_count_;
+        for (std::size_t i = frames_[s].begin; i < frames_[s].end; ++i) t.links.push_back(rebuilt(links_[i]));
+        apply_changes(t, s + 1, k);
+    }
+    const std::lock_guard lock(recent_->mutex);
+    recent_->kept.insert(recent_->kept.begin(), {k, std::make_shared<const links::Topology>(t)});
+    if (recent_->kept.size() > recent_keep) recent_->kept.pop_back();
     return t;
 }
 
@@ -177,8 +207,13 @@ double TopologyTimeline::keyframe_end_s(std::size_t k) const {
 }
 
 std::size_t TopologyTimeline::memory_bytes() const {
+    std::size_t kept = 0;
+    {
+        const std::lock_guard lock(recent_->mutex);
+        for (const auto& [k, t] : recent_->kept) kept += t->links.capacity() * sizeof(links::Link);
+    }
     return frames_.capacity() * sizeof(Frame) + links_.capacity() * sizeof(StoredLink) +
-           removed_.capacity() * sizeof(removed_[0]) + last_.links.capacity() * sizeof(links::Link);
+           removed_.capacity() * sizeof(removed_[0]) + last_.links.capacity() * sizeof(links::Link) + kept;
 }
 
 }  // namespace skyfabric::workloads

@@ -8,7 +8,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include <skyfabric/links/topology.hpp>
@@ -36,6 +39,9 @@ public:
     std::size_t keyframe_index_at(double t) const;
     // Keyframe k rebuilt from its copy and the changes since (links sorted by (source, target);
     // a link's latency is within 10 % of the keyframe's: it is recorded again when it drifts more).
+    // The last few keyframes rebuilt are kept (thread-safe): asked again, one is copied; a later one
+    // applies only the changes since the nearest kept before it (the same links, merged in the same
+    // order). A constellation's replays start clocks all over the run, each with a rebuild.
     links::Topology keyframe(std::size_t k) const;
     // The same keyframe k from keyframe j < k as keyframe(j) gave it: only the changes after j are
     // applied when no full copy lies between them (one merge where keyframe(k) may do 31), else
@@ -70,6 +76,12 @@ private:
     void apply_changes(links::Topology& t, std::size_t first, std::size_t k) const;
     static links::Link rebuilt(const StoredLink& s);
     std::vector<std::pair<std::int32_t, std::int32_t>> removed_;
+    static constexpr std::size_t recent_keep = 8;
+    struct Recent {  // behind a pointer, so that the timeline moves
+        std::mutex mutex;
+        std::vector<std::pair<std::size_t, std::shared_ptr<const links::Topology>>> kept;  // most recent first
+    };
+    std::unique_ptr<Recent> recent_ = std::make_unique<Recent>();
     links::Topology last_;  // the last keyframe, whole: what the next topology is compared with
     std::vector<double> stored_latency_s_;  // per link of last_: the latency its rebuild holds
     std::int64_t appended_ = 0;
