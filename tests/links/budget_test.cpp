@@ -210,6 +210,21 @@ TEST(Pointing, ExactPatternIsTheGaussianBeamUnclippedAndTheAiryPatternUniform) {
         const double u = k * a * e, airy = 2.0 * std::cyl_bessel_j(1.0, u) / u;
         EXPECT_NEAR(truncated_gaussian_far_field_pattern(e, a, lambda, 1e-6), airy * airy, 1e-7) << e;
     }
+    // Far sidelobes (u = kae past 100, taken from the edge term): within 5 % of their envelope
+    // (e^{−α²}√(2/πu)/u, relative to on axis, squared) of the diffraction integral, here a midpoint sum
+    // fine enough for J0's 2π/u period.
+    for (double u : {60.0, 150.0, 400.0}) {
+        const int n = 200000;
+        double sum = 0.0;
+        for (int i = 0; i < n; ++i) {
+            const double s = (i + 0.5) / n;
+            sum += std::exp(-1.2544 * s * s) * std::cyl_bessel_j(0.0, u * s) * s / n;
+        }
+        const double on_axis = (1.0 - std::exp(-1.2544)) / (2.0 * 1.2544);
+        const double expected = sum * sum / (on_axis * on_axis);
+        const double envelope = std::pow(std::exp(-1.2544) * std::sqrt(2.0 / (pi_for_test() * u)) / u / on_axis, 2);
+        EXPECT_NEAR(truncated_gaussian_far_field_pattern(u / (k * a), a, lambda, 1.12), expected, 0.05 * envelope) << u;
+    }
 }
 
 TEST(Pointing, StaticErrorAtBothEndsTakesTheExactPatternNotItsGaussian) {
