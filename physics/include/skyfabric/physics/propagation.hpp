@@ -33,9 +33,9 @@ namespace skyfabric::physics {
 //   (PropagationSettings::threads; automatic: all cores from 512 satellites up), used only by advance_to
 //   calls that have integration steps to take; results do not depend on the thread count. snapshot.chief_eci
 //   is block 0's copy of the chief, and every satellite's LVLH/ECI state is its offset placed on that one
-//   chief: the copies take different steps and drift apart (centimetres in a week), which, with each block's
-//   offsets on its own copy, moved pairs across blocks by ~1 cm in 7 days of J2 free fall against < 1 mm
-//   inside a block (issue 52; test NonlinearPropagation.PairsAcrossBlocksDriftNoMoreThanPairsInsideABlockOverAWeek).
+//   chief: the copies take different steps and drift apart, which, with each block's offsets on its own
+//   copy, moved pairs across blocks by up to 1 cm in 7 days of J2 free fall (4.4-6.0 cm in issue 52's run)
+//   against < 1 mm inside a block (issue 52; test NonlinearPropagation.PairsAcrossBlocksDriftNoMoreThanPairsInsideABlockOverAWeek).
 // - Station keeping (nonlinear only): see station_keeping_reference_lvlh() and docs/station-keeping.md.
 //   At the first advance_to call each satellite takes its reference orbit's velocity (the one-off
 //   acquisition); then, about once per orbit, one along-track impulse gives back the drift that the
