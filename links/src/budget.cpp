@@ -170,6 +170,12 @@ double bessel_i0_scaled(double z) {
     return (1.0 + 1.0 / (8.0 * z)) / std::sqrt(2.0 * pi * z);
 }
 
+// Rice density of |e| for a bias b and a circular Gaussian jitter σ per axis:
+// x/σ² exp(−(x−b)²/2σ²) · e^{−z}I0(z), z = xb/σ².
+double rice_pdf(double x, double b, double s) {
+    return x / (s * s) * std::exp(-(x - b) * (x - b) / (2.0 * s * s)) * bessel_i0_scaled(x * b / (s * s));
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- transceivers, DWDM
@@ -251,6 +257,27 @@ double truncated_gaussian_far_field_half_angle_rad(double aperture_radius_m, dou
     return wavelength_m / (pi * aperture_radius_m * std::sqrt(mean_s2));
 }
 
+double truncated_gaussian_far_field_pattern(double off_axis_rad, double aperture_radius_m, double wavelength_m,
+                                            double truncation_ratio) {
+    const double a2 = truncation_ratio * truncation_ratio;
+    const double u = 2.0 * pi / wavelength_m * aperture_radius_m * std::abs(off_axis_rad);
+    double amplitude = 0.0;
+    if (u > 100.0) {
+        // Far sidelobes (< −60 dB): the edge term of an integration by parts, e^{−α²} J1(u)/u, within 2 % of
+        // the intensity at u = 100; the quadrature's cost would grow with u.
+        amplitude = std::exp(-a2) * std::cyl_bessel_j(1.0, u) / u;
+    } else {
+        // Panels of at most a quarter of J0's period 2π/u over s ∈ [0, 1].
+        std::vector<double> s, w;
+        composite_nodes(0.0, 1.0, 2 + static_cast<int>(std::ceil(u / 1.5)), s, w);
+        for (std::size_t j = 0; j < s.size(); ++j) amplitude += w[j] * std::exp(-a2 * s[j] * s[j]) * bessel_j0(u * s[j]) * s[j];
+    }
+    // On axis: ∫0^1 e^{−α²s²} s ds = (1 − e^{−α²}) / (2α²), its limit 1/2 as α → 0.
+    const double on_axis = a2 < 1e-8 ? 0.5 : -std::expm1(-a2) / (2.0 * a2);
+    const double r = amplitude / on_axis;
+    return r * r;
+}
+
 double truncated_gaussian_coupling(double distance_m, double transmit_radius_m, double receive_radius_m,
                                    double wavelength_m, double truncation_ratio) {
     const double fresnel = transmit_radius_m * transmit_radius_m / (wavelength_m * distance_m);
@@ -280,14 +307,11 @@ double pointing_fade_probability(double beam_half_angle_rad, double jitter_rad, 
     if (!(jitter_rad > 0.0)) return b > r_f ? 1.0 : 0.0;
     const double s = jitter_rad;
     if (b == 0.0) return std::exp(-r_f * r_f / (2.0 * s * s));  // Rayleigh tail
-    // Rice CDF by quadrature: pdf = x/σ² exp(−(x−b)²/2σ²) · e^{−z}I0(z), z = xb/σ².
+    // Rice CDF by quadrature.
     std::vector<double> x, w;
     composite_nodes(0.0, r_f, 200, x, w);
     double inside = 0.0;
-    for (std::size_t i = 0; i < x.size(); ++i) {
-        const double z = x[i] * b / (s * s);
-        inside += w[i] * x[i] / (s * s) * std::exp(-(x[i] - b) * (x[i] - b) / (2.0 * s * s)) * bessel_i0_scaled(z);
-    }
+    for (std::size_t i = 0; i < x.size(); ++i) inside += w[i] * rice_pdf(x[i], b, s);
     return std::clamp(1.0 - inside, 0.0, 1.0);
 }
 
@@ -310,10 +334,6 @@ double pointing_fade_probability_two_ends(double theta_t, double theta_r, double
         return (lr * std::exp(-lt * c) - lt * std::exp(-lr * c)) / (lr - lt);
     }
     // P(U + V <= c) = ∫ pdf_T(x) P(e_R <= θ_R √((c − 2x²/θ_T²)/2)) dx over x < θ_T √(c/2), both Rice.
-    const auto rice_pdf = [&](double x) {
-        const double z = x * b / (s * s);
-        return x / (s * s) * std::exp(-(x - b) * (x - b) / (2.0 * s * s)) * bessel_i0_scaled(z);
-    };
     // The Rice density is negligible past b + 10σ: integrate no further (θ_T can be huge in the near field).
     const double reach = b + 10.0 * s;
     std::vector<double> x, w, y, v;
@@ -324,8 +344,8 @@ double pointing_fade_probability_two_ends(double theta_t, double theta_r, double
         if (rest <= 0.0) continue;
         composite_nodes(0.0, std::min(theta_r * std::sqrt(rest / 2.0), reach), 12, y, v);
         double cdf = 0.0;
-        for (std::size_t j = 0; j < y.size(); ++j) cdf += v[j] * rice_pdf(y[j]);
-        inside += w[i] * rice_pdf(x[i]) * cdf;
+        for (std::size_t j = 0; j < y.size(); ++j) cdf += v[j] * rice_pdf(y[j], b, s);
+        inside += w[i] * rice_pdf(x[i], b, s) * cdf;
     }
     return std::clamp(1.0 - inside, 0.0, 1.0);
 }
@@ -355,6 +375,26 @@ double dbm_to_watts(double power_dbm) { return 1e-3 * std::pow(10.0, power_dbm /
 
 namespace {
 constexpr int fade_table_points = 65;
+
+// One end's mean of the exact pattern, its angle scaled by `scale` (θ_R/θ_T: a wider transmit beam), over
+// a bias b and a circular Gaussian jitter σ per axis: |e| is Rice(b, σ), integrated over b ± 10σ.
+double mean_pattern(double scale, double bias_rad, double jitter_rad, double aperture_radius_m, double wavelength_m,
+                    double truncation_ratio) {
+    const auto pattern = [&](double e) {
+        return truncated_gaussian_far_field_pattern(scale * e, aperture_radius_m, wavelength_m, truncation_ratio);
+    };
+    const double b = std::abs(bias_rad), s = jitter_rad;
+    if (!(s > 0.0)) return pattern(b);
+    std::vector<double> x, w;
+    composite_nodes(std::max(0.0, b - 10.0 * s), b + 10.0 * s, 24, x, w);
+    double sum = 0.0, norm = 0.0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        const double rice = rice_pdf(x[i], b, s);
+        sum += w[i] * rice * pattern(x[i]);
+        norm += w[i] * rice;
+    }
+    return sum / norm;  // the density's own quadrature sum, so a flat pattern gives exactly 1
+}
 }  // namespace
 
 LinkBudgetModel::LinkBudgetModel(const OpticalTerminalParameters& p)
@@ -362,6 +402,18 @@ LinkBudgetModel::LinkBudgetModel(const OpticalTerminalParameters& p)
     coupling_table(p_.truncation_ratio, 1.0);  // build the table now, not on the hot path
     far_half_angle_rad_ =
         truncated_gaussian_far_field_half_angle_rad(0.5 * p_.aperture_m, p_.wavelength_m, p_.truncation_ratio);
+    // The exact pattern's mean loss, tabulated once over x = θ_R²/θ_T² (θ_T >= θ_R always): the transmit
+    // pattern at angle e√x, the receive end at x = 1. ln of it is near linear in x (exactly, for a
+    // Gaussian pattern without jitter), so 65 points interpolate it to well below 1e-4 dB.
+    if (p_.pointing_jitter_rad > 0.0 || p_.pointing_static_error_rad != 0.0) {
+        ln_mean_loss_table_.resize(fade_table_points);
+        for (int i = 0; i < fade_table_points; ++i) {
+            const double x = static_cast<double>(i) / (fade_table_points - 1);
+            ln_mean_loss_table_[static_cast<std::size_t>(i)] =
+                std::log(mean_pattern(std::sqrt(x), p_.pointing_static_error_rad, p_.pointing_jitter_rad,
+                                      0.5 * p_.aperture_m, p_.wavelength_m, p_.truncation_ratio));
+        }
+    }
     // Bias and jitter together need quadrature: tabulate once over x = θ_R²/θ_T² (θ_T >= θ_R always).
     if (p_.pointing_jitter_rad > 0.0 && p_.pointing_static_error_rad != 0.0) {
         fade_table_.resize(fade_table_points);
@@ -375,7 +427,20 @@ LinkBudgetModel::LinkBudgetModel(const OpticalTerminalParameters& p)
     }
 }
 
+double LinkBudgetModel::mean_pointing_loss(double theta_t) const {
+    if (ln_mean_loss_table_.empty()) return 1.0;
+    const double x = std::clamp(far_half_angle_rad_ * far_half_angle_rad_ / (theta_t * theta_t), 0.0, 1.0) *
+                     (fade_table_points - 1);
+    const auto i = std::min(static_cast<std::size_t>(x), ln_mean_loss_table_.size() - 2);
+    const double u = x - static_cast<double>(i);
+    return std::exp((1.0 - u) * ln_mean_loss_table_[i] + u * ln_mean_loss_table_[i + 1] + ln_mean_loss_table_.back());
+}
+
 double LinkBudgetModel::fade_probability(double theta_t) const {
+    // A bias alone is no chance: the exact loss is deeper than the threshold or it is not.
+    if (!(p_.pointing_jitter_rad > 0.0) && !ln_mean_loss_table_.empty())
+        return -10.0 * std::log10(mean_pointing_loss(theta_t)) > p_.fade_threshold_db ? 1.0 : 0.0;
+    // With jitter: the Gaussian pattern's closed forms (budget.hpp gives their error).
     if (fade_table_.empty())
         return pointing_fade_probability_two_ends(theta_t, far_half_angle_rad_, p_.pointing_jitter_rad,
                                                   p_.pointing_static_error_rad, p_.fade_threshold_db);
@@ -403,8 +468,7 @@ LinkBudget LinkBudgetModel::at(double distance_m) const {
     const double near = w0 / d;
     const double half_angle = std::sqrt(near * near + far_half_angle_rad_ * far_half_angle_rad_);
     b.pointing_half_angle_rad = half_angle;
-    const double lp = pointing_mean_loss_two_ends(half_angle, far_half_angle_rad_, p_.pointing_jitter_rad,
-                                                  p_.pointing_static_error_rad);
+    const double lp = mean_pointing_loss(half_angle);
     b.pointing_loss_db = 10.0 * std::log10(lp);
     b.fade_probability = fade_probability(half_angle);
 

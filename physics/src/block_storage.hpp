@@ -11,7 +11,8 @@
 
 namespace skyfabric::physics::detail {
 
-// Satellites per independently integrated block (each block carries its own copy of the chief).
+// Satellites per independently integrated block (each block carries its own copy of the chief, which
+// its offsets are integrated about; the snapshot puts every block's offsets on block 0's copy).
 // Fixed, so results do not depend on the number of threads.
 constexpr std::size_t chunk_capacity = 128;
 

@@ -126,7 +126,7 @@ void FormationPropagator::Impl::advance(double t, FormationSnapshot& snap) {
             }
             snap.chief_eci = chief_of(blocks.front());
             for (const Block& b : blocks) {
-                detail::write_snapshot(b, snap);
+                detail::write_snapshot(b, snap.chief_eci, snap);
                 if (force.drag) {
                     std::copy(b.drag_delta_v.begin() + 1, b.drag_delta_v.end(),
                               differential_drag_delta_v.begin() + static_cast<std::ptrdiff_t>(b.first));

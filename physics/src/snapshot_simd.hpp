@@ -93,10 +93,14 @@ inline void lvlh_and_eci(const double* __restrict px, const double* __restrict p
     }
 }
 
-// LVLH (rot^T dr, rot^T (dv - w x dr)) and ECI (chief + offset) of every satellite of b at b.out.
-inline void write_snapshot(const Block& b, FormationSnapshot& snap) {
+// LVLH (rot^T dr, rot^T (dv - w x dr)) and ECI (chief + offset) of every satellite of b at b.out, about
+// `chief`: the one chief of the formation (block 0's copy), not b's own copy. The copies take different
+// steps, so their integration errors differ (they moved pairs across blocks by up to 1 cm over a week of
+// J2 free fall, 4.4-6.0 cm in issue 52's run) while each offset is integrated to well below a millimetre:
+// placing every block's offsets on one chief keeps pair distances across blocks as accurate as inside one
+// (tests/physics/propagation_test.cpp, PairsAcrossBlocksDriftNoMoreThanPairsInsideABlockOverAWeek).
+inline void write_snapshot(const Block& b, const CartesianState& chief, FormationSnapshot& snap) {
     static_assert(sizeof(RelativeState) == 6 * sizeof(double) && sizeof(CartesianState) == 6 * sizeof(double));
-    const CartesianState chief = chief_of(b);
     const Eigen::Matrix3d rot = lvlh_to_eci_rotation(chief);
     const Eigen::Vector3d w = chief.position_m.cross(chief.velocity_m_s) / chief.position_m.squaredNorm();
     const std::size_t S = b.stride;

@@ -257,6 +257,14 @@ TEST(LineOfSight, ClearBelowGrazingAngleBlockedBeyond) {
         const auto p = on_orbit_circle({1.0, 1.0 + f * grazing});
         EXPECT_FALSE(line_of_sight_clear(p[0], p[1], 100e3)) << f;
     }
+    // The docs' chord (docs/constellations.md): 2√(r² − (R_E + 100 km)²) = 5,451.0 km by hand
+    // (r = 7,028.137 km, R_E + 100 km = 6,478.137 km: √7,428,450 km² = 2,725.5 km).
+    const auto at_chord = [](double chord_m) {
+        return on_orbit_circle({0.0, 2.0 * std::asin(chord_m / (2.0 * orbit_radius_m))});
+    };
+    const auto clear = at_chord(5450.9e3), blocked = at_chord(5451.1e3);
+    EXPECT_TRUE(line_of_sight_clear(clear[0], clear[1], 100e3));
+    EXPECT_FALSE(line_of_sight_clear(blocked[0], blocked[1], 100e3));
 }
 
 TEST(AggregationBudget, ClosingChannelsMatchFriisByHand) {

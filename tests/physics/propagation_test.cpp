@@ -322,7 +322,7 @@ TEST(StationKeeping, SteadyDeltaVIsWithinThreeTimesTheDifferentialDragMinimum) {
     // |a_drag,i - a_drag,chief| dt (the chief flies the nominal B), computed here from the propagated ECI
     // states with the density model (trapezoid over the 30 s samples). After the first day (acquisition and
     // the controller's first estimates) the station-keeping delta-v must stay within 3x of it (measured:
-    // 1.02x), and every satellite within the 5 m tolerance all along (measured: 2.5 m).
+    // 1.01x), and every satellite within the 5 m tolerance all along (measured: 2.8 m).
     const auto sats = suncatcher_lattice(1000.0, 100.0, 200.0, n650);
     PropagationSettings s;
     s.drag.enabled = true;
@@ -494,4 +494,40 @@ TEST(NonlinearPropagation, ResultsDoNotDependOnTheThreadCount) {
             ASSERT_EQ(sa.satellites_lvlh[i].velocity_m_s, sc.satellites_lvlh[i].velocity_m_s) << i << " " << t;
         }
     }
+}
+
+TEST(NonlinearPropagation, PairsAcrossBlocksDriftNoMoreThanPairsInsideABlockOverAWeek) {
+    // Issue 52: the satellites are integrated in blocks of 128, each with its own copy of the chief, and the
+    // copies' integration errors differ (by 4.4-6.0 cm after 7 days); a satellite placed on its own block's
+    // copy then moved by that much against the satellites of another block, where pairs inside a block agree
+    // to 0.17 mm. Two-body only, so that the truth is Kepler's closed form for every satellite: over a week of
+    // free fall, the worst error of a pair distance must be the same (to 1 mm) across blocks as inside one.
+    const auto sats = suncatcher_lattice(1400.0, 100.0, 200.0, n650);
+    ASSERT_GT(sats.size(), 128u);
+    ASSERT_LE(sats.size(), 256u);
+    const CartesianState chief = suncatcher_chief();
+    PropagationSettings s;
+    s.j2 = false;
+    FormationPropagator p(chief, sats, s);
+    std::vector<CartesianState> initial;
+    for (const auto& sat : sats) initial.push_back(lvlh_to_eci(chief, sat));
+    FormationSnapshot snap;
+    std::vector<Eigen::Vector3d> truth(sats.size());
+    double worst_inside = 0.0, worst_across = 0.0;
+    for (double t = 3600.0; t <= 7 * 86400.0; t += 3600.0) {
+        p.advance_to(t, snap);
+        for (std::size_t i = 0; i < sats.size(); ++i) truth[i] = kepler_propagate(initial[i], earth_mu_m3_s2, t).position_m;
+        for (std::size_t i = 0; i < sats.size(); ++i) {
+            for (std::size_t j = i + 1; j < sats.size(); ++j) {
+                const double d = (snap.satellites_eci[i].position_m - snap.satellites_eci[j].position_m).norm();
+                const double error = std::abs(d - (truth[i] - truth[j]).norm());
+                double& worst = i / 128 == j / 128 ? worst_inside : worst_across;
+                worst = std::max(worst, error);
+            }
+        }
+    }
+    std::printf("worst pair-distance error over 7 days: inside a block %.3e m, across blocks %.3e m\n", worst_inside,
+                worst_across);
+    EXPECT_NEAR(worst_across, worst_inside, 1e-3);
+    EXPECT_LT(worst_inside, 1e-3);
 }

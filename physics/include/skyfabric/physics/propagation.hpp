@@ -21,7 +21,7 @@ namespace skyfabric::physics {
 // - schweighart_sedwick: SS closed form (cross-track differential-inclination forcing left out); chief on
 //   the SS reference orbit: circular at r0 = |r_chief(0)|, argument of latitude rate n c, node rate
 //   -(3/2) n J2 (R_E/r0)^2 cos i.
-// - nonlinear: satellites in blocks of 128 sharing one copy of the chief; a block's state is the chief's
+// - nonlinear: satellites in blocks of 128, each block with its own copy of the chief; a block's state is the chief's
 //   ECI state plus each satellite's ECI offset from it (offset'' = a(r_c + d) - a(r_c)), so tolerances act on
 //   metres of separation. Dormand-Prince 8(5,3) (DOP853, Hairer's error norm per satellite, the largest in
 //   the block; steps <= 1000 s); output between steps: the chief from DOP853's 7th-order continuous
@@ -32,8 +32,10 @@ namespace skyfabric::physics {
 //   on one core (bench/propagation_bench). Blocks run on a persistent pool of threads
 //   (PropagationSettings::threads; automatic: all cores from 512 satellites up), used only by advance_to
 //   calls that have integration steps to take; results do not depend on the thread count. snapshot.chief_eci
-//   is block 0's chief; each satellite's LVLH/ECI state uses its own block's chief (copies differ by
-//   micrometres).
+//   is block 0's copy of the chief, and every satellite's LVLH/ECI state is its offset placed on that one
+//   chief: the copies take different steps and drift apart, which, with each block's offsets on its own
+//   copy, moved pairs across blocks by up to 1 cm in 7 days of J2 free fall (4.4-6.0 cm in issue 52's run)
+//   against < 1 mm inside a block (issue 52; test NonlinearPropagation.PairsAcrossBlocksDriftNoMoreThanPairsInsideABlockOverAWeek).
 // - Station keeping (nonlinear only): see station_keeping_reference_lvlh() and docs/station-keeping.md.
 //   At the first advance_to call each satellite takes its reference orbit's velocity (the one-off
 //   acquisition); then, about once per orbit, one along-track impulse gives back the drift that the
@@ -42,8 +44,9 @@ namespace skyfabric::physics {
 //   and leftover radial oscillations get their own impulses past a threshold, and an error beyond 0.8
 //   tolerance a two-impulse HCW transfer over a quarter orbit. Checked at every advance_to call (call at
 //   least every few minutes).
-//   Measured (81-satellite lattice, 650 km, moderate drag, 10 % B dispersion, 30 s calls, 5 m tolerance,
-//   30 days): 0.126 m/s per satellite-year, 1.02x the differential-drag minimum; worst deviation 2.5 m.
+//   Measured (81-satellite lattice, 650 km circular taken as osculating, moderate drag, 10 % B dispersion,
+//   30 s calls, 5 m tolerance, 30 days; the test StationKeeping.SteadyDeltaV...): 0.137 m/s per
+//   satellite-year, 1.01x the differential-drag minimum; worst deviation 2.8 m.
 enum class RelativeMotionModel {
     hcw,                  // Hill-Clohessy-Wiltshire closed-form state transition matrix
     hcw_ode,              // the same linear equations integrated by Boost.Odeint
