@@ -35,6 +35,8 @@ from collections import OrderedDict, defaultdict
 import matplotlib
 
 matplotlib.use("Agg")
+# TrueType (Type 42) fonts in PDF and PostScript: publishers refuse the default Type 3.
+matplotlib.rcParams.update({"pdf.fonttype": 42, "ps.fonttype": 42})
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import EngFormatter, FormatStrFormatter, NullFormatter, ScalarFormatter  # noqa: E402
 
@@ -87,6 +89,16 @@ HEADLINE = OrderedDict([
     ("radiation.goodput_vs_fault_free", "goodput / fault-free goodput"),
     ("radiation.annual_dose_rad_per_yr", "annual dose"),
     ("station_keeping.delta_v_per_satellite_per_year_m_s", "station keeping"),
+    # Serving (workload.kind: inference): each routing's tail latency, SLO attainment and throughput.
+    ("inference.routings.local.ttft_s.p99", "TTFT p99, local PD"),
+    ("inference.routings.prfaas.ttft_s.p99", "TTFT p99, PrfaaS"),
+    ("inference.routings.local.tpot_s.p99", "TPOT p99, local PD"),
+    ("inference.routings.prfaas.tpot_s.p99", "TPOT p99, PrfaaS"),
+    ("inference.routings.local.slo_attainment", "SLO attainment, local PD"),
+    ("inference.routings.prfaas.slo_attainment", "SLO attainment, PrfaaS"),
+    ("inference.routings.local.output_tokens_per_s", "output tokens/s, local PD"),
+    ("inference.routings.prfaas.output_tokens_per_s", "output tokens/s, PrfaaS"),
+    ("inference.routings.prfaas.gateway_egress_mean_bps", "gateway egress, mean (PrfaaS)"),
     ("point_wall_s", "wall time per point"),
 ])
 
