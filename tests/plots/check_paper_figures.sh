@@ -8,7 +8,8 @@
 #   interval and the mean's 95 % confidence interval as error bars, the fault-free goodput;
 # - step_time.pdf: a logarithmic axis over steps that span a decade;
 # - aggregation.pdf: gateway capacity and gateway links in panels of their own;
-# - serving.pdf: TTFT on a logarithmic axis, the TTFT and TPOT objectives marked.
+# - serving.pdf: TTFT on a logarithmic axis, the TTFT and TPOT objectives marked;
+# - a serving sweep's overview: its serving figures (TTFT p99, SLO attainment, ...), not only wall time.
 #   tests/plots/check_paper_figures.sh SKYFABRIC_EXE SOURCE_DIR OUT_DIR
 set -eu
 exe=$1 src=$2 out=$3
@@ -80,5 +81,21 @@ for ax, want in ((ttft, slo[0]), (tpot, slo[1] * 1e3)):
     marks = [l for l in ax.get_lines() if l.get_label().startswith("objective")]
     assert len(marks) == 1 and abs(marks[0].get_xdata()[0] - want) < 1e-9 * want, (ax.get_xlabel(), want)
 print("ok", sorted(figures))
+PY
+# A serving sweep's overview shows the serving figures (it showed only the wall time).
+"$exe" sweep "$src/scenarios/serving-4x81.yaml" --vary workload.inference.arrivals.rate_per_s=5,10 --set duration_s=300 \
+    --set output.vtk=false --jobs 2 --quiet --force --no-plot -o "$out/serving_sweep"
+"$src/scripts/plot" --sweep "$out/serving_sweep" --format pdf >/dev/null
+/usr/bin/python3 - "$src/viz" "$out/serving_sweep" <<'PY'
+import os, sys
+sys.path.insert(0, sys.argv[1])
+import plot_sweep
+sw = plot_sweep.Sweep(os.path.join(sys.argv[2], "sweep.csv"))
+headline = [c for c in plot_sweep.HEADLINE if c in sw.candidates]
+serving = [c for c in headline if c.startswith("inference.")]
+assert len(serving) >= 4 and any(".ttft_s.p99" in c for c in serving), headline
+with open(os.path.join(sys.argv[2], "plots", "sweep_overview.pdf"), "rb") as fh:
+    assert b"/Type3" not in fh.read(), "sweep_overview.pdf: a Type 3 font"
+print("ok overview", serving)
 PY
 echo ok
