@@ -267,7 +267,8 @@ TEST(PvdSeriesWriter, ConstellationFramesCarryEachSatelliteInItsOwnClustersFrame
     frame.cluster_lvlh_m = own;
     writer.write_frame(frame, LinkFrameData{&sats.topology, {}, cluster_of});
     writer.write_frame(sats.frame(), LinkFrameData{&sats.topology, {}, cluster_of});
-    vtkDataArray* array = read_vtp(dir.path() / "f_000000.vtp")->GetPointData()->GetArray("position_cluster_lvlh_m");
+    const auto written = read_vtp(dir.path() / "f_000000.vtp");  // holds the array below
+    vtkDataArray* array = written->GetPointData()->GetArray("position_cluster_lvlh_m");
     ASSERT_NE(array, nullptr);
     ASSERT_EQ(array->GetNumberOfTuples(), 5);
     ASSERT_EQ(array->GetNumberOfComponents(), 3);
