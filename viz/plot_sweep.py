@@ -11,12 +11,13 @@ Writes into SWEEP_DIR/plots (or --out):
 
   sweep_overview.png  one panel per headline metric that varies across the runs (satellites,
                       neighbour distance, separation, link and bisection capacity, step time,
-                      throughput, MFU, goodput, ...; else the first varying metrics), each against
+                      throughput, MFU, goodput, a serving run's TTFT / TPOT p99, SLO attainment
+                      and output tokens/s per routing, ...; else the first varying metrics), each against
                       the first swept key, one line per value of a second swept key, readable names
                       and units; further keys are averaged over (spread as error bars).
   sweep_<metric>.png  with --all, every varying metric; with --metric NAME, those named.
 
-For a paper: --format pdf or svg writes vector figures. An axis whose (positive) values span a
+For a paper: --format pdf or svg writes vector figures (PDFs with TrueType, Type 42, fonts). An axis whose (positive) values span a
 decade or more is logarithmic; ticks carry SI prefixes (9.6T on a [bit/s] axis); a metric with a
 Monte Carlo interval (COLUMN_interval.0/.1 in sweep.csv) has it as error bars, else the spread of
 points averaged together; reference lines where one exists: the fault-free goodput beside
