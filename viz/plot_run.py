@@ -18,27 +18,35 @@ and writes into RUN_DIR/plots (or --out):
   link_capacity.png  links over time from /links/offsets [T+1] (CSR over time) and
                    /links/capacity_bps: aggregate capacity, per-link min/mean/max, link count.
   step_time.png    /workload/steps (compound dataset or group with compute_s,
-                   communication_s, exposed_communication_s): per-step breakdown.
+                   communication_s, exposed_communication_s): per-step breakdown, on a
+                   logarithmic axis when the steps span a decade or more.
   goodput.png      with radiation and a workload: the trials' goodput distribution
                    (/radiation/trials/goodput), the time each trial lost by cause
                    (/radiation/trials/lost_*), and trial 0's goodput over the run
-                   (/radiation/job_timeline).
+                   (/radiation/job_timeline). A constellation (/radiation/constellation):
+                   each algorithm's trials, median with the trials' interval, the mean's 95 %
+                   confidence interval (summary.json) and the fault-free goodput, and the
+                   median time lost per trial by cause.
   power.png        with a power section: shadow fraction, array output and load, battery state of
                    charge (min / mean over satellites) and the compute share the power allowed.
   constellation.png  with /constellation/algorithms (a constellation run): the training
                    algorithms side by side, one bar each: tokens/s, mean step time (compute
                    per step marked), idle fraction, and bytes by link class (gateway vs
                    intra-cluster).
-  aggregation.png  with /constellation/gateway_capacity_bps: the gateway layer's capacity and
-                   links up over time, and the worst cluster's oversubscription (its bisection
-                   over its gateway capacity) from /constellation/oversubscription [T x C].
+  aggregation.png  with /constellation/gateway_capacity_bps: the gateway layer's capacity and,
+                   in a panel of its own, the links up (and the pairs the Earth blocks) over
+                   time, and the worst cluster's oversubscription (its bisection over its
+                   gateway capacity) from /constellation/oversubscription [T x C].
 
   serving.png      with /inference/requests (workload.kind: inference): the TTFT and TPOT
-                   distributions (CDFs, one line per routing) and, for a
-                   constellation, the gateway egress over the run (/inference/gateway_egress).
+                   distributions (complementary CDFs on log-log axes, one line per routing, p90
+                   and p99 marked, the objectives from the attributes ttft_slo_s and tpot_slo_s
+                   as dashed lines) and, for a constellation, the gateway egress over the run
+                   (/inference/gateway_egress).
 
 Each plot whose data is absent is skipped with a message; the exit status is 0 when at
 least one plot was written, 1 when none could be, 2 for bad arguments or a missing file.
+PDF and PostScript figures embed TrueType (Type 42) fonts, not Type 3.
 """
 import argparse
 import glob
@@ -49,6 +57,8 @@ import sys
 import matplotlib
 
 matplotlib.use("Agg")
+# TrueType (Type 42) fonts in PDF and PostScript: publishers refuse the default Type 3.
+matplotlib.rcParams.update({"pdf.fonttype": 42, "ps.fonttype": 42})
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
@@ -61,7 +71,7 @@ MU_EARTH_M3_S2 = 3.986004418e14
 
 
 def skip(name, why):
-    print("plot_run: skipping %s: %s" % (name, why))
+    print("plot_run: skipping %s: %s" % (figure_name(name), why))
 
 
 def find_h5(path):
@@ -117,8 +127,13 @@ class TimeAxis:
 FIGURE_FORMAT = "png"  # --format: png, or pdf/svg (vector)
 
 
+def figure_name(name):
+    """A figure's file name in the format asked for (goodput.png -> goodput.pdf under --format pdf)."""
+    return os.path.splitext(name)[0] + "." + FIGURE_FORMAT
+
+
 def save(fig, out_dir, name):
-    path = os.path.join(out_dir, os.path.splitext(name)[0] + "." + FIGURE_FORMAT)
+    path = os.path.join(out_dir, figure_name(name))
     fig.tight_layout()
     fig.savefig(path, dpi=130)
     plt.close(fig)
@@ -261,6 +276,13 @@ def read_columns(obj, names):
     return out
 
 
+def log_scale_fits(values):
+    """Whether positive values span a decade or more (a logarithmic axis reads them better)."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v) & (v > 0)]
+    return v.size > 1 and float(v.max()) >= 10.0 * float(v.min())
+
+
 def plot_steps(f, out_dir):
     name = "step_time.png"
     if "workload/steps" not in f:
@@ -288,7 +310,13 @@ def plot_steps(f, out_dir):
     if comm is not None:
         ax.plot(x, comm, color="k", lw=0.8, label="communication (incl. overlapped)")
     ax.set_xlabel("training step")
-    ax.set_ylabel("time per step [s]")
+    # Steps that span a decade or more (an eclipse-throttled step beside full-speed ones) on a
+    # logarithmic axis, so that one long step does not flatten the others.
+    total = np.sum(layers, axis=0)
+    if log_scale_fits(total):
+        ax.set_yscale("log")
+        ax.set_ylim(0.5 * float(np.min(total[total > 0])), 2.0 * float(np.max(total)))
+    ax.set_ylabel("time per step [s]" + (", log scale" if ax.get_yscale() == "log" else ""))
     ax.legend(fontsize=8, loc="upper right")
     ax.grid(alpha=0.3)
     ax.set_title(title_of(f) + ": step-time breakdown", fontsize=10)
@@ -316,8 +344,11 @@ def plot_goodput(f, out_dir, tx):
     name = "goodput.png"
     trials = f.get("radiation/trials")
     timeline = f.get("radiation/job_timeline")
+    if trials is None and timeline is None and "radiation/constellation/algorithm" in f:
+        return plot_constellation_goodput(f, out_dir)
     if trials is None and timeline is None:
-        return skip(name, "no /radiation/trials or /radiation/job_timeline (radiation with a workload)")
+        return skip(name, "no /radiation/trials, /radiation/job_timeline or /radiation/constellation "
+                          "(radiation with a workload)")
     fig, axes = plt.subplots(1, 3, figsize=(14, 4.5))
     if trials is not None:
         g = trials["goodput"][...]
@@ -360,6 +391,73 @@ def plot_goodput(f, out_dir, tx):
         ax.grid(alpha=0.3)
     fig.suptitle(title_of(f) + ": goodput under radiation faults", fontsize=10)
     fig.tight_layout()
+    return save(fig, out_dir, name)
+
+
+def summary_beside(f):
+    """summary.json beside result.h5 as a dict, or {} when there is none."""
+    try:
+        import json
+        with open(os.path.join(os.path.dirname(os.path.abspath(f.filename)), "summary.json")) as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return {}
+
+
+def plot_constellation_goodput(f, out_dir):
+    """A constellation's Monte Carlo trials, per algorithm (the same draws for each): every trial's
+    goodput, the median with the trials' interval (/radiation/constellation, its kind in the
+    attribute `interval`), the mean's 95 % confidence interval (summary.json) and the fault-free
+    goodput; beside it, the median time lost per trial by cause."""
+    name = "goodput.png"
+    g = f["radiation/constellation"]
+    names = algorithm_names(g["algorithm"])
+    kind = g.attrs.get("interval", "")
+    kind = kind.decode() if isinstance(kind, bytes) else str(kind)
+    kind_words = {"min_max": "min-max of the trials"}.get(kind, "2.5-97.5 % of the trials (nearest rank)")
+    ci = summary_beside(f).get("radiation", {}).get("constellation", {})
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.8), gridspec_kw={"width_ratios": [3, 2]})
+    ax = axes[0]
+    rng = np.random.default_rng(0)  # the dots' horizontal jitter only
+    count = 0
+    for k, algorithm in enumerate(names):
+        per_trial = g[algorithm]["goodput"][...] if algorithm in g else np.zeros(0)
+        count = max(count, per_trial.size)
+        ax.scatter(k - 0.22 + 0.1 * rng.random(per_trial.size), per_trial, s=8, color="C%d" % k, alpha=0.5,
+                   label="each trial" if k == 0 else None)
+        median = float(g["goodput_median"][k])
+        low, high = float(g["goodput_interval_low"][k]), float(g["goodput_interval_high"][k])
+        ax.errorbar([k], [median], yerr=[[median - low], [high - median]], fmt="o", color="C%d" % k, capsize=5,
+                    label="median, bars: %s" % kind_words if k == 0 else None)
+        mean_ci = ci.get(algorithm, {}).get("goodput", {}).get("mean_ci95")
+        if mean_ci and per_trial.size:
+            mean = float(np.mean(per_trial))
+            ax.errorbar([k + 0.2], [mean], yerr=[[mean - mean_ci[0]], [mean_ci[1] - mean]], fmt="s", color="k",
+                        markersize=4, capsize=3, label="mean, bars: its 95 % confidence interval" if k == 0 else None)
+        ax.scatter([k], [float(g["fault_free_goodput"][k])], marker="_", s=900, color="0.3", linewidths=1.5, zorder=3,
+                   label="fault-free goodput" if k == 0 else None)
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels(names)
+    ax.set_ylabel("goodput (useful / elapsed)")
+    ax.set_title("%d trials per algorithm, the same fault draws for each" % count, fontsize=9)
+    ax.legend(fontsize=7, loc="lower right")
+    ax.grid(alpha=0.3, axis="y")
+    # Time lost by cause: each algorithm's median over its trials.
+    causes = [(k, label) for k, label in LOSS_COLUMNS + (("lost_waiting_s", "waiting for replicas"),)]
+    bottom = np.zeros(len(names))
+    for c, (column, label) in enumerate(causes):
+        values = np.array([float(np.median(g[a][column][...])) / 3600.0 if a in g and column in g[a] else 0.0
+                           for a in names])
+        if not values.any():
+            continue
+        axes[1].bar(range(len(names)), values, bottom=bottom, color="C%d" % c, label=label)
+        bottom += values
+    axes[1].set_xticks(range(len(names)))
+    axes[1].set_xticklabels(names)
+    axes[1].set_ylabel("time lost per trial, median [h]")
+    axes[1].legend(fontsize=7)
+    axes[1].grid(alpha=0.3, axis="y")
+    fig.suptitle(title_of(f) + ": goodput under radiation faults, per training algorithm", fontsize=10)
     return save(fig, out_dir, name)
 
 
@@ -444,6 +542,21 @@ def plot_constellation(f, out_dir):
     return save(fig, out_dir, name)
 
 
+def serving_objectives(f):
+    """The serving objectives {"ttft_s": s, "tpot_s": s}: /inference/requests' attributes
+    ttft_slo_s and tpot_slo_s, or for older files summary.json beside result.h5; {} if neither."""
+    attrs = f["inference/requests"].attrs
+    if "ttft_slo_s" in attrs and "tpot_slo_s" in attrs:
+        return {"ttft_s": float(attrs["ttft_slo_s"]), "tpot_s": float(attrs["tpot_slo_s"])}
+    try:
+        import json
+        with open(os.path.join(os.path.dirname(os.path.abspath(f.filename)), "summary.json")) as fh:
+            inference = json.load(fh)["inference"]
+        return {"ttft_s": float(inference["ttft_slo_s"]), "tpot_s": float(inference["tpot_slo_s"])}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
 def plot_serving(f, out_dir, tx):
     name = "serving.png"
     if "inference/requests/ttft_s" not in f:
@@ -458,16 +571,39 @@ def plot_serving(f, out_dir, tx):
         r = r.decode() if isinstance(r, bytes) else str(r)
         return {"local": "local PD", "prfaas": "PrfaaS"}.get(r, r)
 
+    # Complementary CDFs on log-log axes: TTFT spans decades, and the tail (p90 at 0.1, p99 at 0.01),
+    # where the routings differ, gets as much room as the body. The objectives are marked.
+    slo = serving_objectives(f)
     for k, (ax, column, scale, unit) in enumerate(((axes[0], "ttft_s", 1.0, "s"), (axes[1], "tpot_s", 1e3, "ms"))):
+        floor, shown = 1.0, []
         for g in groups:
             v = f["inference/%s/%s" % (g, column)][...] * scale
-            v = np.sort(v[np.isfinite(v)])
+            v = np.sort(v[np.isfinite(v) & (v > 0)])
+            shown.append(v)
             if v.size:
-                ax.step(v, np.arange(1, v.size + 1) / v.size, where="post", label="%s (%d)" % (routing(g), v.size))
-        ax.set_xlabel(("time to first token" if k == 0 else "time per output token") + " [%s]" % unit)
-        ax.set_ylabel("fraction of requests")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, loc="lower right")
+                # fraction of requests slower than v[i]: 1 - i/n (the slowest one: 1/n)
+                ax.step(v, 1.0 - np.arange(v.size) / v.size, where="post", label="%s (%d)" % (routing(g), v.size))
+                floor = min(floor, 1.0 / v.size)
+        objective = slo.get(column)
+        if objective:
+            ax.axvline(objective * scale, color="k", linestyle="--", linewidth=0.9,
+                       label="objective %.3g %s" % (objective * scale, unit))
+        for q in (0.1, 0.01):  # p90, p99
+            if q >= floor:
+                ax.axhline(q, color="0.6", linewidth=0.6, linestyle=":")
+                ax.text(1.0, q, " p%d" % round(100 * (1 - q)), transform=ax.get_yaxis_transform(), fontsize=7,
+                        va="center", ha="left", color="0.4")
+        # A logarithmic time axis where the times span a decade or more (TTFT: queueing to prefill).
+        log_x = log_scale_fits(np.concatenate(shown + [np.zeros(0)]))
+        if log_x:
+            ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_ylim(0.5 * floor, 1.5)
+        ax.set_xlabel(("time to first token" if k == 0 else "time per output token") + " [%s]%s"
+                      % (unit, ", log scale" if log_x else ""))
+        ax.set_ylabel("fraction of requests slower (CCDF)")
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=8, loc="lower left")
     for g in egress:
         d = f["inference/" + g]
         axes[2].step(tx(d["start_s"][...]), d["egress_bps"][...] / 1e9, where="post", label=routing(g))
@@ -486,31 +622,36 @@ def plot_aggregation(f, out_dir, tx):
     if "constellation/gateway_capacity_bps" not in f or "time_s" not in f:
         return skip(name, "no /constellation/gateway_capacity_bps (not a constellation run)")
     x = tx(f["time_s"][...])
-    fig, axes = plt.subplots(2, 1, figsize=(9, 6.5), sharex=True)
-    axes[0].plot(x, f["constellation/gateway_capacity_bps"][...] / 1e12, color="C3", label="gateway capacity")
+    # Capacity and links each in a panel of its own: on one axis pair, scaled alike, the links'
+    # step hid the capacity line under it.
+    links = "constellation/gateway_links" in f
+    fig, axes = plt.subplots(3 if links else 2, 1, figsize=(9, 8.5 if links else 6.5), sharex=True)
+    capacity = f["constellation/gateway_capacity_bps"][...] / 1e12
+    axes[0].plot(x, capacity, color="C3", label="gateway capacity")
     axes[0].set_ylabel("gateway capacity [Tbit/s]")
-    axes[0].set_ylim(0, 1.15 * max(1e-9, float(np.nanmax(f["constellation/gateway_capacity_bps"][...]))) / 1e12)
-    handles = axes[0].get_lines()
-    if "constellation/gateway_links" in f:
-        twin = axes[0].twinx()
-        handles += twin.step(x, f["constellation/gateway_links"][...], where="post", color="0.4", linewidth=0.8,
-                             label="gateway links (right)")
-        twin.set_ylabel("gateway links")
-        twin.set_ylim(0, 1.15 * max(1, int(f["constellation/gateway_links"][...].max())))
-    axes[0].legend(handles=handles, fontsize=8, loc="lower right")
+    axes[0].set_ylim(0, 1.15 * max(1e-9, float(np.nanmax(capacity))))
+    if links:
+        up = f["constellation/gateway_links"][...]
+        axes[1].step(x, up, where="post", color="0.3", linewidth=1.0, label="gateway links up")
+        if "constellation/gateway_blocked" in f:
+            axes[1].step(x, f["constellation/gateway_blocked"][...], where="post", color="C0", linewidth=0.8,
+                         linestyle="--", label="gateway pairs the Earth blocks")
+        axes[1].set_ylabel("gateway links")
+        axes[1].set_ylim(0, 1.15 * max(1, int(up.max())))
+        axes[1].legend(fontsize=8, loc="lower right")
     if "constellation/oversubscription" in f:
         over = f["constellation/oversubscription"][...]
         worst = over.max(axis=1)
         cut = ~np.isfinite(worst)  # inf: a cluster with no gateway link up
-        axes[1].plot(x, np.where(cut, np.nan, worst), color="C1", label="worst cluster")
-        axes[1].plot(x, np.where(np.isfinite(over), over, np.nan).min(axis=1), color="C2", linewidth=0.8,
-                     label="best cluster")
+        axes[-1].plot(x, np.where(cut, np.nan, worst), color="C1", label="worst cluster")
+        axes[-1].plot(x, np.where(np.isfinite(over), over, np.nan).min(axis=1), color="C2", linewidth=0.8,
+                      label="best cluster")
         if cut.any():
-            axes[1].scatter(x[cut], np.full(cut.sum(), np.nanmax(np.r_[worst[~cut], 1.0])), marker="x",
-                            color="C3", label="a cluster cut off")
-        axes[1].axhline(1.0, color="k", linewidth=0.6, linestyle=":")
-        axes[1].legend(fontsize=8)
-    axes[1].set_ylabel("oversubscription\n(bisection / gateway capacity)")
+            axes[-1].scatter(x[cut], np.full(cut.sum(), np.nanmax(np.r_[worst[~cut], 1.0])), marker="x",
+                             color="C3", label="a cluster cut off")
+        axes[-1].axhline(1.0, color="k", linewidth=0.6, linestyle=":")
+        axes[-1].legend(fontsize=8)
+    axes[-1].set_ylabel("oversubscription\n(bisection / gateway capacity)")
     axes[-1].set_xlabel(tx.label)
     for ax in axes:
         ax.grid(alpha=0.3)

@@ -16,6 +16,8 @@ import sys
 import matplotlib
 
 matplotlib.use("Agg")
+# TrueType (Type 42) fonts in PDF and PostScript: publishers refuse the default Type 3.
+matplotlib.rcParams.update({"pdf.fonttype": 42, "ps.fonttype": 42})
 import matplotlib.dates as mdates  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 

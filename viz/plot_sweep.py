@@ -11,12 +11,13 @@ Writes into SWEEP_DIR/plots (or --out):
 
   sweep_overview.png  one panel per headline metric that varies across the runs (satellites,
                       neighbour distance, separation, link and bisection capacity, step time,
-                      throughput, MFU, goodput, ...; else the first varying metrics), each against
+                      throughput, MFU, goodput, a serving run's TTFT / TPOT p99, SLO attainment
+                      and output tokens/s per routing, ...; else the first varying metrics), each against
                       the first swept key, one line per value of a second swept key, readable names
                       and units; further keys are averaged over (spread as error bars).
   sweep_<metric>.png  with --all, every varying metric; with --metric NAME, those named.
 
-For a paper: --format pdf or svg writes vector figures. An axis whose (positive) values span a
+For a paper: --format pdf or svg writes vector figures (PDFs with TrueType, Type 42, fonts). An axis whose (positive) values span a
 decade or more is logarithmic; ticks carry SI prefixes (9.6T on a [bit/s] axis); a metric with a
 Monte Carlo interval (COLUMN_interval.0/.1 in sweep.csv) has it as error bars, else the spread of
 points averaged together; reference lines where one exists: the fault-free goodput beside
@@ -35,6 +36,8 @@ from collections import OrderedDict, defaultdict
 import matplotlib
 
 matplotlib.use("Agg")
+# TrueType (Type 42) fonts in PDF and PostScript: publishers refuse the default Type 3.
+matplotlib.rcParams.update({"pdf.fonttype": 42, "ps.fonttype": 42})
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import EngFormatter, FormatStrFormatter, NullFormatter, ScalarFormatter  # noqa: E402
 
@@ -87,6 +90,16 @@ HEADLINE = OrderedDict([
     ("radiation.goodput_vs_fault_free", "goodput / fault-free goodput"),
     ("radiation.annual_dose_rad_per_yr", "annual dose"),
     ("station_keeping.delta_v_per_satellite_per_year_m_s", "station keeping"),
+    # Serving (workload.kind: inference): each routing's tail latency, SLO attainment and throughput.
+    ("inference.routings.local.ttft_s.p99", "TTFT p99, local PD"),
+    ("inference.routings.prfaas.ttft_s.p99", "TTFT p99, PrfaaS"),
+    ("inference.routings.local.tpot_s.p99", "TPOT p99, local PD"),
+    ("inference.routings.prfaas.tpot_s.p99", "TPOT p99, PrfaaS"),
+    ("inference.routings.local.slo_attainment", "SLO attainment, local PD"),
+    ("inference.routings.prfaas.slo_attainment", "SLO attainment, PrfaaS"),
+    ("inference.routings.local.output_tokens_per_s", "output tokens/s, local PD"),
+    ("inference.routings.prfaas.output_tokens_per_s", "output tokens/s, PrfaaS"),
+    ("inference.routings.prfaas.gateway_egress_mean_bps", "gateway egress, mean (PrfaaS)"),
     ("point_wall_s", "wall time per point"),
 ])
 

@@ -42,6 +42,17 @@ struct ResultWriter::Series {
 
 namespace {
 
+// A time coordinate as CF tools look for one (cf-xarray's `.cf["time"]`, Panoply): `axis: T` and
+// `standard_name: time` beside its unit `s` and the long_name that names what it counts from. The
+// values stay float seconds (no `seconds since`), so that xarray keeps them to select by.
+void mark_time_coordinate(Hdf5File& file, const std::string& path, const std::string& long_name) {
+    file.set_attribute(path, "long_name", long_name);
+    file.set_attribute(path, "standard_name", std::string("time"));
+    file.set_attribute(path, "axis", std::string("T"));
+}
+
+const std::string time_long_name = "time since the scenario epoch (root attribute epoch_utc, UTC)";
+
 // The columns of a group are one table of `count` rows: they share a dimension `name` (a netCDF
 // dimension without coordinate values) on their only axis.
 void index_dimension(Hdf5File& file, const std::string& group, const std::string& name, std::size_t count) {
@@ -101,7 +112,13 @@ void write_gateway_egress(Hdf5File& file, const std::string& group, workloads::S
     write_column(file, g + "start_s", bins, [&](std::size_t k) { return static_cast<double>(k) * step_s; }, "s");
     write_column(file, g + "egress_bps", bins, [&](std::size_t k) { return bps[k]; }, "bit/s");
     file.set_attribute(group, "routing", workloads::to_string(routing));
-    index_dimension(file, group, "bin", bins.size());
+    // The bins' start times are the group's time coordinate (its dimension `start_s`): CF tools find
+    // the time axis, xarray selects by it (`.sel(start_s=600.0)`). Each value is the mean over its bin.
+    mark_time_coordinate(file, g + "start_s", "start of each bin, " + time_long_name);
+    file.set_attribute(group, "bin_s", step_s);
+    file.set_attribute(g + "egress_bps", "cell_methods", std::string("start_s: mean"));
+    file.make_coordinate(g + "start_s");
+    file.attach_dimension_to_group(group, g + "start_s");
 }
 
 void write_training(Hdf5File& file, const workloads::TrainingResult& t) {
@@ -257,6 +274,8 @@ void ResultWriter::begin(const simulation::RunSetup& setup) {
     const auto& sc = *setup.scenario;
     compression_level_ = sc.output.compression_level;
     eci_ = sc.output.eci;
+    ttft_slo_s_ = sc.inference.serving.ttft_slo_s;
+    tpot_slo_s_ = sc.inference.serving.tpot_slo_s;
     file_ = std::make_unique<Hdf5File>(path_);
     write_provenance_attributes(*file_, provenance_of(sc.yaml_text));
     file_->set_attribute("scenario_name", sc.name);
@@ -295,8 +314,7 @@ void ResultWriter::begin(const simulation::RunSetup& setup) {
     s.time_s.emplace(*file_, time, std::vector<hsize_t>{}, ElementType::float64, "s", c);
     file_->make_coordinate(time);
     // CF: a duration in SI seconds, not "seconds since": xarray then keeps floats to select by.
-    const std::string time_long_name = "time since the scenario epoch (root attribute epoch_utc, UTC)";
-    file_->set_attribute(time, "long_name", time_long_name);
+    mark_time_coordinate(*file_, time, time_long_name);
     file_->make_dimension(satellite.path, satellite.size);
     file_->make_dimension(xyz.path, xyz.size);
     // Filters by measurement (docs/output-format.md, "Compression"): the satellites' float64 states
@@ -315,7 +333,7 @@ void ResultWriter::begin(const simulation::RunSetup& setup) {
                 s.group_times[group_time] =
                     std::make_unique<Hdf5Series>(*file_, group_time, std::vector<hsize_t>{}, ElementType::float64, "s", c);
                 file_->make_coordinate(group_time);
-                file_->set_attribute(group_time, "long_name", time_long_name);
+                mark_time_coordinate(*file_, group_time, time_long_name);
             }
             dimensions.front() = group_time;
         }
@@ -515,10 +533,13 @@ void ResultWriter::requests(std::size_t run, workloads::ServingRouting routing,
     if (request_tables_.size() <= run) request_tables_.resize(run + 1);
     auto& table = request_tables_[run];
     // The scenario's routing at /inference/requests; with compare_routing, the other at /inference/requests_<routing>.
-    if (!table)
-        table = std::make_unique<RequestTable>(
-            *file_, run == 0 ? "/inference/requests" : std::string("/inference/requests_") + workloads::to_string(routing), routing,
-            compression_level_);
+    if (!table) {
+        const std::string group = run == 0 ? "/inference/requests" : std::string("/inference/requests_") + workloads::to_string(routing);
+        table = std::make_unique<RequestTable>(*file_, group, routing, compression_level_);
+        // The objectives the SLO attainment counts against (inference.slo), for plots that mark them.
+        file_->set_attribute(group, "ttft_slo_s", ttft_slo_s_);
+        file_->set_attribute(group, "tpot_slo_s", tpot_slo_s_);
+    }
     table->append(rows);
 }
 

@@ -29,6 +29,7 @@ private:
     std::vector<double> row_;
     int compression_level_ = 4;
     bool eci_ = true;
+    double ttft_slo_s_ = 0.0, tpot_slo_s_ = 0.0;  // a serving run's objectives, as the request tables' attributes
 };
 
 }  // namespace skyfabric::output

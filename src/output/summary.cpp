@@ -285,9 +285,14 @@ json inference_json(const scenario::Scenario& sc, const simulation::RunSummary& 
     const auto& in = sc.inference;
     const auto& v = in.serving;
     json routings = json::object();
-    for (std::size_t k = 0; k < s.inference.size(); ++k)
-        routings[workloads::to_string(s.inference_routing[k])] =
+    for (std::size_t k = 0; k < s.inference.size(); ++k) {
+        auto& r = routings[workloads::to_string(s.inference_routing[k])] =
             serving_json(s.inference[k].summary, s.inference_routing[k] == workloads::ServingRouting::prfaas);
+        // The busiest output step's mean egress (what /inference/gateway_egress holds and the figure
+        // draws), beside gateway_egress_peak_bps, the busiest single interval of the flow solver.
+        const auto& bins = s.inference[k].gateway_egress_bps;
+        r["gateway_egress_step_peak_bps"] = bins.empty() ? 0.0 : *std::max_element(bins.begin(), bins.end());
+    }
     json j = {
         {"accelerator", in.accelerator.name},
         {"model_parameters", v.model.parameters},
@@ -399,6 +404,11 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
             {"capacity_min_bps", s.link_capacity_min_bps},
             {"capacity_mean_bps", s.link_capacity_mean_bps},
             {"capacity_max_bps", s.link_capacity_max_bps},
+            // Capacity 0 is a link re-acquiring (pointed, not yet carrying): how many link-samples
+            // were, and the minimum over the others.
+            {"link_samples", s.link_samples},
+            {"link_samples_acquiring", s.link_samples_acquiring},
+            {"capacity_min_carrying_bps", s.link_capacity_min_carrying_bps},
             {"bisection_capacity_min_bps", s.bisection_capacity_min_bps},
             {"bisection_capacity_mean_bps", s.bisection_capacity_mean_bps},
             {"links_per_satellite_mean", s.links_per_satellite_mean},

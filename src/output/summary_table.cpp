@@ -47,8 +47,11 @@ std::string summary_table(const nlohmann::json& j) {
         row("SEPARATION ALARM", std::to_string(f["samples_below_alarm"].get<std::size_t>()) + " samples below " +
                                     num(f["min_separation_alarm_m"], "%.1f m"));
     }
-    row("envelope |x|,|y|,|z| max", num(f["envelope_max_m"][0], "%.1f") + ", " + num(f["envelope_max_m"][1], "%.1f") + ", " +
-                                        num(f["envelope_max_m"][2], "%.1f m"));
+    // A formation's extent in its chief's LVLH frame; on a constellation the figure is cluster 0's
+    // frame over every cluster (the distances between clusters), no formation's envelope: left out.
+    if (!j.contains("constellation"))
+        row("envelope |x|,|y|,|z| max", num(f["envelope_max_m"][0], "%.1f") + ", " + num(f["envelope_max_m"][1], "%.1f") + ", " +
+                                            num(f["envelope_max_m"][2], "%.1f m"));
     }
     if (j.contains("sun")) {
         const auto& u = j["sun"];
@@ -96,6 +99,13 @@ std::string summary_table(const nlohmann::json& j) {
                                     " per satellite (max " + std::to_string(l["links_per_satellite_max"].get<int>()) + ")");
         row("capacity per link (min/mean/max)", tbps("capacity_min_bps") + " / " + tbps("capacity_mean_bps") + " / " +
                                                     tbps("capacity_max_bps") + " Tbit/s");
+        // A minimum of 0 is a link re-acquiring (pointed, carrying nothing yet): say how often, and
+        // the minimum over the links that carried traffic.
+        if (l.value("link_samples_acquiring", std::int64_t{0}) > 0)
+            row("  capacity 0: re-acquiring", std::to_string(l["link_samples_acquiring"].get<std::int64_t>()) + " of " +
+                                               std::to_string(l["link_samples"].get<std::int64_t>()) +
+                                               " link-samples (pointed, not yet carrying); min over the others " +
+                                               tbps("capacity_min_carrying_bps") + " Tbit/s");
         row("bisection capacity (min/mean)", tbps("bisection_capacity_min_bps") + " / " + tbps("bisection_capacity_mean_bps") + " Tbit/s");
         row("connected", l["components_max"].get<int>() == 1 ? std::string("at every sample")
                                                                : "NO: up to " + std::to_string(l["components_max"].get<int>()) + " components");
@@ -256,10 +266,19 @@ std::string summary_table(const nlohmann::json& j) {
         });
         columns("KV transfer p50 / p90 / p99", [&](const nlohmann::json& r) { return p3(r["kv_transfer_s"], 1e3, "ms"); });
         if (j.contains("constellation"))
-            columns("gateway egress mean / peak", [&](const nlohmann::json& r) {
-                return num(nlohmann::json(r["gateway_egress_mean_bps"].get<double>() / 1e9), "%.4g") + " / " +
-                       num(nlohmann::json(r["gateway_egress_peak_bps"].get<double>() / 1e9), "%.4g Gbit/s");
+        {
+            // Two peaks: the busiest output step's mean (result.h5 /inference/gateway_egress, the figure)
+            // and the busiest single interval of the flow solver, often far above it.
+            columns("gateway egress mean", [&](const nlohmann::json& r) {
+                return num(nlohmann::json(r["gateway_egress_mean_bps"].get<double>() / 1e9), "%.4g Gbit/s");
             });
+            columns("  peak, mean of an output step", [&](const nlohmann::json& r) {
+                return num(nlohmann::json(r.value("gateway_egress_step_peak_bps", 0.0) / 1e9), "%.4g Gbit/s");
+            });
+            columns("  peak, one solver interval", [&](const nlohmann::json& r) {
+                return num(nlohmann::json(r["gateway_egress_peak_bps"].get<double>() / 1e9), "%.4g Gbit/s");
+            });
+        }
         row("objectives", "TTFT " + num(in["ttft_slo_s"], "%.3g s") + ", TPOT " +
                               num(nlohmann::json(in["tpot_slo_s"].get<double>() * 1e3), "%.3g ms"));
         if (in.contains("beside_training")) {  // the two jobs on one fabric, and what each cost the other
@@ -326,6 +345,12 @@ std::string summary_table(const nlohmann::json& j) {
                        std::to_string(trials) + " trials " + num(in[0], fmt) + " – " + num(in[1], fmt) + ")";
             };
             std::string goodput = estimate("goodput", "%.4f");
+            // Where the trials lie is no confidence interval: the mean's (bootstrap) 95 % one beside it.
+            if (r.contains("monte_carlo") && r["monte_carlo"]["goodput"].contains("mean_ci95")) {
+                const auto& m = r["monte_carlo"]["goodput"];
+                goodput += "; mean " + num(m["mean"], "%.4f") + " (95 % CI " + num(m["mean_ci95"][0], "%.4f") + " – " +
+                           num(m["mean_ci95"][1], "%.4f") + ")";
+            }
             if (r.contains("fault_free_goodput")) goodput += "; fault-free " + num(r["fault_free_goodput"], "%.4f");
             row("goodput", goodput);
             if (r.contains("goodput_vs_fault_free")) row("goodput / fault-free goodput", estimate("goodput_vs_fault_free", "%.4f"));
@@ -363,8 +388,14 @@ std::string summary_table(const nlohmann::json& j) {
     }
     if (j.contains("radiation") && j["radiation"].contains("constellation")) {
         const auto& rc = j["radiation"]["constellation"];
-        std::snprintf(line, sizeof line, "  %-14s %-26s %10s %10s  %-40s %8s\n", "faults", "goodput median (interval)",
+        // The trials' spread (min–max, or nearest-rank 2.5–97.5 % from 40 trials) is where single
+        // trials lie, not a confidence interval: the mean's 95 % confidence interval is its own column.
+        const std::string spread = std::string(j["radiation"]["interval"] == "min_max" ? "min–max" : "2.5–97.5 %") + " of " +
+                                   std::to_string(rc.begin()->at("trials").get<int>()) + " trials";
+        std::snprintf(line, sizeof line, "  %-14s %-30s %-26s %10s %10s  %-40s %8s\n", "faults", "goodput median", "mean (95 % CI)",
                       "fault-free", "tokens/s", "lost s (median): faults/restart/ckpt/fabric/wait", "gw links");
+        out += line;
+        std::snprintf(line, sizeof line, "  %-14s %s\n", "", ("(" + spread + ")").c_str());
         out += line;
         for (const auto algorithm : workloads::cluster_algorithms) {
             const std::string name(workloads::to_string(algorithm));
@@ -373,11 +404,12 @@ std::string summary_table(const nlohmann::json& j) {
             const auto& g = a["goodput"];
             const auto& l = a["lost_s"];
             const std::string goodput = num(g["median"], "%.4f") + " (" + num(g["interval"][0], "%.4f") + "–" + num(g["interval"][1], "%.4f") + ")";
+            const std::string mean = num(g["mean"], "%.4f") + " (" + num(g["mean_ci95"][0], "%.4f") + "–" + num(g["mean_ci95"][1], "%.4f") + ")";
             const std::string lost = num(l["faults"]["median"], "%.0f") + "/" + num(l["restarts"]["median"], "%.0f") + "/" +
                                      num(l["checkpoints"]["median"], "%.0f") + "/" + num(l["fabric"]["median"], "%.3g") + "/" +
                                      num(l["waiting_for_replicas"]["median"], "%.0f");
-            std::snprintf(line, sizeof line, "  %-14s %-28s %10.4f %10.4g  %-40s %8s\n", name.c_str(), goodput.c_str(),
-                          a["fault_free_goodput"].get<double>(), a["tokens_per_s_kept_median"].get<double>(), lost.c_str(),
+            std::snprintf(line, sizeof line, "  %-14s %-32s %-28s %10.4f %10.4g  %-40s %8s\n", name.c_str(), goodput.c_str(),
+                          mean.c_str(), a["fault_free_goodput"].get<double>(), a["tokens_per_s_kept_median"].get<double>(), lost.c_str(),
                           num(a["gateway_links_lost"]["mean"], "%.3g").c_str());
             out += line;
         }

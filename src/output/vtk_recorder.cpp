@@ -1,5 +1,6 @@
 #include "output/vtk_recorder.hpp"
 
+#include <skyfabric/physics/frames.hpp>
 #include <skyfabric/workloads/faults.hpp>
 
 #include <algorithm>
@@ -52,6 +53,17 @@ void VtkRecorder::record(const simulation::Sample& sample) {
     frame.delta_v_m_s = sample.delta_v_m_s;
     frame.nearest_neighbour_m = sample.nearest_neighbour_m;
     frame.dose_rad = sample.dose_rad;
+    // A constellation's satellites each in its own cluster chief's LVLH frame too (the frame's points
+    // are cluster 0's LVLH or ECI): scripts/render --cluster N draws cluster N there.
+    if (!cluster_of_.empty() && sample.aggregation && sample.aggregation->chief_velocity_eci_m_s.size() == cluster_sizes_.size()) {
+        const auto& a = *sample.aggregation;
+        cluster_lvlh_.resize(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            const auto c = static_cast<std::size_t>(cluster_of_[i]);
+            cluster_lvlh_[i] = physics::eci_to_lvlh({a.chief_eci_m[c], a.chief_velocity_eci_m_s[c]}, snap.satellites_eci[i]).position_m;
+        }
+        frame.cluster_lvlh_m = cluster_lvlh_;
+    }
     writer_->write_frame(frame, viz::LinkFrameData{sample.topology, {}, cluster_of_});
     if (cluster_writer_) write_cluster_frame(sample);
 }

@@ -37,6 +37,7 @@ private:
     std::vector<std::int32_t> cluster_of_;
     std::vector<std::int32_t> cluster_sizes_;
     std::vector<Eigen::Vector3d> centroids_;
+    std::vector<Eigen::Vector3d> cluster_lvlh_;  // each satellite in its own cluster chief's LVLH frame
     std::optional<viz::PvdSeriesWriter> cluster_writer_;
 };
 

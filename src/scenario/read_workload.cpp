@@ -93,6 +93,9 @@ InferenceConfig read_inference(Section s, const std::string& source_name, std::u
             a.fail(a.has("trace") ? "trace" : "rate_per_s", "give either rate_per_s (Poisson arrivals) or trace (a CSV file), not both");
         v.requests.seed = static_cast<std::uint64_t>(a.integer("seed", 0, std::numeric_limits<std::int64_t>::max(),
                                                                static_cast<std::int64_t>(seed & 0x7fffffffffffffffull)));
+        // Both alternatives are valid keys here, whichever is given: an unknown key's message lists them.
+        a.allow("rate_per_s");
+        a.allow("trace");
         if (a.has("rate_per_s")) {
             v.requests.rate_per_s = a.number("rate_per_s", 1e-9, 1e6, {}, "1/s");
         } else {

@@ -111,6 +111,7 @@ links::Topology ClusterSet::update_topology(double time_s, std::vector<links::Li
             events.push_back(e);
         }
         aggregation_.chief_eci_m.push_back(snapshots_[c].chief_eci.position_m);
+        aggregation_.chief_velocity_eci_m_s.push_back(snapshots_[c].chief_eci.velocity_m_s);
     }
     eci_positions_.resize(satellite_count_);
     std::size_t i = 0;

@@ -29,6 +29,7 @@ struct AggregationSample {
     std::vector<double> oversubscription;
     double oversubscription_max = 0.0;     // the worst cluster
     std::vector<Eigen::Vector3d> chief_eci_m;  // each cluster's chief
+    std::vector<Eigen::Vector3d> chief_velocity_eci_m_s;  // and its velocity: with the position, its LVLH frame
 };
 
 class ClusterSet {

@@ -76,6 +76,15 @@ void SampleStatistics::add(const Sample& s, double min_separation_alarm_m, RunSu
             capacity_sum_bps_ += t.capacity_mean_bps * t.link_count;
             link_samples_ += static_cast<std::size_t>(t.link_count);
         }
+        // A link pointed but still within its re-acquisition time carries nothing (capacity 0): the
+        // summary's minimum is then 0, so count those and give the minimum over the others too.
+        for (const auto& link : s.topology->links) {
+            if (link.acquiring) {
+                ++m.link_samples_acquiring;
+            } else {
+                m.link_capacity_min_carrying_bps = std::min(m.link_capacity_min_carrying_bps, link.capacity_bps);
+            }
+        }
         m.bisection_capacity_min_bps = std::min(m.bisection_capacity_min_bps, t.bisection_capacity_bps);
         bisection_sum_bps_ += t.bisection_capacity_bps;
         degree_sum_ += t.links_per_satellite_mean;
@@ -103,10 +112,12 @@ void SampleStatistics::finish(RunSummary& m, bool links, bool constellation) con
     if (links && m.samples_written > 0) {
         const double samples = static_cast<double>(m.samples_written);
         m.link_capacity_mean_bps = link_samples_ ? capacity_sum_bps_ / static_cast<double>(link_samples_) : 0.0;
+        m.link_samples = static_cast<std::int64_t>(link_samples_);
         m.bisection_capacity_mean_bps = bisection_sum_bps_ / samples;
         m.links_per_satellite_mean = degree_sum_ / samples;
     }
     if (!std::isfinite(m.link_capacity_min_bps)) m.link_capacity_min_bps = 0.0;
+    if (!std::isfinite(m.link_capacity_min_carrying_bps)) m.link_capacity_min_carrying_bps = 0.0;
     if (!std::isfinite(m.bisection_capacity_min_bps)) m.bisection_capacity_min_bps = 0.0;
     if (constellation && m.samples_written > 0) {
         m.gateway_capacity_mean_bps = gateway_capacity_sum_bps_ / static_cast<double>(m.samples_written);

@@ -52,7 +52,8 @@ RunState::RunState(const scenario::Scenario& sc, std::vector<Recorder*> recorder
     summary_.power_state_of_charge_min = inf;
     summary_.power_temperature_max_k = -inf;
     summary_.nearest_neighbour_min_m = summary_.reference_neighbours_min_m = summary_.min_separation_m = inf;
-    if (sc.links.enabled) summary_.link_capacity_min_bps = summary_.bisection_capacity_min_bps = inf;
+    if (sc.links.enabled)
+        summary_.link_capacity_min_bps = summary_.bisection_capacity_min_bps = summary_.link_capacity_min_carrying_bps = inf;
     if (clusters_->constellation()) summary_.gateway_capacity_min_bps = summary_.oversubscription_min = inf;
 }
 

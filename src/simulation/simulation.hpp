@@ -137,8 +137,11 @@ struct RunSummary {
     double station_keeping_deviation_max_m = 0.0;                 // max |r - r_reference| over samples
     std::vector<double> differential_drag_delta_v_m_s;            // [N] integral |a_drag,i - a_drag,chief| dt
     // Links, over all samples (zero when links are off).
-    double link_capacity_min_bps = 0.0;
+    double link_capacity_min_bps = 0.0;   // 0 when a link was re-acquiring at some sample
     double link_capacity_mean_bps = 0.0;  // mean over every link-sample
+    std::int64_t link_samples = 0;                  // links summed over samples
+    std::int64_t link_samples_acquiring = 0;        // of those, links still re-acquiring (capacity 0)
+    double link_capacity_min_carrying_bps = 0.0;    // min over the link-samples carrying traffic
     double link_capacity_max_bps = 0.0;
     double bisection_capacity_min_bps = 0.0;
     double bisection_capacity_mean_bps = 0.0;

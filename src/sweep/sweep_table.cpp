@@ -78,21 +78,64 @@ bool parse_number(const std::string& s, double& x) {
     return r.ec == std::errc() && r.ptr == s.data() + s.size();
 }
 
-// The unit a column's name carries (units in names, see docs/scenario-reference.md).
-std::string units_of(const std::string& column) {
-    // Rates first: "tokens_per_s" is tokens per second, not seconds (the plain "_s" rule below).
+// The unit a leaf's name carries (units in names, see docs/scenario-reference.md), or "".
+std::string units_of_name(const std::string& leaf) {
+    const auto ends_with = [&](const std::string& suffix) {
+        return leaf.size() > suffix.size() && leaf.compare(leaf.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    const auto starts_with = [&](const std::string& prefix) { return leaf.rfind(prefix, 0) == 0; };
+    // Rates first: "tokens_per_s" is tokens per second, not seconds (the plain "_s" rule below), also
+    // inside a name ("tokens_per_s_kept_median").
+    if (leaf.find("tokens_per_s") != std::string::npos) return "tokens/s";
+    if (ends_with("_bytes_per_token")) return "B/token";
+    // Bytes: "gateway_bytes", "kv_bytes_moved", "bytes_retried".
+    if (ends_with("_bytes") || starts_with("bytes_") || leaf.find("_bytes_") != std::string::npos || leaf == "bytes")
+        return "B";
+    // A dose ("dose_max_rad"): the summary's doses are in rad(Si), as result.h5's.
+    if (starts_with("dose") && ends_with("_rad")) return "rad(Si)";
     static const std::vector<std::pair<std::string, std::string>> suffixes = {
-        {"tokens_per_s", "tokens/s"}, {"_rad_per_yr", "rad/yr"}, {"_per_year_m_s", "m/s per year"},
+        {"_rad_per_yr", "rad/yr"}, {"_per_year_m_s", "m/s per year"}, {"_kwh_per_satellite", "kWh"},
         {"_per_day", "1/day"}, {"_per_s", "1/s"}, {"_kg_m2", "kg/m^2"}, {"_B_s", "B/s"}, {"_m_s", "m/s"}, {"_bps", "bit/s"}, {"_gbps", "Gbit/s"},
-        {"_dbm", "dBm"},      {"_db", "dB"},   {"_urad", "urad"}, {"_ghz", "GHz"}, {"_thz", "THz"},
-        {"_nm", "nm"},        {"_km", "km"},   {"_deg", "deg"},  {"_w", "W"},      {"_h", "h"},
-        {"_m", "m"},          {"_s", "s"}};
+        {"_mm_al", "mm"},     {"_dbm", "dBm"}, {"_db", "dB"},   {"_urad", "urad"}, {"_ghz", "GHz"}, {"_thz", "THz"},
+        {"_nm", "nm"},        {"_km", "km"},   {"_deg", "deg"},  {"_kwh", "kWh"}, {"_w", "W"},      {"_k", "K"},
+        {"_h", "h"},          {"_m", "m"},     {"_s", "s"}};
     for (const auto& [suffix, unit] : suffixes) {
-        if (column.size() > suffix.size() && column.compare(column.size() - suffix.size(), suffix.size(), suffix) == 0) {
-            return unit;
-        }
+        if (ends_with(suffix)) return unit;
     }
     return "";
+}
+
+// Components that are a figure's statistic or element, not a quantity of their own: a vector's
+// element ("envelope_max_m.0"), a percentile ("ttft_s.p99"), the trials' statistics
+// ("lost_s.faults.median", "goodput.mean_ci95.1").
+bool statistic_or_element(const std::string& component) {
+    static const std::set<std::string> statistics = {"mean", "median", "stddev", "min", "max", "interval", "mean_ci95"};
+    if (component.empty() || statistics.count(component)) return true;
+    const std::size_t digits = component[0] == 'p' ? 1 : 0;  // p50, p90, p99
+    return component.size() > digits &&
+           std::all_of(component.begin() + static_cast<std::ptrdiff_t>(digits), component.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The unit of a sweep column (a summary.json path flattened with dots): the unit of the quantity it
+// is a statistic or element of ("inference.routings.local.ttft_s.p99": s), whose name may end in
+// "_interval" ("radiation.events_per_day_interval.0": 1/day); a figure broken down by cause under a
+// quantity with a unit has that unit ("radiation.monte_carlo.lost_s.faults.median": s).
+std::string units_of(const std::string& column) {
+    std::vector<std::string> components;
+    for (std::size_t start = 0;;) {
+        const std::size_t dot = column.find('.', start);
+        components.push_back(column.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+        if (dot == std::string::npos) break;
+        start = dot + 1;
+    }
+    while (components.size() > 1 && statistic_or_element(components.back())) components.pop_back();
+    std::string leaf = components.back();
+    const std::string interval = "_interval";
+    if (leaf.size() > interval.size() && leaf.compare(leaf.size() - interval.size(), interval.size(), interval) == 0)
+        leaf.resize(leaf.size() - interval.size());
+    std::string unit = units_of_name(leaf);
+    if (unit.empty() && components.size() > 1) unit = units_of_name(components[components.size() - 2]);
+    return unit;
 }
 
 void write_string_dataset(hid_t file, const std::string& path, const std::vector<std::string>& values) {

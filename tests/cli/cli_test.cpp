@@ -939,11 +939,21 @@ TEST(Cli, ConstellationRadiationReportsEveryAlgorithmsGoodputAndGatewayLosses) {
     // below its fault-free goodput, gateway terminals lose links, and result.h5 holds one row per
     // algorithm and each algorithm's trials, consistent with summary.json.
     const auto dir = fresh_dir("constellation_radiation");
-    const auto r = run_command(skyfabric() + " run -q " + source("scenarios/constellation-4x81.yaml") +
+    const auto r = run_command(skyfabric() + " run " + source("scenarios/constellation-4x81.yaml") +
                                " --set duration_s=1800 --set output_step_s=60 --set output.vtk=false"
                                " --set workload.local_steps=5 --set radiation.enabled=true --set radiation.rate_scale=1000"
                                " --set radiation.trials=6 --set radiation.link_outages_per_day=0 -o " + dir.string());
     ASSERT_EQ(r.status, 0) << r.output;
+    // Issue 52 (item 13): the summary table says the goodput's interval is where the trials lie
+    // (min–max of 6), prints the mean's 95 % confidence interval beside it, leaves out the envelope
+    // (cluster 0's frame over every cluster is no formation's envelope), and says what capacity 0 on a
+    // link is; the link-samples it counts are those of result.h5 (tests/cli/check_summary_table.py).
+    const auto table = dir / "table.txt";
+    std::ofstream(table) << r.output;
+    const auto rows = run_command("/usr/bin/python3 " + source("tests/cli/check_summary_table.py") + " " + dir.string() + " " +
+                                  table.string());
+    EXPECT_EQ(rows.status, 0) << rows.output;
+    EXPECT_NE(rows.output.find("ok"), std::string::npos) << rows.output;
     const auto check = run_command(
         "/usr/bin/python3 -c \"import h5py,json,sys,numpy as np; d=sys.argv[1]; f=h5py.File(d+'/result.h5','r'); "
         "s=json.load(open(d+'/summary.json'))['radiation']['constellation']; "

@@ -98,7 +98,7 @@ TEST(CliServing, PrfaasCachesCrossTheGatewaysOfAMovingConstellation) {
     // short prompts' caches inside cluster 3 as well, and both runs see the same requests.
     const auto dir = fresh_dir("serving_orbit");
     const auto r = run_command(skyfabric() + " run " + source("scenarios/serving-4x81.yaml") + " -o " +
-                               (dir / "out").string() + " --set duration_s=600 --quiet");
+                               (dir / "out").string() + " --set duration_s=600");
     ASSERT_EQ(r.status, 0) << r.output;
     const std::string script = R"(
 import h5py, numpy as np, sys
@@ -115,6 +115,32 @@ assert np.median(p['kv_transfer_s'][:][near]) < np.median(p['kv_transfer_s'][:][
 print('ok', far.sum(), near.sum())
 )";
     expect_check_passes(dir, script);
+    // Issue 52 (items 10, 11, 13): the time axis CF tools find in every group with one, the gateway
+    // egress along its bins' start times (tests/cli/check_cf_time.py); the objectives on the request
+    // tables for the plots; the busiest output step's egress in summary.json beside the busiest
+    // solver interval's, the table naming which peak is which.
+    const auto cf = run_command("/usr/bin/python3 " + source("tests/cli/check_cf_time.py") + " " + (dir / "out" / "result.h5").string() +
+                                " inference/gateway_egress inference/gateway_egress_local formation constellation");
+    EXPECT_EQ(cf.status, 0) << cf.output;
+    const std::string peaks = R"(
+import h5py, json, sys
+f = h5py.File(sys.argv[1] + '/result.h5', 'r')
+s = json.load(open(sys.argv[1] + '/summary.json'))['inference']
+for group in ('requests', 'requests_local'):
+    a = f['inference/' + group].attrs
+    assert a['ttft_slo_s'] == s['ttft_slo_s'] and a['tpot_slo_s'] == s['tpot_slo_s'], (group, dict(a))
+for group in ('gateway_egress', 'gateway_egress_local'):
+    g = f['inference/' + group]
+    r = s['routings'][g.attrs['routing'].decode() if isinstance(g.attrs['routing'], bytes) else g.attrs['routing']]
+    step_peak = float(g['egress_bps'][:].max())
+    assert step_peak > 0 and r['gateway_egress_step_peak_bps'] == step_peak, (group, r['gateway_egress_step_peak_bps'], step_peak)
+    assert r['gateway_egress_peak_bps'] >= step_peak, (group, r['gateway_egress_peak_bps'], step_peak)
+    assert g.attrs['bin_s'] == g['start_s'][1] - g['start_s'][0], dict(g.attrs)
+print('ok')
+)";
+    expect_check_passes(dir, peaks);
+    EXPECT_NE(r.output.find("peak, mean of an output step"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("peak, one solver interval"), std::string::npos) << r.output;
     fs::remove_all(dir);
 }
 

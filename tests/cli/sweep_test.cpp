@@ -371,3 +371,39 @@ TEST(Sweep, RateScaleSweepHeadlineGoodputIsTheMedianOverTrials) {
     EXPECT_NE(check.output.find("ok"), std::string::npos) << check.output;
     fs::remove_all(dir);
 }
+
+TEST(Sweep, EveryColumnWithAUnitHasItInSweepH5) {
+    // Issue 52 (item 12): sweep.h5 had no units on 84 of 126 columns of a serving sweep, among them
+    // percentiles (`ttft_s.p99`), vector elements (`envelope_max_m.0`), byte counts (`gateway_bytes`)
+    // and the trials' statistics (`lost_s.faults.median`). A serving sweep (serving-4x81, 300 s, two
+    // arrival rates) and a formation sweep under radiation (Monte Carlo statistics); units checked by
+    // tests/cli/check_sweep_units.py, some written out by hand.
+    const auto dir = fresh_dir("units");
+    const auto serving = run_command(skyfabric() + " sweep " + source("scenarios/serving-4x81.yaml") +
+                                     " --vary workload.inference.arrivals.rate_per_s=5,10 --set duration_s=300"
+                                     " --set output.vtk=false --no-plot -q -j 2 -o " + (dir / "serving").string());
+    ASSERT_EQ(serving.status, 0) << serving.output;
+    const auto check = [&](const fs::path& sweep, const std::string& expected) {
+        const auto r = run_command("/usr/bin/python3 " + source("tests/cli/check_sweep_units.py") + " " +
+                                   (sweep / "sweep.h5").string() + " " + expected);
+        EXPECT_EQ(r.status, 0) << r.output;
+        EXPECT_NE(r.output.find("ok"), std::string::npos) << r.output;
+    };
+    check(dir / "serving",
+          "inference.routings.local.ttft_s.p99=s inference.routings.prfaas.tpot_s.p50=s formation.envelope_max_m.0=m "
+          "inference.routings.prfaas.gateway_bytes=B inference.routings.local.kv_bytes_moved=B "
+          "inference.kv_bytes_per_token=B/token inference.routings.local.output_tokens_per_s=tokens/s "
+          "inference.routings.local.slo_attainment=");
+    const auto scenario = write_scenario(
+        dir, std::string(tiny_scenario) +
+                 "radiation: { trials: 4, rate_scale: 1e4, checkpoint_cost_s: 5, restart_s: 20, reboot_s: 60, threads: 1 }\n");
+    const auto formation = run_command(skyfabric() + " sweep " + scenario.string() +
+                                       " --vary formation.radius_m=200,300 --no-plot -q -j 2 -o " + (dir / "formation").string());
+    ASSERT_EQ(formation.status, 0) << formation.output;
+    check(dir / "formation",
+          "formation.envelope_max_m.2=m radiation.monte_carlo.lost_s.faults.median=s "
+          "radiation.monte_carlo.step_time_p99_s.mean_ci95.1=s radiation.monte_carlo.goodput.mean= "
+          "radiation.events_per_day_interval.0=1/day 'radiation.dose_max_rad=rad(Si)' radiation.shielding_mm_al=mm "
+          "workload.tokens_per_s=tokens/s radiation.monte_carlo.ranks_lost.median=");
+    fs::remove_all(dir);
+}

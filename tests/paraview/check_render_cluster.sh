@@ -1,6 +1,6 @@
 #!/bin/sh
 # scripts/render --cluster N --color-by Q on a constellation run's formation frames (issue 28):
-# one cluster alone at its own scale, links coloured by the chosen quantity; the zoomed-out
+# one cluster alone at its own scale, in its own chief's frame, links coloured by the chosen quantity; the zoomed-out
 # constellation series is skipped; a cluster the run does not have is refused (exit 2).
 # Exit 3 (skipped) without ParaView, as scripts/render.
 #   tests/paraview/check_render_cluster.sh SOURCE_DIR CONSTELLATION_RUN_DIR OUT_DIR
@@ -27,6 +27,8 @@ for path in sorted(glob.glob(sys.argv[1] + "/frame_*.png")):
     assert green.mean() > 0.002, (path, green.mean())
 print("ok")
 PY
+# Cluster 1 in its own chief's frame, not cluster 0's 100 km away (tests/paraview/check_cluster_frame.py).
+"$src/scripts/render" --pvbatch "$src/tests/paraview/check_cluster_frame.py" "$run" 1 || { echo "FAIL: cluster frame"; exit 1; }
 "$src/scripts/render" "$run" "$out" --cluster 9 --jobs 1 > "$out/refused.log" 2>&1
 status=$?
 [ $status -eq 2 ] || { cat "$out/refused.log"; echo "FAIL: --cluster 9 exited $status, not 2"; exit 1; }

@@ -241,3 +241,23 @@ TEST(InferenceScenario, RunEstimatesCountTheRequestsAndTheTrainingBesideThem) {
     // Without the training job the same serving costs about a tenth of that.
     EXPECT_LT(sc::estimate_run(load_scenario_file(std::string(SKYFABRIC_SOURCE_DIR) + "/scenarios/serving-4x81.yaml"), 324).cpu_s, 8.0);
 }
+
+TEST(InferenceScenario, OutputEstimateCountsTheRequestTable) {
+    // Issue 52 (item 15): validate estimated 0 MB of output for a serving run of a million requests,
+    // whose request table is tens of MB. A million requests in 100 s at 10,000 per second, both
+    // routings (serving-4x81 compares them): the request tables hold 2 × 1e6 rows of 10 float64 and
+    // 8 int32 columns (src/output/request_table.cpp), 224 MB before compression, on top of the
+    // samples' series (as at 1 request per second); without HDF5 output none of it.
+    namespace sc = skyfabric::scenario;
+    const std::string path = std::string(SKYFABRIC_SOURCE_DIR) + "/scenarios/serving-4x81.yaml";
+    const auto busy = load_scenario_file(path, {{"duration_s", "100"}, {"workload.inference.arrivals.rate_per_s", "10000"}});
+    const auto idle = load_scenario_file(path, {{"duration_s", "100"}, {"workload.inference.arrivals.rate_per_s", "1"}});
+    ASSERT_TRUE(busy.inference.compare_routing);
+    const double rows = 2.0 * (1e6 - 100.0), row_bytes = 10 * 8 + 8 * 4;
+    EXPECT_NEAR(sc::estimate_run(busy, 324).output_bytes - sc::estimate_run(idle, 324).output_bytes, rows * row_bytes, 1.0);
+    EXPECT_NE(sc::describe(sc::estimate_run(busy, 324)).find("of output"), std::string::npos);
+    EXPECT_GT(sc::estimate_run(busy, 324).output_bytes, 224e6);
+    const auto no_hdf5 = load_scenario_file(path, {{"duration_s", "100"}, {"workload.inference.arrivals.rate_per_s", "10000"},
+                                                   {"output.hdf5", "false"}, {"output.vtk", "false"}});
+    EXPECT_LT(sc::estimate_run(no_hdf5, 324).output_bytes, 1e6);
+}

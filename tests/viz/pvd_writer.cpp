@@ -253,6 +253,32 @@ TEST(PvdSeriesWriter, ConstellationLinksCarryLinkClassAndOneClusterWritesNone) {
     EXPECT_EQ(read_vtp(dir.path() / "f_000001.vtp")->GetCellData()->GetArray("link_class"), nullptr);
 }
 
+TEST(PvdSeriesWriter, ConstellationFramesCarryEachSatelliteInItsOwnClustersFrame) {
+    // Issue 52 (item 14): position_cluster_lvlh_m, three components per satellite, exactly as given
+    // (scripts/render --cluster N draws them); a frame without them has no such array, and a count
+    // that does not match the satellites is refused.
+    ScratchDir dir;
+    PvdSeriesWriter writer(dir.path(), "f");
+    const FiveSatellites sats(0);
+    const std::vector<std::int32_t> cluster_of{0, 0, 0, 1, 1};
+    std::vector<Eigen::Vector3d> own;
+    for (int i = 0; i < 5; ++i) own.emplace_back(0.5 * i, -1.0 * i, 100.0 + i);
+    SatelliteFrame frame = sats.frame();
+    frame.cluster_lvlh_m = own;
+    writer.write_frame(frame, LinkFrameData{&sats.topology, {}, cluster_of});
+    writer.write_frame(sats.frame(), LinkFrameData{&sats.topology, {}, cluster_of});
+    const auto written = read_vtp(dir.path() / "f_000000.vtp");  // holds the array below
+    vtkDataArray* array = written->GetPointData()->GetArray("position_cluster_lvlh_m");
+    ASSERT_NE(array, nullptr);
+    ASSERT_EQ(array->GetNumberOfTuples(), 5);
+    ASSERT_EQ(array->GetNumberOfComponents(), 3);
+    for (int i = 0; i < 5; ++i)
+        for (int k = 0; k < 3; ++k) EXPECT_EQ(array->GetComponent(i, k), own[static_cast<std::size_t>(i)][k]) << i << k;
+    EXPECT_EQ(read_vtp(dir.path() / "f_000001.vtp")->GetPointData()->GetArray("position_cluster_lvlh_m"), nullptr);
+    frame.cluster_lvlh_m = std::span<const Eigen::Vector3d>(own).first(4);
+    EXPECT_THROW(writer.write_frame(frame, LinkFrameData{&sats.topology, {}, cluster_of}), std::invalid_argument);
+}
+
 TEST(ClusterPairs, GroupGatewayLinksByPairWithSummedCapacityAndMeanLatency) {
     Topology topology;
     topology.node_count = 6;

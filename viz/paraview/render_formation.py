@@ -17,7 +17,8 @@ the frame), the time, and a grid labelled with the axes (each axis once).
 A constellation's zoomed-out series (vtk/constellation.pvd, a point per cluster with point
 data `cluster`) is drawn the same way with its own legend: each cluster a large sphere at its
 centroid, each pair of clusters joined by gateway links a tube coloured by their summed
-capacity, and the clock counting clusters, joined pairs and gateway links.
+capacity, and the clock counting clusters, joined pairs and gateway links, with each cluster's
+distance from cluster 0 (clusters 100 km apart share a spot beside one thousands of km away).
 
 Axes and views. LVLH: x radial (away from the Earth), y along-track (the direction of
 flight), z orbit normal. Every LVLH view has radial up where radial is on screen:
@@ -51,8 +52,10 @@ Options:
                       are written
   --fps N             frame rate of the movie (default 24)
   --cluster N         a constellation's formation frames: cluster N alone (its satellites and
-                      the links inside it), at its own scale; series without per-satellite
-                      clusters (vtk/constellation.pvd, a single formation) are skipped
+                      the links inside it), at its own scale, in its own chief's LVLH frame
+                      (point data position_cluster_lvlh_m; older frames: the run's frame);
+                      series without per-satellite clusters (vtk/constellation.pvd, a single
+                      formation) are skipped
   --color-by Q        what colours the links: capacity (default), utilisation (the run's
                       traffic over capacity), distance (link length) or margin (link margin)
   --plain             no labels, legend or grid: satellites and links only

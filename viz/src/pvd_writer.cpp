@@ -247,6 +247,7 @@ void PvdSeriesWriter::write_frame(const SatelliteFrame& frame, const LinkFrameDa
     check_length(frame.dose_rad, n, "dose_rad");
     check_length(frame.delta_v_m_s, n, "delta_v_m_s");
     check_length(frame.nearest_neighbour_m, n, "nearest_neighbour_m");
+    check_length(frame.cluster_lvlh_m, n, "cluster_lvlh_m");
     const std::size_t link_count = links.topology ? links.topology->links.size() : 0;
     check_length(links.utilisation, link_count, "utilisation");
     check_length(links.cluster_of, n, "cluster_of");
@@ -316,6 +317,12 @@ void PvdSeriesWriter::write_frame(const SatelliteFrame& frame, const LinkFrameDa
     // A constellation: each satellite's cluster (scripts/render --cluster N draws one).
     if (!links.cluster_of.empty())
         vtp.add(Section::point, "cluster_of", std::vector<std::int32_t>(links.cluster_of.begin(), links.cluster_of.end()));
+    if (!frame.cluster_lvlh_m.empty()) {
+        std::vector<double> own(3 * n);
+        for (std::size_t i = 0; i < n; ++i)
+            for (int k = 0; k < 3; ++k) own[3 * i + static_cast<std::size_t>(k)] = frame.cluster_lvlh_m[i][k];
+        vtp.add(Section::point, "position_cluster_lvlh_m", own, 3);
+    }
     vtp.set_scalars(Section::point, "status");
     vtp.add(Section::cell, "capacity_bps", capacity);
     vtp.add(Section::cell, "margin_db", margin);

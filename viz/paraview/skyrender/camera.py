@@ -6,7 +6,7 @@ JSON."""
 import math
 import os
 
-from .series import read_pvd, scan_series, scenario_title
+from .series import has_cluster_frame, read_pvd, scan_series, scenario_title
 from .style import AXIS_TITLES, LINK_QUANTITIES, PLAIN_BOX, SCENE_BOX, STATUS_NAMES
 
 # Camera direction (from the focal point to the camera) and view-up, per frame kind.
@@ -123,11 +123,13 @@ def plan_series(pvd, out_dir, run_dir, args):
         series_dir += "_cluster%d" % args.cluster
     info = scan_series(frames, link_array, args.cluster) if frames else {"bounds": None}
     # LVLH or ECI from the whole first frame: one cluster lies far from the frame's origin (cluster
-    # 0's chief) in LVLH too.
+    # 0's chief) in LVLH too. A cluster drawn in its own chief's LVLH frame (frames that carry it)
+    # is LVLH, about its own chief, whatever frame the run wrote.
+    own_frame = args.cluster is not None and bool(frames) and has_cluster_frame(frames[0][2])
     whole = scan_series(frames[:1], link_array) if frames and args.cluster is not None else info
     centre = whole.get("first_centre") or [0.0, 0.0, 0.0]
     far = math.sqrt(sum(c * c for c in centre))
-    is_eci = "eci" in name.lower() or (far > 1.0e5 and far > 10.0 * whole.get("first_span", 0))
+    is_eci = not own_frame and ("eci" in name.lower() or (far > 1.0e5 and far > 10.0 * whole.get("first_span", 0)))
     kind = "eci" if is_eci else "lvlh"
     follow = args.camera == "follow" or (args.camera == "auto" and is_eci)
     direction, up = VIEWS[kind][args.view]
@@ -159,7 +161,8 @@ def plan_series(pvd, out_dir, run_dir, args):
     clusters = info.get("clusters", False)
     title = "skyfabric  %s  (%s%s%s%s)" % (scenario_title(run_dir, pvd), kind.upper(),
                                           ", clusters" if clusters else "",
-                                          ", cluster %d" % args.cluster if args.cluster is not None else "",
+                                          (", cluster %d in its chief's frame" if own_frame else ", cluster %d")
+                                          % args.cluster if args.cluster is not None else "",
                                           ", following the formation" if follow else "")
     return {
         "name": name,

@@ -13,6 +13,22 @@ from .style import (
     UNIT_PREFIXES, VIRIDIS, event_statuses, legend_title, link_title, point_px, status_colours)
 
 
+def cluster_distances_text(pd, pts):
+    """A constellation's zoomed-out frame: each cluster's distance from cluster 0's centroid, in
+    words ("from cluster 0: 1 at 100 km, 2 at 200 km, 3 at 4,427 km"), so that clusters drawn on
+    one spot beside a far one still read apart; "" for fewer than two clusters."""
+    ids = pd.GetPointData().GetArray("cluster")
+    if ids is None or len(pts) < 2:
+        return ""
+    ids = vtk_to_numpy(ids)
+    if 0 not in ids:
+        return ""
+    origin = pts[int(np.nonzero(ids == 0)[0][0])]
+    parts = ["%d at %s km" % (int(k), "{:,.0f}".format(np.linalg.norm(p - origin) / 1e3))
+             for k, p in sorted(zip(ids, pts), key=lambda kp: int(kp[0])) if int(k) != 0]
+    return "from cluster 0: " + ", ".join(parts)
+
+
 class Scene:
     """An offscreen render window with the formation, grid and labels of a plan; render()
     draws one frame into a PNG."""
@@ -369,12 +385,16 @@ class Scene:
                             t, t / 60.0, index, plan["n_times"] - 1, n,
                             int(vtk_to_numpy(sats).sum()) if sats is not None else 0,
                             pd.GetNumberOfLines(), int(gw.sum())))
+                distances = cluster_distances_text(pd, pts)
+                if distances:
+                    text += "\n" + distances
             counts = [(int((status == k).sum()), plan["status_names"][k]) for k in self.event_statuses]
             extra = ["%d %s" % c for c in counts if c[0]]
             if down.any():
                 extra.append("%d link%s down" % (int(down.sum()), "" if down.sum() == 1 else "s"))
             if extra:
-                text += "   (" + ", ".join(extra) + ")"
+                first, _, rest = text.partition("\n")
+                text = first + "   (" + ", ".join(extra) + ")" + ("\n" + rest if rest else "")
             self.clock.SetInput(text)
 
         self.rw.Render()

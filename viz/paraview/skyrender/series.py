@@ -68,7 +68,9 @@ def read_frame(reader, path, link_array="capacity_bps", cluster=None):
     """Reads one .vtp: (points N x 3, status N, line connectivity polydata, the links' coloured
     quantity (link_array), fault_down of the lines). Vertex cells come first in VTK's cell order.
     With `cluster`, only the satellites of that cluster (point data cluster_of) and the links
-    between two of them."""
+    between two of them, drawn in the cluster's own chief's LVLH frame (point data
+    position_cluster_lvlh_m) when the frame has it: the frame's own points are cluster 0's LVLH
+    (or ECI), where another cluster sits thousands of kilometres off, turned."""
     reader.SetFileName(path)
     reader.Update()
     pd = reader.GetOutput()
@@ -85,6 +87,9 @@ def read_frame(reader, path, link_array="capacity_bps", cluster=None):
         return pd, pts, status, cap, down
     keep = vtk_to_numpy(pd.GetPointData().GetArray("cluster_of")) == cluster
     new_index = np.cumsum(keep) - 1
+    own = pd.GetPointData().GetArray(CLUSTER_FRAME_ARRAY)
+    if own is not None:
+        pts = vtk_to_numpy(own).reshape(-1, 3)
     from vtkmodules.vtkCommonCore import vtkPoints
     from vtkmodules.vtkCommonDataModel import vtkCellArray, vtkPolyData
     sub = vtkPolyData()
@@ -101,6 +106,18 @@ def read_frame(reader, path, link_array="capacity_bps", cluster=None):
         sub.SetLines(lines)
         cap, down = cap[inside], down[inside]
     return sub, pts[keep], status[keep], cap, down
+
+
+CLUSTER_FRAME_ARRAY = "position_cluster_lvlh_m"
+
+
+def has_cluster_frame(path):
+    """Whether a constellation's formation frame carries each satellite in its own cluster
+    chief's LVLH frame (point data position_cluster_lvlh_m; frames written before it did not)."""
+    reader = new_reader()
+    reader.SetFileName(path)
+    reader.Update()
+    return reader.GetOutput().GetPointData().GetArray(CLUSTER_FRAME_ARRAY) is not None
 
 
 def _cluster_of(path):

@@ -10,7 +10,9 @@
 //   verts       one vertex cell per satellite (cells 0 .. N-1)
 //   lines       one line cell per link (cells N .. N+L-1), source -> target
 //   point data  id (int), status (int, SatelliteStatus), dose_rad, delta_v_m_s,
-//               nearest_neighbour_m (double)
+//               nearest_neighbour_m (double); for a constellation cluster_of (int) and
+//               position_cluster_lvlh_m (3 doubles: each satellite in its own cluster chief's
+//               LVLH frame, which scripts/render --cluster N draws)
 //   cell data   capacity_bps, margin_db, utilisation, distance_m (double; NaN on the
 //               vertex cells, which are not links), link_source, link_target (int; -1 on
 //               vertex cells), and for a constellation link_class (int; 0 intra-cluster,
@@ -55,6 +57,8 @@ struct SatelliteFrame {
     std::span<const double> dose_rad;               // each: empty => zeros, else one per satellite
     std::span<const double> delta_v_m_s;
     std::span<const double> nearest_neighbour_m;
+    // A constellation: each satellite's position in its own cluster chief's LVLH frame; empty => none.
+    std::span<const Eigen::Vector3d> cluster_lvlh_m;
 };
 
 // The links at the same instant, drawn as lines between satellites.
