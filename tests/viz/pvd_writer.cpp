@@ -89,7 +89,7 @@ struct FiveSatellites {
         }
     }
     SatelliteFrame frame() const {
-        return SatelliteFrame{topology.time_s, positions, status, dose, dv, nn};
+        return SatelliteFrame{topology.time_s, positions, status, dose, dv, nn, {}};
     }
     LinkFrameData links() const { return LinkFrameData{&topology, utilisation, {}}; }
 };
@@ -189,7 +189,7 @@ TEST(PvdSeriesWriter, EmptyOptionalArraysAndNoTopologyGiveZerosAndNoLines) {
     ScratchDir dir;
     PvdSeriesWriter writer(dir.path(), "eci");
     const std::vector<Eigen::Vector3d> positions{{7.0e6, 0.0, 0.0}, {7.0e6, 150.0, 0.0}};
-    writer.write_frame(SatelliteFrame{12.5, positions, {}, {}, {}, {}}, LinkFrameData{});
+    writer.write_frame(SatelliteFrame{12.5, positions, {}, {}, {}, {}, {}}, LinkFrameData{});
     const auto poly = read_vtp(dir.path() / "eci_000000.vtp");
     EXPECT_EQ(poly->GetNumberOfPoints(), 2);
     EXPECT_EQ(poly->GetNumberOfLines(), 0);
