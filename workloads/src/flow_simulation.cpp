@@ -363,30 +363,38 @@ double CollectiveEngine::run_dynamic(const Schedule& schedule, const Placement& 
         }
         reroute();
         double phase_end = t;
+        // The problem is built once per route set: between topology changes a flow that ends only
+        // leaves the solve (`on`), which gives the rates of a problem rebuilt without it, to the bit
+        // (maxmin_rates skips inactive flows, and a link's index does not enter the arithmetic).
+        detail::LocalProblem& lp = scratch_problem;
+        bool built = false, any_stalled = false;
+        std::size_t unfinished = 0;
         for (;;) {
             const Network& net = clock_.network();
-            detail::LocalProblem& lp = scratch_problem;
-            lp.clear();
-            flow_of.clear();
-            bool any_stalled = false;
-            std::size_t unfinished = 0;
-            for (std::size_t i = 0; i < flows.size(); ++i) {
-                auto& f = flows[i];
-                if (f.remaining <= 0.0) continue;
-                ++unfinished;
-                if (!f.has_path) {
-                    any_stalled = true;
-                    continue;
+            if (!built) {
+                lp.clear();
+                flow_of.clear();
+                any_stalled = false;
+                unfinished = 0;
+                for (std::size_t i = 0; i < flows.size(); ++i) {
+                    auto& f = flows[i];
+                    if (f.remaining <= 0.0) continue;
+                    ++unfinished;
+                    if (!f.has_path) {
+                        any_stalled = true;
+                        continue;
+                    }
+                    lp.add_flow(std::span<const std::int32_t>(edges.data() + f.first_edge, static_cast<std::size_t>(f.edge_count)),
+                                net, edge_local_, f.remaining, f.latency);
+                    flow_of.push_back(static_cast<std::int32_t>(i));
                 }
-                lp.add_flow(std::span<const std::int32_t>(edges.data() + f.first_edge, static_cast<std::size_t>(f.edge_count)),
-                            net, edge_local_, f.remaining, f.latency);
-                flow_of.push_back(static_cast<std::int32_t>(i));
+                on.assign(flow_of.size(), 1);
+                built = true;
             }
             if (unfinished == 0) {
                 lp.release(edge_local_);
                 break;
             }
-            on.assign(flow_of.size(), 1);
             lp.solve(on);
             ++rate_solves_;
             double dt = inf;
@@ -410,17 +418,20 @@ double CollectiveEngine::run_dynamic(const Schedule& schedule, const Placement& 
                     clock_.add_edge_bytes(lp.global_edge[lp.problem.flow_links[q]], moved);
                 if (done) {
                     f.remaining = 0.0;
+                    on[j] = 0;
+                    --unfinished;
                     phase_end = std::max(phase_end, t + step + f.latency);
                 } else {
                     f.remaining -= sent;
                 }
             }
-            lp.release(edge_local_);
             if (any_stalled) result.stalled_s += step;
             t += step;
             if (!drains_first) {
+                lp.release(edge_local_);
                 enter_time(t);
                 reroute();
+                built = false;
             }
         }
         t = std::max(t, phase_end);
