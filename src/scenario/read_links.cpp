@@ -98,7 +98,7 @@ ConstellationConfig read_constellation(Section s, bool present, const FormationC
         if (names.empty()) s.fail("algorithms", "list at least one of " + listed);
     }
     for (const auto& n : names) c.algorithms.push_back(*workloads::cluster_algorithm_from_name(n));
-    c.routing_model = s.choice("routing_model", workloads::routing_model_names, workloads::RoutingModel::two_level);
+    const std::string routing_model = s.choice("routing_model", {"auto", "two_level", "flat"}, "auto");
     // One home for local SGD's settings, whatever its replica (workloads/job.hpp).
     const std::pair<const char*, const char*> moved[] = {{"inner_steps", "local_steps"}, {"outer_bytes_per_element", "outer_bytes_per_element"}};
     for (const auto& [old_key, new_key] : moved)
@@ -134,6 +134,15 @@ ConstellationConfig read_constellation(Section s, bool present, const FormationC
         for (std::int64_t k = 0; k < count; ++k)
             c.clusters.push_back(ClusterConfig{*spacing_m * static_cast<double>(k), raan_step_rad * static_cast<double>(k), {}});
     }
+    // auto: flat while its guided searches serve (every cluster's gateway links within the guide's
+    // limit, workloads::max_entries: up to 17 clusters of 4 gateways), where they are the faster;
+    // two-level beyond, where a flat search settles most of the constellation (docs/routing.md).
+    const auto gateway_links_into_a_cluster =
+        static_cast<std::int64_t>(gw.gateways_per_cluster) * (static_cast<std::int64_t>(c.clusters.size()) - 1);
+    c.routing_model = routing_model == "flat" ? workloads::RoutingModel::flat
+                      : routing_model == "two_level" || gateway_links_into_a_cluster > workloads::max_entries
+                          ? workloads::RoutingModel::two_level
+                          : workloads::RoutingModel::flat;
     s.finish();
     return c;
 }

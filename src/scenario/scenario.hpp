@@ -158,9 +158,9 @@ struct ConstellationConfig {
     // gateways.failover_s: how long a failed gateway link blackholes its traffic before the routes
     // re-weight (workloads::RecoveryConfig::gateway_failover_s); BFD at 1 s × 3 by default.
     double gateway_failover_s = 3.0;
-    // routing_model: how routes between clusters are searched (docs/routing.md); versioned in the
-    // outputs, since ties and UCMP's later paths may differ between the models.
-    workloads::RoutingModel routing_model = workloads::RoutingModel::two_level;
+    // routing_model: how routes between clusters are searched (docs/routing.md), `auto` resolved by
+    // the reader; versioned in the outputs, since ties and UCMP's later paths may differ.
+    workloads::RoutingModel routing_model = workloads::RoutingModel::flat;
 };
 
 struct Scenario {

@@ -130,6 +130,47 @@ print("ok", first, second)
     fs::remove_all(dir);
 }
 
+TEST(Cli, ConstellationRecordsItsRoutingModelAndBothModelsTrainAlike) {
+    // Issue 48: the routing model is versioned in summary.json and result.h5. auto resolves to flat
+    // for four clusters of four gateways (12 gateway links into a cluster, within the flat guide's
+    // limit) and to two_level for 18 clusters (68); either can be asked for; both models give the same
+    // shortest-path latencies, so an algorithm trains to within rounding of ties alike.
+    const auto dir = fresh_dir("routing_model");
+    const std::string common = " --set duration_s=600 --set output.vtk=false --set constellation.algorithms=[ring,diloco]";
+    const auto run = [&](const std::string& name, const std::string& sets) {
+        const auto r = run_command(skyfabric() + " run -q " + source("scenarios/constellation-4x81.yaml") + common + sets +
+                                   " --yes -o " + (dir / name).string());
+        EXPECT_EQ(r.status, 0) << r.output;
+    };
+    run("auto4", "");
+    run("two4", " --set constellation.routing_model=two_level");
+    run("flat4", " --set constellation.routing_model=flat");
+    run("auto18", " --set constellation.clusters=18 --set duration_s=60 --set output.hdf5=false");
+    std::ofstream(dir / "check.py") << R"(import sys, json, os, h5py
+d = sys.argv[1]
+def model(run):
+    return json.load(open(os.path.join(d, run, "summary.json")))["constellation"]["routing_model"]
+assert [model(r) for r in ("auto4", "two4", "flat4", "auto18")] == ["flat", "two_level", "flat", "two_level"]
+for run in ("two4", "flat4"):
+    with h5py.File(os.path.join(d, run, "result.h5"), "r") as f:
+        attr = f["constellation"].attrs["routing_model"]
+        assert (attr.decode() if isinstance(attr, bytes) else attr) == model(run), attr
+two, flat = (json.load(open(os.path.join(d, r, "summary.json")))["constellation"]["algorithms"] for r in ("two4", "flat4"))
+for name in ("ring", "diloco"):
+    for key in ("steps", "step_time_mean_s", "tokens_per_s", "gateway_bytes"):
+        a, b = two[name][key], flat[name][key]
+        assert abs(a - b) <= 1e-4 * abs(b), (name, key, a, b)
+print("ok")
+)";
+    const auto check = run_command("/usr/bin/python3 " + (dir / "check.py").string() + " " + dir.string());
+    EXPECT_EQ(check.status, 0) << check.output;
+    const auto bad = run_command(skyfabric() + " validate " + source("scenarios/constellation-4x81.yaml") +
+                                 " --set constellation.routing_model=bgp");
+    EXPECT_EQ(bad.status, 2) << bad.output;
+    EXPECT_NE(bad.output.find("routing_model"), std::string::npos) << bad.output;
+    fs::remove_all(dir);
+}
+
 TEST(Cli, PrintedWallTimeIncludesWritingTheFiles) {
     // Issue 28: the wall time printed and in summary.json (wall_s) spans the files' writing, after the
     // simulation's own figure (simulation_wall_s) was taken: wall_s > simulation_wall_s, and the table prints wall_s.

@@ -130,9 +130,10 @@ thread_local Scratch scratch;
 // latency along it), from the border distances (ClusterOverlay::border_distance_s); 0 without them.
 class Bounds {
 public:
-    Bounds(const ClusterOverlay& o, Scratch& sc, std::int32_t t)
-        : o_(o), sc_(sc), rows_(o.border_node.size()), use_(!o.border_distance_s.empty()),
-          target_cluster_(o.cluster_of[static_cast<std::size_t>(t)]), target_local_(o.local_index[static_cast<std::size_t>(t)]) {}
+    Bounds(const Network& n, const ClusterOverlay& o, Scratch& sc, std::int32_t t, const std::vector<char>& banned)
+        : n_(n), o_(o), sc_(sc), banned_(banned), rows_(o.border_node.size()), use_(!o.border_distance_s.empty()),
+          target_cluster_(o.cluster_of[static_cast<std::size_t>(t)]), target_local_(o.local_index[static_cast<std::size_t>(t)]),
+          by_entries_(!o.entry_offsets.empty()) {}
     double operator()(std::int32_t v) const {
         if (!use_) return 0.0;
         const auto vi = static_cast<std::size_t>(v);
@@ -154,24 +155,42 @@ public:
     }
 
 private:
-    // From border row r: min over t's cluster's borders b of D(r, b) + d(b, t) inside t's cluster.
+    // From border row r: min over t's cluster's borders b of D(r, b) + d(b, t) inside t's cluster;
+    // with its entries kept, min over those not banned, u → w, of D(r, u) + l + d(w, t), and d(r, t)
+    // inside it for a border of t's cluster itself. Both are the distance with nothing banned; the
+    // second stays consistent with links into t's cluster banned (D obeys the triangle inequality).
     double of_row(std::int32_t r) const {
         const auto ri = static_cast<std::size_t>(r);
         if (sc_.row_stamp[ri] == sc_.stamp) return sc_.row_bound[ri];
         double h = inf;
         const auto c = static_cast<std::size_t>(target_cluster_);
-        for (auto b = o_.border_offsets[c]; b < o_.border_offsets[c + 1]; ++b)
-            h = std::min(h, o_.border_distance_s[ri * rows_ + static_cast<std::size_t>(b)] +
-                                o_.tree_latency_s[o_.tree_base[static_cast<std::size_t>(b)] + static_cast<std::size_t>(target_local_)]);
+        const auto to_target = [&](std::int32_t row) {
+            return o_.tree_latency_s[o_.tree_base[static_cast<std::size_t>(row)] + static_cast<std::size_t>(target_local_)];
+        };
+        if (by_entries_) {
+            if (o_.cluster_of[static_cast<std::size_t>(o_.border_node[ri])] == target_cluster_) h = to_target(r);
+            for (auto i = o_.entry_offsets[c]; i < o_.entry_offsets[c + 1]; ++i) {
+                const std::int32_t e = o_.entries[static_cast<std::size_t>(i)];
+                if (banned_[static_cast<std::size_t>(e)]) continue;
+                h = std::min(h, o_.border_distance_s[ri * rows_ + static_cast<std::size_t>(o_.row_of[static_cast<std::size_t>(n_.edge_from[e])])] +
+                                    n_.latency_s[e] + to_target(o_.row_of[static_cast<std::size_t>(n_.edge_to[e])]));
+            }
+        } else {
+            for (auto b = o_.border_offsets[c]; b < o_.border_offsets[c + 1]; ++b)
+                h = std::min(h, o_.border_distance_s[ri * rows_ + static_cast<std::size_t>(b)] + to_target(b));
+        }
         sc_.row_stamp[ri] = sc_.stamp;
         sc_.row_bound[ri] = h;
         return h;
     }
+    const Network& n_;
     const ClusterOverlay& o_;
     Scratch& sc_;
+    const std::vector<char>& banned_;
     std::size_t rows_;
     bool use_;
     std::int32_t target_cluster_, target_local_;
+    bool by_entries_;
 };
 
 // One search on the reduced graph, banned links and virtual edges left out; the path's edges
@@ -180,7 +199,7 @@ bool search_reduced(const Network& n, const ClusterOverlay& o, std::int32_t s, s
                     const std::vector<char>& banned_virtual, std::vector<std::int32_t>& edges) {
     Scratch& sc = scratch;
     sc.prepare(static_cast<std::size_t>(n.node_count), o.border_node.size());
-    const Bounds bounds(o, sc, t);
+    const Bounds bounds(n, o, sc, t, banned);
     const std::int32_t cs = o.cluster_of[static_cast<std::size_t>(s)];
     const std::int32_t ct = o.cluster_of[static_cast<std::size_t>(t)];
     Frontier frontier;  // by label + bound, then hops, then node
@@ -336,6 +355,18 @@ std::optional<ClusterOverlay> build_cluster_overlay(const Network& n, std::span<
         }
     }
     const std::size_t rows = o.border_node.size();
+    // The links into each cluster, if no cluster has more than max_bound_entries of them.
+    std::vector<std::vector<std::int32_t>> into(clusters);
+    for (const std::int32_t e : n.adjacency_edges)
+        if (o.cluster_of[static_cast<std::size_t>(n.edge_from[e])] != o.cluster_of[static_cast<std::size_t>(n.edge_to[e])])
+            into[static_cast<std::size_t>(o.cluster_of[static_cast<std::size_t>(n.edge_to[e])])].push_back(e);
+    if (std::all_of(into.begin(), into.end(), [](const auto& edges) { return edges.size() <= static_cast<std::size_t>(max_bound_entries); })) {
+        o.entry_offsets.push_back(0);
+        for (const auto& edges : into) {
+            o.entries.insert(o.entries.end(), edges.begin(), edges.end());
+            o.entry_offsets.push_back(static_cast<std::int32_t>(o.entries.size()));
+        }
+    }
     if (rows * rows <= max_overlay_bound_entries) {
         o.border_distance_s.resize(rows * rows);
         for (std::size_t r = 0; r < rows; ++r) border_distances(n, o, static_cast<std::int32_t>(r), std::span(o.border_distance_s).subspan(r * rows, rows));

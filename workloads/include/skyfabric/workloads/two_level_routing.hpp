@@ -48,6 +48,10 @@ struct ClusterOverlay {
     // Latency distances between every two border rows over the whole network, row-major (rows ×
     // rows; empty past max_overlay_bound_entries): the searches' bounds towards their targets.
     std::vector<double> border_distance_s;
+    // Per cluster: the usable links into it from other clusters, [c, c + 1) of entries (its bounds
+    // leave out those a later disjoint path may not take; kept only up to max_bound_entries a cluster).
+    std::vector<std::int32_t> entry_offsets;
+    std::vector<std::int32_t> entries;
     std::size_t virtual_index(std::int32_t cluster, std::int32_t from_row, std::int32_t to_row) const {
         const auto first = border_offsets[static_cast<std::size_t>(cluster)];
         const auto rows = static_cast<std::size_t>(border_offsets[static_cast<std::size_t>(cluster) + 1] - first);
@@ -57,7 +61,7 @@ struct ClusterOverlay {
     std::size_t bytes() const {
         return (virtual_latency_s.size() + tree_latency_s.size() + border_distance_s.size()) * sizeof(double) + (virtual_base.size() + tree_base.size()) * sizeof(std::size_t) +
                (cluster_of.size() + local_index.size() + cluster_size.size() + border_offsets.size() + border_node.size() +
-                row_of.size() + virtual_hops.size() + tree_via.size()) * sizeof(std::int32_t);
+                row_of.size() + virtual_hops.size() + tree_via.size() + entry_offsets.size() + entries.size()) * sizeof(std::int32_t);
     }
 };
 
@@ -66,11 +70,14 @@ struct ClusterOverlay {
 // cluster_of: any labels, per node (missing or negative: a cluster of their own).
 inline constexpr std::size_t max_overlay_entries = std::size_t{1} << 24;
 inline constexpr std::size_t max_overlay_bound_entries = std::size_t{1} << 22;  // 32 MB of border distances
+inline constexpr std::int32_t max_bound_entries = 64;  // links into a cluster its bounds go through one by one
 std::optional<ClusterOverlay> build_cluster_overlay(const Network& network, std::span<const std::int32_t> cluster_of);
 
 // Up to k paths from source to target (shortest latency), found one after another on the reduced
 // graph as the header says. Each search goes towards its target (A*) on lower bounds from the
-// border distances: from a border node b, min over t's cluster's borders b' of D(b, b') + d(b', t);
+// border distances: from a border node b, min over t's cluster's borders b' of D(b, b') + d(b', t)
+// (with few links into t's cluster, min over those the search may take, u → w, of
+// D(b, u) + l + d(w, t): a later disjoint path's bound leaves out the links the earlier ones took);
 // from an inner node, through its cluster's borders; inside t's cluster, the landmark bound over its
 // borders. All are consistent, so the paths are shortest (to rounding); among equal ones the
 // frontier's order (bound-added label, hops, node) picks one. Empty when target cannot
