@@ -54,8 +54,8 @@ void check_output_volume(Section& top, const Scenario& sc, std::size_t satellite
 }
 
 // A run estimated over the unconfirmed limits is refused (LoadOptions::refuse_large_runs), naming the
-// key that makes it large: the formation when it has more satellites than the run has samples, else
-// the run's length.
+// key that makes it large: a constellation's clusters past 16, the formation when it has more
+// satellites than the run has samples, else the run's length.
 void check_run_size(Section& top, const Scenario& sc, std::size_t satellites) {
     const RunEstimate e = estimate_run(sc, satellites);
     if (e.memory_bytes <= unconfirmed_run_max_memory_bytes && e.cpu_s <= unconfirmed_run_max_cpu_s) return;
@@ -65,6 +65,9 @@ void check_run_size(Section& top, const Scenario& sc, std::size_t satellites) {
                                  " GB of memory or " + format_count(unconfirmed_run_max_cpu_s / 3600.0) +
                                  " CPU-hour start only with --yes";
     if (sc.fabric) top.fail("topology", estimate + " (or use fewer ranks, or shorten the run)");
+    // Many clusters: the constellation's training grows as clusters^2.5 (estimate_run).
+    if (sc.constellation.enabled && sc.constellation.clusters.size() > 16 && top.has("constellation"))
+        top.section("constellation").fail("clusters", estimate + " (or fewer clusters, or shorten the run)");
     if (static_cast<double>(satellites) > e.samples) {
         Section formation = top.section("formation");
         const bool lattice = sc.formation.layout != FormationLayout::explicit_states;

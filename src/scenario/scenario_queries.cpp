@@ -109,6 +109,21 @@ RunEstimate estimate_run(const Scenario& sc, std::size_t satellites) {
     }
     e.memory_bytes = 40e6 + (orbital ? 6e3 * n : 0.0) + satellite_samples * bytes;
     e.cpu_s = satellite_samples * seconds;
+    // A constellation's training beyond its satellites' share: any cluster's link change starts a
+    // keyframe of the merged fabric, and the algorithms route and re-solve their collectives across
+    // the clusters at each, so the cost grows as clusters^2.5, mostly DiLoCo's and NoLoCo's outer
+    // syncs. Measured with /usr/bin/time (2-core VM, one thread; constellation-4x81 100 km apart):
+    // at 64 clusters for 600 s, 8 CPU-s for diloco or noloco alone beyond the run without them and
+    // 0.4 s each for ring and hierarchical (4–48 clusters follow clusters^2.5 within 1.6x); one orbit
+    // with the four and 20 trials took 304 CPU-s and 2.8 GB (routes and replayed keyframes kept).
+    if (sc.constellation.enabled && sc.workload.enabled && !sc.inference.enabled) {
+        const double growth = std::pow(static_cast<double>(sc.constellation.clusters.size()), 2.5) * sc.duration_s;
+        double per_growth_s = 0.0;
+        for (const auto algorithm : sc.constellation.algorithms)
+            per_growth_s += algorithm == workloads::ClusterAlgorithm::diloco || algorithm == workloads::ClusterAlgorithm::noloco ? 4.6e-7 : 2e-8;
+        e.cpu_s += per_growth_s * growth;
+        e.memory_bytes += 12.0 * growth;
+    }
     // A synthetic fabric's links, which a fully connected one has by the million: measured with
     // /usr/bin/time on fully_connected p = 1,000–4,472 (0.5–10 M links), 100 s, 2-core VM. Built
     // and kept, ~52 B and 0.2 µs per link; a workload's network and routes over them, ~230 B and

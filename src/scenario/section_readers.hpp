@@ -49,8 +49,9 @@ inline constexpr double max_training_steps = 1e7;
 inline constexpr double max_dose_series_bytes = 8e9;
 inline constexpr std::size_t max_scenario_bytes = 32u << 20;
 // Clusters of a constellation: every gateway has a terminal for each other cluster, and the layer's
-// pairs grow as clusters²; 64 clusters of 4 gateways are 8,064 pairs a sample.
-inline constexpr std::size_t max_clusters = 64;
+// pairs grow as clusters²; 256 clusters of 4 gateways (20,736 satellites) are 130,560 pairs a
+// sample. Past the run-size limits a constellation is refused without --yes, with its estimate.
+inline constexpr std::size_t max_clusters = 256;
 inline constexpr std::size_t max_edge_list_bytes = 512u << 20;
 
 // A count for a message: "1.2e+07" style past a million, plain below.
