@@ -87,6 +87,14 @@ int command_run(const RunOptions& o) {
                          w->value("steps", 0LL));
             if (o.strict) return exit_cannot_train;
         }
+        if (w != j.end() && w->is_object() && !w->value("truncated", false) && w->contains("steps") &&
+            (*w)["steps"].is_number_integer() && (*w)["steps"].get<long long>() == 0) {
+            std::fprintf(stderr,
+                         "skyfabric: warning: the job trained no step in the run's %g s: one step takes longer than "
+                         "the run (workload.steps in summary.json)\n",
+                         sc.duration_s);
+            if (o.strict) return exit_cannot_train;
+        }
         std::string stopped;  // constellation algorithms that could not train to the end
         if (const auto c = j.find("constellation"); c != j.end() && c->is_object() && c->contains("algorithms"))
             for (const auto& [name, a] : (*c)["algorithms"].items())

@@ -1,5 +1,6 @@
 #include "scenario/yaml_reader.hpp"
 
+#include <skyfabric/workloads/input_text.hpp>
 #include <skyfabric/workloads/nearest_word.hpp>
 
 #include <yaml-cpp/eventhandler.h>
@@ -125,7 +126,7 @@ void Section::fail_at(const YAML::Node& node, const std::string& key_path_text, 
 
 namespace {
 std::string describe(const YAML::Node& v) {
-    if (v.IsScalar()) return "'" + v.Scalar() + "'";
+    if (v.IsScalar()) return workloads::quoted_input(v.Scalar());
     if (v.IsSequence()) return "a list";
     if (v.IsMap()) return "a mapping";
     return "nothing";
@@ -475,6 +476,20 @@ std::string read_input_file(const std::filesystem::path& path, std::size_t max_b
         text.append(buffer, static_cast<std::size_t>(got));
         // A file growing while read is capped too.
         if (text.size() > max_bytes) throw reason("the " + what + " is over " + std::to_string(max_bytes) + " bytes; at most that is read");
+    }
+    // Every input is UTF-8 text: refused here, before any run, rather than failing when its
+    // contents reach summary.json (JSON takes only UTF-8).
+    const std::string_view view(text);
+    if (view.substr(0, 2) == "\xFF\xFE" || view.substr(0, 2) == "\xFE\xFF")
+        throw reason("the " + what + " is UTF-16 text (it starts with a UTF-16 byte-order mark); save it as UTF-8");
+    if (const auto bad = workloads::first_invalid_utf8(view)) {
+        const std::size_t line_start = view.rfind('\n', *bad == 0 ? 0 : *bad - 1);
+        const std::size_t line = 1 + static_cast<std::size_t>(std::count(view.begin(), view.begin() + static_cast<std::ptrdiff_t>(*bad), '\n'));
+        const std::size_t column = line_start == std::string_view::npos || *bad == 0 ? *bad + 1 : *bad - line_start;
+        char byte[8];
+        std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(view[*bad]));
+        throw ScenarioError(path.string() + ":" + std::to_string(line) + ":" + std::to_string(column) + ": the " + what +
+                            " is not UTF-8 text (byte " + byte + "); save it as UTF-8");
     }
     return text;
 }
