@@ -229,8 +229,8 @@ int main(int argc, char** argv) {
         // A stop asked for before the run had its first sample ends it on the way (the staging
         // is removed): the run was interrupted, not broken.
         if (common::stop_requested().load()) {
-            std::fprintf(stderr, "skyfabric: interrupted before the run had its first sample; nothing was written (%s)\n",
-                         e.what());
+            // What the stop broke on the way (a topology source that ended early) is no news to the user.
+            std::fprintf(stderr, "skyfabric: interrupted before the run had its first sample; nothing was written\n");
             return exit_interrupted;
         }
         // Named after the command that failed (`collective` resolves the backend too, for one).
