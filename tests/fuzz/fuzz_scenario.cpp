@@ -1,5 +1,6 @@
 // libFuzzer target over the scenario loader, the --set parser, the scenario's `sweep:` block
-// (as `sweep` and `validate` read it) and the edge-list CSV parser (`--topology file:`).
+// (as `sweep` and `validate` read it), the edge-list CSV parser (`--topology file:`) and the
+// request-trace CSV parser (`workload.inference.arrivals.trace`).
 //
 // Input: YAML text, optionally followed by a line "#--set" and then one `--set`
 // argument per line (key.path=value). Every argument goes through parse_override, the
@@ -14,8 +15,10 @@
 #include "scenario/yaml_reader.hpp"
 #include "sweep/sweep_plan.hpp"
 
+#include <skyfabric/workloads/serving.hpp>
 #include <skyfabric/workloads/synthetic_fabric.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <cstdio>
@@ -44,6 +47,19 @@ bool has_location(const std::string& message) {
     };
     return i < message.size() && message[i] == ':' && digits() && i < message.size() && message[i] == ':' && digits() &&
            message.compare(i, 2, ": ") == 0;
+}
+
+// A refusal quotes at most ~80 characters of the input, escaped: short, and no control byte in it.
+void check_quoted(std::string_view message, const char* what) {
+    const bool control = std::any_of(message.begin(), message.end(), [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return u < 0x20 || u == 0x7F;
+    });
+    if (message.size() > 1000 || control) {
+        std::fprintf(stderr, "fuzz_scenario: a %s refusal longer than 1000 bytes or with a control byte (%zu bytes)\n", what,
+                     message.size());
+        std::abort();
+    }
 }
 
 void run_one(const std::string& input) {
@@ -100,6 +116,24 @@ void run_one(const std::string& input) {
             std::fprintf(stderr, "fuzz_scenario: an edge-list refusal that does not name the file: %s\n", e.what());
             std::abort();
         }
+        check_quoted(e.what(), "edge-list");
+    }
+    try {
+        // And as a request trace: a refusal names the file, and every token count is in range.
+        for (const auto& r : skyfabric::workloads::parse_request_trace_csv(input, "fuzz.csv")) {
+            if (r.prompt_tokens < 1 || r.prompt_tokens > skyfabric::workloads::max_request_tokens || r.output_tokens < 1 ||
+                r.output_tokens > skyfabric::workloads::max_request_tokens || r.cached_tokens < 0 ||
+                r.cached_tokens > r.prompt_tokens || !(r.arrival_s >= 0.0)) {
+                std::fprintf(stderr, "fuzz_scenario: a trace row out of range was accepted\n");
+                std::abort();
+            }
+        }
+    } catch (const skyfabric::workloads::RequestTraceError& e) {
+        if (std::string_view(e.what()).find("fuzz.csv") == std::string_view::npos) {
+            std::fprintf(stderr, "fuzz_scenario: a trace refusal that does not name the file: %s\n", e.what());
+            std::abort();
+        }
+        check_quoted(e.what(), "trace");
     }
 }
 
