@@ -160,7 +160,7 @@ int run(const Options& o_in) {
     p.pointing_jitter_rad = o.pointing_jitter_urad * 1e-6;
     p.pointing_static_error_rad = o.pointing_error_urad * 1e-6;
     const auto preset = links::transceiver_preset(o.transceiver);
-    if (!preset) throw scenario::ScenarioError("--transceiver: expected 400zr or 800zr, got '" + o.transceiver + "'");
+    if (!preset) throw scenario::ScenarioError("--transceiver: expected 400zr or 800zr, got " + workloads::quoted_input(o.transceiver));
     p.transceiver = *preset;
     if (o.rate_gbps > 0.0) p.transceiver.rate_bps = o.rate_gbps * 1e9;
 

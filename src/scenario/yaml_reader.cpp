@@ -242,7 +242,7 @@ std::string Section::choice(const std::string& key, const std::vector<std::strin
     const std::string s = text(key, fallback);
     if (std::find(choices.begin(), choices.end(), s) != choices.end()) return s;
     const std::string near = nearest_key(s, choices);
-    fail(key, "expected one of " + list + ", got '" + s + "'" + (near.empty() ? "" : " (did you mean '" + near + "'?)"));
+    fail(key, "expected one of " + list + ", got " + workloads::quoted_input(s) + (near.empty() ? "" : " (did you mean '" + near + "'?)"));
 }
 
 Section Section::section(const std::string& key, bool required) {
