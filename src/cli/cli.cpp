@@ -71,6 +71,12 @@ int command_run(const RunOptions& o) {
     }
     ProgressBar progress(!o.quiet && stderr_is_terminal());
     const auto j = output::run_to_directory(sc, dir, o.force, {&progress}, &common::stop_requested(), o.trace);
+    if (common::stop_requested().load() && j["complete"].get<bool>()) {
+        // A stop after the last sample, while the files were written: the run is whole and
+        // published, and the exit still says it was interrupted (130 at any instant).
+        std::fprintf(stderr, "skyfabric: interrupted as the run ended; its outputs are complete in %s\n", dir.c_str());
+        return exit_interrupted;
+    }
     if (!o.quiet) {
         std::ostream& table = o.trace == "-" ? std::cerr : std::cout;  // standard output carries the trace alone
         table << output::summary_table(j);

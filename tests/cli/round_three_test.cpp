@@ -288,3 +288,21 @@ TEST(RoundThree, AnEarlyInterruptSaysSoWithoutInternalText) {
     }
     fs::remove_all(dir);
 }
+
+TEST(RoundThree, ASignalAfterTheLastSampleStillExits130) {
+    // Finding 11: a signal in a run's last second was ignored (exit 0). The run is held after its
+    // last sample by a trace written to a pipe nobody reads yet; SIGTERM is sent while it waits.
+    const auto dir = fresh_dir("r3_last_second");
+    const fs::path out = dir / "out", pid = dir / "pid", rc = dir / "rc";
+    const std::string script = "( " + skyfabric() + " run -q " + source("scenarios/smoke.yaml") + " -o " + out.string() +
+                               " --trace - & echo $! > " + pid.string() + "; wait $!; echo $? > " + rc.string() +
+                               " ) | ( i=0; while [ $i -lt 600 ] && ! grep -q pipe_write /proc/$(cat " + pid.string() +
+                               " 2>/dev/null || echo 0)/wchan 2>/dev/null; do sleep 0.1; i=$((i+1)); done; kill -TERM $(cat " +
+                               pid.string() + "); cat > /dev/null )";
+    std::ofstream(dir / "script.sh") << script << "\n";
+    const auto r = run_command("sh " + (dir / "script.sh").string());
+    EXPECT_EQ(read_file(rc), "130\n") << r.output;
+    EXPECT_NE(r.output.find("interrupted as the run ended"), std::string::npos) << r.output;
+    EXPECT_NE(read_file(out / "summary.json").find("\"complete\": true"), std::string::npos);
+    fs::remove_all(dir);
+}
