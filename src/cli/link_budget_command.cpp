@@ -2,6 +2,7 @@
 // Defaults are the Suncatcher paper's Eq. 1 values, so the paper's 1.6 µW at
 // 5000 km is one command away.
 #include "cli/link_budget_command.hpp"
+#include "cli/link_budget_ranges.hpp"
 
 #include "scenario/yaml_reader.hpp"
 
@@ -21,52 +22,8 @@
 namespace skyfabric::cli {
 namespace {
 
-// The one range check of every number link-budget reads: finite and within [min, max] (NaN, inf
-// and values whose budget overflows, such as a 1e300 m distance, are refused with exit 2).
-constexpr double min_distance_m = 1e-3, max_distance_m = 1e13;  // a millimetre to ~67 AU
-
-std::string range_text(double min, double max, const char* unit) {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "[%g, %g]%s%s", min, max, *unit ? " " : "", unit);
-    return buf;
-}
-
-// The number text starts with and how many characters it took (0: none).
-std::pair<double, std::size_t> leading_number(const std::string& text) {
-    try {
-        std::size_t used = 0;
-        const double x = std::stod(text, &used);
-        return {x, used};
-    } catch (const std::exception&) {
-        return {0.0, 0};
-    }
-}
-
-CLI::Validator finite_in(double min, double max, const char* unit) {
-    const std::string range = range_text(min, max, unit);
-    return CLI::Validator(
-        [min, max, range](std::string& text) -> std::string {
-            const auto [x, used] = leading_number(text);
-            if (used == 0 || used != text.size() || !std::isfinite(x) || x < min || x > max)
-                return "expected a finite number in " + range + ", got " + workloads::quoted_input(text);
-            return {};
-        },
-        "in " + range);
-}
-
-// "100", "200m", "5000km" -> metres.
-double parse_distance_m(const std::string& item) {
-    const auto [value, used] = leading_number(item);
-    const std::string unit = used ? item.substr(used) : "";
-    double scale = 0.0;
-    if (unit.empty() || unit == "m") scale = 1.0;
-    else if (unit == "km") scale = 1e3;
-    const double metres = value * scale;
-    if (used == 0 || scale == 0.0 || !(metres >= min_distance_m && metres <= max_distance_m)) {
-        throw scenario::ScenarioError("--distances: " + workloads::quoted_input(item) + " is not a distance in " +
-                                      range_text(min_distance_m, max_distance_m, "m") + " (e.g. 200, 200m, 5000km)");
-    }
-    return metres;
+CLI::Validator finite_in(const NumberRange& r) {
+    return CLI::Validator([r](std::string& text) { return number_error(text, r); }, "in " + range_text(r));
 }
 
 struct Options {
@@ -219,22 +176,22 @@ std::function<int()> add_link_budget_command(CLI::App& app, CLI::App*& command) 
     auto o = std::make_shared<Options>();
     command = app.add_subcommand("link-budget", "Print the optical link budget over distance (defaults: Suncatcher paper Eq. 1)");
     command->add_option("--distance-m", o->distance_m, "Distance(s) in metres (repeatable)")
-        ->check(finite_in(min_distance_m, max_distance_m, "m"));
+        ->check(finite_in(distance_m_range));
     command->add_option("--distances", o->distances, "Comma-separated distances, with m or km, e.g. 100,200,5000km")
         ->capture_default_str();
-    command->add_option("--aperture-m", o->p.aperture_m, "Aperture diameter, both ends")->capture_default_str()->check(finite_in(1e-4, 100.0, "m"));
-    command->add_option("--power-w", o->p.tx_power_w, "Amplifier output power per spatial channel")->capture_default_str()->check(finite_in(1e-12, 1e6, "W"));
-    command->add_option("--wavelength-nm", o->wavelength_nm, "Wavelength")->capture_default_str()->check(finite_in(400.0, 11000.0, "nm"));
-    command->add_option("--efficiency", o->p.aperture_efficiency, "Aperture efficiency")->capture_default_str()->check(finite_in(0.01, 1.0, ""));
-    command->add_option("--losses-db", o->p.other_losses_db, "Other losses (optics, pointing margin)")->capture_default_str()->check(finite_in(0.0, 100.0, "dB"));
-    command->add_option("--grid-ghz", o->grid_ghz, "DWDM grid spacing")->capture_default_str()->check(finite_in(12.5, 1000.0, "GHz"));
+    command->add_option("--aperture-m", o->p.aperture_m, "Aperture diameter, both ends")->capture_default_str()->check(finite_in(aperture_m_range));
+    command->add_option("--power-w", o->p.tx_power_w, "Amplifier output power per spatial channel")->capture_default_str()->check(finite_in(power_w_range));
+    command->add_option("--wavelength-nm", o->wavelength_nm, "Wavelength")->capture_default_str()->check(finite_in(wavelength_nm_range));
+    command->add_option("--efficiency", o->p.aperture_efficiency, "Aperture efficiency")->capture_default_str()->check(finite_in(efficiency_range));
+    command->add_option("--losses-db", o->p.other_losses_db, "Other losses (optics, pointing margin)")->capture_default_str()->check(finite_in(losses_db_range));
+    command->add_option("--grid-ghz", o->grid_ghz, "DWDM grid spacing")->capture_default_str()->check(finite_in(grid_ghz_range));
     command->add_option("--channels", o->p.dwdm.transceivers_fitted, "Transceivers fitted (DWDM channels)")->capture_default_str()->check(CLI::Range(1, 1024));
     command->add_option("--transceiver", o->transceiver, "Transceiver preset: 400zr or 800zr")->capture_default_str();
-    command->add_option("--rate-gbps", o->rate_gbps, "Override the transceiver line rate")->check(finite_in(1e-3, 1e5, "Gbit/s"));
+    command->add_option("--rate-gbps", o->rate_gbps, "Override the transceiver line rate")->check(finite_in(rate_gbps_range));
     command->add_option("--spatial-channels", o->p.spatial_channels_built, "Apertures / spatial channels built per terminal")->capture_default_str()->check(CLI::Range(1, 4096));
-    command->add_option("--margin-db", o->p.required_margin_db, "Required margin per channel")->capture_default_str()->check(finite_in(0.0, 50.0, "dB"));
-    command->add_option("--pointing-jitter-urad", o->pointing_jitter_urad, "RMS pointing jitter per axis")->check(finite_in(0.0, 1e6, "urad"));
-    command->add_option("--pointing-error-urad", o->pointing_error_urad, "Static pointing error")->check(finite_in(0.0, 1e6, "urad"));
+    command->add_option("--margin-db", o->p.required_margin_db, "Required margin per channel")->capture_default_str()->check(finite_in(margin_db_range));
+    command->add_option("--pointing-jitter-urad", o->pointing_jitter_urad, "RMS pointing jitter per axis")->check(finite_in(pointing_urad_range));
+    command->add_option("--pointing-error-urad", o->pointing_error_urad, "Static pointing error")->check(finite_in(pointing_urad_range));
     command
         ->add_option("--format", o->format,
                      "table, csv or json (SI units, full precision: distance_m, received_power_w, channel_power_w, "
