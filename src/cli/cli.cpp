@@ -71,6 +71,12 @@ int command_run(const RunOptions& o) {
     }
     ProgressBar progress(!o.quiet && stderr_is_terminal());
     const auto j = output::run_to_directory(sc, dir, o.force, {&progress}, &common::stop_requested(), o.trace);
+    if (common::stop_requested().load() && j["complete"].get<bool>()) {
+        // A stop after the last sample, while the files were written: the run is whole and
+        // published, and the exit still says it was interrupted (130 at any instant).
+        std::fprintf(stderr, "skyfabric: interrupted as the run ended; its outputs are complete in %s\n", dir.c_str());
+        return exit_interrupted;
+    }
     if (!o.quiet) {
         std::ostream& table = o.trace == "-" ? std::cerr : std::cout;  // standard output carries the trace alone
         table << output::summary_table(j);
@@ -85,6 +91,14 @@ int command_run(const RunOptions& o) {
                          "skyfabric: warning: the job could not train to the end: after %lld steps a collective found no "
                          "path between its ranks (workload.truncated in summary.json)\n",
                          w->value("steps", 0LL));
+            if (o.strict) return exit_cannot_train;
+        }
+        if (w != j.end() && w->is_object() && !w->value("truncated", false) && w->contains("steps") &&
+            (*w)["steps"].is_number_integer() && (*w)["steps"].get<long long>() == 0) {
+            std::fprintf(stderr,
+                         "skyfabric: warning: the job trained no step in the run's %g s: one step takes longer than "
+                         "the run (workload.steps in summary.json)\n",
+                         sc.duration_s);
             if (o.strict) return exit_cannot_train;
         }
         std::string stopped;  // constellation algorithms that could not train to the end
@@ -221,8 +235,8 @@ int main(int argc, char** argv) {
         // A stop asked for before the run had its first sample ends it on the way (the staging
         // is removed): the run was interrupted, not broken.
         if (common::stop_requested().load()) {
-            std::fprintf(stderr, "skyfabric: interrupted before the run had its first sample; nothing was written (%s)\n",
-                         e.what());
+            // What the stop broke on the way (a topology source that ended early) is no news to the user.
+            std::fprintf(stderr, "skyfabric: interrupted before the run had its first sample; nothing was written\n");
             return exit_interrupted;
         }
         // Named after the command that failed (`collective` resolves the backend too, for one).

@@ -15,6 +15,7 @@
 #include <skyfabric/workloads/collectives.hpp>
 #include <skyfabric/workloads/collective_table.hpp>
 #include <skyfabric/workloads/flow_simulation.hpp>
+#include <skyfabric/workloads/input_text.hpp>
 #include <skyfabric/workloads/synthetic_fabric.hpp>
 
 #include <nlohmann/json.hpp>
@@ -34,7 +35,7 @@ double parse_size_bytes(const std::string& text) {
     static const std::regex pattern(R"(\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([KMGT]i?B|B)?\s*)");
     std::smatch m;
     if (!std::regex_match(text, m, pattern)) {
-        throw scenario::ScenarioError("--sizes: '" + text + "' is not a size (e.g. 512, 64KiB, 1MiB, 4GB)");
+        throw scenario::ScenarioError("--sizes: " + workloads::quoted_input(text) + " is not a size (e.g. 512, 64KiB, 1MiB, 4GB)");
     }
     const double value = std::stod(m[1]);
     const std::string unit = m[2];
@@ -44,7 +45,7 @@ double parse_size_bytes(const std::string& text) {
         const int power = std::string("KMGT").find(unit[0]) + 1;
         scale = std::pow(binary ? 1024.0 : 1000.0, power);
     }
-    if (!(value * scale >= 1.0)) throw scenario::ScenarioError("--sizes: '" + text + "' must be at least 1 byte");
+    if (!(value * scale >= 1.0)) throw scenario::ScenarioError("--sizes: " + workloads::quoted_input(text) + " must be at least 1 byte");
     return value * scale;
 }
 

@@ -2,39 +2,28 @@
 // Defaults are the Suncatcher paper's Eq. 1 values, so the paper's 1.6 µW at
 // 5000 km is one command away.
 #include "cli/link_budget_command.hpp"
+#include "cli/link_budget_ranges.hpp"
 
 #include "scenario/yaml_reader.hpp"
 
 #include <skyfabric/links/budget.hpp>
+#include <skyfabric/workloads/input_text.hpp>
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace skyfabric::cli {
 namespace {
 
-// "100", "200m", "5000km" -> metres.
-double parse_distance_m(const std::string& item) {
-    std::size_t used = 0;
-    double value = 0.0;
-    try {
-        value = std::stod(item, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    const std::string unit = used ? item.substr(used) : "";
-    double scale = 0.0;
-    if (unit.empty() || unit == "m") scale = 1.0;
-    else if (unit == "km") scale = 1e3;
-    if (used == 0 || scale == 0.0 || !(value > 0.0) || !std::isfinite(value)) {
-        throw scenario::ScenarioError("--distances: '" + item + "' is not a positive distance (e.g. 200, 200m, 5000km)");
-    }
-    return value * scale;
+CLI::Validator finite_in(const NumberRange& r) {
+    return CLI::Validator([r](std::string& text) { return number_error(text, r); }, "in " + range_text(r));
 }
 
 struct Options {
@@ -128,7 +117,7 @@ int run(const Options& o_in) {
     p.pointing_jitter_rad = o.pointing_jitter_urad * 1e-6;
     p.pointing_static_error_rad = o.pointing_error_urad * 1e-6;
     const auto preset = links::transceiver_preset(o.transceiver);
-    if (!preset) throw scenario::ScenarioError("--transceiver: expected 400zr or 800zr, got '" + o.transceiver + "'");
+    if (!preset) throw scenario::ScenarioError("--transceiver: expected 400zr or 800zr, got " + workloads::quoted_input(o.transceiver));
     p.transceiver = *preset;
     if (o.rate_gbps > 0.0) p.transceiver.rate_bps = o.rate_gbps * 1e9;
 
@@ -186,22 +175,23 @@ int run(const Options& o_in) {
 std::function<int()> add_link_budget_command(CLI::App& app, CLI::App*& command) {
     auto o = std::make_shared<Options>();
     command = app.add_subcommand("link-budget", "Print the optical link budget over distance (defaults: Suncatcher paper Eq. 1)");
-    command->add_option("--distance-m", o->distance_m, "Distance(s) in metres (repeatable)");
+    command->add_option("--distance-m", o->distance_m, "Distance(s) in metres (repeatable)")
+        ->check(finite_in(distance_m_range));
     command->add_option("--distances", o->distances, "Comma-separated distances, with m or km, e.g. 100,200,5000km")
         ->capture_default_str();
-    command->add_option("--aperture-m", o->p.aperture_m, "Aperture diameter, both ends")->capture_default_str()->check(CLI::PositiveNumber);
-    command->add_option("--power-w", o->p.tx_power_w, "Amplifier output power per spatial channel")->capture_default_str()->check(CLI::PositiveNumber);
-    command->add_option("--wavelength-nm", o->wavelength_nm, "Wavelength")->capture_default_str()->check(CLI::Range(400.0, 11000.0));
-    command->add_option("--efficiency", o->p.aperture_efficiency, "Aperture efficiency")->capture_default_str()->check(CLI::Range(0.01, 1.0));
-    command->add_option("--losses-db", o->p.other_losses_db, "Other losses (optics, pointing margin)")->capture_default_str()->check(CLI::Range(0.0, 100.0));
-    command->add_option("--grid-ghz", o->grid_ghz, "DWDM grid spacing")->capture_default_str()->check(CLI::Range(12.5, 1000.0));
+    command->add_option("--aperture-m", o->p.aperture_m, "Aperture diameter, both ends")->capture_default_str()->check(finite_in(aperture_m_range));
+    command->add_option("--power-w", o->p.tx_power_w, "Amplifier output power per spatial channel")->capture_default_str()->check(finite_in(power_w_range));
+    command->add_option("--wavelength-nm", o->wavelength_nm, "Wavelength")->capture_default_str()->check(finite_in(wavelength_nm_range));
+    command->add_option("--efficiency", o->p.aperture_efficiency, "Aperture efficiency")->capture_default_str()->check(finite_in(efficiency_range));
+    command->add_option("--losses-db", o->p.other_losses_db, "Other losses (optics, pointing margin)")->capture_default_str()->check(finite_in(losses_db_range));
+    command->add_option("--grid-ghz", o->grid_ghz, "DWDM grid spacing")->capture_default_str()->check(finite_in(grid_ghz_range));
     command->add_option("--channels", o->p.dwdm.transceivers_fitted, "Transceivers fitted (DWDM channels)")->capture_default_str()->check(CLI::Range(1, 1024));
     command->add_option("--transceiver", o->transceiver, "Transceiver preset: 400zr or 800zr")->capture_default_str();
-    command->add_option("--rate-gbps", o->rate_gbps, "Override the transceiver line rate")->check(CLI::PositiveNumber);
+    command->add_option("--rate-gbps", o->rate_gbps, "Override the transceiver line rate")->check(finite_in(rate_gbps_range));
     command->add_option("--spatial-channels", o->p.spatial_channels_built, "Apertures / spatial channels built per terminal")->capture_default_str()->check(CLI::Range(1, 4096));
-    command->add_option("--margin-db", o->p.required_margin_db, "Required margin per channel")->capture_default_str()->check(CLI::Range(0.0, 50.0));
-    command->add_option("--pointing-jitter-urad", o->pointing_jitter_urad, "RMS pointing jitter per axis")->check(CLI::NonNegativeNumber);
-    command->add_option("--pointing-error-urad", o->pointing_error_urad, "Static pointing error")->check(CLI::NonNegativeNumber);
+    command->add_option("--margin-db", o->p.required_margin_db, "Required margin per channel")->capture_default_str()->check(finite_in(margin_db_range));
+    command->add_option("--pointing-jitter-urad", o->pointing_jitter_urad, "RMS pointing jitter per axis")->check(finite_in(pointing_urad_range));
+    command->add_option("--pointing-error-urad", o->pointing_error_urad, "Static pointing error")->check(finite_in(pointing_urad_range));
     command
         ->add_option("--format", o->format,
                      "table, csv or json (SI units, full precision: distance_m, received_power_w, channel_power_w, "

@@ -1,4 +1,5 @@
 #include "output/background_recorders.hpp"
+#include "output/hdf5_file.hpp"
 
 #include <optional>
 
@@ -58,7 +59,10 @@ struct BackgroundRecorders::Work {
 };
 
 BackgroundRecorders::BackgroundRecorders(std::vector<simulation::Recorder*> inner)
-    : inner_(std::move(inner)), worker_([this] { work(); }) {}
+    : inner_(std::move(inner)), worker_([this] {
+          silence_hdf5_on_this_thread();  // the recorders it drives write result.h5 from here
+          work();
+      }) {}
 
 BackgroundRecorders::~BackgroundRecorders() {
     {

@@ -114,16 +114,27 @@ namespace {
 // Before the library's first use. A file whose close failed (disk full) stays in HDF5's open-file
 // table, and HDF5's own exit handler would close it again and crash (H5F__close_cb): files are closed
 // by their owners here, so that handler is not installed. Errors are reported by us, not printed.
-void prepare_hdf5() {
+void prepare_hdf5() { silence_hdf5_on_this_thread(); }
+
+}  // namespace
+
+void silence_hdf5_on_this_thread() {
+    // Once, before any other call into the library (whichever thread comes first): a call would
+    // initialise it and install the exit handler.
     static const bool prepared = [] {
         H5dont_atexit();
-        H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
         return true;
     }();
     (void)prepared;
+    // The library is built thread-safe: each thread has its own error stack and its own printing,
+    // so the thread that writes in the background (BackgroundRecorders) is silenced too, else a
+    // full disk prints the whole HDF5-DIAG stack there.
+    thread_local const bool silenced = [] {
+        H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+        return true;
+    }();
+    (void)silenced;
 }
-
-}  // namespace
 
 bool hdf5_run_file_is_complete(const std::filesystem::path& path) {
     prepare_hdf5();

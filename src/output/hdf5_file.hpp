@@ -20,6 +20,9 @@ struct OutputError : std::runtime_error {
 
 // The reason HDF5 gave for its last failure (the OS's, when a file driver recorded one); clears it.
 std::string hdf5_error_reason();
+// HDF5 prints no error stack from the calling thread (its failures are reported by us, with the OS
+// reason); every thread that calls HDF5 calls this first.
+void silence_hdf5_on_this_thread();
 
 // Whether `path` opens as an HDF5 file whose root attribute `complete` is true (a run's result.h5).
 bool hdf5_run_file_is_complete(const std::filesystem::path& path);

@@ -8,7 +8,8 @@ namespace {
 
 using R = workloads::RequestRecord;
 
-// One column: a float64 (`real`) or an int32 (`integer`) dataset.
+// One column: a float64 (`real`) or an int64 (`integer`) dataset: ids and token counts exceed
+// 2^31 (a lognormal's tail, a long trace), so every count is stored in 64 bits.
 struct Column {
     const char* name;
     const char* units;
@@ -45,7 +46,7 @@ RequestTable::RequestTable(Hdf5File& file, std::string group, workloads::Serving
     // their mantissas hardly deflate. Counts, instances and statuses deflate well.
     for (const auto& c : columns)
         columns_.push_back(std::make_unique<Hdf5Series>(file_, group_ + "/" + c.name, std::vector<hsize_t>{},
-                                                        c.real ? ElementType::float64 : ElementType::int32, c.units,
+                                                        c.real ? ElementType::float64 : ElementType::int64, c.units,
                                                         c.real ? 0 : compression_level));
     file_.set_enum_names(group_ + "/status", "status_names", workloads::request_status_names.numbered());
     file_.set_attribute(group_, "routing", workloads::to_string(routing));
@@ -60,7 +61,7 @@ void RequestTable::append(std::span<const workloads::RequestRecord> rows) {
             columns_[k]->append_rows(real_.data(), real_.size());
         } else {
             integer_.clear();
-            for (const auto& r : rows) integer_.push_back(static_cast<std::int32_t>(c.integer(r)));
+            for (const auto& r : rows) integer_.push_back(c.integer(r));
             columns_[k]->append_rows(integer_.data(), integer_.size());
         }
     }

@@ -25,7 +25,7 @@ private:
     std::string group_;
     std::vector<std::unique_ptr<Hdf5Series>> columns_;  // in the order of the column list (request_table.cpp)
     std::vector<double> real_;                          // one column of a block
-    std::vector<std::int32_t> integer_;
+    std::vector<std::int64_t> integer_;
 };
 
 }  // namespace skyfabric::output

@@ -7,6 +7,7 @@
 #include <skyfabric/links/topology_policy.hpp>
 #include <skyfabric/workloads/collectives.hpp>
 #include <skyfabric/workloads/convergence.hpp>
+#include <skyfabric/workloads/input_text.hpp>
 #include <skyfabric/workloads/synthetic_fabric.hpp>
 #include <skyfabric/physics/constants.hpp>
 
@@ -520,8 +521,30 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
     return j;
 }
 
+namespace {
+
+// Paths come from the OS as bytes and need not be UTF-8 (a folder named with a Latin-1 byte): every
+// string and key is made valid UTF-8, each stray byte written as the text \xNN, so the file is
+// always written (JSON allows only UTF-8).
+nlohmann::json valid_utf8(const nlohmann::json& v) {
+    if (v.is_string()) return workloads::utf8_escaped(v.get_ref<const std::string&>());
+    if (v.is_array()) {
+        nlohmann::json out = nlohmann::json::array();
+        for (const auto& e : v) out.push_back(valid_utf8(e));
+        return out;
+    }
+    if (v.is_object()) {
+        nlohmann::json out = nlohmann::json::object();
+        for (const auto& [key, e] : v.items()) out[workloads::utf8_escaped(key)] = valid_utf8(e);
+        return out;
+    }
+    return v;
+}
+
+}  // namespace
+
 void write_json_file(const std::filesystem::path& path, const nlohmann::json& value) {
-    write_file_atomically(path, value.dump(2) + "\n");
+    write_file_atomically(path, valid_utf8(value).dump(2) + "\n");
 }
 
 std::optional<nlohmann::json> read_json_file(const std::filesystem::path& path) {

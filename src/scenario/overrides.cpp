@@ -8,6 +8,7 @@
 #include <skyfabric/physics/frames.hpp>
 #include <skyfabric/physics/orbit.hpp>
 #include <skyfabric/physics/random.hpp>
+#include <skyfabric/workloads/input_text.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -91,7 +92,7 @@ void apply_override(YAML::Node root, const Override& o) {
     try {
         value = YAML::Load(o.value);
     } catch (const YAML::Exception& e) {
-        throw ScenarioError("--set " + o.path + ": cannot parse value '" + o.value + "': " + e.msg);
+        throw ScenarioError("--set " + o.path + ": cannot parse value " + workloads::quoted_input(o.value) + ": " + e.msg);
     }
     // A numeric key into a list is an entry of it (workloads.1 is the second job), never a new map key.
     const auto list_index = [&](const YAML::Node& list, const std::string& key) -> std::optional<std::size_t> {

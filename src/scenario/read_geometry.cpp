@@ -8,6 +8,7 @@
 #include <skyfabric/physics/frames.hpp>
 #include <skyfabric/physics/orbit.hpp>
 #include <skyfabric/physics/random.hpp>
+#include <skyfabric/workloads/input_text.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -27,7 +28,7 @@ physics::UtcEpoch parse_epoch(Section& section, const std::string& key, const st
     static const std::regex iso(R"((\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2}(?:\.\d+)?)Z?)");
     std::smatch m;
     if (!std::regex_match(text, m, iso)) {
-        section.fail(key, "expected a UTC time like 2027-03-20T00:00:00Z, got '" + text + "'");
+        section.fail(key, "expected a UTC time like 2027-03-20T00:00:00Z, got " + workloads::quoted_input(text));
     }
     physics::UtcEpoch e;
     e.year = std::stoi(m[1]);
@@ -39,7 +40,7 @@ physics::UtcEpoch parse_epoch(Section& section, const std::string& key, const st
     static constexpr int days_in_month[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     if (e.year < 1950 || e.year > 2200 || e.month < 1 || e.month > 12 || e.day < 1 ||
         e.day > days_in_month[e.month - 1] || e.hour > 23 || e.minute > 59 || e.second >= 61.0) {
-        section.fail(key, "not a valid calendar date and time between 1950 and 2200: '" + text + "'");
+        section.fail(key, "not a valid calendar date and time between 1950 and 2200: " + workloads::quoted_input(text));
     }
     return e;
 }

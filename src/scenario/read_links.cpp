@@ -21,6 +21,12 @@ namespace skyfabric::scenario::detail {
 
 namespace {
 
+std::string format_km(double metres) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%g km", metres / 1e3);
+    return buf;
+}
+
 // The optics of a terminal (its keys and the dwdm subsection), over `o`'s values as defaults.
 void read_optics(Section& s, links::OpticalTerminalParameters& o) {
     o.aperture_m = s.number("aperture_m", 0.001, 10.0, o.aperture_m, "m");
@@ -143,6 +149,25 @@ ConstellationConfig read_constellation(Section s, bool present, const FormationC
                       : routing_model == "two_level" || gateway_links_into_a_cluster > workloads::max_entries
                           ? workloads::RoutingModel::two_level
                           : workloads::RoutingModel::flat;
+    // Two clusters in one orbital plane whose lattices overlap along-track (at one place, or
+    // closer than their radii) would run into each other's satellites: refused here, not met
+    // as a separation alarm in the run. (An explicit layout's extent is its own; only a
+    // shared place is refused then.)
+    for (std::size_t i = 0; i < c.clusters.size(); ++i)
+        for (std::size_t j = i + 1; j < c.clusters.size(); ++j) {
+            const ClusterConfig& a = c.clusters[i];
+            const ClusterConfig& b = c.clusters[j];
+            if (a.raan_offset_rad != b.raan_offset_rad) continue;
+            const double apart_m = std::fabs(a.along_track_m - b.along_track_m);
+            const double reach_m = formation.layout == FormationLayout::explicit_states
+                                       ? 0.0
+                                       : a.radius_m.value_or(formation.radius_m) + b.radius_m.value_or(formation.radius_m);
+            if (apart_m <= reach_m)
+                s.fail(s.has("spacing_km") ? "spacing_km" : "clusters",
+                       "clusters " + std::to_string(i) + " and " + std::to_string(j) + " are " + format_km(apart_m) +
+                           " apart in one plane, within their radii (" + format_km(reach_m) +
+                           "): their satellites would collide; space them further apart along-track or in RAAN");
+        }
     s.finish();
     return c;
 }

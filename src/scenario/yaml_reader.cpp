@@ -1,5 +1,6 @@
 #include "scenario/yaml_reader.hpp"
 
+#include <skyfabric/workloads/input_text.hpp>
 #include <skyfabric/workloads/nearest_word.hpp>
 
 #include <yaml-cpp/eventhandler.h>
@@ -19,7 +20,19 @@
 
 namespace skyfabric::scenario {
 
-std::string location(const YAML::Node& node, const std::string& key_path, const SourceInfo& source) {
+// "a.list[1].b" as --set writes it: "a.list.1.b".
+static std::string dotted(const std::string& key_path) {
+    std::string out;
+    for (const char c : key_path) {
+        if (c == '[') out += '.';
+        else if (c != ']') out += c;
+    }
+    return out;
+}
+
+std::string location(const YAML::Node& node, const std::string& key_path_text, const SourceInfo& source) {
+    // A list's entries are named key[k] here and key.k on the command line: one form for comparing.
+    const std::string key_path = dotted(key_path_text);
     for (const auto& p : source.overridden_paths) {
         // An override of this key, of one of its parents, or of the list holding it (p[3]).
         if (key_path == p || key_path.rfind(p + ".", 0) == 0 || key_path.rfind(p + "[", 0) == 0) return "--set " + p + ": ";
@@ -125,7 +138,7 @@ void Section::fail_at(const YAML::Node& node, const std::string& key_path_text, 
 
 namespace {
 std::string describe(const YAML::Node& v) {
-    if (v.IsScalar()) return "'" + v.Scalar() + "'";
+    if (v.IsScalar()) return workloads::quoted_input(v.Scalar());
     if (v.IsSequence()) return "a list";
     if (v.IsMap()) return "a mapping";
     return "nothing";
@@ -229,7 +242,7 @@ std::string Section::choice(const std::string& key, const std::vector<std::strin
     const std::string s = text(key, fallback);
     if (std::find(choices.begin(), choices.end(), s) != choices.end()) return s;
     const std::string near = nearest_key(s, choices);
-    fail(key, "expected one of " + list + ", got '" + s + "'" + (near.empty() ? "" : " (did you mean '" + near + "'?)"));
+    fail(key, "expected one of " + list + ", got " + workloads::quoted_input(s) + (near.empty() ? "" : " (did you mean '" + near + "'?)"));
 }
 
 Section Section::section(const std::string& key, bool required) {
@@ -399,35 +412,16 @@ private:
 }  // namespace
 
 void check_utf8(const std::string& text, const std::string& what) {
-    std::size_t line = 1, column = 1;
-    const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-    const std::size_t n = text.size();
-    for (std::size_t i = 0; i < n;) {
-        const unsigned char c = p[i];
-        std::size_t len = 0;
-        std::uint32_t cp = 0;
-        if (c < 0x80) len = 1, cp = c;
-        else if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F;
-        else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F;
-        else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07;
-        bool ok = len > 0 && i + len <= n;
-        for (std::size_t k = 1; ok && k < len; ++k) {
-            ok = (p[i + k] & 0xC0) == 0x80;
-            cp = (cp << 6) | (p[i + k] & 0x3F);
-        }
-        // Overlong forms, surrogates and code points past U+10FFFF are not UTF-8 either.
-        static constexpr std::uint32_t smallest[] = {0, 0, 0x80, 0x800, 0x10000};
-        ok = ok && cp >= smallest[len] && !(cp >= 0xD800 && cp <= 0xDFFF) && cp <= 0x10FFFF;
-        if (!ok) {
-            char hex[8];
-            std::snprintf(hex, sizeof hex, "0x%02X", c);
-            throw ScenarioError(what + ":" + std::to_string(line) + ":" + std::to_string(column) + ": byte " + hex +
-                                " is not UTF-8 (YAML text must be UTF-8; was the file saved as Latin-1?)");
-        }
-        if (c == '\n') ++line, column = 1;
-        else ++column;
-        i += len;
-    }
+    const auto bad = workloads::first_invalid_utf8(text);
+    if (!bad) return;
+    const std::string_view before(text.data(), *bad);
+    const std::size_t line = 1 + static_cast<std::size_t>(std::count(before.begin(), before.end(), '\n'));
+    const std::size_t line_start = before.rfind('\n');
+    const std::size_t column = line_start == std::string_view::npos ? *bad + 1 : *bad - line_start;
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(text[*bad]));
+    throw ScenarioError(what + ":" + std::to_string(line) + ":" + std::to_string(column) + ": byte " + hex +
+                        " is not UTF-8 (text input must be UTF-8; was the file saved as Latin-1?)");
 }
 
 void check_document(const std::string& yaml_text, const std::string& source_name, const DocumentLimits& limits) {
@@ -476,6 +470,11 @@ std::string read_input_file(const std::filesystem::path& path, std::size_t max_b
         // A file growing while read is capped too.
         if (text.size() > max_bytes) throw reason("the " + what + " is over " + std::to_string(max_bytes) + " bytes; at most that is read");
     }
+    // Every input is UTF-8 text: refused here, before any run, rather than failing when its
+    // contents reach summary.json (JSON takes only UTF-8).
+    if (text.starts_with("\xFF\xFE") || text.starts_with("\xFE\xFF"))
+        throw reason("the " + what + " is UTF-16 text (it starts with a UTF-16 byte-order mark); save it as UTF-8");
+    check_utf8(text, path.string());
     return text;
 }
 

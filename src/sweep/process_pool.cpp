@@ -191,7 +191,8 @@ Row Pool::finish(const Point& p, int status, bool lost, double wall) {
     }
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     const bool complete = s.is_object() && s.value("complete", false);
-    if (code == 0 && complete) return make_row(p, "ok", "", wall, s);
+    // 130 with a complete summary: stopped after its last sample, while its files were written (published whole).
+    if ((code == 0 || code == 130) && complete) return make_row(p, "ok", "", wall, s);
     if (code == 130) return make_row(p, "incomplete", log_error.empty() ? "interrupted" : log_error, wall, s);
     std::string error = log_error.empty() ? "exit status " + std::to_string(code) : log_error;
     return make_row(p, "failed", error, wall, s);

@@ -1,5 +1,9 @@
 // libFuzzer target over the scenario loader, the --set parser, the scenario's `sweep:` block
-// (as `sweep` and `validate` read it) and the edge-list CSV parser (`--topology file:`).
+// (as `sweep` and `validate` read it), the edge-list CSV parser (`--topology file:`) and the
+// request-trace CSV parser (`workload.inference.arrivals.trace`) and the options of
+// `link-budget` (its lines, in order: --distances entry, --aperture-m, --power-w, --wavelength-nm,
+// --efficiency, --losses-db, --grid-ghz, --rate-gbps, --margin-db, --pointing-jitter-urad,
+// --pointing-error-urad; what the range check accepts is put through the budget).
 //
 // Input: YAML text, optionally followed by a line "#--set" and then one `--set`
 // argument per line (key.path=value). Every argument goes through parse_override, the
@@ -10,13 +14,18 @@
 // never a crash, a hang, a sanitizer report or any other exception (which the CLI would
 // report as a run failure, exit 1). Anything else escaping aborts, and libFuzzer saves
 // the input.
+#include "cli/link_budget_ranges.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/yaml_reader.hpp"
 #include "sweep/sweep_plan.hpp"
 
+#include <skyfabric/links/budget.hpp>
+#include <skyfabric/workloads/serving.hpp>
 #include <skyfabric/workloads/synthetic_fabric.hpp>
 
+#include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -44,6 +53,70 @@ bool has_location(const std::string& message) {
     };
     return i < message.size() && message[i] == ':' && digits() && i < message.size() && message[i] == ':' && digits() &&
            message.compare(i, 2, ": ") == 0;
+}
+
+// A refusal quotes at most ~80 characters of the input, escaped: short, and no control byte in it.
+void check_quoted(std::string_view message, const char* what) {
+    const bool control = std::any_of(message.begin(), message.end(), [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return u < 0x20 || u == 0x7F;
+    });
+    if (message.size() > 1000 || control) {
+        std::fprintf(stderr, "fuzz_scenario: a %s refusal longer than 1000 bytes or with a control byte (%zu bytes)\n", what,
+                     message.size());
+        std::abort();
+    }
+}
+
+// The input's lines as link-budget options: an accepted value is finite and in its range, and the
+// budget over accepted values has a finite capacity and 0..planned channels closing.
+void fuzz_link_budget(const std::string& input) {
+    namespace cli = skyfabric::cli;
+    std::vector<std::string> lines;
+    for (std::size_t start = 0; start <= input.size() && lines.size() < 11;) {
+        const auto end = input.find('\n', start);
+        lines.push_back(input.substr(start, end == std::string::npos ? std::string::npos : end - start));
+        if (end == std::string::npos) break;
+        start = end + 1;
+    }
+    double distance_m = 5e6;
+    try {
+        if (!lines.empty()) distance_m = cli::parse_distance_m(lines[0]);
+    } catch (const ScenarioError&) {
+    }
+    skyfabric::links::OpticalTerminalParameters p;
+    p.transceiver = *skyfabric::links::transceiver_preset("400zr");
+    const std::pair<const cli::NumberRange*, double*> options[] = {
+        {&cli::aperture_m_range, &p.aperture_m},         {&cli::power_w_range, &p.tx_power_w},
+        {&cli::wavelength_nm_range, &p.wavelength_m},    {&cli::efficiency_range, &p.aperture_efficiency},
+        {&cli::losses_db_range, &p.other_losses_db},     {&cli::grid_ghz_range, &p.dwdm.grid_spacing_hz},
+        {&cli::rate_gbps_range, &p.transceiver.rate_bps}, {&cli::margin_db_range, &p.required_margin_db},
+        {&cli::pointing_urad_range, &p.pointing_jitter_rad}, {&cli::pointing_urad_range, &p.pointing_static_error_rad}};
+    const double scale[] = {1.0, 1.0, 1e-9, 1.0, 1.0, 1e9, 1e9, 1.0, 1e-6, 1e-6};  // to the SI field
+    p.wavelength_m /= 1e-9;  // the defaults in the options' units, scaled back below
+    p.dwdm.grid_spacing_hz /= 1e9;
+    p.transceiver.rate_bps /= 1e9;
+    p.pointing_jitter_rad /= 1e-6;
+    p.pointing_static_error_rad /= 1e-6;
+    for (std::size_t k = 0; k < std::size(options); ++k) {
+        const auto& [range, field] = options[k];
+        if (k + 1 < lines.size() && cli::number_error(lines[k + 1], *range).empty()) {
+            const double x = std::stod(lines[k + 1]);
+            if (!std::isfinite(x) || x < range->min || x > range->max) {
+                std::fprintf(stderr, "fuzz_scenario: link-budget option %zu accepted %g outside its range\n", k, x);
+                std::abort();
+            }
+            *field = x;
+        }
+        *field *= scale[k];
+    }
+    const auto b = skyfabric::links::LinkBudgetModel(p).at(distance_m);
+    if (!(b.capacity_bps >= 0.0) || !std::isfinite(b.capacity_bps) || b.channels_closing < 0 ||
+        b.channels_closing > b.channels_planned) {
+        std::fprintf(stderr, "fuzz_scenario: link budget at %g m: capacity %g, channels %d/%d\n", distance_m, b.capacity_bps,
+                     b.channels_closing, b.channels_planned);
+        std::abort();
+    }
 }
 
 void run_one(const std::string& input) {
@@ -100,7 +173,26 @@ void run_one(const std::string& input) {
             std::fprintf(stderr, "fuzz_scenario: an edge-list refusal that does not name the file: %s\n", e.what());
             std::abort();
         }
+        check_quoted(e.what(), "edge-list");
     }
+    try {
+        // And as a request trace: a refusal names the file, and every token count is in range.
+        for (const auto& r : skyfabric::workloads::parse_request_trace_csv(input, "fuzz.csv")) {
+            if (r.prompt_tokens < 1 || r.prompt_tokens > skyfabric::workloads::max_request_tokens || r.output_tokens < 1 ||
+                r.output_tokens > skyfabric::workloads::max_request_tokens || r.cached_tokens < 0 ||
+                r.cached_tokens > r.prompt_tokens || !(r.arrival_s >= 0.0)) {
+                std::fprintf(stderr, "fuzz_scenario: a trace row out of range was accepted\n");
+                std::abort();
+            }
+        }
+    } catch (const skyfabric::workloads::RequestTraceError& e) {
+        if (std::string_view(e.what()).find("fuzz.csv") == std::string_view::npos) {
+            std::fprintf(stderr, "fuzz_scenario: a trace refusal that does not name the file: %s\n", e.what());
+            std::abort();
+        }
+        check_quoted(e.what(), "trace");
+    }
+    fuzz_link_budget(input);
 }
 
 }  // namespace

@@ -307,13 +307,13 @@ TEST(RequestTrace, RefusesBadRowsNamingLineAndColumn) {
     const std::string header = "arrival_s,prompt_tokens,output_tokens\n";
     // Negative length: line 3, the prompt cell starts at column 5.
     EXPECT_EQ(message(header + "0,10,1\n1.5,-4,2\n"),
-              "t.csv:3:5: column 'prompt_tokens': expected a whole number of tokens >= 1, got '-4'");
+              "t.csv:3:5: column 'prompt_tokens': expected a whole number of tokens in [1, 1000000000000], got '-4'");
     // Unsorted times.
     EXPECT_NE(message(header + "2,10,1\n1,10,1\n").find("t.csv:3:1: column 'arrival_s': expected a time no earlier"),
               std::string::npos);
     // Non-numeric: output column of line 2 starts at column 6.
     EXPECT_EQ(message(header + "0,10,ten\n"),
-              "t.csv:2:6: column 'output_tokens': expected a whole number of tokens >= 1, got 'ten'");
+              "t.csv:2:6: column 'output_tokens': expected a whole number of tokens in [1, 1000000000000], got 'ten'");
     EXPECT_EQ(message("arrival_s,prompt_tokens\n"), "t.csv:1:1: header: column 'output_tokens' missing");
     EXPECT_NE(message(header + "0,10\n").find("t.csv:2:1: expected 3 comma-separated cells, got 2"), std::string::npos);
     EXPECT_NE(message("arrival_s,prompt_tokens,cached_tokens,output_tokens\n0,10,11,1\n")

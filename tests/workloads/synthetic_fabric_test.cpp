@@ -88,8 +88,8 @@ TEST(FabricSpec, ParsesEveryKindWithUnits) {
 }
 
 TEST(FabricSpec, ErrorsNameTheKindTheKeyAndWhatWasExpected) {
-    EXPECT_EQ(message_of("ring:p=8,bw_gbps=x"), "ring: bw_gbps: expected a positive number, got 'x'");
-    EXPECT_EQ(message_of("ring:p=8,bw_gbps=-1"), "ring: bw_gbps: expected a positive number, got '-1'");
+    EXPECT_EQ(message_of("ring:p=8,bw_gbps=x"), "ring: bw_gbps: expected a finite number in [1e-06, 1e+07] Gbit/s, got 'x'");
+    EXPECT_EQ(message_of("ring:p=8,bw_gbps=-1"), "ring: bw_gbps: expected a finite number in [1e-06, 1e+07] Gbit/s, got '-1'");
     EXPECT_EQ(message_of("switch:p=1.5"), "switch: p: expected an integer >= 2, got '1.5'");
     EXPECT_NE(message_of("ring:p=8,latency_us=3").find("unknown key 'latency_us' (did you mean 'latency_ns'?)"),
               std::string::npos);
@@ -246,7 +246,7 @@ TEST(EdgeListCsv, AcceptsAnyColumnOrderAndNamesBadCells) {
         return std::string("(no error)");
     };
     EXPECT_EQ(message("source,target,bw_gbps,latency_ns\n0,1,fast,5\n"),
-              "edges.csv:2: bw_gbps: expected a number >= 0, got 'fast'");
+              "edges.csv:2:5: key 'bw_gbps': expected a finite number in [1e-06, 1e+07] Gbit/s, got 'fast'");
     EXPECT_NE(message("source,target,bandwidth,latency_ns\n").find("unknown column 'bandwidth'"), std::string::npos);
     EXPECT_NE(message("source,target,bw_gbps,latency_ns\n0,1,1,1\n1,0,1,1\n").find("edges.csv:3: link 0-1 listed twice"),
               std::string::npos);

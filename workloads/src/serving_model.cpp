@@ -7,6 +7,8 @@
 
 #include "csv_text.hpp"
 
+#include <skyfabric/workloads/input_text.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -37,7 +39,7 @@ std::int64_t draw_length(const LengthDistribution& d, std::uint64_t seed, std::u
         const double mu = std::log(d.mean_tokens) - 0.5 * d.sigma * d.sigma;
         x = std::exp(mu + d.sigma * z);
     }
-    return std::max<std::int64_t>(1, std::llround(x));
+    return std::llround(std::clamp(x, 1.0, static_cast<double>(max_request_tokens)));
 }
 
 }  // namespace
@@ -84,23 +86,24 @@ std::vector<Request> parse_request_trace_csv(std::string_view text, std::string_
     bool have_header = false;
     std::vector<Request> out;
     std::size_t line_no = 0;
-    for (std::string_view line : csv::split(text, '\n')) {
+    for (std::string_view line : csv::split(csv::without_bom(text), '\n')) {
         ++line_no;
         const std::string_view content = csv::trim(line);
         if (content.empty() || content.front() == '#') continue;
         const auto cells = csv::split(line, ',');
-        // 1-based column of each cell's first character, for messages.
-        std::vector<std::size_t> cell_column;
-        std::size_t offset = 1;
-        for (const auto c : cells) {
-            const auto lead = c.find_first_not_of(" \t");
-            cell_column.push_back(offset + (lead == std::string_view::npos ? 0 : lead));
-            offset += c.size() + 1;
-        }
+        const auto cell_column = csv::cell_columns(cells);
         const auto where = [&](std::size_t cell) {
             return name + ":" + std::to_string(line_no) + ":" + std::to_string(cell_column[cell]) + ": ";
         };
         if (!have_header) {
+            // A first line naming none of the columns is not a trace (/etc/shadow by mistake): the
+            // message must not echo what the file holds.
+            if (std::none_of(cells.begin(), cells.end(), [&](std::string_view c) {
+                    return std::find(std::begin(column_names), std::end(column_names), csv::trim(c)) != std::end(column_names);
+                }))
+                throw RequestTraceError(name + ":" + std::to_string(line_no) +
+                                        ":1: not a request trace: its first line is not a header naming arrival_s, "
+                                        "prompt_tokens, output_tokens");
             for (std::size_t i = 0; i < cells.size(); ++i) {
                 const std::string_view cell = csv::trim(cells[i]);
                 bool known = false;
@@ -112,7 +115,7 @@ std::vector<Request> parse_request_trace_csv(std::string_view text, std::string_
                     }
                 if (!known)
                     throw RequestTraceError(where(i) + "header: expected the columns arrival_s, prompt_tokens, output_tokens "
-                                                       "and optionally cached_tokens, got '" + std::string(cell) + "'");
+                                                       "and optionally cached_tokens, got " + quoted_input(cell));
             }
             for (int k : {arrival, prompt, output})
                 if (at[k] < 0)
@@ -125,14 +128,14 @@ std::vector<Request> parse_request_trace_csv(std::string_view text, std::string_
         if (cells.size() != columns)
             throw RequestTraceError(name + ":" + std::to_string(line_no) + ":1: expected " + std::to_string(columns) +
                                     " comma-separated cells, got " + std::to_string(cells.size()));
-        const auto cell_text = [&](int k) { return std::string(csv::trim(cells[static_cast<std::size_t>(at[k])])); };
         const auto fail = [&](int k, const std::string& expected) {
             throw RequestTraceError(where(static_cast<std::size_t>(at[k])) + "column '" + column_names[k] + "': expected " +
-                                    expected + ", got '" + cell_text(k) + "'");
+                                    expected + ", got " + quoted_input(csv::trim(cells[static_cast<std::size_t>(at[k])])));
         };
         const auto tokens = [&](int k, std::int64_t min) {
-            const auto v = csv::to_integer(cells[static_cast<std::size_t>(at[k])]);
-            if (!v || *v < min) fail(k, "a whole number of tokens >= " + std::to_string(min));
+            const auto v = csv::to_integer(cells[static_cast<std::size_t>(at[k])], static_cast<double>(max_request_tokens));
+            if (!v || *v < min)
+                fail(k, "a whole number of tokens in [" + std::to_string(min) + ", " + std::to_string(max_request_tokens) + "]");
             return *v;
         };
         Request r;

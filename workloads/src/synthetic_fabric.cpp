@@ -13,6 +13,7 @@
 #include <set>
 #include <utility>
 
+#include <skyfabric/workloads/input_text.hpp>
 #include <skyfabric/workloads/nearest_word.hpp>
 #include <skyfabric/workloads/network.hpp>
 
@@ -24,8 +25,11 @@ constexpr double speed_of_light_m_s = 299792458.0;
 
 using csv::split;
 using csv::to_integer;
-using csv::to_number;
+using csv::to_number_in;
 using csv::trim;
+
+const std::string bw_range = csv::range_text(min_fabric_bw_gbps, max_fabric_bw_gbps) + " Gbit/s";
+const std::string latency_range = csv::range_text(0.0, max_fabric_latency_ns) + " ns";
 
 // " (did you mean 'x'?)" when a candidate is close, then the full list.
 std::string suggestion(std::string_view got, const std::vector<std::string>& candidates) {
@@ -83,7 +87,7 @@ const std::string& csv_source(const FabricSpec& spec) { return spec.csv_name.emp
 FabricKind parse_fabric_kind(std::string_view name) {
     const std::string_view n = trim(name);
     if (const auto k = fabric_kind_names.value(n)) return *k;
-    throw FabricSpecError("topology: unknown fabric kind '" + std::string(n) + "'" + suggestion(n, fabric_kind_names.names()));
+    throw FabricSpecError("topology: unknown fabric kind " + quoted_input(n) + suggestion(n, fabric_kind_names.names()));
 }
 
 FabricSpec parse_fabric_spec(std::string_view text) {
@@ -91,8 +95,8 @@ FabricSpec parse_fabric_spec(std::string_view text) {
     const auto colon = spec.find(':');
     const std::string_view kind_name = trim(spec.substr(0, colon));
     if (kind_name.empty())
-        throw FabricSpecError("topology '" + std::string(spec) +
-                              "': expected KIND:key=value,… with KIND one of ring, switch, torus2d, "
+        throw FabricSpecError("topology " + quoted_input(spec) +
+                              ": expected KIND:key=value,… with KIND one of ring, switch, torus2d, "
                               "fully_connected, file");
     FabricSpec out;
     out.kind = parse_fabric_kind(kind_name);
@@ -116,29 +120,29 @@ FabricSpec parse_fabric_spec(std::string_view text) {
             const auto eq = item.find('=');
             const std::string key(trim(item.substr(0, eq)));
             if (eq == std::string_view::npos)
-                throw FabricSpecError(kind + ": '" + std::string(item) + "': expected key=value");
+                throw FabricSpecError(kind + ": " + quoted_input(item) + ": expected key=value");
             const std::string_view value = trim(item.substr(eq + 1));
             if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
-                throw FabricSpecError(kind + ": unknown key '" + key + "'" + suggestion(key, allowed));
+                throw FabricSpecError(kind + ": unknown key " + quoted_input(key) + suggestion(key, allowed));
             if (!given.insert(key).second) throw FabricSpecError(kind + ": " + key + ": given twice");
             if (key == "bw_gbps") {
-                const auto v = to_number(value);
-                if (!v || !(*v > 0.0))
-                    throw FabricSpecError(kind + ": bw_gbps: expected a positive number, got '" +
-                                          std::string(value) + "'");
+                const auto v = to_number_in(value, min_fabric_bw_gbps, max_fabric_bw_gbps);
+                if (!v)
+                    throw FabricSpecError(kind + ": bw_gbps: expected a finite number in " + bw_range + ", got " +
+                                          quoted_input(value));
                 out.bandwidth_bps = *v * 1e9;
             } else if (key == "latency_ns") {
-                const auto v = to_number(value);
-                if (!v || !(*v >= 0.0))
-                    throw FabricSpecError(kind + ": latency_ns: expected a number >= 0, got '" +
-                                          std::string(value) + "'");
+                const auto v = to_number_in(value, 0.0, max_fabric_latency_ns);
+                if (!v)
+                    throw FabricSpecError(kind + ": latency_ns: expected a finite number in " + latency_range + ", got " +
+                                          quoted_input(value));
                 out.latency_s = *v * 1e-9;
             } else {
                 const auto v = to_integer(value);
                 const std::int64_t minimum = key == "p" ? 2 : 1;
                 if (!v || *v < minimum)
                     throw FabricSpecError(kind + ": " + key + ": expected an integer >= " + std::to_string(minimum) +
-                                          ", got '" + std::string(value) + "'");
+                                          ", got " + quoted_input(value));
                 (key == "p" ? out.p : key == "x" ? out.x : out.y) = static_cast<std::int32_t>(*v);
             }
         }
@@ -162,22 +166,25 @@ links::Topology parse_edge_list_csv(std::string_view text, std::string_view name
     std::set<std::pair<std::int32_t, std::int32_t>> seen;
     std::int32_t max_id = -1;
     std::size_t line_no = 0;
-    for (std::string_view line : split(text, '\n')) {
+    for (std::string_view line : split(csv::without_bom(text), '\n')) {
         ++line_no;
-        line = trim(line);
-        const std::string where = name + ":" + std::to_string(line_no) + ": ";
-        if (line.empty()) continue;
-        if (line.front() == '#') {
-            std::string_view c = trim(line.substr(1));
+        const std::string line_at = name + ":" + std::to_string(line_no) + ":";
+        const std::string where = line_at + " ";
+        if (trim(line).empty()) continue;
+        if (trim(line).front() == '#') {
+            std::string_view c = trim(trim(line).substr(1));
             if (c.substr(0, 11) == "node_count=") {
                 const auto v = to_integer(c.substr(11));
-                if (!v || *v < 0) throw FabricSpecError(where + "node_count: expected an integer >= 0, got '" +
-                                                        std::string(c.substr(11)) + "'");
+                if (!v || *v < 0) throw FabricSpecError(where + "node_count: expected an integer >= 0, got " +
+                                                        quoted_input(trim(c.substr(11))));
                 declared_nodes = static_cast<std::int32_t>(*v);
             }
             continue;
         }
         const auto cells = split(line, ',');
+        const auto cell_column = csv::cell_columns(cells);
+        // name:line:column: for the cell in column col
+        const auto at = [&](std::size_t col) { return line_at + std::to_string(cell_column[col]) + ": "; };
         if (!have_header) {
             const std::vector<std::string> wanted{"source", "target", "bw_gbps", "latency_ns"};
             // A first line naming none of the columns is not an edge list (file:/etc/shadow): the
@@ -193,8 +200,8 @@ links::Topology parse_edge_list_csv(std::string_view text, std::string_view name
                             : cell == "bw_gbps"    ? &col_bw
                             : cell == "latency_ns" ? &col_latency
                                                    : nullptr;
-                if (!slot) throw FabricSpecError(where + "header: unknown column '" + cell + "'" + suggestion(cell, wanted));
-                if (*slot >= 0) throw FabricSpecError(where + "header: column '" + cell + "' given twice");
+                if (!slot) throw FabricSpecError(at(i) + "header: unknown column " + quoted_input(cell) + suggestion(cell, wanted));
+                if (*slot >= 0) throw FabricSpecError(at(i) + "header: column '" + cell + "' given twice");
                 *slot = static_cast<int>(i);
             }
             for (std::size_t i = 0; i < wanted.size(); ++i) {
@@ -210,24 +217,25 @@ links::Topology parse_edge_list_csv(std::string_view text, std::string_view name
         if (cells.size() != columns)
             throw FabricSpecError(where + "expected " + std::to_string(columns) + " comma-separated values, got " +
                                   std::to_string(cells.size()));
+        const auto cell = [&](int col) { return cells[static_cast<std::size_t>(col)]; };
+        const auto refuse = [&](int col, const char* key, const std::string& expected) {
+            throw FabricSpecError(at(static_cast<std::size_t>(col)) + "key '" + key + "': expected " + expected + ", got " +
+                                  quoted_input(trim(cell(col))));
+        };
         auto node = [&](int col, const char* key) {
-            const auto v = to_integer(cells[static_cast<std::size_t>(col)]);
-            if (!v || *v < 0)
-                throw FabricSpecError(where + key + ": expected a node id (integer >= 0), got '" +
-                                      std::string(trim(cells[static_cast<std::size_t>(col)])) + "'");
+            const auto v = to_integer(cell(col));
+            if (!v || *v < 0) refuse(col, key, "a node id (integer >= 0)");
             return static_cast<std::int32_t>(*v);
         };
         const std::int32_t a = node(col_source, "source");
         const std::int32_t b = node(col_target, "target");
-        if (a == b) throw FabricSpecError(where + "target: a link needs two different nodes, got " + std::to_string(a) + " twice");
-        const auto bw = to_number(cells[static_cast<std::size_t>(col_bw)]);
-        if (!bw || !(*bw >= 0.0))
-            throw FabricSpecError(where + "bw_gbps: expected a number >= 0, got '" +
-                                  std::string(trim(cells[static_cast<std::size_t>(col_bw)])) + "'");
-        const auto lat = to_number(cells[static_cast<std::size_t>(col_latency)]);
-        if (!lat || !(*lat >= 0.0))
-            throw FabricSpecError(where + "latency_ns: expected a number >= 0, got '" +
-                                  std::string(trim(cells[static_cast<std::size_t>(col_latency)])) + "'");
+        if (a == b)
+            throw FabricSpecError(at(static_cast<std::size_t>(col_target)) +
+                                  "key 'target': a link needs two different nodes, got " + std::to_string(a) + " twice");
+        const auto bw = to_number_in(cell(col_bw), min_fabric_bw_gbps, max_fabric_bw_gbps);
+        if (!bw) refuse(col_bw, "bw_gbps", "a finite number in " + bw_range);
+        const auto lat = to_number_in(cell(col_latency), 0.0, max_fabric_latency_ns);
+        if (!lat) refuse(col_latency, "latency_ns", "a finite number in " + latency_range);
         if (!seen.insert({std::min(a, b), std::max(a, b)}).second)
             throw FabricSpecError(where + "link " + std::to_string(std::min(a, b)) + "-" + std::to_string(std::max(a, b)) +
                                   " listed twice");
@@ -260,10 +268,12 @@ void check_fabric_spec(const FabricSpec& spec) {
         (void)parse_edge_list_csv(spec.csv_text, csv_source(spec));
         return;
     }
-    if (!(spec.bandwidth_bps > 0.0) || !std::isfinite(spec.bandwidth_bps))
-        throw FabricSpecError(kind + ": bw_gbps: expected a positive number, got " + format_readable(spec.bandwidth_bps / 1e9));
-    if (!(spec.latency_s >= 0.0) || !std::isfinite(spec.latency_s))
-        throw FabricSpecError(kind + ": latency_ns: expected a number >= 0, got " + format_readable(spec.latency_s * 1e9));
+    const double bw_gbps = spec.bandwidth_bps / 1e9, latency_ns = spec.latency_s * 1e9;
+    if (!(bw_gbps >= min_fabric_bw_gbps && bw_gbps <= max_fabric_bw_gbps))
+        throw FabricSpecError(kind + ": bw_gbps: expected a finite number in " + bw_range + ", got " + format_readable(bw_gbps));
+    if (!(latency_ns >= 0.0 && latency_ns <= max_fabric_latency_ns))
+        throw FabricSpecError(kind + ": latency_ns: expected a finite number in " + latency_range + ", got " +
+                              format_readable(latency_ns));
     if (spec.kind == FabricKind::torus2d) {
         if (spec.x < 1) throw FabricSpecError("torus2d: x: expected an integer >= 1, got " + std::to_string(spec.x));
         if (spec.y < 1) throw FabricSpecError("torus2d: y: expected an integer >= 1, got " + std::to_string(spec.y));

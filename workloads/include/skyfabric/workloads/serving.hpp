@@ -54,8 +54,13 @@ double weight_bytes(const ServingModel& model);
 
 enum class LengthKind : std::uint8_t { fixed = 0, lognormal = 1 };
 
+// The most tokens one request's prompt or output may have (a trace's cells, a draw): far above
+// any model's context, and exact in a double, so counts and their sums stay within 64 bits.
+inline constexpr std::int64_t max_request_tokens = 1'000'000'000'000;
+
 // Token counts. lognormal: mean_tokens is the distribution's mean, sigma the standard deviation of
-// its logarithm (μ = ln mean − σ²/2); draws are rounded to the nearest integer, at least 1.
+// its logarithm (μ = ln mean − σ²/2); draws are rounded to the nearest integer, at least 1 and at
+// most max_request_tokens (a far tail of a wide lognormal would otherwise overflow 64 bits).
 struct LengthDistribution {
     LengthKind kind = LengthKind::fixed;
     double mean_tokens = 1024.0;

@@ -57,6 +57,11 @@ FabricKind parse_fabric_kind(std::string_view name);  // throws FabricSpecError
 
 inline constexpr double default_fabric_bandwidth_bps = 400e9;
 inline constexpr double default_fabric_latency_s = 500e-9;
+// The one range of a link's bandwidth and latency, wherever a fabric is read (a spec, a
+// scenario mapping, an edge list): beyond it the flow engine's times overflow or underflow.
+inline constexpr double min_fabric_bw_gbps = 1e-6;
+inline constexpr double max_fabric_bw_gbps = 1e7;
+inline constexpr double max_fabric_latency_ns = 1e12;
 
 // A fabric as plain fields, so a scenario `topology:` block can fill it directly.
 struct FabricSpec {
