@@ -11,7 +11,8 @@ class MpiMessenger final : public Messenger {
 public:
     MpiMessenger() {
         int provided = 0;
-        MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SINGLE, &provided);
+        // FUNNELED: a run has worker threads (trials, physics); only the main thread calls MPI.
+        MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
         MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
         MPI_Comm_size(MPI_COMM_WORLD, &size_);
     }
