@@ -17,7 +17,7 @@ using namespace skyfabric_test;
 
 namespace {
 
-const std::string mpirun = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
+const std::string mpirun = "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
                            "timeout 300 mpirun --allow-run-as-root --oversubscribe -n 3 ";
 
 // Fields that legitimately differ between one process and three: wall-clock times, provenance (the
@@ -145,6 +145,28 @@ TEST(RunMpi, AnErrorOnOneRankEndsEveryRank) {
     EXPECT_NE(again.status, 124) << "a rank was left waiting: " << again.output;
     EXPECT_NE(again.output.find("already holds a complete run"), std::string::npos) << again.output;
     EXPECT_NE(again.output.find("on rank 0 of 3"), std::string::npos) << again.output;
+    fs::remove_all(dir);
+#endif
+}
+
+TEST(RunMpi, InterruptEndsEveryRank) {
+#if !SKYFABRIC_WITH_MPI
+    GTEST_SKIP() << "built without MPI (SKYFABRIC_MPI=OFF or no MPI found)";
+#else
+    if (!have_mpirun()) GTEST_SKIP() << "mpirun or h5diff is not on PATH";
+    // Ctrl-C during the trials: mpirun signals every rank; rank 0 publishes what it has (when it gets
+    // there first) and every rank ends through MPI_Abort, none left waiting for another's part.
+    const auto dir = fresh_dir("run_mpi_interrupt");
+    const auto r = signal_when(mpirun + skyfabric() + " run -q " + source("scenarios/constellation-4x81.yaml") +
+                                   " --set duration_s=600 --set radiation.enabled=true --set radiation.rate_scale=100"
+                                   " --set radiation.trials=5000 --threads 1 -o " + (dir / "run").string(),
+                               staged_exists(dir / "run", "vtk/formation_000010.vtp"), "INT", 120);
+    EXPECT_NE(r.status, 0) << r.output;
+    EXPECT_NE(r.status, 124) << "a rank was left waiting: " << r.output;
+    EXPECT_NE(r.output.find("MPI_ABORT was invoked"), std::string::npos) << r.output;
+    if (fs::exists(dir / "run" / "summary.json")) {
+        EXPECT_EQ(nlohmann::json::parse(read_file(dir / "run" / "summary.json"))["complete"], false);
+    }
     fs::remove_all(dir);
 #endif
 }
