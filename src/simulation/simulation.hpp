@@ -203,8 +203,8 @@ links::Topology topology_at(const scenario::Scenario& scenario, double time_s);
 // this library knows only these callbacks). Every rank runs the physics and the fault-free training
 // of a formation alike (deterministic: the same on every rank); a constellation's fault-free
 // algorithms are split by their position in constellation.algorithms (rank r computes those at
-// r, r + N, ...) and gathered on every rank; the fault trials of every algorithm by trial index
-// (trials: TrialShare). Every rank thus ends with the summary one process gives; only rank 0 has
+// r, r + N, ...; only without radiation: the trials reuse every algorithm's routes) and gathered on
+// every rank; the fault trials of every algorithm by trial index (trials: TrialShare). Every rank thus ends with the summary one process gives; only rank 0 has
 // recorders (writes files).
 struct RunRanks {
     workloads::TrialShare trials;  // part: this rank, parts: the ranks

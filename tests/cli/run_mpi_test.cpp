@@ -76,33 +76,55 @@ bool have_mpirun() { return run_command("command -v mpirun && command -v h5diff"
 
 }  // namespace
 
-TEST(RunMpi, ThreeRanksShareAConstellationsAlgorithmsAndTrialsAsOneProcessWould) {
+// One process and three ranks run `args` into dir/one and dir/three (with a trace beside each):
+// the same summary.json, result.h5 and trace events; the three ranks' summary.json.
+static nlohmann::json expect_same_run(const fs::path& dir, const std::string& args) {
+    const auto one = run_command(skyfabric() + args + " -o " + (dir / "one").string() + " --trace " + (dir / "one" / "trace.json").string());
+    EXPECT_EQ(one.status, 0) << one.output;
+    const auto three = run_command(mpirun + skyfabric() + args + " -o " + (dir / "three").string() + " --trace " +
+                                   (dir / "three" / "trace.json").string());
+    EXPECT_EQ(three.status, 0) << three.output;
+    if (one.status != 0 || three.status != 0) return {};
+    for (const auto& d : summary_differences(dir / "one", dir / "three")) ADD_FAILURE() << "summary.json" << d;
+    EXPECT_EQ(result_differences(dir / "one", dir / "three"), "");
+    // The trace draws every algorithm's record, some of them computed on other ranks and sent.
+    auto events = [&](const char* run) { return nlohmann::json::parse(read_file(dir / run / "trace.json"))["traceEvents"]; };
+    EXPECT_EQ(events("one"), events("three"));
+    auto j = nlohmann::json::parse(read_file(dir / "three" / "summary.json"));
+    EXPECT_EQ(j["ranks"], 3);
+    return j;
+}
+
+TEST(RunMpi, ThreeRanksShareAConstellationsAlgorithmsAsOneProcessWould) {
 #if !SKYFABRIC_WITH_MPI
     GTEST_SKIP() << "built without MPI (SKYFABRIC_MPI=OFF or no MPI found)";
 #else
     if (!have_mpirun()) GTEST_SKIP() << "mpirun or h5diff is not on PATH";
-    const auto dir = fresh_dir("run_mpi_constellation");
-    // 4 x 81 for 5 minutes, faults 100x as frequent so that the trials differ; 7 trials: the ranks'
-    // parts are unequal (3, 2, 2), and so are their algorithms (ring and noloco, hierarchical, diloco).
-    const std::string args = " run -q " + source("scenarios/constellation-4x81.yaml") +
-                             " --set duration_s=300 --set radiation.enabled=true --set radiation.rate_scale=100"
-                             " --set radiation.trials=7 --set output.vtk=false --threads 1";
-    const auto one = run_command(skyfabric() + args + " -o " + (dir / "one").string() + " --trace " + (dir / "one" / "trace.json").string());
-    ASSERT_EQ(one.status, 0) << one.output;
-    const auto three = run_command(mpirun + skyfabric() + args + " -o " + (dir / "three").string() + " --trace " +
-                                   (dir / "three" / "trace.json").string());
-    ASSERT_EQ(three.status, 0) << three.output;
+    // 4 x 81 for 5 minutes, no faults: the four algorithms split (ring and noloco, hierarchical, diloco).
+    const auto dir = fresh_dir("run_mpi_algorithms");
+    const auto j = expect_same_run(dir, " run -q " + source("scenarios/constellation-4x81.yaml") +
+                                            " --set duration_s=300 --set output.vtk=false --threads 1");
+    ASSERT_TRUE(j.is_object());
+    EXPECT_EQ(j["constellation"]["algorithms"].size(), 4u) << j["constellation"].dump();
+    fs::remove_all(dir);
+#endif
+}
 
-    const auto j = nlohmann::json::parse(read_file(dir / "three" / "summary.json"));
-    EXPECT_EQ(j["ranks"], 3);
+TEST(RunMpi, ThreeRanksShareAConstellationsTrialsAsOneProcessWould) {
+#if !SKYFABRIC_WITH_MPI
+    GTEST_SKIP() << "built without MPI (SKYFABRIC_MPI=OFF or no MPI found)";
+#else
+    if (!have_mpirun()) GTEST_SKIP() << "mpirun or h5diff is not on PATH";
+    // 4 x 81 for 5 minutes, faults 100x as frequent so that the trials differ; 7 trials: the ranks'
+    // parts are unequal (3, 2, 2).
+    const auto dir = fresh_dir("run_mpi_trials");
+    const auto j = expect_same_run(dir, " run -q " + source("scenarios/constellation-4x81.yaml") +
+                                            " --set duration_s=300 --set radiation.enabled=true --set radiation.rate_scale=100"
+                                            " --set radiation.trials=7 --set output.vtk=false --threads 1");
+    ASSERT_TRUE(j.is_object());
     const auto& ring = j["radiation"]["constellation"]["ring"];
     ASSERT_EQ(ring["trials"], 7) << ring.dump();
     EXPECT_GT(ring["goodput"]["stddev"].get<double>(), 0.0) << "the trials differ, so a trial out of place would show";
-    for (const auto& d : summary_differences(dir / "one", dir / "three")) ADD_FAILURE() << "summary.json" << d;
-    EXPECT_EQ(result_differences(dir / "one", dir / "three"), "");
-    // The trace draws every algorithm's record, three of them computed on other ranks and sent.
-    auto events = [&](const char* run) { return nlohmann::json::parse(read_file(dir / run / "trace.json"))["traceEvents"]; };
-    EXPECT_EQ(events("one"), events("three"));
     fs::remove_all(dir);
 #endif
 }

@@ -3,6 +3,10 @@
 
 #include "sweep/messenger.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
 namespace {
 
 using skyfabric::sweep::Messenger;
@@ -34,8 +38,14 @@ public:
     }
 
     std::string receive(int source, int tag) override {
+        // Polled with sleeps growing to 5 ms, not MPI_Probe: Open MPI's blocking calls spin, and a
+        // rank waiting for another's part of a run (cli/run_ranks.cpp) took the CPU that rank needed
+        // wherever ranks share cores.
         MPI_Status status;
-        MPI_Probe(source, tag, MPI_COMM_WORLD, &status);
+        int flag = 0;
+        for (long sleep_us = 20; MPI_Iprobe(source, tag, MPI_COMM_WORLD, &flag, &status) == MPI_SUCCESS && !flag;
+             sleep_us = std::min(2 * sleep_us, 5000L))
+            std::this_thread::sleep_for(std::chrono::microseconds(sleep_us));
         return take(status);
     }
 
