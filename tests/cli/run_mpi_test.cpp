@@ -176,8 +176,8 @@ TEST(RunMpi, InterruptEndsEveryRank) {
     GTEST_SKIP() << "built without MPI (SKYFABRIC_MPI=OFF or no MPI found)";
 #else
     if (!have_mpirun()) GTEST_SKIP() << "mpirun or h5diff is not on PATH";
-    // Ctrl-C during the trials: mpirun signals every rank; rank 0 publishes what it has (when it gets
-    // there first) and every rank ends through MPI_Abort, none left waiting for another's part.
+    // Ctrl-C during the run: mpirun signals every rank; rank 0 publishes what it has (when it gets
+    // there before mpirun ends it) and every rank ends (MPI_Abort), none left waiting for another's part.
     const auto dir = fresh_dir("run_mpi_interrupt");
     const auto r = signal_when(mpirun + skyfabric() + " run -q " + source("scenarios/constellation-4x81.yaml") +
                                    " --set duration_s=600 --set radiation.enabled=true --set radiation.rate_scale=100"
@@ -185,7 +185,9 @@ TEST(RunMpi, InterruptEndsEveryRank) {
                                staged_exists(dir / "run", "vtk/formation_000010.vtp"), "INT", 120);
     EXPECT_NE(r.status, 0) << r.output;
     EXPECT_NE(r.status, 124) << "a rank was left waiting: " << r.output;
-    EXPECT_NE(r.output.find("MPI_ABORT was invoked"), std::string::npos) << r.output;
+    // It had started writing (so the signal came during the run): the folder rank 0 published, or the
+    // staging folder of a rank 0 that mpirun ended first (the next run into the folder removes it).
+    EXPECT_TRUE(fs::exists(dir / "run" / "summary.json") || leftovers_beside(dir / "run") > 0) << r.output;
     if (fs::exists(dir / "run" / "summary.json")) {
         EXPECT_EQ(nlohmann::json::parse(read_file(dir / "run" / "summary.json"))["complete"], false);
     }
