@@ -167,7 +167,7 @@ int command_info() {
         std::cout << (devices > 0 ? ", " + std::to_string(devices) + " device(s) present"
                                   : ", not usable here: " + workloads::cuda_unavailable_reason());
     }
-    std::cout << "\n  MPI sweeps:   " << (SKYFABRIC_WITH_MPI ? "built" : "not built") << "\n";
+    std::cout << "\n  MPI:          " << (SKYFABRIC_WITH_MPI ? "built (sweep and run under mpirun)" : "not built") << "\n";
     return exit_ok;
 }
 
