@@ -6,6 +6,7 @@
 #include "cli/oem_command.hpp"
 #include "cli/season_command.hpp"
 #include "cli/progress.hpp"
+#include "cli/run_ranks.hpp"
 #include "cli/sweep_command.hpp"
 #include "common/stop_signal.hpp"
 #include "output/provenance.hpp"
@@ -56,21 +57,11 @@ void stop_with_parent() {
     if (std::to_string(static_cast<long>(getppid())) != parent) common::stop_requested().store(true);  // it died already
 }
 
-int command_run(const RunOptions& o) {
-    // From the start: a Ctrl-C at any instant is an interrupted run (130).
-    common::install_stop_handlers(common::InterruptedCalls::restart);
-    stop_with_parent();
-    auto overrides = parse_overrides(o.overrides);
-    if (!o.topology.empty()) overrides.push_back({"topology", o.topology});
-    auto sc = scenario::load_scenario_file(o.scenario_file, overrides, {.refuse_large_runs = !o.yes});
-    sc.threads = o.threads;
-    const fs::path dir = o.output_dir.empty() ? fs::path("out") / sc.name : fs::path(o.output_dir);
-    if (common::stop_requested().load()) {
-        std::fprintf(stderr, "skyfabric: interrupted before the run started; nothing was written\n");
-        return exit_interrupted;
-    }
+// The run into its folder, the summary table and the exit status (rank 0 of a run shared among ranks).
+int run_and_publish(const RunOptions& o, const scenario::Scenario& sc, const fs::path& dir,
+                    const simulation::RunRanks* ranks = nullptr) {
     ProgressBar progress(!o.quiet && stderr_is_terminal());
-    const auto j = output::run_to_directory(sc, dir, o.force, {&progress}, &common::stop_requested(), o.trace);
+    const auto j = output::run_to_directory(sc, dir, o.force, {&progress}, &common::stop_requested(), o.trace, ranks);
     if (common::stop_requested().load() && j["complete"].get<bool>()) {
         // A stop after the last sample, while the files were written: the run is whole and
         // published, and the exit still says it was interrupted (130 at any instant).
@@ -119,6 +110,51 @@ int command_run(const RunOptions& o) {
     return common::stop_requested().load() ? exit_interrupted : exit_run_failure;
 }
 
+#if SKYFABRIC_WITH_MPI
+// Under mpirun (cli/run_ranks.hpp): every rank runs, rank 0 alone writes. An error on any rank, or a
+// stop (Ctrl-C: mpirun signals every rank), ends every rank through MPI_Abort once rank 0 has
+// published what it has, so that no rank waits for a part that will not come.
+int run_on_ranks(const RunOptions& o, const scenario::Scenario& sc, const fs::path& dir) {
+    const auto mpi = sweep::start_mpi();
+    const simulation::RunRanks ranks = run_ranks(*mpi);
+    int status = exit_ok;
+    try {
+        if (mpi->rank() == 0) {
+            status = run_and_publish(o, sc, dir, &ranks);
+        } else {
+            const auto summary = simulation::run(output::simulation_scenario(sc, o.trace), {}, &common::stop_requested(), &ranks);
+            status = summary.complete || !common::stop_requested().load() ? exit_ok : exit_interrupted;
+        }
+    } catch (const std::exception& e) {
+        const bool bad_input = dynamic_cast<const scenario::ScenarioError*>(&e) != nullptr;
+        std::fprintf(stderr, "skyfabric: %s on rank %d of %d: %s\n", bad_input ? "error" : "run failed", mpi->rank(), mpi->size(),
+                     e.what());
+        mpi->abort(common::stop_requested().load() ? exit_interrupted : bad_input ? exit_bad_input : exit_run_failure);
+    }
+    if (common::stop_requested().load()) mpi->abort(exit_interrupted);
+    return status;  // the messenger finalizes MPI
+}
+#endif
+
+int command_run(const RunOptions& o) {
+    // From the start: a Ctrl-C at any instant is an interrupted run (130).
+    common::install_stop_handlers(common::InterruptedCalls::restart);
+    stop_with_parent();
+    auto overrides = parse_overrides(o.overrides);
+    if (!o.topology.empty()) overrides.push_back({"topology", o.topology});
+    auto sc = scenario::load_scenario_file(o.scenario_file, overrides, {.refuse_large_runs = !o.yes});
+    sc.threads = o.threads;
+    const fs::path dir = o.output_dir.empty() ? fs::path("out") / sc.name : fs::path(o.output_dir);
+    if (common::stop_requested().load()) {
+        std::fprintf(stderr, "skyfabric: interrupted before the run started; nothing was written\n");
+        return exit_interrupted;
+    }
+#if SKYFABRIC_WITH_MPI
+    if (run_shared_among_ranks()) return run_on_ranks(o, sc, dir);
+#endif
+    return run_and_publish(o, sc, dir);
+}
+
 int command_validate(const std::string& file, const std::vector<std::string>& overrides, bool yes) {
     const auto sc = scenario::load_scenario_file(file, parse_overrides(overrides), {.refuse_large_runs = !yes});
     // The sweep block is read only by `sweep`; validate checks it too.
@@ -145,7 +181,7 @@ int command_info() {
         std::cout << (devices > 0 ? ", " + std::to_string(devices) + " device(s) present"
                                   : ", not usable here: " + workloads::cuda_unavailable_reason());
     }
-    std::cout << "\n  MPI sweeps:   " << (SKYFABRIC_WITH_MPI ? "built" : "not built") << "\n";
+    std::cout << "\n  MPI:          " << (SKYFABRIC_WITH_MPI ? "built (sweep and run under mpirun)" : "not built") << "\n";
     return exit_ok;
 }
 

@@ -248,9 +248,18 @@ std::string trace_name_inside(const scenario::Scenario& sc, const fs::path& dir,
 
 }  // namespace
 
+scenario::Scenario simulation_scenario(const scenario::Scenario& sc, const fs::path& trace_path) {
+    scenario::Scenario out = sc;
+    // A trace draws the busiest links' capacity and utilisation over time, the VTK frames each link's
+    // utilisation: the training records them.
+    const bool traced = !trace_path.empty() || sc.output.trace;
+    if ((traced || (sc.output.vtk && !sc.fabric)) && sc.workload.enabled) out.workload.options.record_link_epochs = true;
+    return out;
+}
+
 nlohmann::json run_to_directory(const scenario::Scenario& sc, const fs::path& dir, bool force,
                                 std::vector<simulation::Recorder*> extra, const std::atomic<bool>* stop,
-                                const fs::path& trace_path) {
+                                const fs::path& trace_path, const simulation::RunRanks* ranks) {
     const auto start = std::chrono::steady_clock::now();
     refuse_unreplaceable_folder(dir);
     const std::string trace_in_folder = trace_name_inside(sc, dir, trace_path);
@@ -284,14 +293,8 @@ nlohmann::json run_to_directory(const scenario::Scenario& sc, const fs::path& di
 
     const fs::path trace = !trace_in_folder.empty() ? out / trace_in_folder : trace_path;
     if (!trace.empty() && sc.inference.enabled) recorders.push_back(&for_trace);
-    // A trace draws the busiest links' capacity and utilisation over time, the VTK frames each link's
-    // utilisation: the training records them.
-    scenario::Scenario traced;
-    if ((!trace.empty() || (sc.output.vtk && !sc.fabric)) && sc.workload.enabled) {
-        traced = sc;
-        traced.workload.options.record_link_epochs = true;
-    }
-    const auto summary = simulation::run(traced.workload.options.record_link_epochs ? traced : sc, recorders, stop);
+    const scenario::Scenario simulated = simulation_scenario(sc, trace);
+    const auto summary = simulation::run(simulated, recorders, stop, ranks);
     background.reset();
     writer.reset();
     const bool vtk_written = vtk.has_value();

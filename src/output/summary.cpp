@@ -330,6 +330,7 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
     j["simulated_s"] = s.simulated_s;
     j["samples"] = s.samples_written;
     j["simulation_wall_s"] = s.wall_s;  // run_to_directory adds wall_s, the files' writing included
+    j["ranks"] = s.ranks;               // processes the run was shared among (mpirun)
     if (sc.fabric) j["fabric"] = workloads::fabric_description(*sc.fabric);
     if (!sc.fabric) j["formation"] = {
         {"nearest_neighbour_min_m", finite_or_null(s.nearest_neighbour_min_m)},

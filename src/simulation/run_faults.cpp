@@ -124,6 +124,7 @@ void RunState::play_trials(RadiationOutcome& out, const workloads::FaultModel& m
     s.timeline = &timeline_;
     s.training = fault_training_setup_;
     s.stop = stop_;
+    if (ranks_) s.share = &ranks_->trials;  // each rank plays its part of the trials, then gathers the rest
     std::vector<workloads::ClusterAlgorithm> algorithms;
     for (const auto& c : summary_.constellation) algorithms.push_back(c.algorithm);
     std::span<const workloads::ClusterTrainingResult> fault_free = summary_.constellation;

@@ -29,7 +29,8 @@ namespace skyfabric::simulation {
 
 class RunState {
 public:
-    RunState(const scenario::Scenario& sc, std::vector<Recorder*> recorders, const std::atomic<bool>* stop);
+    RunState(const scenario::Scenario& sc, std::vector<Recorder*> recorders, const std::atomic<bool>* stop,
+             const RunRanks* ranks = nullptr);
 
     RunSummary execute();
 
@@ -118,6 +119,7 @@ private:
     workloads::Backend backend_ = workloads::Backend::cpu;  // for batched work (fault draws, flow batches)
     std::vector<Recorder*> recorders_;
     const std::atomic<bool>* stop_;
+    const RunRanks* ranks_;  // null: this process alone
     std::vector<double> times_;
     std::chrono::steady_clock::time_point wall_start_ = std::chrono::steady_clock::now();
     RunSetup setup_;

@@ -3,8 +3,11 @@
 
 namespace skyfabric::simulation {
 
-RunState::RunState(const scenario::Scenario& sc, std::vector<Recorder*> recorders, const std::atomic<bool>* stop)
-    : sc_(sc), recorders_(std::move(recorders)), stop_(stop), times_(sample_times(sc.duration_s, sc.output_step_s)) {
+RunState::RunState(const scenario::Scenario& sc, std::vector<Recorder*> recorders, const std::atomic<bool>* stop,
+                   const RunRanks* ranks)
+    : sc_(sc), recorders_(std::move(recorders)), stop_(stop), ranks_(ranks), times_(sample_times(sc.duration_s, sc.output_step_s)) {
+    if (ranks_ && ranks_->size() > 1) summary_.ranks = ranks_->size();
+    else ranks_ = nullptr;
     setup_.scenario = &sc;
     // backend: cuda on a machine without a usable GPU fails here, not after the physics.
     backend_ = workloads::resolve_backend(sc.workload.backend);
@@ -280,8 +283,9 @@ void RunState::finish_summary() {
     m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
 }
 
-RunSummary run(const scenario::Scenario& sc, std::vector<Recorder*> recorders, const std::atomic<bool>* stop) {
-    return RunState(sc, std::move(recorders), stop).execute();
+RunSummary run(const scenario::Scenario& sc, std::vector<Recorder*> recorders, const std::atomic<bool>* stop,
+               const RunRanks* ranks) {
+    return RunState(sc, std::move(recorders), stop, ranks).execute();
 }
 
 }  // namespace skyfabric::simulation

@@ -25,6 +25,7 @@
 #include <atomic>
 #include <cstdint>
 #include <array>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -104,6 +105,7 @@ struct RadiationOutcome {
 struct RunSummary {
     bool complete = false;
     std::string stop_reason;  // empty when complete
+    std::int32_t ranks = 1;   // the processes the run was shared among (RunRanks)
     std::size_t samples_written = 0;
     double simulated_s = 0.0;
     double wall_s = 0.0;
@@ -197,10 +199,25 @@ std::vector<double> sample_times(double duration_s, double output_step_s);
 // already acquired). Throws ScenarioError if the scenario has no links.
 links::Topology topology_at(const scenario::Scenario& scenario, double time_s);
 
+// One run shared among processes (`mpirun -n N skyfabric run`; cli/run_ranks.hpp gives it over MPI,
+// this library knows only these callbacks). Every rank runs the physics and the fault-free training
+// of a formation alike (deterministic: the same on every rank); a constellation's fault-free
+// algorithms are split by their position in constellation.algorithms (rank r computes those at
+// r, r + N, ...; only without radiation: the trials reuse every algorithm's routes) and gathered on
+// every rank; the fault trials of every algorithm by trial index (trials: TrialShare). Every rank thus ends with the summary one process gives; only rank 0 has
+// recorders (writes files).
+struct RunRanks {
+    workloads::TrialShare trials;  // part: this rank, parts: the ranks
+    // results[i], computed here where i % ranks == rank, is filled in for every other i.
+    std::function<void(std::vector<workloads::ClusterTrainingResult>& results)> gather_algorithms;
+    std::int32_t rank() const { return trials.part; }
+    std::int32_t size() const { return trials.parts; }
+};
+
 // Runs the scenario, feeding every recorder. `stop` is polled between samples (signals);
 // a stop or a numerical failure ends the run with summary.complete = false and still
-// calls end() on every recorder.
+// calls end() on every recorder. `ranks`: this process's share of a run over several (above).
 RunSummary run(const scenario::Scenario& scenario, std::vector<Recorder*> recorders,
-               const std::atomic<bool>* stop = nullptr);
+               const std::atomic<bool>* stop = nullptr, const RunRanks* ranks = nullptr);
 
 }  // namespace skyfabric::simulation

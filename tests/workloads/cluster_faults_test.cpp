@@ -7,7 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
+#include <barrier>
 #include <cmath>
+#include <thread>
 #include <vector>
 
 #include "test_helpers.hpp"
@@ -414,4 +418,92 @@ TEST(ClusterFaults, OneClusterPlaysTheFormationsOwnTrials) {
     EXPECT_TRUE(stopped[0].interrupted);
     ASSERT_TRUE(stopped[0].nominal.has_value());
     EXPECT_EQ(stopped[0].nominal->goodput, apart[0].nominal->goodput);
+}
+
+namespace {
+
+// Parts of a Monte Carlo played by threads of this process, their rows gathered through memory as
+// src/ gathers MPI ranks' (cli/run_ranks.cpp): each part publishes its rows, takes the others'.
+class PartsInMemory {
+public:
+    explicit PartsInMemory(std::int32_t parts) : parts_(parts), rows_(static_cast<std::size_t>(parts)), stopped_(rows_.size()), sync_(parts) {}
+    sw::TrialShare share(std::int32_t part) {
+        return {part, parts_, [this, part](std::span<sw::TrialRow> rows, bool stopped) {
+                    rows_[static_cast<std::size_t>(part)] = rows;
+                    stopped_[static_cast<std::size_t>(part)] = stopped;
+                    sync_.arrive_and_wait();
+                    for (std::size_t t = 0; t < rows.size(); ++t) rows[t] = rows_[t % rows_.size()][t];
+                    const bool any = std::find(stopped_.begin(), stopped_.end(), true) != stopped_.end();
+                    sync_.arrive_and_wait();  // every part has read before any goes on
+                    return any;
+                }};
+    }
+
+private:
+    std::int32_t parts_;
+    std::vector<std::span<sw::TrialRow>> rows_;
+    std::vector<bool> stopped_;
+    std::barrier<> sync_;
+};
+
+}  // namespace
+
+// Issue 48 item 4: the trials of every algorithm split among three parts (MPI ranks in a run) by
+// index, 7 of them (parts of 3, 2 and 2), and gathered: every part returns what one process does,
+// trial by trial and in every figure over the trials. A stop in one part stops every part.
+TEST(ClusterFaults, TrialsSharedAmongPartsGiveWhatOneProcessGives) {
+    TwoClusters c;
+    c.series = sw::constant_dose_rate(4, 1e-4);
+    c.setup.model.rate_scale = 50.0;
+    c.setup.model.link_outage_rate_per_s = 2e-3;
+    c.setup.recovery.link_outage_s = 60.0;
+    c.setup.seed = 11;
+    c.setup.trials = 7;
+    const auto whole = sw::monte_carlo_cluster_goodput(c.algorithms, c.setup, c.fault_free, c.steps);
+    ASSERT_EQ(whole.size(), 3u);
+    ASSERT_EQ(whole[0].monte_carlo.per_trial.size(), 7u);
+    std::vector<double> ring = whole[0].monte_carlo.goodput_per_trial;
+    std::sort(ring.begin(), ring.end());
+    ASSERT_LT(ring.front(), ring.back()) << "the trials differ, so one out of place would show";
+
+    const auto play_in_parts = [&](const std::atomic<bool>* stop_part_1) {
+        PartsInMemory memory(3);
+        std::array<sw::TrialShare, 3> shares{memory.share(0), memory.share(1), memory.share(2)};
+        std::array<std::vector<sw::ClusterGoodput>, 3> out;
+        std::vector<std::thread> threads;
+        for (std::size_t k = 0; k < 3; ++k)
+            threads.emplace_back([&, k] {
+                sw::ClusterFaultSetup s = c.setup;
+                s.share = &shares[k];
+                if (k == 1) s.stop = stop_part_1;
+                out[k] = sw::monte_carlo_cluster_goodput(c.algorithms, s, c.fault_free, c.steps);
+            });
+        for (auto& t : threads) t.join();
+        return out;
+    };
+    const auto parts = play_in_parts(nullptr);
+    for (std::size_t k = 0; k < 3; ++k)
+        for (std::size_t a = 0; a < whole.size(); ++a) {
+            SCOPED_TRACE(testing::Message() << "part " << k << ", algorithm " << a);
+            const auto& g = parts[k][a].monte_carlo;
+            const auto& w = whole[a].monte_carlo;
+            EXPECT_FALSE(parts[k][a].interrupted);
+            EXPECT_EQ(g.goodput_per_trial, w.goodput_per_trial);
+            EXPECT_EQ(g.goodput.mean, w.goodput.mean);
+            EXPECT_EQ(g.goodput.mean_ci95_low, w.goodput.mean_ci95_low);
+            EXPECT_EQ(g.events_per_day.mean, w.events_per_day.mean);
+            EXPECT_EQ(g.interruptions_per_day.mean, w.interruptions_per_day.mean);
+            EXPECT_EQ(g.mean_events_by_kind, w.mean_events_by_kind);
+            ASSERT_EQ(g.per_trial.size(), w.per_trial.size());
+            for (std::size_t t = 0; t < w.per_trial.size(); ++t) {
+                EXPECT_EQ(g.per_trial[t].links_lost, w.per_trial[t].links_lost) << "trial " << t;
+                EXPECT_EQ(g.per_trial[t].lost_waiting_s, w.per_trial[t].lost_waiting_s) << "trial " << t;
+            }
+            EXPECT_EQ(parts[k][a].fault_free_goodput, whole[a].fault_free_goodput);
+        }
+
+    const std::atomic<bool> stop{true};
+    const auto stopped = play_in_parts(&stop);
+    for (std::size_t k = 0; k < 3; ++k)
+        for (const auto& g : stopped[k]) EXPECT_TRUE(g.interrupted) << "part " << k;
 }

@@ -410,7 +410,7 @@ std::vector<ClusterGoodput> monte_carlo_cluster_goodput(std::span<const ClusterA
                 mc.goodput = trial_statistics(mc.goodput_per_trial);
             } else if (trials > 1 || !s.nominal_events) {
                 out[i].monte_carlo = monte_carlo_goodput(*s.series, s.model, own, steps[i], s.duration_s, s.seed, s.trials,
-                                                         s.backend, fabric, threads, s.stop);
+                                                         s.backend, fabric, threads, s.stop, s.share);
             }
             out[i].fault_free_goodput = simulate_training_with_faults({}, satellites, s.duration_s, steps[i], own, false, fabric).goodput;
             if (damaged) out[i].fabric_evaluations = damaged->evaluations();
@@ -437,12 +437,25 @@ std::vector<ClusterGoodput> monte_carlo_cluster_goodput(std::span<const ClusterA
         if (given) {
             for (std::size_t t = 0; t < s.events.size(); ++t) play_and_compose(s.events[t], t);
         }
-        if (!given)
-            for_each_drawn_trial(*s.series, s.model, s.duration_s, s.seed, trials, resolve_backend(s.backend),
-                                 std::min(threads, trials), [&](std::int32_t trial, std::span<const FaultEvent> events) {
-                                     play_and_compose(events, static_cast<std::size_t>(trial));
-                                 },
-                                 s.stop);
+        bool stopped = false;
+        try {
+            if (!given)
+                for_each_drawn_trial(*s.series, s.model, s.duration_s, s.seed, trials, resolve_backend(s.backend),
+                                     std::min(threads, trials), [&](std::int32_t trial, std::span<const FaultEvent> events) {
+                                         play_and_compose(events, static_cast<std::size_t>(trial));
+                                     },
+                                     s.stop, s.share);
+        } catch (const TrialsInterrupted&) {
+            stopped = true;
+        }
+        for (std::size_t j = 0; !given && s.share && s.share->gather && j < replicated.size(); ++j) {
+            auto& per_trial = out[replicated[j]].monte_carlo.per_trial;  // the other parts' trials
+            std::vector<TrialRow> rows(per_trial.size());
+            for (std::size_t t = 0; t < rows.size(); ++t) rows[t].trial = per_trial[t];
+            stopped = s.share->gather(rows, stopped);
+            for (std::size_t t = 0; t < rows.size(); ++t) per_trial[t] = rows[t].trial;
+        }
+        if (stopped) throw TrialsInterrupted();
         for (std::size_t j = 0; j < replicated.size(); ++j) {
             ClusterGoodput& g = out[replicated[j]];
             for (const auto& tr : g.monte_carlo.per_trial) g.monte_carlo.goodput_per_trial.push_back(tr.goodput);

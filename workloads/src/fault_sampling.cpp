@@ -135,11 +135,14 @@ FaultStreams prepare_fault_streams(const DoseRateSeries& series, const FaultMode
 void for_each_drawn_trial(const DoseRateSeries& series, const FaultModel& model, double duration_s, std::uint64_t seed,
                           std::int32_t trials, Backend backend, std::int32_t threads,
                           const std::function<void(std::int32_t, std::span<const FaultEvent>)>& play,
-                          const std::atomic<bool>* stop) {
+                          const std::atomic<bool>* stop, const TrialShare* share) {
     if (trials <= 0) return;
+    const TrialShare whole;
+    const TrialShare& mine = share ? *share : whole;
     const detail::FaultStreams streams = detail::prepare_fault_streams(series, model, duration_s, seed);
     if (resolve_backend(backend) != Backend::cuda) {
-        for_each_trial(threads, trials, [&](std::int32_t k) {
+        for_each_trial(threads, mine.own_count(trials), [&](std::int32_t j) {
+            const std::int32_t k = mine.own_trial(j);
             const std::vector<FaultEvent> events = sample_trial(streams, static_cast<std::uint64_t>(k));
             play(k, events);
         }, stop);
@@ -157,7 +160,7 @@ void for_each_drawn_trial(const DoseRateSeries& series, const FaultModel& model,
         const Batch drawn = next.get();
         if (first + monte_carlo_batch_trials < trials) next = draw(first + monte_carlo_batch_trials);
         for_each_trial(threads, static_cast<std::int32_t>(drawn.size()), [&](std::int32_t b) {
-            play(first + b, drawn[static_cast<std::size_t>(b)]);
+            if (mine.plays(first + b)) play(first + b, drawn[static_cast<std::size_t>(b)]);  // the device draws every trial
         }, stop);
     }
 }

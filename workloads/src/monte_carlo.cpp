@@ -142,7 +142,7 @@ void for_each_trial(std::int32_t threads, std::int32_t count, const std::functio
 MonteCarloResult monte_carlo_goodput(const DoseRateSeries& series, const FaultModel& model,
                                      const RecoveryConfig& config, const StepDurations& steps, double duration_s,
                                      std::uint64_t seed, std::int32_t trials, Backend backend, FabricModel* fabric,
-                                     std::int32_t threads, const std::atomic<bool>* stop) {
+                                     std::int32_t threads, const std::atomic<bool>* stop, const TrialShare* share) {
     if (trials <= 0) throw std::invalid_argument("trials must be >= 1");
     if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0: every core)");
     check_series(series);
@@ -154,33 +154,37 @@ MonteCarloResult monte_carlo_goodput(const DoseRateSeries& series, const FaultMo
     out.checkpoint_interval_s = resolve_checkpoint_interval_s(c);
     if (threads == 0) threads = static_cast<std::int32_t>(std::max(1u, std::thread::hardware_concurrency()));
     out.threads = std::min(threads, trials);
-    out.per_trial.resize(static_cast<std::size_t>(trials));
-    std::vector<double> interrupts(static_cast<std::size_t>(trials)), all_events(static_cast<std::size_t>(trials));
-    std::vector<std::array<std::int64_t, fault_kind_count>> by_kind(static_cast<std::size_t>(trials));
-    std::vector<std::size_t> event_counts(static_cast<std::size_t>(trials));
+    std::vector<TrialRow> rows(static_cast<std::size_t>(trials));
     const double days = duration_s / 86400.0;
     out.backend = resolve_backend(backend);
     // Trials are independent: each thread takes the next one; results land in trial order.
-    for_each_drawn_trial(series, model, duration_s, seed, trials, out.backend, out.threads,
-                         [&](std::int32_t trial, std::span<const FaultEvent> ev) {
-                             const GoodputResult r = simulate_training_with_faults(ev, series.satellite_count, duration_s,
-                                                                                   steps, c, false, fabric);
-                             const auto k = static_cast<std::size_t>(trial);
-                             out.per_trial[k] = trial_summary(r);
-                             interrupts[k] = static_cast<double>(r.rollbacks) / days;
-                             all_events[k] = static_cast<double>(ev.size()) / days;
-                             event_counts[k] = ev.size();
-                             by_kind[k] = r.events_by_kind;
-                         },
-                         stop);
+    bool stopped = false;
+    try {
+        for_each_drawn_trial(series, model, duration_s, seed, trials, out.backend, out.threads,
+                             [&](std::int32_t trial, std::span<const FaultEvent> ev) {
+                                 const GoodputResult r = simulate_training_with_faults(ev, series.satellite_count, duration_s,
+                                                                                       steps, c, false, fabric);
+                                 rows[static_cast<std::size_t>(trial)] = {trial_summary(r), static_cast<std::int64_t>(ev.size()),
+                                                                          r.events_by_kind};
+                             },
+                             stop, share);
+    } catch (const TrialsInterrupted&) {
+        stopped = true;
+    }
+    if (share && share->gather) stopped = share->gather(rows, stopped);  // the other parts' trials
+    if (stopped) throw TrialsInterrupted();
     // Sums in trial order: the same bits for any thread count.
+    std::vector<double> interrupts, all_events;
     double total_events = 0.0;
-    for (std::size_t k = 0; k < out.per_trial.size(); ++k) {
-        out.goodput_per_trial.push_back(out.per_trial[k].goodput);
-        total_events += static_cast<double>(event_counts[k]);
+    for (const TrialRow& row : rows) {
+        out.per_trial.push_back(row.trial);
+        out.goodput_per_trial.push_back(row.trial.goodput);
+        interrupts.push_back(static_cast<double>(row.trial.rollbacks) / days);
+        all_events.push_back(static_cast<double>(row.events) / days);
+        total_events += static_cast<double>(row.events);
         for (int j = 0; j < fault_kind_count; ++j)
             out.mean_events_by_kind[static_cast<std::size_t>(j)] +=
-                static_cast<double>(by_kind[k][static_cast<std::size_t>(j)]) / trials;
+                static_cast<double>(row.events_by_kind[static_cast<std::size_t>(j)]) / trials;
     }
     out.goodput = trial_statistics(out.goodput_per_trial);
     out.interruptions_per_day = trial_statistics(interrupts);

@@ -3,6 +3,10 @@
 
 #include "sweep/messenger.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
 namespace {
 
 using skyfabric::sweep::Messenger;
@@ -11,7 +15,8 @@ class MpiMessenger final : public Messenger {
 public:
     MpiMessenger() {
         int provided = 0;
-        MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SINGLE, &provided);
+        // FUNNELED: a run has worker threads (trials, physics); only the main thread calls MPI.
+        MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
         MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
         MPI_Comm_size(MPI_COMM_WORLD, &size_);
     }
@@ -33,8 +38,14 @@ public:
     }
 
     std::string receive(int source, int tag) override {
+        // Polled with sleeps growing to 5 ms, not MPI_Probe: Open MPI's blocking calls spin, and a
+        // rank waiting for another's part of a run (cli/run_ranks.cpp) took the CPU that rank needed
+        // wherever ranks share cores.
         MPI_Status status;
-        MPI_Probe(source, tag, MPI_COMM_WORLD, &status);
+        int flag = 0;
+        for (long sleep_us = 20; MPI_Iprobe(source, tag, MPI_COMM_WORLD, &flag, &status) == MPI_SUCCESS && !flag;
+             sleep_us = std::min(2 * sleep_us, 5000L))
+            std::this_thread::sleep_for(std::chrono::microseconds(sleep_us));
         return take(status);
     }
 

@@ -70,6 +70,10 @@ struct ClusterFaultSetup {
     // A nominal trial's events (ring, hierarchical): played again with its timeline recorded
     // (ClusterGoodput::nominal). With trials = 1 it is the one trial: no Monte Carlo is played.
     const std::vector<FaultEvent>* nominal_events = nullptr;
+    // The trials shared among cooperating processes (faults.hpp TrialShare): each plays its part of
+    // every algorithm's trials and gathers the rest, so every part returns what one process would,
+    // but fabric_evaluations (its own damaged steps). Given events are played whole by every part.
+    const TrialShare* share = nullptr;
 };
 
 struct ClusterGoodput {

@@ -494,6 +494,29 @@ struct MonteCarloResult {
 // One trial's row: goodput, time lost by cause, what the fabric lost (lost_waiting_s left 0).
 MonteCarloResult::Trial trial_summary(const GoodputResult& r);
 
+// A Monte Carlo's trials shared among cooperating processes (src/ shares them among MPI ranks; the
+// library knows no MPI and does no I/O). This process plays trial t only where t % parts == part
+// (each trial's events depend only on the seed and t, so who plays it changes nothing); gather then
+// gives it every other trial's row, as that trial's part played it, before any figure over the
+// trials is taken, so every part ends with the figures one process gives. Every part calls gather
+// the same number of times in the same order: once per Monte Carlo, even when it was stopped.
+struct TrialRow {
+    MonteCarloResult::Trial trial;
+    std::int64_t events = 0;                                      // fault events the trial drew
+    std::array<std::int64_t, fault_kind_count> events_by_kind{};  // of them, by kind
+};
+struct TrialShare {
+    std::int32_t part = 0;
+    std::int32_t parts = 1;
+    // rows: one per trial, this part's own filled in; stopped: this part was stopped (Ctrl-C) before
+    // it played all of its own. Fills in the other parts' rows; returns whether any part was stopped.
+    std::function<bool(std::span<TrialRow> rows, bool stopped)> gather;
+    bool plays(std::int32_t trial) const { return parts <= 1 || trial % parts == part; }
+    // How many of trials 0 … trials-1 this part plays, and the j-th of them.
+    std::int32_t own_count(std::int32_t trials) const { return parts <= 1 ? trials : (trials - part + parts - 1) / parts; }
+    std::int32_t own_trial(std::int32_t j) const { return parts <= 1 ? j : part + j * parts; }
+};
+
 // Runs work(i) for i = 0 … count-1 on `threads` worker threads (each takes the next i; the
 // caller only waits); the first exception is rethrown after every thread has stopped.
 // With `stop` (a user's Ctrl-C): once it is set no further trial starts, the ones running finish,
@@ -508,10 +531,11 @@ struct TrialsInterrupted : std::runtime_error {
 // each on `threads` worker threads, as for_each_trial. On the CPU each worker draws the trial it
 // plays (no serial stage); on the GPU the device draws the next batch of monte_carlo_batch_trials
 // while the workers play this one. The events, and so any result, do not depend on either.
+// With `share`, only this part's trials are drawn (CPU) and played.
 void for_each_drawn_trial(const DoseRateSeries& series, const FaultModel& model, double duration_s, std::uint64_t seed,
                           std::int32_t trials, Backend backend, std::int32_t threads,
                           const std::function<void(std::int32_t, std::span<const FaultEvent>)>& play,
-                          const std::atomic<bool>* stop = nullptr);
+                          const std::atomic<bool>* stop = nullptr, const TrialShare* share = nullptr);
 
 // trials independent repeats (trial = 0 … trials-1) of sample_fault_events +
 // simulate_training_with_faults (on `fabric` when given), played on `threads` CPU threads (0:
@@ -519,7 +543,8 @@ void for_each_drawn_trial(const DoseRateSeries& series, const FaultModel& model,
 // same per-trial results, in trial order. Auto interval with mtbf_s = 0: the MTBF is taken from the rate
 // model (interruption_mtbf_s over the active satellites), not from the sampled events. The
 // events are drawn by for_each_drawn_trial on the backend (automatic: the GPU when present); the
-// recovery play runs on CPU threads.
+// recovery play runs on CPU threads. With `share` (TrialShare) this process plays its part of the
+// trials and gathers the others' rows: the result is the same.
 inline constexpr std::int32_t monte_carlo_batch_trials = 4096;
 // Expected fault events (one batch of trials together) past which a caller should not draw them:
 // about 1.2 GB of FaultEvent. The scenario loader refuses such runs; the simulation checks again.
@@ -528,7 +553,7 @@ MonteCarloResult monte_carlo_goodput(const DoseRateSeries& series, const FaultMo
                                      const RecoveryConfig& config, const StepDurations& steps, double duration_s,
                                      std::uint64_t seed, std::int32_t trials, Backend backend = Backend::cpu,
                                      FabricModel* fabric = nullptr, std::int32_t threads = 1,
-                                     const std::atomic<bool>* stop = nullptr);
+                                     const std::atomic<bool>* stop = nullptr, const TrialShare* share = nullptr);
 
 namespace core {
 
