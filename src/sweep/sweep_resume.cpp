@@ -63,15 +63,17 @@ void refuse_to_overwrite(const Plan& plan, const SweepOptions& o) {
     }
 }
 
-std::vector<std::size_t> prepare_directory(const Plan& plan, const SweepOptions& o, std::vector<Row>& kept) {
+std::vector<std::size_t> prepare_directory(const Plan& plan, const SweepOptions& o, std::vector<Row>& kept,
+                                           std::vector<Row>& earlier) {
     std::error_code ec;
     fs::create_directories(plan.dir, ec);
     if (ec) throw output::OutputError("cannot create output folder " + plan.dir.string() + ": " + ec.message());
     // Earlier points stay until this plan replaces them (a point's folder is replaced when its
     // run starts; folders of points the plan no longer has go once the sweep is complete), so a
-    // sweep killed after --force or a rerun loses nothing it had not yet redone.
+    // sweep killed after --force or a rerun loses nothing it had not yet redone (nor its row in the table).
     if (!o.resume) {
         fs::remove_all(plan.dir / "plots", ec);
+        earlier = completed_rows(plan);
     } else {
         kept = completed_rows(plan);
     }
