@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 
 namespace fs = std::filesystem;
@@ -52,5 +53,108 @@ TEST(NothingLost, ForcedSweepKilledPartWayLeavesEachPointOldOrNew) {
     }
     EXPECT_EQ(points, 3);
     EXPECT_EQ(csv_rows(dir / "sweep" / "sweep.csv"), 3) << "the table keeps every point, old or new";
+    fs::remove_all(dir);
+}
+
+namespace {
+
+// A small run with its ECI states kept, for `oem`.
+fs::path eci_run(const fs::path& dir) {
+    const fs::path run = dir / "run";
+    const auto r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") +
+                               " --set output.eci=true --set output.vtk=false -o " + run.string());
+    EXPECT_EQ(r.status, 0) << r.output;
+    return run;
+}
+
+// A copy of `run` whose result.h5 tests/cli/tamper_eci.py altered (MODE as it takes).
+fs::path tampered(const fs::path& run, const fs::path& dir, const std::string& mode) {
+    const fs::path copy = dir / ("tampered_" + std::to_string(std::hash<std::string>{}(mode)));
+    fs::create_directories(copy);
+    const auto r = run_command("/usr/bin/python3 " + source("tests/cli/tamper_eci.py") + " " + (run / "result.h5").string() +
+                               " " + (copy / "result.h5").string() + " " + mode);
+    EXPECT_EQ(r.status, 0) << r.output;
+    return copy;
+}
+
+int temporaries_in(const fs::path& dir) {
+    int n = 0;
+    for (const auto& e : fs::directory_iterator(dir))
+        if (e.path().extension() == ".tmp") ++n;
+    return n;
+}
+
+}  // namespace
+
+// Finding 9: `-o RUN/result.h5` overwrote the run's own data with exit 0, and odd --satellites lists
+// were accepted ("1,1", "1,,2", an empty list) or misreported (a 20-digit index as INT64_MAX).
+TEST(NothingLost, OemRefusesToOverwriteItsRunAndOddSatelliteLists) {
+    const auto dir = fresh_dir("oem_inputs");
+    const auto run = eci_run(dir);
+    const std::string h5 = read_file(run / "result.h5"), summary = read_file(run / "summary.json");
+    for (const char* own : {"result.h5", "summary.json"}) {
+        const auto r = run_command(skyfabric() + " oem " + run.string() + " -o " + (run / own).string());
+        EXPECT_EQ(r.status, 2) << own << ": " << r.output;
+        EXPECT_NE(r.output.find("input of the run"), std::string::npos) << r.output;
+    }
+    EXPECT_EQ(read_file(run / "result.h5"), h5);
+    EXPECT_EQ(read_file(run / "summary.json"), summary);
+    for (const std::string list : {"1,1", "1,,2", "''", "99999999999999999999", "0x2", "' 2'"}) {
+        const auto r = run_command(skyfabric() + " oem " + run.string() + " --satellites " + list + " -o " +
+                                   (dir / "x.oem").string());
+        EXPECT_EQ(r.status, 2) << list << ": " << r.output;
+        EXPECT_EQ(r.output.find("9223372036854775807"), std::string::npos) << r.output;
+    }
+    EXPECT_FALSE(fs::exists(dir / "x.oem"));
+    fs::remove_all(dir);
+}
+
+// Finding 9: a newline in the run folder's name wrote a malformed OEM (the name is in a COMMENT).
+TEST(NothingLost, OemWithANewlineInTheFolderNameIsWellFormed) {
+    const auto dir = fresh_dir("oem_newline");
+    const auto run = eci_run(dir);
+    fs::rename(run, dir / "run\nCCSDS_OEM_VERS = 9");
+    fs::create_directory_symlink(dir / "run\nCCSDS_OEM_VERS = 9", dir / "plain");
+    const auto r = run_command(skyfabric() + " oem \"$(printf '%s/run\\nCCSDS_OEM_VERS = 9' " + dir.string() + ")\" -o " +
+                               (dir / "out.oem").string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto check = run_command("/usr/bin/python3 " + source("tests/cli/check_oem.py") + " " + (dir / "out.oem").string() +
+                                   " " + (dir / "plain" / "result.h5").string());
+    EXPECT_EQ(check.status, 0) << check.output;
+    EXPECT_NE(read_file(dir / "out.oem").find("\\x0aCCSDS_OEM_VERS"), std::string::npos);
+    fs::remove_all(dir);
+}
+
+// Finding 9: tampered NaN, 1e300 and 20 M-sample files were accepted or hung.
+TEST(NothingLost, OemRefusesTamperedStatesUpFront) {
+    const auto dir = fresh_dir("oem_tampered");
+    const auto run = eci_run(dir);
+    for (const std::string mode : {"nan", "huge_time", "backwards", "samples=20000000:5"}) {
+        const auto copy = tampered(run, dir, mode);
+        const auto start = std::chrono::steady_clock::now();
+        const auto r = run_command("timeout 20 " + skyfabric() + " oem " + copy.string());
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        EXPECT_EQ(r.status, 2) << mode << ": " << r.output;
+        EXPECT_LT(s, 10.0) << mode;
+        EXPECT_FALSE(fs::exists(copy / "formation.oem")) << mode;
+        EXPECT_EQ(temporaries_in(copy), 0) << mode;
+    }
+    fs::remove_all(dir);
+}
+
+// Finding 9: Ctrl-C left a partial .tmp in the run folder (no handler). Now the export stops at
+// once with exit 130 and leaves nothing.
+TEST(NothingLost, OemInterruptedLeavesNoTemporary) {
+    const auto dir = fresh_dir("oem_interrupt");
+    const auto run = eci_run(dir);
+    const auto copy = tampered(run, dir, "samples=3000000:1");
+    const auto start = std::chrono::steady_clock::now();
+    const auto r = signal_when(skyfabric() + " oem " + copy.string(),
+                               "ls " + copy.string() + "/.formation.oem.*.tmp >/dev/null 2>&1", "INT", 60);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(r.status, 130) << r.output;
+    EXPECT_LT(s, 30.0);
+    EXPECT_EQ(temporaries_in(copy), 0) << r.output;
+    EXPECT_FALSE(fs::exists(copy / "formation.oem")) << r.output;
     fs::remove_all(dir);
 }
