@@ -158,3 +158,32 @@ TEST(NothingLost, OemInterruptedLeavesNoTemporary) {
     EXPECT_FALSE(fs::exists(copy / "formation.oem")) << r.output;
     fs::remove_all(dir);
 }
+
+// Finding 6: a serving model whose weights or KV cache cannot fit ran to exit 0 with every request
+// unservable and printed "TTFT 0 / 0 / 0 s". It is refused up front naming the key; a run where no
+// request got a first token says so.
+TEST(NothingLost, ServingThatCannotFitIsRefusedUpFrontNamingTheKey) {
+    const auto dir = fresh_dir("serving_fit");
+    const std::string scenario = source("scenarios/serving-two-datacentres.yaml") + " --set duration_s=60";
+    auto r = run_command(skyfabric() + " run -q " + scenario + " --set workload.inference.model.parameters=1e13 -o " +
+                         (dir / "weights").string());
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("engines.prefill.satellites_per_instance"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(dir / "weights" / "summary.json"));
+    const std::string fixed_prompt = " --set workload.inference.prompt_tokens.distribution=fixed"
+                                     " --set workload.inference.prompt_tokens.sigma=0";
+    r = run_command(skyfabric() + " validate " + scenario + fixed_prompt + " --set workload.inference.engines.max_tokens=1000");
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("engines.max_tokens"), std::string::npos) << r.output;
+    r = run_command(skyfabric() + " validate " + scenario + fixed_prompt + " --set workload.inference.model.parameters=1.1e12" +
+                    " --set workload.inference.model.layers=100000");
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("engines.decode.satellites_per_instance"), std::string::npos) << r.output;
+    // Lognormal lengths might fit: it runs, and the table does not print times nobody had.
+    r = run_command(skyfabric() + " run " + scenario + " --set workload.inference.engines.max_tokens=2000 -o " +
+                    (dir / "honest").string());
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_EQ(r.output.find("0 / 0 / 0 s"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("none (no request reached it)"), std::string::npos) << r.output;
+    fs::remove_all(dir);
+}

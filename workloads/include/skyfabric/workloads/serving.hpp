@@ -218,6 +218,14 @@ struct ServingConfig {
 // which 1 .. all but one are dedicated. (Whether the network has the satellites is the run's to say.)
 physics::SettingsProblems check(const ServingConfig& config);
 
+// What cannot be served at all on `accelerator`, by field name: the weights must fit a prefill
+// instance's HBM ("engines.prefill.satellites_per_instance") and leave a decode instance room for KV
+// ("engines.decode.satellites_per_instance"), and the decode instance's KV capacity (max_tokens or
+// the HBM's) must hold the smallest request the stream or the trace can give ("engines.max_tokens"
+// when it was set, else "engines.decode.satellites_per_instance"): otherwise every request would be
+// unservable and the run would measure nothing.
+physics::SettingsProblems check_fits(const ServingConfig& config, const Accelerator& accelerator);
+
 enum class RequestStatus : std::uint8_t {
     completed = 0,
     unfinished = 1,   // still in flight at the end of the run
