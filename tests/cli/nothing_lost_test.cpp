@@ -187,3 +187,42 @@ TEST(NothingLost, ServingThatCannotFitIsRefusedUpFrontNamingTheKey) {
     EXPECT_NE(r.output.find("none (no request reached it)"), std::string::npos) << r.output;
     fs::remove_all(dir);
 }
+
+namespace {
+
+// Starts `command`, waits (up to 60 s) until the shell test `ready` holds, then 0.5 s more, sends
+// `signal` and reports "rc=N ms=M": the exit status and the milliseconds from the signal to the exit.
+// A command still running 20 s after the signal is killed (rc 137).
+Result signal_and_time(const std::string& command, const std::string& ready, const std::string& signal) {
+    const std::string script = "( exec " + command + " ) & pid=$!; i=0; while ! " + ready +
+                               " && [ $i -lt 600 ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i+1)); done; sleep 0.5; "
+                               "t0=$(date +%s%N); kill -s " + signal + " $pid; "
+                               "( sleep 20; kill -9 $pid ) >/dev/null 2>&1 & watchdog=$!; wait $pid; rc=$?; "
+                               "t1=$(date +%s%N); kill $watchdog 2>/dev/null; echo \"rc=$rc ms=$(( (t1 - t0) / 1000000 ))\"";
+    return run_command("sh -c '" + script + "'");
+}
+
+// The "rc=" and "ms=" of signal_and_time's report.
+long report_value(const std::string& output, const std::string& key) {
+    const auto at = output.rfind(key + "=");
+    return at == std::string::npos ? -1 : std::stol(output.substr(at + key.size() + 1));
+}
+
+}  // namespace
+
+// Finding 5: the serving engine did not poll the stop flag: SIGTERM waited for the whole serving run.
+// It now ends within 1 s with exit 130 and the folder marked incomplete, saying where it stopped.
+TEST(NothingLost, SigtermStopsAServingRunWithinASecond) {
+    const auto dir = fresh_dir("serving_sigterm");
+    const auto out = dir / "run";
+    const auto r = signal_and_time(skyfabric() + " run -q --yes " + source("scenarios/serving-two-datacentres.yaml") +
+                                       " --set workload.inference.arrivals.rate_per_s=200 --set duration_s=600 -o " + out.string(),
+                                   staged_exists(out, "result.h5"), "TERM");
+    EXPECT_EQ(report_value(r.output, "rc"), 130) << r.output;
+    EXPECT_GE(report_value(r.output, "ms"), 0) << r.output;
+    EXPECT_LT(report_value(r.output, "ms"), 1000) << r.output;
+    const std::string summary = read_file(out / "summary.json");
+    EXPECT_NE(summary.find("\"complete\": false"), std::string::npos) << summary.substr(0, 300);
+    EXPECT_NE(summary.find("interrupted while serving"), std::string::npos) << r.output;
+    fs::remove_all(dir);
+}

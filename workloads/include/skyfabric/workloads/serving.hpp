@@ -6,6 +6,7 @@
 // output tokens with continuous batching (memory-bound roofline). Satellite outages (crashes) take
 // instances down and requeue what they held; a compute throttle (power) stretches their work. Pure: no I/O.
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -211,6 +212,9 @@ struct ServingConfig {
     // A training job on the same fabric (empty rank_nodes: none). With requests.rate_per_s 0 and no trace,
     // the training runs alone on the engine: the baseline of the interference.
     SharedTraining training;
+    // Polled every few hundred events (a user's Ctrl-C; the library reads it, never sets it): once set,
+    // the run ends at the current event, what is in flight unfinished, and ServingResult::stopped says so.
+    const std::atomic<bool>* stop = nullptr;
 };
 
 // What the serving run refuses in its engines, by field name ("engines.prefill.instances"): groups
@@ -299,6 +303,8 @@ struct ServingResult {
     std::vector<double> gateway_egress_bps;
     double gateway_egress_bin_s = 0.0;
     SharedTrainingSummary training;  // ServingConfig::training's steps (zeros without one)
+    bool stopped = false;            // ServingConfig::stop ended the run before end_s (at stopped_at_s)
+    double stopped_at_s = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Takes the requests' records while the run goes on, instead of ServingResult::requests: each record once, in
