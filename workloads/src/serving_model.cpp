@@ -251,4 +251,30 @@ physics::SettingsProblems check_fits(const ServingConfig& c, const Accelerator& 
     return problems;
 }
 
+double sustainable_request_rate_per_s(const ServingConfig& c, const Accelerator& a) {
+    const auto& e = c.engines;
+    double prompt = c.requests.prompt.mean_tokens, output = c.requests.output.mean_tokens;
+    double uncached = prompt * (1.0 - c.requests.cached_prefix_fraction);
+    if (!c.trace.empty()) {
+        prompt = output = uncached = 0.0;
+        for (const auto& r : c.trace) {
+            prompt += static_cast<double>(r.prompt_tokens);
+            output += static_cast<double>(r.output_tokens);
+            uncached += static_cast<double>(r.uncached_tokens());
+        }
+        const auto n = static_cast<double>(c.trace.size());
+        prompt /= n, output /= n, uncached /= n;
+    }
+    const std::int64_t prefill_chips = static_cast<std::int64_t>(e.prefill.satellites_per_instance) * e.chips_per_satellite;
+    const std::int64_t decode_chips = static_cast<std::int64_t>(e.decode.satellites_per_instance) * e.chips_per_satellite;
+    const double prefill_s = prefill_time_s(c.model, a, prefill_chips, e.mfu, std::max<std::int64_t>(1, std::llround(uncached)));
+    const double prefill_rate = static_cast<double>(e.prefill.instances) / prefill_s;
+    const double capacity = static_cast<double>(e.max_tokens > 0 ? e.max_tokens : kv_capacity_tokens(c.model, a, decode_chips));
+    const double batch = std::max(1.0, std::min(static_cast<double>(e.max_batch), std::floor(capacity / (prompt + output))));
+    const double step_s = decode_step_time_s(c.model, a, decode_chips, e.mfu, static_cast<std::int64_t>(batch),
+                                             batch * (prompt + 0.5 * output));
+    const double decode_rate = static_cast<double>(e.decode.instances) * batch / (std::max(1.0, output) * step_s);
+    return std::min(prefill_rate, decode_rate);
+}
+
 }  // namespace skyfabric::workloads

@@ -230,6 +230,13 @@ physics::SettingsProblems check(const ServingConfig& config);
 // unservable and the run would measure nothing.
 physics::SettingsProblems check_fits(const ServingConfig& config, const Accelerator& accelerator);
 
+// The requests per second the engines finish in steady state, for a request of the stream's mean
+// lengths (or the trace's): the lesser of the prefill instances' rate (the prefill roofline) and the
+// decode instances' (a batch of min(max_batch, KV capacity / (prompt + output)) sequences, each step
+// at the decode roofline with the batch's context half generated). Arrivals above it queue: the run
+// then holds the backlog, which the run-size estimate counts.
+double sustainable_request_rate_per_s(const ServingConfig& config, const Accelerator& accelerator);
+
 enum class RequestStatus : std::uint8_t {
     completed = 0,
     unfinished = 1,   // still in flight at the end of the run
