@@ -194,7 +194,14 @@ void RunState::train_algorithms_on_stored_fabric(workloads::ClusterTrainingSetup
     std::string what = "training";
     for (const auto algorithm : con.algorithms) what += " " + std::string(workloads::to_string(algorithm));
     for (auto* r : recorders_) r->phase(what);
+    // A stop (Ctrl-C) ends every replay at its next step (the trials keep their own copy of the setup).
+    setup.options.end_limit_s = [this] {
+        return stop_ && stop_->load() ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+    };
     summary_.constellation = workloads::simulate_cluster_trainings(con.algorithms, setup, threads);
+    setup.options.end_limit_s = nullptr;
+    if (stop_ && stop_->load() && summary_.stop_reason.empty())
+        summary_.stop_reason = "interrupted while replaying the constellation's training";
     for (const auto& result : summary_.constellation) {
         // What the fault trials replay: ring's and hierarchical's fault-free steps.
         every_step_steps_.push_back(workloads::fault_free_steps(result.training));

@@ -287,3 +287,20 @@ workload:
     EXPECT_GT(estimated_memory_mb(r.output), 300.0) << r.output;
     fs::remove_all(dir);
 }
+
+// Finding 5: a constellation's training, replayed over the stored fabric once the physics is done,
+// never polled the stop flag: SIGTERM waited for every algorithm's whole replay. It now ends at the
+// next step, within 1 s, exit 130.
+TEST(NothingLost, SigtermStopsAConstellationReplayWithinASecond) {
+    const auto dir = fresh_dir("replay_sigterm");
+    const auto out = dir / "run";
+    // 16 clusters of 81: the physics takes a few seconds, the replay ten more; frame 98 is the last sample's.
+    const auto r = signal_and_time(skyfabric() + " run -q " + source("scenarios/constellation-4x81.yaml") +
+                                       " --set constellation.clusters=16 -o " + out.string(),
+                                   staged_exists(out, "vtk/formation_000098.vtp"), "TERM");
+    EXPECT_EQ(report_value(r.output, "rc"), 130) << r.output;
+    EXPECT_GE(report_value(r.output, "ms"), 0) << r.output;
+    EXPECT_LT(report_value(r.output, "ms"), 1000) << r.output;
+    EXPECT_NE(read_file(out / "summary.json").find("\"complete\": false"), std::string::npos) << r.output;
+    fs::remove_all(dir);
+}
