@@ -208,6 +208,17 @@ long report_value(const std::string& output, const std::string& key) {
     return at == std::string::npos ? -1 : std::stol(output.substr(at + key.size() + 1));
 }
 
+// SIGTERM once `ready` holds ends the run into `out` within 1 s, exit 130, its folder marked incomplete.
+// Returns the run's report for further checks.
+Result expect_stopped_within_a_second(const std::string& command, const std::string& ready, const fs::path& out) {
+    const auto r = signal_and_time(command, ready, "TERM");
+    EXPECT_EQ(report_value(r.output, "rc"), 130) << r.output;
+    EXPECT_GE(report_value(r.output, "ms"), 0) << r.output;
+    EXPECT_LT(report_value(r.output, "ms"), 1000) << r.output;
+    EXPECT_NE(read_file(out / "summary.json").find("\"complete\": false"), std::string::npos) << r.output;
+    return r;
+}
+
 }  // namespace
 
 // Finding 5: the serving engine did not poll the stop flag: SIGTERM waited for the whole serving run.
@@ -215,15 +226,11 @@ long report_value(const std::string& output, const std::string& key) {
 TEST(NothingLost, SigtermStopsAServingRunWithinASecond) {
     const auto dir = fresh_dir("serving_sigterm");
     const auto out = dir / "run";
-    const auto r = signal_and_time(skyfabric() + " run -q --yes " + source("scenarios/serving-two-datacentres.yaml") +
-                                       " --set workload.inference.arrivals.rate_per_s=200 --set duration_s=600 -o " + out.string(),
-                                   staged_exists(out, "result.h5"), "TERM");
-    EXPECT_EQ(report_value(r.output, "rc"), 130) << r.output;
-    EXPECT_GE(report_value(r.output, "ms"), 0) << r.output;
-    EXPECT_LT(report_value(r.output, "ms"), 1000) << r.output;
-    const std::string summary = read_file(out / "summary.json");
-    EXPECT_NE(summary.find("\"complete\": false"), std::string::npos) << summary.substr(0, 300);
-    EXPECT_NE(summary.find("interrupted while serving"), std::string::npos) << r.output;
+    const auto r = expect_stopped_within_a_second(
+        skyfabric() + " run -q --yes " + source("scenarios/serving-two-datacentres.yaml") +
+            " --set workload.inference.arrivals.rate_per_s=200 --set duration_s=600 -o " + out.string(),
+        staged_exists(out, "result.h5"), out);
+    EXPECT_NE(read_file(out / "summary.json").find("interrupted while serving"), std::string::npos) << r.output;
     fs::remove_all(dir);
 }
 
@@ -295,12 +302,9 @@ TEST(NothingLost, SigtermStopsAConstellationReplayWithinASecond) {
     const auto dir = fresh_dir("replay_sigterm");
     const auto out = dir / "run";
     // 16 clusters of 81: the physics takes a few seconds, the replay ten more; frame 98 is the last sample's.
-    const auto r = signal_and_time(skyfabric() + " run -q " + source("scenarios/constellation-4x81.yaml") +
-                                       " --set constellation.clusters=16 -o " + out.string(),
-                                   staged_exists(out, "vtk/formation_000098.vtp"), "TERM");
-    EXPECT_EQ(report_value(r.output, "rc"), 130) << r.output;
-    EXPECT_GE(report_value(r.output, "ms"), 0) << r.output;
-    EXPECT_LT(report_value(r.output, "ms"), 1000) << r.output;
-    EXPECT_NE(read_file(out / "summary.json").find("\"complete\": false"), std::string::npos) << r.output;
+    const auto r = expect_stopped_within_a_second(
+        skyfabric() + " run -q " + source("scenarios/constellation-4x81.yaml") + " --set constellation.clusters=16 -o " + out.string(),
+        staged_exists(out, "vtk/formation_000098.vtp"), out);
+    EXPECT_NE(read_file(out / "summary.json").find("interrupted while replaying"), std::string::npos) << r.output;
     fs::remove_all(dir);
 }
