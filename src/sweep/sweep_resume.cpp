@@ -39,6 +39,9 @@ std::vector<Row> completed_rows(const Plan& plan) {
         // Run with other settings (the scenario file or an override changed since): run it again.
         const auto point = output::read_json_file(dir / "point.json");
         if (!point || point->value("scenario_fingerprint", std::string()) != plan.fingerprints.at(p.index)) continue;
+        // The run that wrote summary.json had these settings too: an earlier sweep's result stays in
+        // the folder while the point runs again (point.json is then the new plan's), and a kill leaves it.
+        if (summary->value("scenario_sha256", std::string()) != plan.fingerprints.at(p.index)) continue;
         Row r;
         r.index = p.index;
         r.name = p.name;

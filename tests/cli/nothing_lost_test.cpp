@@ -53,6 +53,21 @@ TEST(NothingLost, ForcedSweepKilledPartWayLeavesEachPointOldOrNew) {
     }
     EXPECT_EQ(points, 3);
     EXPECT_EQ(csv_rows(dir / "sweep" / "sweep.csv"), 3) << "the table keeps every point, old or new";
+
+    // With other settings, the sweep and its running point killed together (the point publishes nothing)
+    // as the second point runs: that folder keeps the old result beside the new plan's point.json,
+    // which --resume must not take for the new plan's.
+    const std::string changed = sweep + " --set duration_s=1200";
+    const auto killed_again = run_command(
+        "sh -c 'setsid " + changed + " --force & pid=$!; i=0; while ! ls -d " + (dir / "sweep" / "points").string() +
+        "/.0001-*.staging.* >/dev/null 2>&1 && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; kill -s KILL -- -$pid; wait $pid'");
+    EXPECT_EQ(killed_again.status, 128 + 9) << killed_again.output;
+    const auto resumed = run_command(changed + " --resume");
+    EXPECT_EQ(resumed.status, 0) << resumed.output;
+    for (const auto& e : fs::directory_iterator(dir / "sweep" / "points")) {
+        if (!e.is_directory() || e.path().filename().string().front() == '.') continue;
+        EXPECT_NE(read_file(e.path() / "summary.json").find("\"simulated_s\": 1200"), std::string::npos) << e.path();
+    }
     fs::remove_all(dir);
 }
 
