@@ -3,47 +3,183 @@
 #include "cli/oem_command.hpp"
 
 #include "cli/command_support.hpp"
+#include "common/stop_signal.hpp"
 #include "output/file_output.hpp"
 #include "output/hdf5_file.hpp"
 #include "output/hdf5_reader.hpp"
 #include "output/oem.hpp"
 #include "output/provenance.hpp"
+#include "output/summary.hpp"
 #include "scenario/yaml_reader.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
-#include <sstream>
+#include <set>
+#include <streambuf>
 #include <string>
 #include <vector>
 
 namespace skyfabric::cli {
 namespace {
 
+namespace fs = std::filesystem;
+
 struct Options {
     std::string run_dir;
     std::string output;  // "" : RUN_DIR/formation.oem
-    std::vector<std::int64_t> satellites;
+    std::string satellites;
+    CLI::Option* satellites_option = nullptr;
 };
 
+// What oem holds in memory (the times and both state arrays, float64) is refused above this: the
+// run-size limit `run` applies to memory (docs/scenario-reference.md, "Run size").
+constexpr double memory_limit_bytes = 4e9;
+// Values a run writes are far inside these; a file holding others was damaged or tampered with.
+constexpr double time_limit_s = 1e10;            // ~317 years from the epoch
+constexpr double position_limit_m = 1e12;        // beyond the Sun's distance
+constexpr double velocity_limit_m_s = 3e8;       // the speed of light
+
+// Bad input quoted in a message: at most 80 characters, anything not printable ASCII as \xNN.
+std::string shown(const std::string& text) {
+    std::string out;
+    for (std::size_t i = 0; i < text.size() && i < 80; ++i) {
+        const auto u = static_cast<unsigned char>(text[i]);
+        if (u < 0x20 || u >= 0x7f) {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "\\x%02x", u);
+            out += hex;
+        } else {
+            out += text[i];
+        }
+    }
+    return text.size() > 80 ? out + "..." : out;
+}
+
+// "I,J,...": each a decimal index, none empty, none twice, each a satellite of the run.
+std::vector<std::int64_t> parse_satellites(const std::string& text, std::int64_t count) {
+    const std::string range = " (0.." + std::to_string(count - 1) + ")";
+    std::vector<std::int64_t> out;
+    std::set<std::int64_t> seen;
+    for (std::size_t start = 0;;) {
+        const std::size_t comma = text.find(',', start);
+        const std::string entry = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        if (entry.empty())
+            throw scenario::ScenarioError("--satellites: '" + shown(text) + "' has an empty entry (expected I,J,...)");
+        if (entry.find_first_not_of("0123456789") != std::string::npos)
+            throw scenario::ScenarioError("--satellites: '" + shown(entry) + "' is not a satellite index" + range);
+        if (entry.size() > 18 || std::stoll(entry) >= count)
+            throw scenario::ScenarioError("--satellites: " + shown(entry) + " is not a satellite of this run" + range);
+        const std::int64_t s = std::stoll(entry);
+        if (!seen.insert(s).second) throw scenario::ScenarioError("--satellites: " + entry + " is listed twice");
+        out.push_back(s);
+        if (comma == std::string::npos) return out;
+        start = comma + 1;
+    }
+}
+
+// Every value finite and within ±limit; times increasing.
+void check_values(const fs::path& h5, const std::string& dataset, const std::vector<double>& values, double limit,
+                  const char* unit, bool increasing = false) {
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        const double v = values[i];
+        if (!std::isfinite(v) || std::fabs(v) > limit || (increasing && i > 0 && !(v > values[i - 1]))) {
+            char text[200];
+            std::snprintf(text, sizeof text, ": %s[%zu] is %g %s; oem takes finite values within +-%g %s%s", dataset.c_str(), i,
+                          v, unit, limit, unit, increasing ? ", increasing" : "");
+            throw scenario::ScenarioError(h5.string() + text + " (a damaged or altered file?)");
+        }
+    }
+}
+
+// The output must not replace a file of the run it reads: result.h5, summary.json or a file that
+// summary.json lists.
+void refuse_inputs_of_the_run(const fs::path& target, const fs::path& run_dir) {
+    std::vector<std::string> names = {"result.h5", "summary.json"};
+    if (const auto summary = output::read_json_file(run_dir / "summary.json"))
+        if (const auto files = summary->find("files"); files != summary->end() && files->is_array())
+            for (const auto& f : *files)
+                if (f.is_string()) names.push_back(f.get<std::string>());
+    for (const auto& name : names) {
+        std::error_code ec;
+        if (fs::equivalent(target, run_dir / name, ec) && !ec)
+            throw scenario::ScenarioError("-o " + shown(target.string()) + " is the run's own " + shown(name) +
+                                          ": oem does not overwrite an input of the run (choose another file)");
+    }
+}
+
+// An ostream's bytes into a FileReplacement's temporary, a megabyte at a time.
+class ReplacementBuffer : public std::streambuf {
+public:
+    explicit ReplacementBuffer(output::FileReplacement& file) : file_(file), buffer_(1 << 20) { reset(); }
+
+protected:
+    int sync() override {
+        file_.write({pbase(), static_cast<std::size_t>(pptr() - pbase())});
+        reset();
+        return 0;
+    }
+    int_type overflow(int_type c) override {
+        sync();
+        if (!traits_type::eq_int_type(c, traits_type::eof())) {
+            *pptr() = traits_type::to_char_type(c);
+            pbump(1);
+        }
+        return traits_type::not_eof(c);
+    }
+
+private:
+    void reset() { setp(buffer_.data(), buffer_.data() + buffer_.size()); }
+    output::FileReplacement& file_;
+    std::vector<char> buffer_;
+};
+
+int interrupted() {
+    std::fprintf(stderr, "skyfabric: oem interrupted; nothing was written\n");
+    return exit_interrupted;
+}
+
 int run(const Options& o) {
-    const std::filesystem::path h5 = std::filesystem::path(o.run_dir) / "result.h5";
-    if (!std::filesystem::is_regular_file(h5))
-        throw scenario::ScenarioError(o.run_dir + ": no result.h5 here (a run folder with output.hdf5: true)");
+    common::install_stop_handlers(common::InterruptedCalls::restart);
+    const auto& stop = common::stop_requested();
+    const fs::path h5 = fs::path(o.run_dir) / "result.h5";
+    if (!fs::is_regular_file(h5))
+        throw scenario::ScenarioError(shown(o.run_dir) + ": no result.h5 here (a run folder with output.hdf5: true)");
+    const fs::path target = o.output.empty() ? fs::path(o.run_dir) / "formation.oem" : fs::path(o.output);
+    const bool to_stdout = output::is_standard_output(target);
+    if (!to_stdout) refuse_inputs_of_the_run(target, o.run_dir);
     const output::Hdf5Reader file(h5);
     for (const char* path : {"/formation/position_eci_m", "/formation/velocity_eci_m_s", "/time_s"})
         if (!file.has_dataset(path))
             throw scenario::ScenarioError(h5.string() + ": no " + path + " (run with output.eci: true to keep the ECI states)");
-    std::vector<hsize_t> time_shape, position_shape, velocity_shape;
-    const auto time_s = file.float64("/time_s", time_shape);
-    const auto position = file.float64("/formation/position_eci_m", position_shape);
-    const auto velocity = file.float64("/formation/velocity_eci_m_s", velocity_shape);
-    if (position_shape.size() != 3 || position_shape[2] != 3 || velocity_shape != position_shape ||
-        position_shape[0] != time_s.size())
+    const auto time_shape = file.shape("/time_s"), position_shape = file.shape("/formation/position_eci_m");
+    if (time_shape.size() != 1 || position_shape.size() != 3 || position_shape[2] != 3 ||
+        file.shape("/formation/velocity_eci_m_s") != position_shape || position_shape[0] != time_shape[0])
         throw scenario::ScenarioError(h5.string() + ": ECI states are not [time x satellite x 3] over /time_s");
+    const double bytes = 8.0 * static_cast<double>(time_shape[0]) * (1.0 + 6.0 * static_cast<double>(position_shape[1]));
+    if (bytes > memory_limit_bytes) {
+        char text[200];
+        std::snprintf(text, sizeof text, ": %llu samples x %llu satellites would take %.1f GB of memory to export, over the %.0f GB limit",
+                      static_cast<unsigned long long>(time_shape[0]), static_cast<unsigned long long>(position_shape[1]),
+                      bytes / 1e9, memory_limit_bytes / 1e9);
+        throw scenario::ScenarioError(h5.string() + text);
+    }
+    const auto satellite_count = static_cast<std::int64_t>(position_shape[1]);
+    const auto satellites = o.satellites_option && o.satellites_option->count() > 0
+                                ? parse_satellites(o.satellites, satellite_count)
+                                : std::vector<std::int64_t>{};
+    std::vector<hsize_t> shape;
+    const auto time_s = file.float64("/time_s", shape);
+    const auto position = file.float64("/formation/position_eci_m", shape);
+    const auto velocity = file.float64("/formation/velocity_eci_m_s", shape);
+    if (stop.load()) return interrupted();
+    check_values(h5, "/time_s", time_s, time_limit_s, "s", true);
+    check_values(h5, "/formation/position_eci_m", position, position_limit_m, "m");
+    check_values(h5, "/formation/velocity_eci_m_s", velocity, velocity_limit_m_s, "m/s");
     if (!output::hdf5_run_file_is_complete(h5))
         std::fprintf(stderr, "skyfabric: warning: %s is from a run that did not finish: exporting its %zu samples\n",
-                     h5.c_str(), time_s.size());
+                     shown(h5.string()).c_str(), time_s.size());
 
     output::OemInput in;
     in.epoch_utc = file.string_attribute("epoch_utc");
@@ -56,25 +192,29 @@ int run(const Options& o) {
     in.time_s = time_s;
     in.position_m = position;
     in.velocity_m_s = velocity;
-    in.satellite_count = static_cast<std::int64_t>(position_shape[1]);
-    in.satellites = o.satellites;
-    for (const auto s : o.satellites)
-        if (s < 0 || s >= in.satellite_count)
-            throw scenario::ScenarioError("--satellites: " + std::to_string(s) + " is not a satellite of this run (0.." +
-                                          std::to_string(in.satellite_count - 1) + ")");
+    in.satellite_count = satellite_count;
+    in.satellites = satellites;
+    in.stop = &stop;
     if (in.epoch_utc.empty()) throw scenario::ScenarioError(h5.string() + ": no epoch_utc root attribute");
 
-    std::ostringstream text;
-    output::write_oem(text, in);
-    const std::filesystem::path target =
-        o.output.empty() ? std::filesystem::path(o.run_dir) / "formation.oem" : std::filesystem::path(o.output);
-    if (output::is_standard_output(target)) {
-        std::cout << text.str() << std::flush;
+    if (to_stdout) {
+        if (!output::write_oem(std::cout, in)) return interrupted();
+        std::cout << std::flush;
         return std::cout ? exit_ok : exit_run_failure;
     }
-    output::write_file_atomically(target, text.str());
-    std::fprintf(stderr, "skyfabric: wrote %s (%zu satellites x %zu states)\n", target.c_str(),
-                 o.satellites.empty() ? static_cast<std::size_t>(in.satellite_count) : o.satellites.size(), time_s.size());
+    // Staged beside the target and renamed over it whole; on a stop, or any failure, the temporary goes.
+    output::FileReplacement staged(target);
+    {
+        ReplacementBuffer buffer(staged);
+        std::ostream out(&buffer);
+        out.exceptions(std::ios::badbit);
+        if (!output::write_oem(out, in)) return interrupted();
+        out.flush();
+    }
+    if (stop.load()) return interrupted();
+    staged.commit();
+    std::fprintf(stderr, "skyfabric: wrote %s (%zu satellites x %zu states)\n", shown(target.string()).c_str(),
+                 satellites.empty() ? static_cast<std::size_t>(satellite_count) : satellites.size(), time_s.size());
     return exit_ok;
 }
 
@@ -86,11 +226,12 @@ std::function<int()> add_oem_command(CLI::App& app, CLI::App*& command) {
                                  "Export a run's ECI states as a CCSDS Orbit Ephemeris Message (one segment per satellite; "
                                  "frame TOD-labelled mean of date, UTC; docs/output-format.md)");
     command->add_option("run_dir", o->run_dir, "A run's output folder (its result.h5 must hold ECI states)")->required();
-    command->add_option("-o,--output", o->output, "OEM file to write (- : standard output; default RUN_DIR/formation.oem)")
+    command->add_option("-o,--output", o->output,
+                        "OEM file to write (- : standard output; default RUN_DIR/formation.oem; never a file of the run)")
         ->type_name("FILE");
-    command->add_option("--satellites", o->satellites, "Satellite indices to export (default: every one)")
-        ->delimiter(',')
-        ->type_name("I,J,...");
+    o->satellites_option =
+        command->add_option("--satellites", o->satellites, "Satellite indices to export, each once (default: every one)")
+            ->type_name("I,J,...");
     return [o] { return run(*o); };
 }
 

@@ -52,6 +52,18 @@ std::string Hdf5Reader::string_attribute(const std::string& name) const {
     return out;
 }
 
+std::vector<hsize_t> Hdf5Reader::shape(const std::string& path) const {
+    const hid_t set = H5Dopen2(file_, path.c_str(), H5P_DEFAULT);
+    if (set < 0) throw OutputError(path_.string() + ": cannot open " + path + " (" + hdf5_error_reason() + ")");
+    const hid_t space = H5Dget_space(set);
+    const int rank = H5Sget_simple_extent_ndims(space);
+    std::vector<hsize_t> dims(static_cast<std::size_t>(rank > 0 ? rank : 0), 0);
+    if (rank > 0) H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+    H5Sclose(space);
+    H5Dclose(set);
+    return dims;
+}
+
 std::vector<double> Hdf5Reader::float64(const std::string& path, std::vector<hsize_t>& shape) const {
     const hid_t set = H5Dopen2(file_, path.c_str(), H5P_DEFAULT);
     if (set < 0) throw OutputError(path_.string() + ": cannot open " + path + " (" + hdf5_error_reason() + ")");

@@ -20,6 +20,8 @@ public:
     bool has_dataset(const std::string& path) const;
     // A root attribute as text; "" when absent.
     std::string string_attribute(const std::string& name) const;
+    // A dataset's dimensions, read without its data. Throws OutputError.
+    std::vector<hsize_t> shape(const std::string& path) const;
     // The whole dataset as float64, row-major; `shape` receives its dimensions. Throws OutputError.
     std::vector<double> float64(const std::string& path, std::vector<hsize_t>& shape) const;
 

@@ -7,10 +7,12 @@
 // neglected). CCSDS has no mean-of-date frame; it is labelled TOD, the nearest standard one, from
 // which it differs by nutation (at most ~20 arcseconds), below the Sun ephemeris' own ~0.01 deg.
 // Time: UTC, taken as continuous (no leap second inside a run, as the propagator takes it).
+#include <atomic>
 #include <cstdint>
 #include <ostream>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace skyfabric::output {
@@ -25,11 +27,17 @@ struct OemInput {
     std::span<const double> velocity_m_s; // [T × N × 3], ECI
     std::int64_t satellite_count = 0;     // N
     std::vector<std::int64_t> satellites; // which to write (empty: all), in this order
+    const std::atomic<bool>* stop = nullptr;  // polled every few thousand lines (a user's Ctrl-C)
 };
 
-// Writes the message: km and km/s as the standard asks. Throws std::invalid_argument on an
-// epoch that does not parse or on inconsistent sizes.
-void write_oem(std::ostream& out, const OemInput& in);
+// Writes the message: km and km/s as the standard asks. Header and metadata values are written on
+// one line each, any control character in them shown as \xNN (a run folder's name may hold a
+// newline). Throws std::invalid_argument on an epoch that does not parse or on inconsistent sizes.
+// Returns false when `stop` was set before the message was whole (what was written is a part).
+bool write_oem(std::ostream& out, const OemInput& in);
+
+// A KVN value on one line: control characters (a newline in a folder's name) as \xNN.
+std::string kvn_value(std::string_view text);
 
 // "2027-03-20T00:00:00Z" + seconds -> "2027-03-20T00:00:10.000000" (UTC, microseconds; continuous).
 std::string utc_after(const std::string& epoch_utc, double seconds);

@@ -230,6 +230,8 @@ std::string summary_table(const nlohmann::json& j) {
             row(label, value);
         };
         const auto p3 = [&](const nlohmann::json& p, double scale, const char* unit) {
+            // No request reached it (a time of 0 is not one the model gives): say so, not "0 / 0 / 0".
+            if (!(p["p99"].get<double>() > 0.0)) return std::string("none (no request reached it)");
             char b[96];
             std::snprintf(b, sizeof b, "%.3g / %.3g / %.3g %s", p["p50"].get<double>() * scale, p["p90"].get<double>() * scale,
                           p["p99"].get<double>() * scale, unit);

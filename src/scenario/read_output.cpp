@@ -64,6 +64,13 @@ void check_run_size(Section& top, const Scenario& sc, std::size_t satellites) {
                                  " (estimates). Runs over " + format_count(unconfirmed_run_max_memory_bytes / 1e9) +
                                  " GB of memory or " + format_count(unconfirmed_run_max_cpu_s / 3600.0) +
                                  " CPU-hour start only with --yes";
+    if (sc.inference.enabled) {  // the requests make a serving run large: their arrivals are named
+        Section arrivals = top.section("workload").section("inference").section("arrivals");
+        arrivals.fail(sc.inference.serving.trace.empty() ? "rate_per_s" : "trace",
+                      estimate + " (or lower the arrival rate to what the engines serve, " +
+                          format_count(workloads::sustainable_request_rate_per_s(sc.inference.serving, sc.inference.accelerator)) +
+                          " requests/s, add engines, or shorten the run)");
+    }
     if (sc.fabric) top.fail("topology", estimate + " (or use fewer ranks, or shorten the run)");
     // Many clusters: the constellation's training grows as clusters^2.5 (estimate_run).
     if (sc.constellation.enabled && sc.constellation.clusters.size() > 16 && top.has("constellation"))

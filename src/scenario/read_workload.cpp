@@ -153,6 +153,7 @@ InferenceConfig read_inference(Section s, const std::string& source_name, std::u
         auto checked = v;
         if (dedicated) checked.routing = workloads::ServingRouting::prfaas;
         fail_on_problems(in, workloads::check(checked), serving_keys);
+        fail_on_problems(in, workloads::check_fits(checked, c.accelerator), serving_fit_keys);
     }
     const std::string network = in.choice("network_routing", {"shortest_latency", "widest"}, "shortest_latency");
     v.network_routing = network == "widest" ? workloads::RoutingPolicy::widest : workloads::RoutingPolicy::shortest_latency;

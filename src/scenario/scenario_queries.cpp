@@ -146,6 +146,17 @@ RunEstimate estimate_run(const Scenario& sc, std::size_t satellites) {
         // 10 float64 and 8 int32 columns, 112 B before compression (a day of serving-4x81, 2 × 863,868
         // requests, stored 136 MB of them: 79 B a row once the int32 columns deflate).
         if (sc.output.hdf5) e.output_bytes += 112.0 * requests * routings;
+        // Memory that grows with the input (the routings run one after another, so one of them):
+        // each trace row as text while it is read and as a request kept for every routing, ~120 B
+        // (a 10^7-row trace took 1 GB to validate); each request's TTFT and TPOT kept for the exact
+        // percentiles, 24 B with the vectors' growth; and, when arrivals outpace what the engines
+        // can serve (workloads::sustainable_request_rate_per_s), the backlog that piles up: every
+        // request held in flight, its record, queue entry and state, ~350 B (1e5 requests/s for 60 s on
+        // serving-two-datacentres, which serves 25/s: 2.38 GB measured, 2.3 GB estimated).
+        const double arrival_rate = v.trace.empty() ? v.requests.rate_per_s : requests / std::max(sc.duration_s, 1e-9);
+        const double served_rate = workloads::sustainable_request_rate_per_s(v, sc.inference.accelerator);
+        const double backlog = std::min(requests, std::max(0.0, arrival_rate - served_rate) * sc.duration_s);
+        e.memory_bytes += 120.0 * static_cast<double>(v.trace.size()) + 24.0 * requests + 350.0 * backlog;
         const double compute_s = workloads::compute_time_per_step_s(sc.workload.job, sc.workload.accelerator);
         if (workloads_share_fabric(sc) && compute_s > 0.0 && sc.workload.job.data_parallel > 1) {
             const auto& w = sc.workload;

@@ -139,6 +139,12 @@ inline constexpr std::array<FieldKey, 5> serving_keys{{
     {"engines.decode.satellites_per_instance", "engines.decode.satellites_per_instance"},
     {"dedicated_prefill_instances", "dedicated_prefill_instances"},
 }};
+// workloads::check_fits(ServingConfig, Accelerator), in `workload.inference`.
+inline constexpr std::array<FieldKey, 3> serving_fit_keys{{
+    {"engines.prefill.satellites_per_instance", "engines.prefill.satellites_per_instance"},
+    {"engines.decode.satellites_per_instance", "engines.decode.satellites_per_instance"},
+    {"engines.max_tokens", "engines.max_tokens"},
+}};
 // links::check(GatewayParameters, cluster sizes), in `constellation`.
 inline constexpr std::array<FieldKey, 1> gateway_keys{{
     {"gateways_per_cluster", "gateways.per_cluster"},

@@ -2,6 +2,7 @@
 #include "simulation/run_state.hpp"
 
 #include <condition_variable>
+#include <cstdio>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -193,6 +194,10 @@ void RunState::train_algorithms_on_stored_fabric(workloads::ClusterTrainingSetup
     std::string what = "training";
     for (const auto algorithm : con.algorithms) what += " " + std::string(workloads::to_string(algorithm));
     for (auto* r : recorders_) r->phase(what);
+    // A stop (Ctrl-C) ends every replay at its next step (the trials keep their own copy of the setup).
+    setup.options.end_limit_s = [this] {
+        return stop_ && stop_->load() ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+    };
     // Shared among ranks (RunRanks) only without fault trials to follow: each rank plays the trials of
     // every algorithm, whose steps take the routes the fault-free runs put in the route store, so a rank
     // that had not replayed an algorithm searched them again there (measured: the trials 6x slower).
@@ -209,6 +214,9 @@ void RunState::train_algorithms_on_stored_fabric(workloads::ClusterTrainingSetup
         for (std::size_t j = 0; j < computed.size(); ++j) summary_.constellation[rank + j * size] = std::move(computed[j]);
         ranks_->gather_algorithms(summary_.constellation);
     }
+    setup.options.end_limit_s = nullptr;
+    if (stop_ && stop_->load() && summary_.stop_reason.empty())
+        summary_.stop_reason = "interrupted while replaying the constellation's training";
     for (const auto& result : summary_.constellation) {
         // What the fault trials replay: ring's and hierarchical's fault-free steps.
         every_step_steps_.push_back(workloads::fault_free_steps(result.training));
@@ -254,9 +262,22 @@ void RunState::serve(const Topologies& topologies) {
     // A training job beside the serving one: placed and scheduled once, for every run that carries it.
     const std::optional<workloads::SharedTraining> training =
         scenario::workloads_share_fabric(sc_) ? std::optional(shared_training(topologies)) : std::nullopt;
+    // A stop (Ctrl-C) ends the serving run in progress at its current event and the rest are not run.
+    const auto stopped = [this](const workloads::ServingResult& r) {
+        if (!r.stopped) return false;
+        char at[64];
+        std::snprintf(at, sizeof at, "%.10g", r.stopped_at_s);
+        if (summary_.stop_reason.empty()) summary_.stop_reason = std::string("interrupted while serving at t = ") + at + " s";
+        return true;
+    };
     for (const auto routing : routings) {
+        if (stop_ && stop_->load()) {
+            if (summary_.stop_reason.empty()) summary_.stop_reason = "interrupted before serving with the next routing";
+            break;
+        }
         workloads::ServingConfig config = in.serving;
         config.routing = routing;
+        config.stop = stop_;
         config.nodes = scenario::inference_nodes(sc_);
         config.start_s = 0.0;
         config.end_s = summary_.simulated_s;
@@ -272,6 +293,7 @@ void RunState::serve(const Topologies& topologies) {
         }};
         summary_.inference_routing.push_back(routing);
         summary_.inference.push_back(workloads::simulate_serving(config, in.accelerator, topologies(0.0), sink));
+        if (stopped(summary_.inference.back())) break;
         if (!training) continue;
         if (!summary_.training_without_serving) {  // the training's baseline, once: the same engine, no requests
             auto alone = config;
@@ -279,14 +301,18 @@ void RunState::serve(const Topologies& topologies) {
             alone.trace.clear();
             alone.requests.rate_per_s = 0.0;
             for (auto* r : recorders_) r->phase("training alone on the serving engine");
-            summary_.training_without_serving = workloads::simulate_serving(alone, in.accelerator, topologies(0.0)).training;
+            const auto result = workloads::simulate_serving(alone, in.accelerator, topologies(0.0));
+            summary_.training_without_serving = result.training;
+            if (stopped(result)) break;
         }
         config.training = *training;
         for (auto* r : recorders_) r->phase(std::string("serving beside training, ") + workloads::to_string(routing) + " routing");
         // The figures are the summary's; the records written are the run alone's: these are dropped as they come.
         const workloads::RequestSink drop{[](std::span<const workloads::RequestRecord>) {}};
         auto beside = workloads::simulate_serving(config, in.accelerator, topologies(0.0), drop);
+        const bool stop_now = stopped(beside);
         summary_.inference_beside_training.push_back(std::move(beside));
+        if (stop_now) break;
     }
 }
 

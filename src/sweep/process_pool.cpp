@@ -15,6 +15,7 @@
 #include <thread>
 #include <utility>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 extern char** environ;
@@ -112,8 +113,9 @@ void Pool::start(std::size_t index) {
     const fs::path dir = point_dir(plan_, p);
     std::error_code ec;
     fs::create_directories(dir, ec);
-    fs::remove(dir / "summary.json", ec);
-    fs::remove(dir / "row.json", ec);
+    // An earlier run's summary.json and row.json stay until this run replaces them: a sweep killed now
+    // leaves the point as it was (`run` publishes its folder in one rename).
+    const auto earlier_summary = stamp_of(dir / "summary.json");
     nlohmann::json description = {{"index", p.index}, {"name", p.name}, {"values", p.values},
                                   {"scenario_fingerprint", plan_.fingerprints.at(index)}};
     for (const auto& o : p.overrides) description["set"].push_back(o.path + "=" + o.value);
@@ -137,7 +139,7 @@ void Pool::start(std::size_t index) {
                                      nlohmann::json()));
         return;
     }
-    running_.push_back({pid, index, Clock::now()});
+    running_.push_back({pid, index, Clock::now(), earlier_summary});
 }
 
 std::vector<Row> Pool::poll() {
@@ -149,7 +151,7 @@ std::vector<Row> Pool::poll() {
             continue;
         }
         const double wall = std::chrono::duration<double>(Clock::now() - it->start).count();
-        finished_.push_back(finish(plan_.points.at(it->index), status, r < 0, wall));
+        finished_.push_back(finish(plan_.points.at(it->index), status, r < 0, wall, it->earlier_summary));
         it = running_.erase(it);
     }
     return std::exchange(finished_, {});
@@ -175,9 +177,17 @@ Row Pool::make_row(const Point& p, std::string status, std::string error, double
     return row;
 }
 
-Row Pool::finish(const Point& p, int status, bool lost, double wall) {
+std::optional<Pool::FileStamp> Pool::stamp_of(const fs::path& path) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) return std::nullopt;
+    return FileStamp{st.st_dev, st.st_ino, static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec};
+}
+
+Row Pool::finish(const Point& p, int status, bool lost, double wall, const std::optional<FileStamp>& earlier_summary) {
     const fs::path dir = point_dir(plan_, p);
-    const auto summary = output::read_json_file(dir / "summary.json");
+    // The summary.json of an earlier run that this one did not replace (it failed before publishing) is not its own.
+    const bool replaced = !earlier_summary || stamp_of(dir / "summary.json") != earlier_summary;
+    const auto summary = replaced ? output::read_json_file(dir / "summary.json") : std::nullopt;
     const nlohmann::json s = summary ? *summary : nlohmann::json();
     const std::string log_error = error_from_log(read_text(dir / "log.txt"));
     if (lost) return make_row(p, "failed", "lost track of the point's process", wall, s);

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstddef>
 #include <filesystem>
 #include <functional>
@@ -49,14 +50,26 @@ public:
     void forward(int sig);
 
 private:
+    // A file's identity (device, inode, modification time): the summary.json an earlier run left in a
+    // point's folder stays there while the point runs again (a kill then leaves the point old or new),
+    // and is told from the new run's own by this.
+    struct FileStamp {
+        dev_t dev = 0;
+        ino_t ino = 0;
+        std::int64_t mtime_ns = 0;
+        bool operator==(const FileStamp&) const = default;
+    };
+    static std::optional<FileStamp> stamp_of(const std::filesystem::path& path);
+
     struct Running {
         pid_t pid;
         std::size_t index;
         std::chrono::steady_clock::time_point start;
+        std::optional<FileStamp> earlier_summary;
     };
 
     Row make_row(const Point& p, std::string status, std::string error, double wall, nlohmann::json summary);
-    Row finish(const Point& p, int status, bool lost, double wall);
+    Row finish(const Point& p, int status, bool lost, double wall, const std::optional<FileStamp>& earlier_summary);
 
     const Plan& plan_;
     int jobs_;

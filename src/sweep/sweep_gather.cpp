@@ -39,19 +39,21 @@ void Reporter::end() {
     drawn_ = false;
 }
 
-Gatherer::Gatherer(const Plan& plan, bool quiet, std::vector<Row> preset)
-    : plan_(plan), reporter_(plan.points.size(), quiet), rows_(std::move(preset)) {
+Gatherer::Gatherer(const Plan& plan, bool quiet, std::vector<Row> preset, std::vector<Row> earlier)
+    : plan_(plan), reporter_(plan.points.size(), quiet), rows_(std::move(preset)), earlier_(std::move(earlier)) {
     reporter_.preset(rows_.size());
 }
 
 void Gatherer::add(Row r, std::size_t running) {
     reporter_.add(r, running);
+    std::erase_if(earlier_, [&r](const Row& e) { return e.index == r.index; });
     rows_.push_back(std::move(r));
     write(false);
 }
 
 void Gatherer::write(bool complete) {
     TableInput in{plan_.spec.axes, &plan_.points, rows_, complete, plan_.scenario_yaml};
+    in.rows.insert(in.rows.end(), earlier_.begin(), earlier_.end());
     write_table(plan_.dir, in);
 }
 

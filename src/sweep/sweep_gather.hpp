@@ -29,8 +29,9 @@ private:
 
 class Gatherer {
 public:
-    // `preset`: the rows of points a resumed sweep keeps.
-    Gatherer(const Plan& plan, bool quiet, std::vector<Row> preset);
+    // `preset`: the rows of points a resumed sweep keeps. `earlier`: rows of an earlier sweep's points
+    // that this one runs again, written in the table until each point's new row replaces its own.
+    Gatherer(const Plan& plan, bool quiet, std::vector<Row> preset, std::vector<Row> earlier = {});
     void add(Row r, std::size_t running);
     void write(bool complete);
     Reporter& reporter() { return reporter_; }
@@ -42,6 +43,7 @@ private:
     const Plan& plan_;
     Reporter reporter_;
     std::vector<Row> rows_;
+    std::vector<Row> earlier_;
 };
 
 }  // namespace skyfabric::sweep

@@ -39,6 +39,9 @@ std::vector<Row> completed_rows(const Plan& plan) {
         // Run with other settings (the scenario file or an override changed since): run it again.
         const auto point = output::read_json_file(dir / "point.json");
         if (!point || point->value("scenario_fingerprint", std::string()) != plan.fingerprints.at(p.index)) continue;
+        // The run that wrote summary.json had these settings too: an earlier sweep's result stays in
+        // the folder while the point runs again (point.json is then the new plan's), and a kill leaves it.
+        if (summary->value("scenario_sha256", std::string()) != plan.fingerprints.at(p.index)) continue;
         Row r;
         r.index = p.index;
         r.name = p.name;
@@ -63,15 +66,17 @@ void refuse_to_overwrite(const Plan& plan, const SweepOptions& o) {
     }
 }
 
-std::vector<std::size_t> prepare_directory(const Plan& plan, const SweepOptions& o, std::vector<Row>& kept) {
+std::vector<std::size_t> prepare_directory(const Plan& plan, const SweepOptions& o, std::vector<Row>& kept,
+                                           std::vector<Row>& earlier) {
     std::error_code ec;
     fs::create_directories(plan.dir, ec);
     if (ec) throw output::OutputError("cannot create output folder " + plan.dir.string() + ": " + ec.message());
     // Earlier points stay until this plan replaces them (a point's folder is replaced when its
     // run starts; folders of points the plan no longer has go once the sweep is complete), so a
-    // sweep killed after --force or a rerun loses nothing it had not yet redone.
+    // sweep killed after --force or a rerun loses nothing it had not yet redone (nor its row in the table).
     if (!o.resume) {
         fs::remove_all(plan.dir / "plots", ec);
+        earlier = completed_rows(plan);
     } else {
         kept = completed_rows(plan);
     }

@@ -16,8 +16,11 @@ namespace skyfabric::sweep {
 void refuse_to_overwrite(const Plan& plan, const SweepOptions& options);
 
 // Creates the folder and returns the points to run: all, or with --resume those without a
-// complete result (their rows are put in `kept`). Throws output::OutputError.
-std::vector<std::size_t> prepare_directory(const Plan& plan, const SweepOptions& options, std::vector<Row>& kept);
+// complete result (their rows are put in `kept`). Without --resume, the rows of the complete points
+// an earlier sweep left that the plan runs again are put in `earlier`: the table keeps them until
+// each is replaced. Throws output::OutputError.
+std::vector<std::size_t> prepare_directory(const Plan& plan, const SweepOptions& options, std::vector<Row>& kept,
+                                           std::vector<Row>& earlier);
 
 // Removes the folders under points/ that the plan does not name (an earlier sweep's); symlinks are
 // removed, never followed.

@@ -80,13 +80,13 @@ int run_sweep(const SweepOptions& o) {
         const int jobs = o.jobs > 0 ? o.jobs : 1;
         int result = 0;
         if (mpi->rank() == 0) {
-            std::vector<Row> preset;
+            std::vector<Row> preset, earlier;
             std::vector<std::size_t> todo;
             std::string setup_error;
             std::optional<output::FolderLock> lock;
             try {
                 lock.emplace(plan.dir);
-                todo = prepare_directory(plan, o, preset);
+                todo = prepare_directory(plan, o, preset, earlier);
                 output::write_json_file(plan.dir / "sweep.json", manifest(plan, o, false, mpi->size(), jobs));
             } catch (const std::exception& e) {
                 setup_error = e.what();
@@ -96,7 +96,7 @@ int run_sweep(const SweepOptions& o) {
                 mpi->abort(1);
             }
             mpi->barrier();
-            Gatherer gather(plan, o.quiet, std::move(preset));
+            Gatherer gather(plan, o.quiet, std::move(preset), std::move(earlier));
             gather.write(false);
             run_mpi_root(plan, todo, gather, jobs, *mpi);
             result = finish_root(plan, o, gather, static_cast<std::size_t>(mpi->size()), jobs);
@@ -112,10 +112,10 @@ int run_sweep(const SweepOptions& o) {
     const int jobs = o.jobs > 0 ? o.jobs : default_jobs();
     const output::FolderLock lock(plan.dir);  // another sweep (or run) in this folder is refused (exit 2)
     refuse_to_overwrite(plan, o);             // again, now that the folder is ours
-    std::vector<Row> preset;
-    const auto todo = prepare_directory(plan, o, preset);
+    std::vector<Row> preset, earlier;
+    const auto todo = prepare_directory(plan, o, preset, earlier);
     output::write_json_file(plan.dir / "sweep.json", manifest(plan, o, false, 1, jobs));
-    Gatherer gather(plan, o.quiet, std::move(preset));
+    Gatherer gather(plan, o.quiet, std::move(preset), std::move(earlier));
     gather.write(false);
     Pool pool(plan, jobs);
     TodoList points(todo);

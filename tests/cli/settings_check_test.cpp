@@ -197,6 +197,34 @@ TEST(SettingsCheck, Serving) {
             });
 }
 
+// Issue 51: a model that cannot fit its instances is refused up front, not run to every request unservable.
+TEST(SettingsCheck, ServingFits) {
+    using S = sw::ServingConfig;
+    const sw::Accelerator accelerator;  // tpu_v6e: 32 GB of HBM a chip, the scenario's default
+    S valid;
+    const std::string engines = serving + "    routing: prfaas\n    engines:\n";
+    std::string big_model = serving;
+    big_model.replace(big_model.find("parameters: 8.0e9"), 17, "parameters: 2.0e10");
+    walk<S>("serving_fits", valid, [&](const S& s) { return sw::check_fits(s, accelerator); },
+            skyfabric::scenario::detail::serving_fit_keys, "workload.inference",
+            {
+                {"engines.prefill.satellites_per_instance", [](S& s) { s.model.parameters = 2e10; },
+                 big_model + "    routing: prfaas\n    engines:\n      prefill: { instances: 2 }\n      decode: { instances: 1 }\n",
+                 "do not fit a prefill instance's HBM"},
+                {"engines.decode.satellites_per_instance",
+                 [](S& s) {
+                     s.model.parameters = 2e10;
+                     s.engines.prefill.satellites_per_instance = 2;
+                 },
+                 big_model + "    routing: prfaas\n    engines:\n      prefill: { instances: 2, satellites_per_instance: 2 }\n"
+                             "      decode: { instances: 1 }\n",
+                 "leave no room for a KV cache"},
+                {"engines.max_tokens", [](S& s) { s.engines.max_tokens = 1000; },
+                 engines + "      prefill: { instances: 2 }\n      decode: { instances: 1 }\n      max_tokens: 1000\n",
+                 "every request would be unservable"},
+            });
+}
+
 namespace {
 
 // Two clusters of the formation's 5 satellites each, 10 km apart; `clusters` the count or the list.

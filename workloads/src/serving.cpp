@@ -78,7 +78,11 @@ public:
     ServingResult run() {
         double now = c_.start_s;
         Request next = next_request();
-        while (true) {
+        for (std::uint64_t turn = 1;; ++turn) {
+            if (turn % 256 == 0 && c_.stop && c_.stop->load(std::memory_order_relaxed)) {
+                stopped_at_s_ = now;
+                break;
+            }
             if (dirty_) solve_rates();
             // The first drain as a duration, not an absolute time: now + d − now loses d's low bits
             // when now is large, so draining shards are picked by their own durations.
@@ -634,8 +638,13 @@ private:
             const double width = std::min(c_.egress_bin_s, c_.end_s - c_.start_s - static_cast<double>(k) * c_.egress_bin_s);
             egress[k] = width > 0.0 ? egress[k] / width : 0.0;
         }
-        return ServingResult{std::move(records_).release(), s, std::move(egress), c_.egress_bin_s,
-                             tenant_ ? tenant_->summary() : SharedTrainingSummary{}};
+        return ServingResult{std::move(records_).release(),
+                             s,
+                             std::move(egress),
+                             c_.egress_bin_s,
+                             tenant_ ? tenant_->summary() : SharedTrainingSummary{},
+                             !std::isnan(stopped_at_s_),
+                             stopped_at_s_};
     }
 
     const ServingConfig& c_;
@@ -672,6 +681,7 @@ private:
     std::vector<double> kv_transfers_;
     std::int64_t tokens_generated_ = 0;
     ServingSummary summary_;
+    double stopped_at_s_ = std::numeric_limits<double>::quiet_NaN();  // ServingConfig::stop seen then
     double gateway_bps_ = 0.0;  // KV caches' rate on gateway links since the last solve_rates
     double gateway_bits_ = 0.0;
     std::vector<double> egress_bits_;  // per egress bin

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <numbers>
 #include <stdexcept>
@@ -204,6 +205,79 @@ physics::SettingsProblems check(const ServingConfig& c) {
         problems.push_back({"dedicated_prefill_instances", "prfaas dedicates from 1 to " + std::to_string(e.prefill.instances - 1) +
                                                                " of the " + std::to_string(e.prefill.instances) + " prefill instances"});
     return problems;
+}
+
+physics::SettingsProblems check_fits(const ServingConfig& c, const Accelerator& a) {
+    physics::SettingsProblems problems;
+    const auto& e = c.engines;
+    const double weights = weight_bytes(c.model);
+    const auto gb = [](double bytes) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.4g GB", bytes / 1e9);
+        return std::string(text);
+    };
+    const auto instance = [&](const EngineGroup& g) {
+        return std::to_string(g.satellites_per_instance) + " satellites x " + std::to_string(e.chips_per_satellite) + " chips x " +
+               gb(a.hbm_bytes) + " = " + gb(static_cast<double>(g.satellites_per_instance) * e.chips_per_satellite * a.hbm_bytes);
+    };
+    if (weights > static_cast<double>(e.prefill.satellites_per_instance) * e.chips_per_satellite * a.hbm_bytes)
+        problems.push_back({"engines.prefill.satellites_per_instance",
+                            "the model's weights (" + gb(weights) + ") do not fit a prefill instance's HBM (" + instance(e.prefill) +
+                                "): more satellites per instance, chips_per_satellite or a smaller model"});
+    const std::int64_t decode_chips = static_cast<std::int64_t>(e.decode.satellites_per_instance) * e.chips_per_satellite;
+    const std::int64_t hbm_tokens = kv_capacity_tokens(c.model, a, decode_chips);
+    if (hbm_tokens < 1) {
+        problems.push_back({"engines.decode.satellites_per_instance",
+                            "the model's weights (" + gb(weights) + ") leave no room for a KV cache in a decode instance's HBM (" +
+                                instance(e.decode) + "): more satellites per instance, chips_per_satellite or a smaller model"});
+        return problems;
+    }
+    // The fewest tokens (prompt + output) a request can need.
+    std::int64_t smallest = 2;  // lognormal draws are at least 1 token each
+    if (!c.trace.empty()) {
+        smallest = std::numeric_limits<std::int64_t>::max();
+        for (const auto& r : c.trace) smallest = std::min(smallest, r.prompt_tokens + r.output_tokens);
+    } else {
+        const auto least = [](const LengthDistribution& d) {
+            return d.kind == LengthKind::fixed || d.sigma <= 0.0 ? std::max<std::int64_t>(1, std::llround(d.mean_tokens))
+                                                                 : std::int64_t{1};
+        };
+        smallest = least(c.requests.prompt) + least(c.requests.output);
+    }
+    const std::int64_t capacity = e.max_tokens > 0 ? e.max_tokens : hbm_tokens;
+    if (capacity < smallest)
+        problems.push_back({e.max_tokens > 0 ? "engines.max_tokens" : "engines.decode.satellites_per_instance",
+                            "a decode instance holds " + std::to_string(capacity) + " KV tokens" +
+                                (e.max_tokens > 0 ? std::string() : " (its HBM beside the weights)") +
+                                ", fewer than any request needs (prompt + output: at least " + std::to_string(smallest) +
+                                "): every request would be unservable"});
+    return problems;
+}
+
+double sustainable_request_rate_per_s(const ServingConfig& c, const Accelerator& a) {
+    const auto& e = c.engines;
+    double prompt = c.requests.prompt.mean_tokens, output = c.requests.output.mean_tokens;
+    double uncached = prompt * (1.0 - c.requests.cached_prefix_fraction);
+    if (!c.trace.empty()) {
+        prompt = output = uncached = 0.0;
+        for (const auto& r : c.trace) {
+            prompt += static_cast<double>(r.prompt_tokens);
+            output += static_cast<double>(r.output_tokens);
+            uncached += static_cast<double>(r.uncached_tokens());
+        }
+        const auto n = static_cast<double>(c.trace.size());
+        prompt /= n, output /= n, uncached /= n;
+    }
+    const std::int64_t prefill_chips = static_cast<std::int64_t>(e.prefill.satellites_per_instance) * e.chips_per_satellite;
+    const std::int64_t decode_chips = static_cast<std::int64_t>(e.decode.satellites_per_instance) * e.chips_per_satellite;
+    const double prefill_s = prefill_time_s(c.model, a, prefill_chips, e.mfu, std::max<std::int64_t>(1, std::llround(uncached)));
+    const double prefill_rate = static_cast<double>(e.prefill.instances) / prefill_s;
+    const double capacity = static_cast<double>(e.max_tokens > 0 ? e.max_tokens : kv_capacity_tokens(c.model, a, decode_chips));
+    const double batch = std::max(1.0, std::min(static_cast<double>(e.max_batch), std::floor(capacity / (prompt + output))));
+    const double step_s = decode_step_time_s(c.model, a, decode_chips, e.mfu, static_cast<std::int64_t>(batch),
+                                             batch * (prompt + 0.5 * output));
+    const double decode_rate = static_cast<double>(e.decode.instances) * batch / (std::max(1.0, output) * step_s);
+    return std::min(prefill_rate, decode_rate);
 }
 
 }  // namespace skyfabric::workloads

@@ -6,6 +6,7 @@
 // output tokens with continuous batching (memory-bound roofline). Satellite outages (crashes) take
 // instances down and requeue what they held; a compute throttle (power) stretches their work. Pure: no I/O.
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -216,12 +217,30 @@ struct ServingConfig {
     // A training job on the same fabric (empty rank_nodes: none). With requests.rate_per_s 0 and no trace,
     // the training runs alone on the engine: the baseline of the interference.
     SharedTraining training;
+    // Polled every few hundred events (a user's Ctrl-C; the library reads it, never sets it): once set,
+    // the run ends at the current event, what is in flight unfinished, and ServingResult::stopped says so.
+    const std::atomic<bool>* stop = nullptr;
 };
 
 // What the serving run refuses in its engines, by field name ("engines.prefill.instances"): groups
 // of at least one instance of at least one satellite; with prfaas at least two prefill instances, of
 // which 1 .. all but one are dedicated. (Whether the network has the satellites is the run's to say.)
 physics::SettingsProblems check(const ServingConfig& config);
+
+// What cannot be served at all on `accelerator`, by field name: the weights must fit a prefill
+// instance's HBM ("engines.prefill.satellites_per_instance") and leave a decode instance room for KV
+// ("engines.decode.satellites_per_instance"), and the decode instance's KV capacity (max_tokens or
+// the HBM's) must hold the smallest request the stream or the trace can give ("engines.max_tokens"
+// when it was set, else "engines.decode.satellites_per_instance"): otherwise every request would be
+// unservable and the run would measure nothing.
+physics::SettingsProblems check_fits(const ServingConfig& config, const Accelerator& accelerator);
+
+// The requests per second the engines finish in steady state, for a request of the stream's mean
+// lengths (or the trace's): the lesser of the prefill instances' rate (the prefill roofline) and the
+// decode instances' (a batch of min(max_batch, KV capacity / (prompt + output)) sequences, each step
+// at the decode roofline with the batch's context half generated). Arrivals above it queue: the run
+// then holds the backlog, which the run-size estimate counts.
+double sustainable_request_rate_per_s(const ServingConfig& config, const Accelerator& accelerator);
 
 enum class RequestStatus : std::uint8_t {
     completed = 0,
@@ -296,6 +315,8 @@ struct ServingResult {
     std::vector<double> gateway_egress_bps;
     double gateway_egress_bin_s = 0.0;
     SharedTrainingSummary training;  // ServingConfig::training's steps (zeros without one)
+    bool stopped = false;            // ServingConfig::stop ended the run before end_s (at stopped_at_s)
+    double stopped_at_s = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Takes the requests' records while the run goes on, instead of ServingResult::requests: each record once, in
