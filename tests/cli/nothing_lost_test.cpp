@@ -58,9 +58,14 @@ TEST(NothingLost, ForcedSweepKilledPartWayLeavesEachPointOldOrNew) {
     // as the second point runs: that folder keeps the old result beside the new plan's point.json,
     // which --resume must not take for the new plan's.
     const std::string changed = sweep + " --set duration_s=1200";
+    // The first kill left its staging folder: gone first, so that the wait below sees this sweep's own
+    // (else it saw the old one at once and the kill could come before setsid made the process group).
+    for (const auto& e : fs::directory_iterator(dir / "sweep" / "points"))
+        if (e.path().filename().string().find(".staging.") != std::string::npos) fs::remove_all(e.path());
     const auto killed_again = run_command(
-        "sh -c 'setsid " + changed + " --force & pid=$!; i=0; while ! ls -d " + (dir / "sweep" / "points").string() +
-        "/.0001-*.staging.* >/dev/null 2>&1 && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; kill -s KILL -- -$pid; wait $pid'");
+        "sh -c 'setsid " + changed + " --force & pid=$!; i=0; while ! { kill -0 -$pid 2>/dev/null && ls -d " +
+        (dir / "sweep" / "points").string() +
+        "/.0001-*.staging.* >/dev/null 2>&1; } && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; kill -s KILL -- -$pid; wait $pid'");
     EXPECT_EQ(killed_again.status, 128 + 9) << killed_again.output;
     const auto resumed = run_command(changed + " --resume");
     EXPECT_EQ(resumed.status, 0) << resumed.output;
