@@ -64,9 +64,45 @@ RouteStore::Fingerprint RouteStore::fingerprint(const Network& network, RoutingP
     return {h.a, h.b};
 }
 
+std::optional<RouteStore::Fingerprint> RouteStore::known_fingerprint(const Network& network, RoutingPolicy policy,
+                                                                     std::int32_t paths) {
+    for (auto it = known_.begin(); it != known_.end(); ++it) {
+        const Known& k = *it;
+        if (k.policy == policy && k.paths == paths && k.network.node_count == network.node_count &&
+            k.network.edge_to.size() == network.edge_to.size() && k.network.latency_s == network.latency_s &&
+            k.network.capacity_Bps == network.capacity_Bps && k.network.edge_from == network.edge_from &&
+            k.network.edge_to == network.edge_to) {
+            known_.splice(known_.begin(), known_, it);
+            return known_.front().fingerprint;
+        }
+    }
+    return std::nullopt;
+}
+
+void RouteStore::remember(const Network& network, RoutingPolicy policy, std::int32_t paths, Fingerprint f) {
+    Known k;
+    k.network.node_count = network.node_count;
+    k.network.capacity_Bps = network.capacity_Bps;
+    k.network.latency_s = network.latency_s;
+    k.network.edge_from = network.edge_from;
+    k.network.edge_to = network.edge_to;
+    k.policy = policy;
+    k.paths = paths;
+    k.fingerprint = f;
+    known_.push_front(std::move(k));
+    if (known_.size() > known_keep) known_.pop_back();
+}
+
 std::shared_ptr<RouteTable> RouteStore::table_for(const Network& network, RoutingPolicy policy, std::int32_t paths) {
-    const Fingerprint key = fingerprint(network, policy, paths);
-    const std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
+    std::optional<Fingerprint> known = known_fingerprint(network, policy, paths);
+    if (!known) {
+        lock.unlock();  // hashed outside the lock, as before
+        known = fingerprint(network, policy, paths);
+        lock.lock();
+        remember(network, policy, paths, *known);
+    }
+    const Fingerprint key = *known;
     std::shared_ptr<RouteTable> table;
     if (const auto it = entries_.find(key); it != entries_.end()) {
         recent_.splice(recent_.begin(), recent_, it->second.recent);
