@@ -282,7 +282,9 @@ TEST(RoundThree, AnEarlyInterruptSaysSoWithoutInternalText) {
         const auto r = run_command("sh -c '" + skyfabric() + " run -q " + source("scenarios/suncatcher-81.yaml") +
                                    " --set output.vtk=false --force -o " + (dir / "out").string() +
                                    " & pid=$!; sleep " + std::to_string(0.05 * twentieth) + "; kill -TERM $pid; wait $pid'");
-        EXPECT_TRUE(r.status == 130 || r.status == 0) << ms << " ms: " << r.output;
+        // 143: the signal came before the program had started (its handler is installed first thing in
+        // main; under the sanitizers loading alone takes longer than 50 ms): killed, nothing printed.
+        EXPECT_TRUE(r.status == 130 || r.status == 0 || r.status == 143) << ms << " ms: " << r.output;
         EXPECT_EQ(r.output.find("NetworkClock"), std::string::npos) << ms << " ms: " << r.output;
         EXPECT_EQ(r.output.find("topology series"), std::string::npos) << ms << " ms: " << r.output;
     }
