@@ -125,8 +125,6 @@ public:
                         RoutingModel model = RoutingModel::flat)
         : locked_(shared_while_growing), regions_(std::move(regions)), model_(model) {}
     bool locked() const { return locked_; }
-    const std::shared_ptr<const std::vector<std::int32_t>>& regions() const { return regions_; }
-    RoutingModel model() const { return model_; }
     // Two-level: the overlay of this table's network, built from `network` the first time (as
     // guide()); null under the flat model, without regions or with fewer than two clusters.
     const ClusterOverlay* overlay(const Network& network) const;

@@ -31,7 +31,6 @@ public:
     explicit RouteStore(std::vector<std::int32_t> region_of, RoutingModel model = RoutingModel::flat,
                         std::size_t budget_bytes = default_budget_bytes)
         : regions_(std::make_shared<const std::vector<std::int32_t>>(std::move(region_of))), model_(model), budget_bytes_(budget_bytes) {}
-    RoutingModel model() const { return model_; }
     // A table of one engine's own (a trial's damaged network), routed by the store's model; flat: a
     // plain one (its searches take the guide of the undamaged network's table, RouteCache::seed).
     std::shared_ptr<RouteTable> private_table() const {
