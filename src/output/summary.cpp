@@ -7,6 +7,7 @@
 #include <skyfabric/links/topology_policy.hpp>
 #include <skyfabric/workloads/collectives.hpp>
 #include <skyfabric/workloads/convergence.hpp>
+#include <skyfabric/workloads/faults.hpp>
 #include <skyfabric/workloads/input_text.hpp>
 #include <skyfabric/workloads/synthetic_fabric.hpp>
 #include <skyfabric/physics/constants.hpp>

@@ -1,26 +1,13 @@
 #pragma once
-// Internal: entry points of the CUDA backend (*.cu). Without the CUDA build they live in
-// cuda_backend_nocuda.cpp: no device is reported and the batch calls throw.
+// Internal: whether a CUDA device is here (cuda_device.cu). Without the CUDA build these live in
+// cuda_backend_nocuda.cpp: no device is reported. The batch entry points are each subject's own:
+// flow/src/flow_solver_cuda.hpp, faults/src/faults_cuda.hpp.
 
-#include <cstdint>
-#include <span>
 #include <string>
-#include <vector>
-
-#include <skyfabric/workloads/faults.hpp>
-#include <skyfabric/workloads/flow_solver.hpp>
-
-#include "fault_streams.hpp"
 
 namespace skyfabric::workloads::detail {
 
 int cuda_device_count();
 std::string cuda_unavailable_reason();
-std::vector<std::vector<double>> cuda_solve_rates_batch(std::span<const FlowProblem> problems);
-void cuda_drain_batch(std::span<const FlowProblem> problems, std::vector<DrainResult>& out);
-// Trials first_trial … first_trial+trials-1 of core::sample_satellite_faults over every
-// satellite. Each trial's events unsorted (satellite by satellite, each stream in time order).
-std::vector<std::vector<FaultEvent>> cuda_sample_fault_events_batch(const FaultStreams& streams,
-                                                                    std::uint64_t first_trial, std::int32_t trials);
 
 }  // namespace skyfabric::workloads::detail

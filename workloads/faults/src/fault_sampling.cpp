@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "cuda_backend.hpp"
+#include "faults_cuda.hpp"
 #include "fault_streams.hpp"
 
 namespace skyfabric::workloads {

@@ -10,8 +10,8 @@
 
 #include <skyfabric/workloads/faults.hpp>
 
-#include "cuda_backend.hpp"
-#include "cuda_support.cuh"
+#include "faults_cuda.hpp"
+#include <skyfabric/workloads/cuda_support.cuh>
 
 namespace skyfabric::workloads::detail {
 

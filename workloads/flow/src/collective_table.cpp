@@ -17,18 +17,6 @@ std::vector<double> size_sweep(double min_bytes, double max_bytes, double factor
     return sizes;
 }
 
-double single_link_bandwidth_Bps(const Network& net, const Placement& placement, std::int32_t ranks) {
-    double bound = inf;
-    for (std::int32_t r = 0; r < ranks; ++r) {
-        const std::int32_t v = placement[r];
-        double fastest = 0.0;
-        for (std::int32_t q = net.adjacency_offsets[v]; q < net.adjacency_offsets[v + 1]; ++q)
-            fastest = std::max(fastest, net.capacity_Bps[net.adjacency_edges[q]]);
-        bound = std::min(bound, fastest);
-    }
-    return bound;
-}
-
 std::vector<CollectiveTableRow> collective_table(const links::Topology& topology, CollectiveOp op,
                                                  Algorithm algorithm,
                                                  std::span<const double> sizes_bytes,

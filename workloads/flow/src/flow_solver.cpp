@@ -5,7 +5,7 @@
 
 #include <skyfabric/workloads/maxmin_core.hpp>
 
-#include "cuda_backend.hpp"
+#include "flow_solver_cuda.hpp"
 
 namespace skyfabric::workloads {
 

@@ -11,8 +11,8 @@
 
 #include <skyfabric/workloads/maxmin_core.hpp>
 
-#include "cuda_backend.hpp"
-#include "cuda_support.cuh"
+#include "flow_solver_cuda.hpp"
+#include <skyfabric/workloads/cuda_support.cuh>
 
 namespace skyfabric::workloads::detail {
 

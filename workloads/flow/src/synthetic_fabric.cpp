@@ -1,6 +1,6 @@
 #include <skyfabric/workloads/synthetic_fabric.hpp>
 
-#include "csv_text.hpp"
+#include <skyfabric/workloads/csv_text.hpp>
 
 #include <algorithm>
 #include <charconv>

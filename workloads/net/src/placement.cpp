@@ -317,4 +317,16 @@ bool ring_is_embedded(const Network& network, const Placement& placement) {
     return true;
 }
 
+double single_link_bandwidth_Bps(const Network& net, const Placement& placement, std::int32_t ranks) {
+    double bound = std::numeric_limits<double>::infinity();
+    for (std::int32_t r = 0; r < ranks; ++r) {
+        const std::int32_t v = placement[r];
+        double fastest = 0.0;
+        for (std::int32_t q = net.adjacency_offsets[v]; q < net.adjacency_offsets[v + 1]; ++q)
+            fastest = std::max(fastest, net.capacity_Bps[net.adjacency_edges[q]]);
+        bound = std::min(bound, fastest);
+    }
+    return bound;
+}
+
 }  // namespace skyfabric::workloads

@@ -5,7 +5,7 @@
 
 #include <skyfabric/physics/random.hpp>
 
-#include "csv_text.hpp"
+#include <skyfabric/workloads/csv_text.hpp>
 
 #include <skyfabric/workloads/input_text.hpp>
 

@@ -1,7 +1,7 @@
 #include <skyfabric/workloads/training.hpp>
 
 #include <skyfabric/physics/random.hpp>
-#include <skyfabric/workloads/collective_table.hpp>
+#include <skyfabric/workloads/placement.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -36,14 +36,6 @@
 
 namespace skyfabric::workloads {
 
-// The step a trial's damaged fabric runs: the job as the fault-free run has it (data_parallel =
-// the initial ranks), its accelerator and its options (placement, schedule, flow).
-struct StepModel {
-    TrainingJob job;
-    Accelerator accelerator;
-    TrainingOptions options;
-};
-
 class DamagedFabric final : public FabricModel {
 public:
     // 10,000 trials of a one-day run kept ~1.1 GB of solves, 100,000 would exhaust memory: past

@@ -28,6 +28,7 @@
 #include <skyfabric/physics/random.hpp>
 #include <skyfabric/physics/settings_problem.hpp>
 #include <skyfabric/workloads/backend.hpp>
+#include <skyfabric/workloads/training.hpp>
 
 #include <array>
 #include <stdexcept>
@@ -221,15 +222,7 @@ double ranks_interruption_mtbf_s(const DoseRateSeries& series, const FaultModel&
 // (a run's own history depends on which SAA passes it covered): 1 / (active Σ_interrupts λ_k(Ḋ)).
 double interruption_mtbf_at_dose_rate_s(double dose_rate_rad_s, const FaultModel& model, std::int32_t active_satellites);
 
-// Step durations: nominal_s, or a series (duration_s[i] applies to a step that starts at wall
-// time t with start_s[i] <= t < start_s[i+1]; before start_s[0] the first value) — e.g. the
-// flow-level step simulator's fault-free steps. period_s > 0 wraps t modulo the period (an orbit).
-struct StepDurations {
-    double nominal_s = 1.0;
-    std::vector<double> start_s;
-    std::vector<double> duration_s;
-    double period_s = 0.0;
-};
+// The step duration at wall time t of a StepDurations (training.hpp).
 double step_duration_at_s(const StepDurations& steps, double wall_time_s);
 
 enum class FaultEffect : std::uint8_t {

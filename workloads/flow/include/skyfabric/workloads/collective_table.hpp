@@ -44,10 +44,6 @@ std::vector<CollectiveTableRow> collective_table(const links::Topology& topology
                                                  CollectiveOp op, Algorithm algorithm,
                                                  std::span<const double> sizes_bytes, const FlowOptions& flow,
                                                  const ScheduleOptions& schedule);
-// Per-rank single-link bandwidth B (bytes/s): min over ranks of the rank's fastest usable
-// link. The bandwidth term bus_factor·n/B bounds what a one-link-per-rank algorithm can do.
-double single_link_bandwidth_Bps(const Network& network, const Placement& placement,
-                                 std::int32_t ranks);
 
 // min, 2·min, 4·min, … up to max (inclusive when hit exactly).
 std::vector<double> size_sweep(double min_bytes, double max_bytes, double factor = 2.0);

@@ -51,4 +51,9 @@ std::int32_t ring_hops(const Network& network, const Placement& placement);
 // True when every pair of consecutive ranks is joined by a usable direct link.
 bool ring_is_embedded(const Network& network, const Placement& placement);
 
+// Per-rank single-link bandwidth B (bytes/s): min over ranks of the rank's fastest usable
+// link. The bandwidth term bus_factor·n/B bounds what a one-link-per-rank algorithm can do.
+double single_link_bandwidth_Bps(const Network& network, const Placement& placement,
+                                 std::int32_t ranks);
+
 }  // namespace skyfabric::workloads

@@ -40,7 +40,6 @@
 
 #include <skyfabric/physics/enum_names.hpp>
 #include <skyfabric/physics/settings_problem.hpp>
-#include <skyfabric/workloads/damaged_fabric.hpp>
 #include <skyfabric/workloads/job.hpp>
 #include <skyfabric/workloads/training.hpp>
 

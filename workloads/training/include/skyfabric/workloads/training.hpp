@@ -161,4 +161,22 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
                                  std::span<const links::Topology> series,
                                  const TrainingOptions& options);
 
+// The step a trial's damaged fabric runs: the job as the fault-free run has it (data_parallel =
+// the initial ranks), its accelerator and its options (placement, schedule, flow).
+struct StepModel {
+    TrainingJob job;
+    Accelerator accelerator;
+    TrainingOptions options;
+};
+
+// Step durations: nominal_s, or a series (duration_s[i] applies to a step that starts at wall
+// time t with start_s[i] <= t < start_s[i+1]; before start_s[0] the first value) — e.g. the
+// flow-level step simulator's fault-free steps. period_s > 0 wraps t modulo the period (an orbit).
+struct StepDurations {
+    double nominal_s = 1.0;
+    std::vector<double> start_s;
+    std::vector<double> duration_s;
+    double period_s = 0.0;
+};
+
 }  // namespace skyfabric::workloads
