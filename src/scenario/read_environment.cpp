@@ -29,9 +29,7 @@ PowerConfig read_power(Section s, bool present, int chips_per_satellite) {
     a.efficiency = s.number("array_efficiency", 0.0, 1.0, a.efficiency);
     a.degradation_per_year = s.number("array_degradation_per_year", 0.0, 0.5, a.degradation_per_year);
     a.years_in_orbit = s.number("array_years_in_orbit", 0.0, 50.0, a.years_in_orbit, "years");
-    a.attitude = s.choice("array_attitude", {"sun_pointing", "orbit_normal"}, "sun_pointing") == "orbit_normal"
-                     ? physics::ArrayAttitude::orbit_normal
-                     : physics::ArrayAttitude::sun_pointing;
+    a.attitude = s.choice("array_attitude", physics::array_attitude_names, physics::ArrayAttitude::sun_pointing);
     auto& b = p.battery;
     b.capacity_wh = s.number("battery_capacity_wh", 0.0, 1e7, b.capacity_wh, "Wh");
     b.charge_efficiency = s.number("battery_charge_efficiency", 0.01, 1.0, b.charge_efficiency);

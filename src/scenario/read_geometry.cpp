@@ -99,10 +99,7 @@ OrbitConfig read_orbit(Section s) {
 
 FormationConfig read_formation(Section s) {
     FormationConfig f;
-    const std::string layout = s.choice("layout", {"suncatcher_lattice", "hexagonal", "explicit"}, "suncatcher_lattice");
-    f.layout = layout == "hexagonal" ? FormationLayout::hexagonal
-             : layout == "explicit"  ? FormationLayout::explicit_states
-                                     : FormationLayout::suncatcher_lattice;
+    f.layout = s.choice("layout", formation_layout_names, FormationLayout::suncatcher_lattice);
     f.radius_m = s.number("radius_m", 1.0, 1.0e6, 1000.0, "m");
     f.radial_pitch_m = s.number("radial_pitch_m", 0.1, 1.0e5, 100.0, "m");
     f.along_track_pitch_m = s.number("along_track_pitch_m", 0.1, 1.0e5, 200.0, "m");

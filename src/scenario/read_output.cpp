@@ -25,7 +25,7 @@ OutputConfig read_output(Section s) {
     o.eci = s.boolean("eci", true);
     o.vtk = s.boolean("vtk", false);
     o.vtk_every = static_cast<int>(s.integer("vtk_every", 1, 1000000, 1));
-    o.vtk_frame = s.choice("vtk_frame", {"lvlh", "eci"}, "lvlh") == "eci" ? VtkFrame::eci : VtkFrame::lvlh;
+    o.vtk_frame = s.choice("vtk_frame", vtk_frame_names, VtkFrame::lvlh);
     o.compression_level = static_cast<int>(s.integer("compression_level", 0, 9, 1));
     o.trace = s.boolean("trace", false);
     o.trace_max_events = s.integer("trace_max_events", 1, 100000000, o.trace_max_events);

@@ -34,8 +34,7 @@ workloads::Accelerator read_accelerator(Section& s) {
 }
 
 workloads::LengthDistribution read_lengths(Section s, workloads::LengthDistribution d) {
-    d.kind = s.choice("distribution", {"fixed", "lognormal"}, "fixed") == "lognormal" ? workloads::LengthKind::lognormal
-                                                                                      : workloads::LengthKind::fixed;
+    d.kind = s.choice("distribution", workloads::length_kind_names, workloads::LengthKind::fixed);
     d.mean_tokens = s.number("mean", 1.0, 1e8, d.mean_tokens, "tokens");
     d.sigma = s.number("sigma", 0.0, 10.0, d.kind == workloads::LengthKind::lognormal ? 1.0 : 0.0);
     if (d.kind == workloads::LengthKind::fixed && d.sigma != 0.0) s.fail("sigma", "applies to distribution: lognormal only");
@@ -155,8 +154,7 @@ InferenceConfig read_inference(Section s, const std::string& source_name, std::u
         fail_on_problems(in, workloads::check(checked), serving_keys);
         fail_on_problems(in, workloads::check_fits(checked, c.accelerator), serving_fit_keys);
     }
-    const std::string network = in.choice("network_routing", {"shortest_latency", "widest"}, "shortest_latency");
-    v.network_routing = network == "widest" ? workloads::RoutingPolicy::widest : workloads::RoutingPolicy::shortest_latency;
+    v.network_routing = in.choice("network_routing", workloads::routing_policy_names, workloads::RoutingPolicy::shortest_latency);
     in.finish();
     // A training key beside kind: inference is a mistake, not an unknown key.
     for (const char* key : {"model_parameters", "active_parameters", "tokens_per_step", "parallelism", "moe", "mfu",
@@ -203,24 +201,24 @@ WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed) {
         moe.finish();
     }
     j.gradient_buckets = static_cast<std::int32_t>(s.integer("gradient_buckets", 1, 4096, j.gradient_buckets));
-    j.sync = s.choice("sync", {"every_step", "local_steps"}, "every_step") == "local_steps" ? workloads::SyncMode::local_steps
-                                                                                         : workloads::SyncMode::every_step;
+    j.sync = s.choice("sync", workloads::sync_mode_names, workloads::SyncMode::every_step);
     // Local SGD's H and outer gradients, for every replica: the ranks under sync: local_steps, the
     // clusters under a constellation's diloco and noloco (workloads/job.hpp).
     j.local_steps = static_cast<std::int32_t>(s.integer("local_steps", 1, 1000000, j.local_steps));
     j.outer_bytes_per_element = s.number("outer_bytes_per_element", 0.125, 16.0, j.outer_bytes_per_element, "B");
     auto& o = w.options;
     o.all_reduce = s.choice("all_reduce", workloads::algorithm_names, workloads::all_reduce_algorithms, workloads::Algorithm::ring);
-    const std::string placement = s.choice("placement", {"topology_aware", "random", "identity"}, "topology_aware");
-    o.placement = placement == "random" ? workloads::PlacementPolicy::random
-                : placement == "identity" ? workloads::PlacementPolicy::identity
-                                          : workloads::PlacementPolicy::topology_aware;
+    o.placement = s.choice("placement", workloads::placement_policy_names, workloads::PlacementPolicy::topology_aware);
     // ucmp: weighted multipath, a transfer split over edge-disjoint shortest paths in proportion to
-    // their capacity (eBGP UCMP); 4 paths unless paths_per_transfer says otherwise.
-    const std::string routing = s.choice("routing", {"shortest_latency", "widest", "ucmp"}, "shortest_latency");
-    o.flow.routing = routing == "widest" ? workloads::RoutingPolicy::widest : workloads::RoutingPolicy::shortest_latency;
-    if (routing == "ucmp") o.flow.split = workloads::MultipathSplit::capacity;
-    o.flow.paths_per_transfer = static_cast<std::int32_t>(s.integer("paths_per_transfer", 1, 16, routing == "ucmp" ? 4 : 1));
+    // their capacity (eBGP UCMP); 4 paths unless paths_per_transfer says otherwise. The other
+    // choices are the routing policies' names.
+    std::vector<std::string> routings = workloads::routing_policy_names.names();
+    routings.emplace_back("ucmp");
+    const std::string routing = s.choice("routing", routings, "shortest_latency");
+    const bool ucmp = routing == "ucmp";
+    o.flow.routing = ucmp ? workloads::RoutingPolicy::shortest_latency : *workloads::routing_policy_names.value(routing);
+    if (ucmp) o.flow.split = workloads::MultipathSplit::capacity;
+    o.flow.paths_per_transfer = static_cast<std::int32_t>(s.integer("paths_per_transfer", 1, 16, ucmp ? 4 : 1));
     o.flow.per_message_overhead_s = 1e-6 * s.number("per_message_overhead_us", 0.0, 1e7, 0.0, "us");
     o.seed = seed;
     if (s.has("stragglers")) {  // docs/scenario-reference.md "workload.stragglers"

@@ -39,6 +39,11 @@ struct OrbitConfig {
 };
 
 enum class FormationLayout { suncatcher_lattice, hexagonal, explicit_states };
+inline constexpr auto formation_layout_names = physics::enum_names<FormationLayout>({
+    {FormationLayout::suncatcher_lattice, "suncatcher_lattice"},
+    {FormationLayout::hexagonal, "hexagonal"},
+    {FormationLayout::explicit_states, "explicit"},
+});
 
 // formation.relative_orbits: j2_mean_elements = physics::j2_mean_element_formation (bounded under J2),
 // hcw = the plain HCW 2:1 ellipse with the Keplerian n, schweighart_sedwick = the SS-trimmed ellipse.
@@ -78,6 +83,7 @@ struct MetricsConfig {
 };
 
 enum class VtkFrame { lvlh, eci };
+inline constexpr auto vtk_frame_names = physics::enum_names<VtkFrame>({{VtkFrame::lvlh, "lvlh"}, {VtkFrame::eci, "eci"}});
 
 struct OutputConfig {
     bool hdf5 = true;

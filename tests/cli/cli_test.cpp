@@ -130,6 +130,21 @@ print("ok", first, second)
     fs::remove_all(dir);
 }
 
+TEST(Cli, ConstellationSummaryWritesLocalStepsAndItsOldNameInnerSteps) {
+    // Issue 54: summary.json's constellation.inner_steps is now local_steps, the name of the key it
+    // comes from (workload.local_steps); the old name is written beside it for one release.
+    const auto dir = fresh_dir("local_steps_alias");
+    const auto r = run_command(skyfabric() + " run -q " + source("scenarios/constellation-4x81.yaml") +
+                               " --set duration_s=60 --set output.vtk=false --set output.hdf5=false"
+                               " --set constellation.algorithms=ring --set workload.local_steps=7 --yes -o " +
+                               (dir / "out").string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto c = nlohmann::json::parse(read_file(dir / "out" / "summary.json"))["constellation"];
+    EXPECT_EQ(c["local_steps"], 7) << c.dump();
+    EXPECT_EQ(c["inner_steps"], 7) << c.dump();
+    fs::remove_all(dir);
+}
+
 TEST(Cli, ConstellationRecordsItsRoutingModelAndBothModelsTrainAlike) {
     // Issue 48: the routing model is versioned in summary.json and result.h5. auto resolves to flat
     // for four clusters of four gateways (12 gateway links into a cluster, within the flat guide's

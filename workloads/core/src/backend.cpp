@@ -11,8 +11,6 @@ Backend parse_backend(const std::string& name) {
     throw std::invalid_argument("unknown backend '" + name + "' (expected " + backend_names.joined(", ", " or ") + ")");
 }
 
-bool cuda_backend_compiled() { return SKYFABRIC_HAVE_CUDA != 0; }
-
 int cuda_device_count() { return detail::cuda_device_count(); }
 
 std::string cuda_unavailable_reason() { return detail::cuda_unavailable_reason(); }

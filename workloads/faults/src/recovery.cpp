@@ -92,10 +92,6 @@ double expected_goodput_constant_rate(double w, double delta, double r, double m
     return w / (m * std::exp(r / m) * std::expm1((w + delta) / m));
 }
 
-double first_order_waste_fraction(double tau, double delta, double r, double m) {
-    return delta / tau + (tau + delta) / (2.0 * m) + r / m;
-}
-
 namespace {
 
 // One trial's play (see simulate_training_with_faults in faults.hpp).

@@ -13,6 +13,8 @@ enum class ArrayAttitude {
     sun_pointing,  // the array tracks the Sun: no cosine loss
     orbit_normal,  // fixed, facing along the orbit normal (a dawn-dusk orbit's Sun side): cos = |sin beta|
 };
+inline constexpr auto array_attitude_names = enum_names<ArrayAttitude>({
+    {ArrayAttitude::sun_pointing, "sun_pointing"}, {ArrayAttitude::orbit_normal, "orbit_normal"}});
 
 struct SolarArray {
     double area_m2 = 3.0;

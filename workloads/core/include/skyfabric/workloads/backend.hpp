@@ -18,8 +18,6 @@ inline constexpr auto backend_names = physics::enum_names<Backend>({
 inline std::string to_string(Backend backend) { return backend_names.name(backend); }
 Backend parse_backend(const std::string& name);  // throws std::invalid_argument for a name not in the table
 
-// True when this build contains the CUDA backend.
-bool cuda_backend_compiled();
 // Number of usable CUDA devices (0 without the backend or without a device).
 int cuda_device_count();
 // Why the CUDA backend cannot run here ("" when it can).

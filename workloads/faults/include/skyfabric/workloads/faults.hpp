@@ -419,8 +419,6 @@ GoodputResult simulate_training_with_faults(std::span<const FaultEvent> events, 
 // Analytic goodput for Poisson interrupts of mean interval M (see above; Daly 2006, eq. 11 form).
 double expected_goodput_constant_rate(double work_per_checkpoint_s, double checkpoint_cost_s, double restart_s,
                                       double mtbf_s);
-// First-order waste δ/τ + (τ+δ)/(2M) + R/M.
-double first_order_waste_fraction(double interval_s, double checkpoint_cost_s, double restart_s, double mtbf_s);
 
 // ---- Monte Carlo ----
 

@@ -35,6 +35,8 @@ enum class RoutingPolicy : std::uint8_t {
     shortest_latency = 0,  // Dijkstra on latency_s (ties: fewer hops, lower node id)
     widest = 1,            // maximise the bottleneck capacity (ties: lower latency)
 };
+inline constexpr auto routing_policy_names = physics::enum_names<RoutingPolicy>({
+    {RoutingPolicy::shortest_latency, "shortest_latency"}, {RoutingPolicy::widest, "widest"}});
 
 // Link budgets speak bits per second (capacity_bps), flows bytes: the one conversion.
 inline constexpr double bits_per_byte = 8.0;

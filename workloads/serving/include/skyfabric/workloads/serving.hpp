@@ -54,6 +54,8 @@ double kv_bytes_per_token(const ServingModel& model);
 double weight_bytes(const ServingModel& model);
 
 enum class LengthKind : std::uint8_t { fixed = 0, lognormal = 1 };
+inline constexpr auto length_kind_names = physics::enum_names<LengthKind>({
+    {LengthKind::fixed, "fixed"}, {LengthKind::lognormal, "lognormal"}});
 
 // The most tokens one request's prompt or output may have (a trace's cells, a draw): far above
 // any model's context, and exact in a double, so counts and their sums stay within 64 bits.

@@ -2,6 +2,7 @@
 // Accelerators and training jobs: how long a step computes, how many bytes its
 // gradients are, and checkpoint-interval rules (Young, Daly).
 
+#include <skyfabric/physics/enum_names.hpp>
 #include <skyfabric/physics/settings_problem.hpp>
 
 #include <cstdint>
@@ -25,6 +26,8 @@ enum class SyncMode : std::uint8_t {
     every_step = 0,   // all-reduce gradients each step, buckets overlapped with backward
     local_steps = 1,  // DiLoCo-style: H local steps, then one outer all-reduce
 };
+inline constexpr auto sync_mode_names = physics::enum_names<SyncMode>({
+    {SyncMode::every_step, "every_step"}, {SyncMode::local_steps, "local_steps"}});
 
 // Expert parallelism: the data-parallel ranks form groups of `expert_parallel` consecutive ranks
 // (neighbours on the ring placement); each rank of a group holds 1/expert_parallel of the experts.

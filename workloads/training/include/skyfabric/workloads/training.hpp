@@ -20,6 +20,9 @@
 namespace skyfabric::workloads {
 
 enum class PlacementPolicy : std::uint8_t { topology_aware = 0, random = 1, identity = 2 };
+inline constexpr auto placement_policy_names = physics::enum_names<PlacementPolicy>({
+    {PlacementPolicy::topology_aware, "topology_aware"}, {PlacementPolicy::random, "random"},
+    {PlacementPolicy::identity, "identity"}});
 
 // Stragglers (transient slowdowns: OS jitter, thermal limits, a slow host): in every step each rank
 // independently computes `slowdown` times slower with `probability`. A synchronous step waits for
