@@ -149,7 +149,9 @@ TEST(Cli, ConstellationRecordsItsRoutingModelAndBothModelsTrainAlike) {
     // Issue 48: the routing model is versioned in summary.json and result.h5. auto resolves to flat
     // for four clusters of four gateways (12 gateway links into a cluster, within the flat guide's
     // limit) and to two_level for 18 clusters (68); either can be asked for; both models give the same
-    // shortest-path latencies, so an algorithm trains to within rounding of ties alike.
+    // shortest-path latencies and differ only in where a transfer's later UCMP paths run inside its
+    // end clusters (two-level: each cluster's own shortest way to its border, which the paths may
+    // share; flat: disjoint everywhere), so an algorithm trains alike to 1e-3 (the ring: 2.8e-4).
     const auto dir = fresh_dir("routing_model");
     const std::string common = " --set duration_s=600 --set output.vtk=false --set constellation.algorithms=[ring,diloco]";
     const auto run = [&](const std::string& name, const std::string& sets) {
@@ -174,7 +176,7 @@ two, flat = (json.load(open(os.path.join(d, r, "summary.json")))["constellation"
 for name in ("ring", "diloco"):
     for key in ("steps", "step_time_mean_s", "tokens_per_s", "gateway_bytes"):
         a, b = two[name][key], flat[name][key]
-        assert abs(a - b) <= 1e-4 * abs(b), (name, key, a, b)
+        assert abs(a - b) <= 1e-3 * abs(b), (name, key, a, b)
 print("ok")
 )";
     const auto check = run_command("/usr/bin/python3 " + (dir / "check.py").string() + " " + dir.string());

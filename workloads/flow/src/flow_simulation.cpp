@@ -6,6 +6,7 @@
 #include <numeric>
 #include <cmath>
 #include <limits>
+#include <queue>
 #include <stdexcept>
 
 #include <skyfabric/workloads/maxmin_core.hpp>
@@ -39,6 +40,189 @@ struct PhaseBatch {
     std::span<const FlowProblem> built() const { return {problems.data(), used}; }
 };
 thread_local PhaseBatch scratch_batch;
+
+// The rates of one route set's flows from event to event (a flow ending), for run_dynamic.
+// Removing flows whose least rate is r* leaves every flow below r* at its rate: max-min's
+// progressive filling reaches r* the same way without them, their links' shares staying above r*
+// until then (the flows' own rates are their least share). So an event re-solves only the flows at
+// r* or above, on what the others leave of their links; where that is most of them, or where a
+// re-solved flow would get no rate, it solves them all. A flow's bytes are settled (moved onto its
+// links) when its rate changes or it ends, not at every event: an event costs what it re-solves,
+// where re-solving every flow made a phase of many flows ending one by one quadratic.
+class EventDrain {
+public:
+    // After a (re)build: every flow solved, nothing sent yet.
+    void start(detail::LocalProblem& lp) {
+        const auto n = lp.problem.flow_bytes.size();
+        rate_.assign(n, 0.0);
+        left_.assign(lp.problem.flow_bytes.begin(), lp.problem.flow_bytes.end());
+        since_.assign(n, 0.0);
+        stamp_.assign(n, 0);
+        on_.assign(n, 1);
+        active_ = n;
+        elapsed_ = 0.0;
+        finishes_ = {};
+        changeable_.clear();
+        for (std::size_t j = 0; j < n; ++j) changeable_.push_back(static_cast<std::int32_t>(j));
+        solve_all(lp, [](std::int32_t, double) {});
+    }
+    // Time until the next flow ends (inf: none moves).
+    double next_end_in() {
+        drop_stale();
+        return finishes_.empty() ? std::numeric_limits<double>::infinity() : std::max(0.0, finishes_.top().at - elapsed_);
+    }
+    // Advances by step to the next end and ends the flow that drains then and every flow whose own
+    // time to drain is within drain_tie_rel of the step (flows that finish together finish in one
+    // event): ended(j, bytes moved since its last settling).
+    template <class Ended>
+    void end_flows(const detail::LocalProblem& lp, double step, Ended ended) {
+        least_ended_ = std::numeric_limits<double>::infinity();
+        for (bool leader = true;; leader = false) {
+            drop_stale();
+            if (finishes_.empty()) break;
+            const Finish c = finishes_.top();
+            if (!leader && c.at - elapsed_ > step + step * core::drain_tie_rel) break;
+            finishes_.pop();
+            const auto j = static_cast<std::size_t>(c.flow);
+            ended(c.flow, left_[j]);
+            on_[j] = 0;
+            --active_;
+            least_ended_ = std::min(least_ended_, rate_[j]);
+            for (std::int32_t q = lp.problem.flow_offsets[j]; q < lp.problem.flow_offsets[j + 1]; ++q)
+                used_[static_cast<std::size_t>(lp.problem.flow_links[q])] -= rate_[j];
+        }
+        elapsed_ += step;
+    }
+    void advance(double step) { elapsed_ += step; }
+    // After end_flows: re-solves the flows the ends may speed up; settled(j, bytes moved) for each
+    // whose rate changes. False when nothing was re-solved.
+    template <class Settled>
+    bool resolve(detail::LocalProblem& lp, Settled settled) {
+        if (active_ == 0 || !(least_ended_ < std::numeric_limits<double>::infinity())) return false;
+        changeable_.clear();
+        for (std::size_t j = 0; j < on_.size(); ++j)
+            if (on_[j] && rate_[j] >= least_ended_) changeable_.push_back(static_cast<std::int32_t>(j));
+        if (changeable_.empty()) return false;
+        if (2 * changeable_.size() > active_ || !solve_some(lp, settled)) {
+            changeable_.clear();
+            for (std::size_t j = 0; j < on_.size(); ++j)
+                if (on_[j]) changeable_.push_back(static_cast<std::int32_t>(j));
+            solve_all(lp, settled);
+        }
+        return true;
+    }
+    // Every flow still on brought to now: settled(j, bytes moved, bytes left).
+    template <class Settled>
+    void settle_all(const detail::LocalProblem&, Settled settled) {
+        for (std::size_t j = 0; j < on_.size(); ++j) {
+            if (!on_[j]) continue;
+            const double moved = std::min(left_[j], rate_[j] * (elapsed_ - since_[j]));
+            settled(static_cast<std::int32_t>(j), moved, left_[j] - moved);
+        }
+    }
+
+private:
+    struct Finish {
+        double at;  // elapsed time it drains by
+        std::int32_t flow;
+        std::uint32_t stamp;
+        bool operator>(const Finish& o) const { return at > o.at || (at == o.at && flow > o.flow); }
+    };
+    void drop_stale() {
+        while (!finishes_.empty()) {
+            const Finish& c = finishes_.top();
+            const auto j = static_cast<std::size_t>(c.flow);
+            if (on_[j] && c.stamp == stamp_[j]) return;
+            finishes_.pop();
+        }
+    }
+    // Gives flow j its new rate, settling what it sent at the old one.
+    template <class Settled>
+    void set_rate(std::size_t j, double r, Settled& settled) {
+        if (r == rate_[j]) return;  // its finish stands
+        const double moved = std::min(left_[j], rate_[j] * (elapsed_ - since_[j]));
+        if (moved > 0.0) settled(static_cast<std::int32_t>(j), moved);
+        left_[j] -= moved;
+        since_[j] = elapsed_;
+        rate_[j] = r;
+        ++stamp_[j];
+        if (r > 0.0) finishes_.push({elapsed_ + left_[j] / r, static_cast<std::int32_t>(j), stamp_[j]});
+    }
+    // Every flow on, from the whole capacities (the link totals recounted).
+    template <class Settled>
+    void solve_all(detail::LocalProblem& lp, Settled settled) {
+        lp.solve(on_);
+        for (std::size_t j = 0; j < on_.size(); ++j)
+            if (on_[j]) set_rate(j, lp.rate[j], settled);
+        used_.assign(lp.problem.capacity_Bps.size(), 0.0);
+        for (std::size_t j = 0; j < on_.size(); ++j)
+            if (on_[j])
+                for (std::int32_t q = lp.problem.flow_offsets[j]; q < lp.problem.flow_offsets[j + 1]; ++q)
+                    used_[static_cast<std::size_t>(lp.problem.flow_links[q])] += rate_[j];
+    }
+    // The changeable flows on what the others leave of their links; false (nothing changed) where
+    // one would get no rate, which rounding of the leftovers could cause.
+    template <class Settled>
+    bool solve_some(const detail::LocalProblem& lp, Settled settled) {
+        sub_.clear();
+        if (sub_link_.size() < lp.problem.capacity_Bps.size()) sub_link_.resize(lp.problem.capacity_Bps.size(), -1);
+        sub_global_.clear();
+        for (const auto j : changeable_)
+            for (std::int32_t q = lp.problem.flow_offsets[j]; q < lp.problem.flow_offsets[j + 1]; ++q) {
+                const auto l = static_cast<std::size_t>(lp.problem.flow_links[q]);
+                if (sub_link_[l] < 0) {
+                    sub_link_[l] = static_cast<std::int32_t>(sub_.capacity_Bps.size());
+                    sub_.capacity_Bps.push_back(lp.problem.capacity_Bps[l] - used_[l]);
+                    sub_global_.push_back(static_cast<std::int32_t>(l));
+                }
+                sub_.capacity_Bps[static_cast<std::size_t>(sub_link_[l])] += rate_[static_cast<std::size_t>(j)];
+                sub_.flow_links.push_back(sub_link_[l]);
+            }
+        std::int32_t offset = 0;
+        sub_.flow_offsets.push_back(0);
+        for (const auto j : changeable_) {
+            offset += lp.problem.flow_offsets[j + 1] - lp.problem.flow_offsets[j];
+            sub_.flow_offsets.push_back(offset);
+        }
+        for (const auto l : sub_global_) sub_link_[static_cast<std::size_t>(l)] = -1;
+        const auto n = changeable_.size(), links = sub_.capacity_Bps.size();
+        sub_on_.assign(n, 1);
+        sub_rate_.resize(n);
+        sub_frozen_.resize(n);
+        sub_remaining_.resize(links);
+        sub_count_.resize(links);
+        sub_saturated_.resize(links);
+        core::maxmin_rates(static_cast<int>(links), sub_.capacity_Bps.data(), static_cast<int>(n), sub_.flow_offsets.data(),
+                           sub_.flow_links.data(), sub_on_.data(), sub_rate_.data(), sub_remaining_.data(), sub_count_.data(),
+                           sub_saturated_.data(), sub_frozen_.data());
+        for (std::size_t i = 0; i < n; ++i)
+            if (!(sub_rate_[i] > 0.0)) return false;
+        for (std::size_t i = 0; i < n; ++i) {
+            const auto j = static_cast<std::size_t>(changeable_[i]);
+            const double old = rate_[j];
+            set_rate(j, sub_rate_[i], settled);
+            for (std::int32_t q = lp.problem.flow_offsets[j]; q < lp.problem.flow_offsets[j + 1]; ++q)
+                used_[static_cast<std::size_t>(lp.problem.flow_links[q])] += rate_[j] - old;
+        }
+        return true;
+    }
+
+    std::vector<double> rate_, left_, since_;  // per flow: its rate, bytes left at `since` (elapsed)
+    std::vector<std::uint32_t> stamp_;         // per flow: its current finish entry
+    std::vector<unsigned char> on_;
+    std::size_t active_ = 0;
+    double elapsed_ = 0.0;                      // since start()
+    double least_ended_ = 0.0;
+    std::vector<double> used_;                  // per link: the flows' rates on it
+    std::priority_queue<Finish, std::vector<Finish>, std::greater<>> finishes_;
+    std::vector<std::int32_t> changeable_;
+    FlowProblem sub_;
+    std::vector<std::int32_t> sub_link_, sub_global_;
+    std::vector<unsigned char> sub_on_, sub_saturated_, sub_frozen_;
+    std::vector<double> sub_rate_, sub_remaining_;
+    std::vector<int> sub_count_;
+};
+thread_local EventDrain scratch_drain;
 
 // Flows one batch may hold: an all-to-all's p − 1 phases hold p² flows in all, so its phases
 // are batched a window at a time. On the CPU a batch is drained one problem after another, so a
@@ -281,7 +465,6 @@ double CollectiveEngine::run_dynamic(const Schedule& schedule, const Placement& 
     const std::int32_t k = std::max(1, options_.paths_per_transfer);
     double t = start_s;
     std::vector<Flow> flows;
-    std::vector<unsigned char> on;
     std::vector<std::int32_t> flow_of;  // local flow → flows index
     std::vector<std::int32_t> edges;    // the flows' paths, one after another
     auto reroute = [&] {
@@ -364,9 +547,11 @@ double CollectiveEngine::run_dynamic(const Schedule& schedule, const Placement& 
         reroute();
         double phase_end = t;
         // The problem is built once per route set: between topology changes a flow that ends only
-        // leaves the solve (`on`), which gives the rates of a problem rebuilt without it, to the bit
-        // (maxmin_rates skips inactive flows, and a link's index does not enter the arithmetic).
+        // leaves the solve, which gives the rates of a problem rebuilt without it (a link's index
+        // does not enter the arithmetic). Only the flows an end can speed up are re-solved
+        // (EventDrain), and bytes are settled when a flow's rate changes, not at every event.
         detail::LocalProblem& lp = scratch_problem;
+        EventDrain& drain = scratch_drain;
         bool built = false, any_stalled = false;
         std::size_t unfinished = 0;
         for (;;) {
@@ -388,18 +573,15 @@ double CollectiveEngine::run_dynamic(const Schedule& schedule, const Placement& 
                                 net, edge_local_, f.remaining, f.latency);
                     flow_of.push_back(static_cast<std::int32_t>(i));
                 }
-                on.assign(flow_of.size(), 1);
+                drain.start(lp);
+                rate_solves_ += !flow_of.empty();
                 built = true;
             }
             if (unfinished == 0) {
                 lp.release(edge_local_);
                 break;
             }
-            lp.solve(on);
-            ++rate_solves_;
-            double dt = inf;
-            for (std::size_t j = 0; j < flow_of.size(); ++j)
-                if (lp.rate[j] > 0.0) dt = std::min(dt, flows[flow_of[j]].remaining / lp.rate[j]);
+            const double dt = drain.next_end_in();
             const double horizon = clock_.next_change_s();
             const bool drains_first = std::isfinite(dt) && t + dt <= horizon;
             const double step = drains_first ? dt : horizon - t;
@@ -408,22 +590,25 @@ double CollectiveEngine::run_dynamic(const Schedule& schedule, const Placement& 
                 result.completed = false;
                 return inf;
             }
-            for (std::size_t j = 0; j < flow_of.size(); ++j) {
-                auto& f = flows[flow_of[j]];
-                const double sent = lp.rate[j] * step;
-                if (sent <= 0.0) continue;
-                const bool done = drains_first && f.remaining <= sent + sent * core::drain_tie_rel;
-                const double moved = done ? f.remaining : sent;
+            const auto to_edges = [&](std::int32_t j, double moved) {
                 for (std::int32_t q = lp.problem.flow_offsets[j]; q < lp.problem.flow_offsets[j + 1]; ++q)
                     clock_.add_edge_bytes(lp.global_edge[lp.problem.flow_links[q]], moved);
-                if (done) {
+            };
+            if (drains_first) {
+                drain.end_flows(lp, step, [&](std::int32_t j, double moved) {
+                    to_edges(j, moved);
+                    auto& f = flows[flow_of[j]];
                     f.remaining = 0.0;
-                    on[j] = 0;
                     --unfinished;
                     phase_end = std::max(phase_end, t + step + f.latency);
-                } else {
-                    f.remaining -= sent;
-                }
+                });
+                if (drain.resolve(lp, to_edges)) ++rate_solves_;
+            } else {
+                drain.advance(step);
+                drain.settle_all(lp, [&](std::int32_t j, double moved, double left) {
+                    to_edges(j, moved);
+                    flows[flow_of[j]].remaining = left;
+                });
             }
             if (any_stalled) result.stalled_s += step;
             t += step;

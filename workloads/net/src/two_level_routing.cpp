@@ -93,6 +93,22 @@ struct Scratch {
     std::vector<double> row_bound;
     std::vector<std::uint32_t> row_stamp;
     std::uint32_t stamp = 0;
+    // The border-level search's labels per row (and one past them for t), valid where row_label_stamp
+    // is this search's stamp.
+    std::vector<double> row_latency;
+    std::vector<std::int32_t> row_hops, row_via_edge, row_via_row;
+    std::vector<char> row_done;
+    std::vector<std::uint32_t> row_label_stamp;
+    void prepare_rows(std::size_t rows) {
+        if (row_label_stamp.size() < rows + 1) {
+            row_latency.assign(rows + 1, inf);
+            row_hops.assign(rows + 1, 0);
+            row_via_edge.assign(rows + 1, -1);
+            row_via_row.assign(rows + 1, -1);
+            row_done.assign(rows + 1, 0);
+            row_label_stamp.assign(rows + 1, 0);
+        }
+    }
     void prepare(std::size_t nodes, std::size_t rows) {
         if (latency.size() != nodes) {
             latency.assign(nodes, inf);
@@ -109,6 +125,7 @@ struct Scratch {
         }
         if (++stamp == 0) {  // wrapped: every stamp stale again
             std::fill(row_stamp.begin(), row_stamp.end(), 0);
+            std::fill(row_label_stamp.begin(), row_label_stamp.end(), 0);
             stamp = 1;
         }
     }
@@ -125,6 +142,31 @@ struct Scratch {
     }
 };
 thread_local Scratch scratch;
+
+// Per thread: the links and virtual edges the earlier of one pair's paths took, reset by the lists.
+struct Bans {
+    std::vector<char> edge, virtual_edge;
+    std::vector<std::size_t> edges_set, virtuals_set;
+    void prepare(std::size_t edges, std::size_t virtuals) {
+        if (edge.size() != edges) edge.assign(edges, 0);
+        if (virtual_edge.size() != virtuals) virtual_edge.assign(virtuals, 0);
+    }
+    void ban_edge(std::int32_t e) {
+        if (!edge[static_cast<std::size_t>(e)]) edges_set.push_back(static_cast<std::size_t>(e));
+        edge[static_cast<std::size_t>(e)] = 1;
+    }
+    void ban_virtual(std::size_t vx) {
+        if (!virtual_edge[vx]) virtuals_set.push_back(vx);
+        virtual_edge[vx] = 1;
+    }
+    void reset() {
+        for (const auto e : edges_set) edge[e] = 0;
+        for (const auto vx : virtuals_set) virtual_edge[vx] = 0;
+        edges_set.clear();
+        virtuals_set.clear();
+    }
+};
+thread_local Bans scratch_bans;
 
 // Lower bounds on the latency from a node to t, consistent (never falling by more than a link's
 // latency along it), from the border distances (ClusterOverlay::border_distance_s); 0 without them.
@@ -154,7 +196,6 @@ public:
         return h;
     }
 
-private:
     // From border row r: min over t's cluster's borders b of D(r, b) + d(b, t) inside t's cluster;
     // with its entries kept, min over those not banned, u → w, of D(r, u) + l + d(w, t), and d(r, t)
     // inside it for a border of t's cluster itself. Both are the distance with nothing banned; the
@@ -183,6 +224,8 @@ private:
         sc_.row_bound[ri] = h;
         return h;
     }
+
+private:
     const Network& n_;
     const ClusterOverlay& o_;
     Scratch& sc_;
@@ -279,17 +322,130 @@ bool search_reduced(const Network& n, const ClusterOverlay& o, std::int32_t s, s
 // The virtual edges a path takes: each stretch inside a cluster other than s's and t's, by its
 // first and last node (border rows).
 void ban_path(const Network& n, const ClusterOverlay& o, std::int32_t cs, std::int32_t ct, const std::vector<std::int32_t>& edges,
-              std::vector<char>& banned, std::vector<char>& banned_virtual) {
+              Bans& bans) {
     std::int32_t entered = -1;  // the border node a stretch inside a third cluster began at
     for (const auto e : edges) {
-        banned[static_cast<std::size_t>(e)] = 1;
+        bans.ban_edge(e);
         const std::int32_t from = n.edge_from[e], to = n.edge_to[e];
         const std::int32_t cf = o.cluster_of[static_cast<std::size_t>(from)], cto = o.cluster_of[static_cast<std::size_t>(to)];
         if (cf == cto) continue;
         if (entered >= 0 && from != entered)
-            banned_virtual[o.virtual_index(cf, o.row_of[static_cast<std::size_t>(entered)], o.row_of[static_cast<std::size_t>(from)])] = 1;
+            bans.ban_virtual(o.virtual_index(cf, o.row_of[static_cast<std::size_t>(entered)], o.row_of[static_cast<std::size_t>(from)]));
         entered = (cto == cs || cto == ct) ? -1 : to;
     }
+}
+
+// One search between clusters, s's cluster A ≠ t's cluster B, over border rows only: a path leaves A
+// for the first time at one of A's borders, reached inside A (its shortest way there: the border's tree),
+// and enters B for the last time at one of B's borders, from which it reaches t inside B; in between
+// it runs border to border over links between clusters and virtual edges, whose distances are the
+// whole network's. So the search starts at A's borders labelled with their tree latencies to s, ends
+// where a border of B plus its tree latency to t is settled, and its distances are the flat search's.
+// Banned: links between clusters and virtual edges (the earlier paths'); the stretches inside A and B
+// are the trees' and may be shared. The path's edges into `edges`; its links between clusters and
+// virtual edges banned for the next; false when t cannot be reached.
+bool search_borders(const Network& n, const ClusterOverlay& o, std::int32_t s, std::int32_t t, Bans& bans,
+                    std::vector<std::int32_t>& edges) {
+    Scratch& sc = scratch;
+    const std::size_t rows = o.border_node.size();
+    sc.prepare(static_cast<std::size_t>(n.node_count), rows);
+    sc.prepare_rows(rows);
+    const Bounds bounds(n, o, sc, t, bans.edge);
+    const auto ca = static_cast<std::size_t>(o.cluster_of[static_cast<std::size_t>(s)]);
+    const auto cb = static_cast<std::size_t>(o.cluster_of[static_cast<std::size_t>(t)]);
+    const auto local_s = static_cast<std::size_t>(o.local_index[static_cast<std::size_t>(s)]);
+    const auto local_t = static_cast<std::size_t>(o.local_index[static_cast<std::size_t>(t)]);
+    const auto target_row = static_cast<std::int32_t>(rows);  // t itself, past the border rows
+    Frontier frontier;  // by label + bound, then hops, then node
+    // via_edge: ≥ 0 a link between clusters, −1 a virtual edge from via_row, −2 from s inside A, −3 to t inside B.
+    const auto label = [&](std::int32_t r, double latency, std::int32_t hops, std::int32_t edge, std::int32_t from_row) {
+        const auto ri = static_cast<std::size_t>(r);
+        if (sc.row_label_stamp[ri] != sc.stamp) {
+            sc.row_label_stamp[ri] = sc.stamp;
+            sc.row_latency[ri] = inf;
+            sc.row_hops[ri] = 0;
+            sc.row_done[ri] = 0;
+        }
+        if (sc.row_done[ri] || !better(latency, hops, sc.row_latency[ri], sc.row_hops[ri])) return;
+        const double h = r == target_row ? 0.0 : bounds.of_row(r);
+        if (h == inf) return;  // t cannot be reached from r
+        sc.row_latency[ri] = latency;
+        sc.row_hops[ri] = hops;
+        sc.row_via_edge[ri] = edge;
+        sc.row_via_row[ri] = from_row;
+        frontier.emplace(latency + h, hops, r);  // ties: by row (t's is past the others)
+    };
+    for (auto r = o.border_offsets[ca]; r < o.border_offsets[ca + 1]; ++r) {
+        const std::size_t at = o.tree_base[static_cast<std::size_t>(r)] + local_s;
+        if (o.tree_latency_s[at] < inf) label(r, o.tree_latency_s[at], o.tree_hops[at], -2, -1);
+    }
+    bool reached = false;
+    while (!frontier.empty()) {
+        const std::int32_t r = std::get<2>(frontier.top());
+        frontier.pop();
+        const auto ri = static_cast<std::size_t>(r);
+        if (sc.row_done[ri]) continue;
+        sc.row_done[ri] = 1;
+        if (r == target_row) {
+            reached = true;
+            break;
+        }
+        const std::int32_t v = o.border_node[ri];
+        const double d = sc.row_latency[ri];
+        const std::int32_t h = sc.row_hops[ri];
+        const auto c = static_cast<std::size_t>(o.cluster_of[static_cast<std::size_t>(v)]);
+        if (c == cb) {
+            const std::size_t at = o.tree_base[ri] + local_t;
+            if (o.tree_latency_s[at] < inf) label(target_row, d + o.tree_latency_s[at], h + o.tree_hops[at], -3, r);
+        }
+        for (std::int32_t q = n.adjacency_offsets[v]; q < n.adjacency_offsets[v + 1]; ++q) {
+            const std::int32_t e = n.adjacency_edges[q];
+            const std::int32_t w = n.edge_to[e];
+            if (static_cast<std::size_t>(o.cluster_of[static_cast<std::size_t>(w)]) == c || bans.edge[static_cast<std::size_t>(e)]) continue;
+            label(o.row_of[static_cast<std::size_t>(w)], d + n.latency_s[e], h + 1, e, r);
+        }
+        for (std::int32_t to = o.border_offsets[c]; to < o.border_offsets[c + 1]; ++to) {
+            if (to == r) continue;
+            const std::size_t vx = o.virtual_index(static_cast<std::int32_t>(c), r, to);
+            if (bans.virtual_edge[vx] || o.virtual_latency_s[vx] == inf) continue;
+            label(to, d + o.virtual_latency_s[vx], h + o.virtual_hops[vx], -1, r);
+        }
+    }
+    edges.clear();
+    if (!reached) return false;
+    // Back from t, the edges pushed last first; reversed at the end.
+    const auto tree_back = [&](std::int32_t row, std::int32_t to) {  // row's border → to, inside its cluster
+        const std::size_t base = o.tree_base[static_cast<std::size_t>(row)];
+        for (std::int32_t x = to; x != o.border_node[static_cast<std::size_t>(row)];) {
+            const std::int32_t e = o.tree_via[base + static_cast<std::size_t>(o.local_index[static_cast<std::size_t>(x)])];
+            edges.push_back(e);
+            x = n.edge_from[e];
+        }
+    };
+    for (std::int32_t r = target_row;;) {
+        const auto ri = static_cast<std::size_t>(r);
+        const std::int32_t via = sc.row_via_edge[ri], from = sc.row_via_row[ri];
+        if (via == -3) {
+            tree_back(from, t);
+        } else if (via == -2) {
+            // s → r's border inside A: r's tree path to s, each link taken the other way (links
+            // are two directed edges 2i and 2i + 1 of one link, alike in latency and capacity).
+            const std::size_t first = edges.size();
+            tree_back(r, s);
+            std::reverse(edges.begin() + static_cast<std::ptrdiff_t>(first), edges.end());
+            for (std::size_t i = first; i < edges.size(); ++i) edges[i] ^= 1;
+            break;
+        } else if (via >= 0) {
+            edges.push_back(via);
+            bans.ban_edge(via);
+        } else {
+            tree_back(from, o.border_node[ri]);
+            bans.ban_virtual(o.virtual_index(o.cluster_of[static_cast<std::size_t>(o.border_node[ri])], from, r));
+        }
+        r = from;
+    }
+    std::reverse(edges.begin(), edges.end());
+    return true;
 }
 
 }  // namespace
@@ -335,16 +491,16 @@ std::optional<ClusterOverlay> build_cluster_overlay(const Network& n, std::span<
     o.virtual_hops.assign(virtuals, 0);
     o.tree_via.assign(trees, -1);
     o.tree_latency_s.assign(trees, inf);
-    std::vector<std::int32_t> hops;
+    o.tree_hops.assign(trees, 0);
     std::size_t base = 0;
     for (std::size_t c = 0; c < clusters; ++c) {
         const auto size = static_cast<std::size_t>(o.cluster_size[c]);
-        hops.resize(size);
         for (auto r = o.border_offsets[c]; r < o.border_offsets[c + 1]; ++r) {
             o.tree_base.push_back(base);
             tree_inside(n, o, o.border_node[static_cast<std::size_t>(r)], std::span(o.tree_via).subspan(base, size),
-                        std::span(o.tree_latency_s).subspan(base, size), hops);
+                        std::span(o.tree_latency_s).subspan(base, size), std::span(o.tree_hops).subspan(base, size));
             const std::span<const double> latency(o.tree_latency_s.data() + base, size);
+            const std::span<const std::int32_t> hops(o.tree_hops.data() + base, size);
             base += size;
             for (auto to = o.border_offsets[c]; to < o.border_offsets[c + 1]; ++to) {
                 const auto at = static_cast<std::size_t>(o.local_index[static_cast<std::size_t>(o.border_node[static_cast<std::size_t>(to)])]);
@@ -380,20 +536,25 @@ std::vector<Path> route_two_level(const Network& n, const ClusterOverlay& o, std
         paths.emplace_back();
         return paths;
     }
-    std::vector<char> banned(n.edge_to.size(), 0);
-    std::vector<char> banned_virtual(o.virtual_latency_s.size(), 0);
+    Bans& bans = scratch_bans;
+    bans.prepare(n.edge_to.size(), o.virtual_latency_s.size());
     const std::int32_t cs = o.cluster_of[static_cast<std::size_t>(s)], ct = o.cluster_of[static_cast<std::size_t>(t)];
     for (std::int32_t i = 0; i < std::max(1, k); ++i) {
         Path p;
-        if (!search_reduced(n, o, s, t, banned, banned_virtual, p.edges)) break;
+        if (cs != ct) {
+            if (!search_borders(n, o, s, t, bans, p.edges)) break;
+        } else {
+            if (!search_reduced(n, o, s, t, bans.edge, bans.virtual_edge, p.edges)) break;
+            ban_path(n, o, cs, ct, p.edges, bans);
+        }
         p.bottleneck_Bps = inf;
         for (const auto e : p.edges) {  // summed in path order, as the flat search's paths
             p.latency_s += n.latency_s[e];
             p.bottleneck_Bps = std::min(p.bottleneck_Bps, n.capacity_Bps[e]);
         }
-        ban_path(n, o, cs, ct, p.edges, banned, banned_virtual);
         paths.push_back(std::move(p));
     }
+    bans.reset();
     return paths;
 }
 

@@ -12,11 +12,18 @@
 // nodes instead of every node of the network. A virtual edge is expanded into its cluster's
 // shortest path between the two borders.
 //
-// UCMP's k paths are found one after another, each with the earlier ones' links banned: real links
-// in s's and t's clusters and between clusters, and whole virtual edges in the clusters crossed
-// (a later path may cross a third cluster by other borders over links an earlier one used there).
-// So the paths are edge-disjoint in the end clusters and gateway-disjoint between them; the flat
-// model's are edge-disjoint everywhere.
+// Between two clusters (s in A, t in B) the search runs on border nodes only: s joined to A's borders
+// and B's borders to t by their shortest paths inside A and B (the borders' trees), since a path
+// leaves A for the first time at a border it reached inside A and enters B for the last time at a
+// border from which it stays in B.
+//
+// UCMP's k paths are found one after another, each with the earlier ones' links banned: inside one
+// cluster, its links, the links between clusters and the virtual edges taken (edge-disjoint inside
+// the cluster); between clusters, the links between clusters and the virtual edges taken, while the
+// stretches inside A and B are the trees' and may be shared (gateway-disjoint, as a BAG's hosts
+// reach the aggregation layer by their cluster's own routes). A later path may cross a third
+// cluster by other borders over links an earlier one used there. The flat model's paths are
+// edge-disjoint everywhere.
 
 #include <cstddef>
 #include <cstdint>
@@ -45,6 +52,7 @@ struct ClusterOverlay {
     std::vector<std::size_t> tree_base;         // per row: its tree's block in tree_via and tree_latency_s
     std::vector<std::int32_t> tree_via;         // per row, per node of its cluster (local index): edge in, −1
     std::vector<double> tree_latency_s;         // per row, per node of its cluster: latency inside it (inf: none)
+    std::vector<std::int32_t> tree_hops;        // per row, per node of its cluster: hops of that path
     // Latency distances between every two border rows over the whole network, row-major (rows ×
     // rows; empty past max_overlay_bound_entries): the searches' bounds towards their targets.
     std::vector<double> border_distance_s;
@@ -61,7 +69,8 @@ struct ClusterOverlay {
     std::size_t bytes() const {
         return (virtual_latency_s.size() + tree_latency_s.size() + border_distance_s.size()) * sizeof(double) + (virtual_base.size() + tree_base.size()) * sizeof(std::size_t) +
                (cluster_of.size() + local_index.size() + cluster_size.size() + border_offsets.size() + border_node.size() +
-                row_of.size() + virtual_hops.size() + tree_via.size() + entry_offsets.size() + entries.size()) * sizeof(std::int32_t);
+                row_of.size() + virtual_hops.size() + tree_via.size() + tree_hops.size() + entry_offsets.size() + entries.size()) *
+                   sizeof(std::int32_t);
     }
 };
 
