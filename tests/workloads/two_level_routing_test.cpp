@@ -183,7 +183,8 @@ TEST(TwoLevelRouting, AHandBuiltConstellationTakesTheGatewaysAndThenTheDirectLin
     EXPECT_EQ(overlay->border_node, (std::vector<std::int32_t>{0, 2, 3, 4, 5, 7}));
     // X's border-to-border distance is its one link; the whole network's distance from 2 to 5, 201 µs.
     EXPECT_DOUBLE_EQ(overlay->virtual_latency_s[overlay->virtual_index(1, 2, 3)], 1e-6);
-    EXPECT_DOUBLE_EQ(overlay->border_distance_s[1 * 6 + 4], 201e-6);
+    EXPECT_DOUBLE_EQ(sw::border_distances_to(net, *overlay, 4)[1], 201e-6);
+    EXPECT_DOUBLE_EQ(sw::border_distances_to(net, *overlay, 1)[4], 201e-6);
     const auto paths = sw::route_two_level(net, *overlay, 0, 7, 4);
     ASSERT_EQ(paths.size(), 2u);
     std::vector<std::int32_t> nodes{0};

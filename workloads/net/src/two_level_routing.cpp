@@ -52,34 +52,36 @@ void tree_inside(const Network& n, const ClusterOverlay& o, std::int32_t from, s
     }
 }
 
-// Latency distances from border row `from` to every border row over the whole network: Dijkstra on
-// the overlay (the links between clusters and the virtual edges inside them), which has the whole
-// network's distances between border nodes.
-void border_distances(const Network& n, const ClusterOverlay& o, std::int32_t from, std::span<double> distance) {
+// Latency distances to border row `to` from every border row over the whole network: Dijkstra
+// backwards on the overlay (the links between clusters, each taken against its direction, and the
+// virtual edges inside them), which has the whole network's distances between border nodes.
+void distances_towards(const Network& n, const ClusterOverlay& o, std::int32_t to, std::span<double> distance) {
     std::fill(distance.begin(), distance.end(), inf);
     using Row = std::pair<double, std::int32_t>;
     std::priority_queue<Row, std::vector<Row>, std::greater<>> frontier;
-    distance[static_cast<std::size_t>(from)] = 0.0;
-    frontier.emplace(0.0, from);
+    distance[static_cast<std::size_t>(to)] = 0.0;
+    frontier.emplace(0.0, to);
     while (!frontier.empty()) {
         const auto [d, r] = frontier.top();
         frontier.pop();
         if (d > distance[static_cast<std::size_t>(r)]) continue;
         const std::int32_t v = o.border_node[static_cast<std::size_t>(r)];
         const std::int32_t c = o.cluster_of[static_cast<std::size_t>(v)];
-        const auto reach = [&](std::int32_t to, double nd) {
-            if (nd < distance[static_cast<std::size_t>(to)]) {
-                distance[static_cast<std::size_t>(to)] = nd;
-                frontier.emplace(nd, to);
+        const auto reach = [&](std::int32_t from, double nd) {
+            if (nd < distance[static_cast<std::size_t>(from)]) {
+                distance[static_cast<std::size_t>(from)] = nd;
+                frontier.emplace(nd, from);
             }
         };
+        // Links into v from other clusters: each link's two directed edges are 2i and 2i + 1.
         for (std::int32_t k = n.adjacency_offsets[v]; k < n.adjacency_offsets[v + 1]; ++k) {
-            const std::int32_t e = n.adjacency_edges[k];
-            const std::int32_t w = n.edge_to[e];
-            if (o.cluster_of[static_cast<std::size_t>(w)] != c) reach(o.row_of[static_cast<std::size_t>(w)], d + n.latency_s[e]);
+            const std::int32_t in = n.adjacency_edges[k] ^ 1;
+            const std::int32_t w = n.edge_from[in];
+            if (o.cluster_of[static_cast<std::size_t>(w)] != c && n.capacity_Bps[in] > 0.0)
+                reach(o.row_of[static_cast<std::size_t>(w)], d + n.latency_s[in]);
         }
-        for (auto to = o.border_offsets[static_cast<std::size_t>(c)]; to < o.border_offsets[static_cast<std::size_t>(c) + 1]; ++to)
-            if (to != r) reach(to, d + o.virtual_latency_s[o.virtual_index(c, r, to)]);
+        for (auto from = o.border_offsets[static_cast<std::size_t>(c)]; from < o.border_offsets[static_cast<std::size_t>(c) + 1]; ++from)
+            if (from != r) reach(from, d + o.virtual_latency_s[o.virtual_index(c, from, r)]);
     }
 }
 
@@ -173,7 +175,7 @@ thread_local Bans scratch_bans;
 class Bounds {
 public:
     Bounds(const Network& n, const ClusterOverlay& o, Scratch& sc, std::int32_t t, const std::vector<char>& banned)
-        : n_(n), o_(o), sc_(sc), banned_(banned), rows_(o.border_node.size()), use_(!o.border_distance_s.empty()),
+        : n_(n), o_(o), sc_(sc), banned_(banned), use_(!o.border_distance_s.empty()),
           target_cluster_(o.cluster_of[static_cast<std::size_t>(t)]), target_local_(o.local_index[static_cast<std::size_t>(t)]),
           by_entries_(!o.entry_offsets.empty()) {}
     double operator()(std::int32_t v) const {
@@ -213,12 +215,12 @@ public:
             for (auto i = o_.entry_offsets[c]; i < o_.entry_offsets[c + 1]; ++i) {
                 const std::int32_t e = o_.entries[static_cast<std::size_t>(i)];
                 if (banned_[static_cast<std::size_t>(e)]) continue;
-                h = std::min(h, o_.border_distance_s[ri * rows_ + static_cast<std::size_t>(o_.row_of[static_cast<std::size_t>(n_.edge_from[e])])] +
-                                    n_.latency_s[e] + to_target(o_.row_of[static_cast<std::size_t>(n_.edge_to[e])]));
+                h = std::min(h, border_distances_to(n_, o_, o_.row_of[static_cast<std::size_t>(n_.edge_from[e])])[ri] + n_.latency_s[e] +
+                                    to_target(o_.row_of[static_cast<std::size_t>(n_.edge_to[e])]));
             }
         } else {
             for (auto b = o_.border_offsets[c]; b < o_.border_offsets[c + 1]; ++b)
-                h = std::min(h, o_.border_distance_s[ri * rows_ + static_cast<std::size_t>(b)] + to_target(b));
+                h = std::min(h, border_distances_to(n_, o_, b)[ri] + to_target(b));
         }
         sc_.row_stamp[ri] = sc_.stamp;
         sc_.row_bound[ri] = h;
@@ -230,7 +232,6 @@ private:
     const ClusterOverlay& o_;
     Scratch& sc_;
     const std::vector<char>& banned_;
-    std::size_t rows_;
     bool use_;
     std::int32_t target_cluster_, target_local_;
     bool by_entries_;
@@ -523,11 +524,19 @@ std::optional<ClusterOverlay> build_cluster_overlay(const Network& n, std::span<
             o.entry_offsets.push_back(static_cast<std::int32_t>(o.entries.size()));
         }
     }
-    if (rows * rows <= max_overlay_bound_entries) {
+    if (rows * rows <= max_overlay_bound_entries) {  // columns found as searches need them
         o.border_distance_s.resize(rows * rows);
-        for (std::size_t r = 0; r < rows; ++r) border_distances(n, o, static_cast<std::int32_t>(r), std::span(o.border_distance_s).subspan(r * rows, rows));
+        o.border_distance_once = std::make_unique<std::once_flag[]>(rows);
     }
     return o;
+}
+
+const double* border_distances_to(const Network& n, const ClusterOverlay& o, std::int32_t row) {
+    if (o.border_distance_s.empty()) return nullptr;
+    const std::size_t rows = o.border_node.size();
+    double* column = o.border_distance_s.data() + static_cast<std::size_t>(row) * rows;
+    std::call_once(o.border_distance_once[static_cast<std::size_t>(row)], [&] { distances_towards(n, o, row, std::span(column, rows)); });
+    return column;
 }
 
 std::vector<Path> route_two_level(const Network& n, const ClusterOverlay& o, std::int32_t s, std::int32_t t, std::int32_t k) {

@@ -27,6 +27,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <vector>
@@ -53,9 +55,13 @@ struct ClusterOverlay {
     std::vector<std::int32_t> tree_via;         // per row, per node of its cluster (local index): edge in, −1
     std::vector<double> tree_latency_s;         // per row, per node of its cluster: latency inside it (inf: none)
     std::vector<std::int32_t> tree_hops;        // per row, per node of its cluster: hops of that path
-    // Latency distances between every two border rows over the whole network, row-major (rows ×
-    // rows; empty past max_overlay_bound_entries): the searches' bounds towards their targets.
-    std::vector<double> border_distance_s;
+    // Latency distances between border rows over the whole network, by column: [x · rows + r] is the
+    // distance from row r to row x (rows × rows; empty past max_overlay_bound_entries): the searches'
+    // bounds towards their targets. A column is found the first time a search needs it
+    // (border_distances_to), so a damaged copy's few searches pay for the columns of their targets
+    // only; the once-flags make that safe from any thread of a shared overlay.
+    mutable std::vector<double> border_distance_s;
+    std::unique_ptr<std::once_flag[]> border_distance_once;
     // Per cluster: the usable links into it from other clusters, [c, c + 1) of entries (its bounds
     // leave out those a later disjoint path may not take; kept only up to max_bound_entries a cluster).
     std::vector<std::int32_t> entry_offsets;
@@ -81,6 +87,11 @@ inline constexpr std::size_t max_overlay_entries = std::size_t{1} << 24;
 inline constexpr std::size_t max_overlay_bound_entries = std::size_t{1} << 22;  // 32 MB of border distances
 inline constexpr std::int32_t max_bound_entries = 64;  // links into a cluster its bounds go through one by one
 std::optional<ClusterOverlay> build_cluster_overlay(const Network& network, std::span<const std::int32_t> cluster_of);
+
+// The latency distances from every border row to border row x over the whole network (a Dijkstra
+// towards x, found once per overlay and kept): [r] is the distance from row r. Null where the overlay
+// keeps no bounds. `network` must be the overlay's.
+const double* border_distances_to(const Network& network, const ClusterOverlay& overlay, std::int32_t row);
 
 // Up to k paths from source to target (shortest latency), found one after another on the reduced
 // graph as the header says. Each search goes towards its target (A*) on lower bounds from the
