@@ -15,6 +15,27 @@ constexpr double inf = std::numeric_limits<double>::infinity();
 using Item = std::tuple<double, std::int32_t, std::int32_t>;
 using Frontier = std::priority_queue<Item, std::vector<Item>, std::greater<>>;
 
+// A min-heap of Items on a per-thread vector, so that a search allocates nothing (a constellation
+// runs millions of them).
+class ReusedFrontier {
+public:
+    explicit ReusedFrontier(std::vector<Item>& items) : items_(items) { items_.clear(); }
+    bool empty() const { return items_.empty(); }
+    const Item& top() const { return items_.front(); }
+    void pop() {
+        std::pop_heap(items_.begin(), items_.end(), std::greater<>{});
+        items_.pop_back();
+    }
+    void emplace(double key, std::int32_t hops, std::int32_t id) {
+        items_.emplace_back(key, hops, id);
+        std::push_heap(items_.begin(), items_.end(), std::greater<>{});
+    }
+
+private:
+    std::vector<Item>& items_;
+};
+thread_local std::vector<Item> frontier_items;
+
 bool better(double latency, std::int32_t hops, double best_latency, std::int32_t best_hops) {
     return latency < best_latency || (latency == best_latency && hops < best_hops);
 }
@@ -85,6 +106,13 @@ void distances_towards(const Network& n, const ClusterOverlay& o, std::int32_t t
     }
 }
 
+// One way into a search's target cluster: the distances from every border row to where it starts,
+// and the latency left from there to the target.
+struct BoundTerm {
+    const double* to_start;
+    double rest_s;
+};
+
 // Per thread: the reduced search's labels over the whole network's nodes, reset by `touched`;
 // the bounds of border rows, by stamp.
 struct Scratch {
@@ -93,6 +121,7 @@ struct Scratch {
     std::vector<char> done;
     std::vector<std::int32_t> touched;
     std::vector<double> row_bound;
+    std::vector<BoundTerm> bound_terms;
     std::vector<std::uint32_t> row_stamp;
     std::uint32_t stamp = 0;
     // The border-level search's labels per row (and one past them for t), valid where row_label_stamp
@@ -175,9 +204,25 @@ thread_local Bans scratch_bans;
 class Bounds {
 public:
     Bounds(const Network& n, const ClusterOverlay& o, Scratch& sc, std::int32_t t, const std::vector<char>& banned)
-        : n_(n), o_(o), sc_(sc), banned_(banned), use_(!o.border_distance_s.empty()),
+        : o_(o), sc_(sc), use_(!o.border_distance_s.empty()),
           target_cluster_(o.cluster_of[static_cast<std::size_t>(t)]), target_local_(o.local_index[static_cast<std::size_t>(t)]),
-          by_entries_(!o.entry_offsets.empty()) {}
+          by_entries_(!o.entry_offsets.empty()), terms_(sc.bound_terms) {
+        // The bound's terms for this search: per way into t's cluster still open, the column of
+        // distances to where it starts and what is left from there (see of_row).
+        terms_.clear();
+        if (!use_) return;
+        const auto c = static_cast<std::size_t>(target_cluster_);
+        if (by_entries_) {
+            for (auto i = o.entry_offsets[c]; i < o.entry_offsets[c + 1]; ++i) {
+                const std::int32_t e = o.entries[static_cast<std::size_t>(i)];
+                if (banned[static_cast<std::size_t>(e)]) continue;
+                terms_.push_back({border_distances_to(n, o, o.row_of[static_cast<std::size_t>(n.edge_from[e])]),
+                                  n.latency_s[e] + to_target(o.row_of[static_cast<std::size_t>(n.edge_to[e])])});
+            }
+        } else {
+            for (auto b = o.border_offsets[c]; b < o.border_offsets[c + 1]; ++b) terms_.push_back({border_distances_to(n, o, b), to_target(b)});
+        }
+    }
     double operator()(std::int32_t v) const {
         if (!use_) return 0.0;
         const auto vi = static_cast<std::size_t>(v);
@@ -206,35 +251,23 @@ public:
         const auto ri = static_cast<std::size_t>(r);
         if (sc_.row_stamp[ri] == sc_.stamp) return sc_.row_bound[ri];
         double h = inf;
-        const auto c = static_cast<std::size_t>(target_cluster_);
-        const auto to_target = [&](std::int32_t row) {
-            return o_.tree_latency_s[o_.tree_base[static_cast<std::size_t>(row)] + static_cast<std::size_t>(target_local_)];
-        };
-        if (by_entries_) {
-            if (o_.cluster_of[static_cast<std::size_t>(o_.border_node[ri])] == target_cluster_) h = to_target(r);
-            for (auto i = o_.entry_offsets[c]; i < o_.entry_offsets[c + 1]; ++i) {
-                const std::int32_t e = o_.entries[static_cast<std::size_t>(i)];
-                if (banned_[static_cast<std::size_t>(e)]) continue;
-                h = std::min(h, border_distances_to(n_, o_, o_.row_of[static_cast<std::size_t>(n_.edge_from[e])])[ri] + n_.latency_s[e] +
-                                    to_target(o_.row_of[static_cast<std::size_t>(n_.edge_to[e])]));
-            }
-        } else {
-            for (auto b = o_.border_offsets[c]; b < o_.border_offsets[c + 1]; ++b)
-                h = std::min(h, border_distances_to(n_, o_, b)[ri] + to_target(b));
-        }
+        if (by_entries_ && o_.cluster_of[static_cast<std::size_t>(o_.border_node[ri])] == target_cluster_) h = to_target(r);
+        for (const BoundTerm& term : terms_) h = std::min(h, term.to_start[ri] + term.rest_s);
         sc_.row_stamp[ri] = sc_.stamp;
         sc_.row_bound[ri] = h;
         return h;
     }
 
 private:
-    const Network& n_;
+    double to_target(std::int32_t row) const {
+        return o_.tree_latency_s[o_.tree_base[static_cast<std::size_t>(row)] + static_cast<std::size_t>(target_local_)];
+    }
     const ClusterOverlay& o_;
     Scratch& sc_;
-    const std::vector<char>& banned_;
     bool use_;
     std::int32_t target_cluster_, target_local_;
     bool by_entries_;
+    std::vector<BoundTerm>& terms_;
 };
 
 // One search on the reduced graph, banned links and virtual edges left out; the path's edges
@@ -246,7 +279,7 @@ bool search_reduced(const Network& n, const ClusterOverlay& o, std::int32_t s, s
     const Bounds bounds(n, o, sc, t, banned);
     const std::int32_t cs = o.cluster_of[static_cast<std::size_t>(s)];
     const std::int32_t ct = o.cluster_of[static_cast<std::size_t>(t)];
-    Frontier frontier;  // by label + bound, then hops, then node
+    ReusedFrontier frontier(frontier_items);  // by label + bound, then hops, then node
     const auto label = [&](std::int32_t w, double latency, std::int32_t hops, std::int32_t edge, std::int32_t from) {
         const auto wi = static_cast<std::size_t>(w);
         if (sc.done[wi] || !better(latency, hops, sc.latency[wi], sc.hops[wi])) return;
@@ -357,7 +390,7 @@ bool search_borders(const Network& n, const ClusterOverlay& o, std::int32_t s, s
     const auto local_s = static_cast<std::size_t>(o.local_index[static_cast<std::size_t>(s)]);
     const auto local_t = static_cast<std::size_t>(o.local_index[static_cast<std::size_t>(t)]);
     const auto target_row = static_cast<std::int32_t>(rows);  // t itself, past the border rows
-    Frontier frontier;  // by label + bound, then hops, then node
+    ReusedFrontier frontier(frontier_items);  // by label + bound, then hops, then node
     // via_edge: ≥ 0 a link between clusters, −1 a virtual edge from via_row, −2 from s inside A, −3 to t inside B.
     const auto label = [&](std::int32_t r, double latency, std::int32_t hops, std::int32_t edge, std::int32_t from_row) {
         const auto ri = static_cast<std::size_t>(r);
@@ -536,7 +569,7 @@ const double* border_distances_to(const Network& n, const ClusterOverlay& o, std
     const std::size_t rows = o.border_node.size();
     double* column = o.border_distance_s.data() + static_cast<std::size_t>(row) * rows;
     std::call_once(o.border_distance_once[static_cast<std::size_t>(row)], [&] { distances_towards(n, o, row, std::span(column, rows)); });
-    return column;
+    return column;  // (a search asks once per way into its target's cluster)
 }
 
 std::vector<Path> route_two_level(const Network& n, const ClusterOverlay& o, std::int32_t s, std::int32_t t, std::int32_t k) {
