@@ -58,6 +58,9 @@ private:
 workloads::TrainingOptions RunState::training_options() const {
     auto options = sc_.workload.options;
     options.flow.backend = backend_;
+    // A stop (Ctrl-C) inside a step: its solves and route searches throw workloads::Interrupted and the
+    // job ends with the steps done (simulate_training), a trial's fabric unwinds (the trials are interrupted).
+    options.flow.stop = stop_;
     return options;
 }
 
@@ -346,6 +349,12 @@ void RunState::run_fabric_workload() {
     const links::Topology series[] = {fabric_->topology};
     summary_.training = workloads::simulate_training(sc_.workload.job, sc_.workload.accelerator, series, options);
     summary_.simulated_s = sc_.duration_s;
+    // A stop (Ctrl-C) inside a step (FlowOptions::stop) ended the job with the steps done before it.
+    if (summary_.training->summary.stopped && stop_ && stop_->load() && summary_.stop_reason.empty()) {
+        char at[64];
+        std::snprintf(at, sizeof at, "%.10g", summary_.training->summary.end_s);
+        summary_.stop_reason = std::string("interrupted while training on the fabric at t = ") + at + " s";
+    }
 }
 
 }  // namespace skyfabric::simulation
