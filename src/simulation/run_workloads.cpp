@@ -119,6 +119,9 @@ void RunState::keep_for_fault_trials(workloads::ClusterTrainingSetup setup) {
     // The trials replay the fabric the training saw, as stored; the live source and the run's end are gone.
     setup.topologies = [this](double from_s) { return timeline_.source_from(from_s); };
     setup.options.end_limit_s = nullptr;
+    // Nor does a stop cut a fabric's step short there: the nominal trial is kept whole after a stop
+    // (the trials poll it at every fault event instead, simulate_training_with_faults' stop).
+    setup.options.flow.stop = nullptr;
     fault_training_setup_ = std::move(setup);
 }
 

@@ -398,7 +398,7 @@ std::vector<ClusterGoodput> monte_carlo_cluster_goodput(std::span<const ClusterA
             const auto satellites = static_cast<std::int32_t>(all.size());
             if (s.nominal_events)
                 out[i].nominal = simulate_training_with_faults(*s.nominal_events, satellites, s.duration_s, steps[i], own,
-                                                               /*record_timeline=*/true, fabric, s.stop);
+                                                               /*record_timeline=*/true, fabric);  // whole, even after a stop
             if (given) {
                 MonteCarloResult& mc = out[i].monte_carlo;
                 mc.trials = trials;

@@ -418,8 +418,8 @@ std::vector<SatelliteCondition> satellite_conditions(std::span<const FaultEvent>
 // (expected_goodput_constant_rate); to first order waste ≈ δ/τ + (τ+δ)/(2M) + R/M — the
 // job.hpp checkpoint_waste_fraction's (τ+R)/M counts a whole interval of rework per failure
 // where the mean loss is half of one.
-// With `stop` set (a user's Ctrl-C), the play throws TrialsInterrupted at its next event (and the
-// fabric's solves, given the same flag through FlowOptions::stop, throw Interrupted mid-step).
+// With `stop` set (a user's Ctrl-C), the play throws TrialsInterrupted at its next event (a fabric
+// whose FlowOptions::stop is set throws Interrupted from inside a step, which unwinds it too).
 GoodputResult simulate_training_with_faults(std::span<const FaultEvent> events, std::int32_t satellite_count,
                                             double duration_s, const StepDurations& steps,
                                             const RecoveryConfig& config, bool record_timeline = false,
