@@ -58,9 +58,6 @@ private:
 workloads::TrainingOptions RunState::training_options() const {
     auto options = sc_.workload.options;
     options.flow.backend = backend_;
-    // A stop (Ctrl-C) inside a step: its solves and route searches throw workloads::Interrupted and the
-    // job ends with the steps done (simulate_training), a trial's fabric unwinds (the trials are interrupted).
-    options.flow.stop = stop_;
     return options;
 }
 
@@ -200,7 +197,11 @@ void RunState::train_algorithms_on_stored_fabric(workloads::ClusterTrainingSetup
     std::string what = "training";
     for (const auto algorithm : con.algorithms) what += " " + std::string(workloads::to_string(algorithm));
     for (auto* r : recorders_) r->phase(what);
-    // A stop (Ctrl-C) ends every replay at its next step (the trials keep their own copy of the setup).
+    // A stop (Ctrl-C) ends every replay at its next step (the trials keep their own copy of the setup),
+    // or inside the step in progress: its solves and route searches throw workloads::Interrupted and the
+    // replay keeps the steps done (simulate_training). Not so a formation's live training, which ends
+    // where the physics stopped (end_limit_s), a step or two later, the same with or without its thread.
+    setup.options.flow.stop = stop_;
     setup.options.end_limit_s = [this] {
         return stop_ && stop_->load() ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
     };
@@ -347,6 +348,7 @@ void RunState::run_fabric_workload() {
     auto options = training_options();
     options.start_s = 0.0;
     options.end_s = sc_.duration_s;
+    options.flow.stop = stop_;  // a stop inside a step ends the job with the steps done (below)
     // The switch of a star is a node but not a rank: keep ranks on nodes 0..p-1.
     if (fabric_->spec.kind == workloads::FabricKind::switch_star) options.placement = workloads::PlacementPolicy::identity;
     const links::Topology series[] = {fabric_->topology};
