@@ -223,6 +223,7 @@ int run(const Options& o) {
     // One size at a time, so that Ctrl-C (or SIGTERM) stops the sweep between two sizes.
     common::install_stop_handlers(common::InterruptedCalls::restart);
     const bool progress = stderr_is_terminal();  // which size is being timed, on stderr, erased before its row
+    options.flow.stop = &common::stop_requested();  // and inside a size: its solve stops at the next event
     for (std::size_t i = 0; i < sizes.size() && !common::stop_requested().load(); ++i) {
         if (progress) std::fprintf(stderr, "[size %zu of %zu: %.0f B]\r", i + 1, sizes.size(), sizes[i]), std::fflush(stderr);
         const std::span<const double> size(&sizes[i], 1);
@@ -232,6 +233,8 @@ int run(const Options& o) {
                           : workloads::collective_table(topology, op, algorithm, size, options);
         } catch (const std::invalid_argument& e) {
             throw scenario::ScenarioError(std::string("collective: ") + e.what());
+        } catch (const workloads::Interrupted&) {
+            break;  // the size in progress is not printed
         }
         if (progress) std::fprintf(stderr, "%50s\r", ""), std::fflush(stderr);
         printer.row(rows.at(0));

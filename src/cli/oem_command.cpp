@@ -3,6 +3,7 @@
 #include "cli/oem_command.hpp"
 
 #include "cli/command_support.hpp"
+#include "cli/oem_checks.hpp"
 #include "common/stop_signal.hpp"
 #include "output/file_output.hpp"
 #include "output/hdf5_file.hpp"
@@ -36,63 +37,6 @@ struct Options {
 // What oem holds in memory (the times and both state arrays, float64) is refused above this: the
 // run-size limit `run` applies to memory (docs/scenario-reference.md, "Run size").
 constexpr double memory_limit_bytes = 4e9;
-// Values a run writes are far inside these; a file holding others was damaged or tampered with.
-constexpr double time_limit_s = 1e10;            // ~317 years from the epoch
-constexpr double position_limit_m = 1e12;        // beyond the Sun's distance
-constexpr double velocity_limit_m_s = 3e8;       // the speed of light
-
-// Bad input quoted in a message: at most 80 characters, anything not printable ASCII as \xNN.
-std::string shown(const std::string& text) {
-    std::string out;
-    for (std::size_t i = 0; i < text.size() && i < 80; ++i) {
-        const auto u = static_cast<unsigned char>(text[i]);
-        if (u < 0x20 || u >= 0x7f) {
-            char hex[8];
-            std::snprintf(hex, sizeof hex, "\\x%02x", u);
-            out += hex;
-        } else {
-            out += text[i];
-        }
-    }
-    return text.size() > 80 ? out + "..." : out;
-}
-
-// "I,J,...": each a decimal index, none empty, none twice, each a satellite of the run.
-std::vector<std::int64_t> parse_satellites(const std::string& text, std::int64_t count) {
-    const std::string range = " (0.." + std::to_string(count - 1) + ")";
-    std::vector<std::int64_t> out;
-    std::set<std::int64_t> seen;
-    for (std::size_t start = 0;;) {
-        const std::size_t comma = text.find(',', start);
-        const std::string entry = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-        if (entry.empty())
-            throw scenario::ScenarioError("--satellites: '" + shown(text) + "' has an empty entry (expected I,J,...)");
-        if (entry.find_first_not_of("0123456789") != std::string::npos)
-            throw scenario::ScenarioError("--satellites: '" + shown(entry) + "' is not a satellite index" + range);
-        if (entry.size() > 18 || std::stoll(entry) >= count)
-            throw scenario::ScenarioError("--satellites: " + shown(entry) + " is not a satellite of this run" + range);
-        const std::int64_t s = std::stoll(entry);
-        if (!seen.insert(s).second) throw scenario::ScenarioError("--satellites: " + entry + " is listed twice");
-        out.push_back(s);
-        if (comma == std::string::npos) return out;
-        start = comma + 1;
-    }
-}
-
-// Every value finite and within ±limit; times increasing.
-void check_values(const fs::path& h5, const std::string& dataset, const std::vector<double>& values, double limit,
-                  const char* unit, bool increasing = false) {
-    for (std::size_t i = 0; i < values.size(); ++i) {
-        const double v = values[i];
-        if (!std::isfinite(v) || std::fabs(v) > limit || (increasing && i > 0 && !(v > values[i - 1]))) {
-            char text[200];
-            std::snprintf(text, sizeof text, ": %s[%zu] is %g %s; oem takes finite values within +-%g %s%s", dataset.c_str(), i,
-                          v, unit, limit, unit, increasing ? ", increasing" : "");
-            throw scenario::ScenarioError(h5.string() + text + " (a damaged or altered file?)");
-        }
-    }
-}
-
 // The output must not replace a file of the run it reads: result.h5, summary.json or a file that
 // summary.json lists.
 void refuse_inputs_of_the_run(const fs::path& target, const fs::path& run_dir) {
@@ -174,9 +118,9 @@ int run(const Options& o) {
     const auto position = file.float64("/formation/position_eci_m", shape);
     const auto velocity = file.float64("/formation/velocity_eci_m_s", shape);
     if (stop.load()) return interrupted();
-    check_values(h5, "/time_s", time_s, time_limit_s, "s", true);
-    check_values(h5, "/formation/position_eci_m", position, position_limit_m, "m");
-    check_values(h5, "/formation/velocity_eci_m_s", velocity, velocity_limit_m_s, "m/s");
+    check_values(h5.string(), "/time_s", time_s, oem_time_limit_s, "s", true);
+    check_values(h5.string(), "/formation/position_eci_m", position, oem_position_limit_m, "m");
+    check_values(h5.string(), "/formation/velocity_eci_m_s", velocity, oem_velocity_limit_m_s, "m/s");
     if (!output::hdf5_run_file_is_complete(h5))
         std::fprintf(stderr, "skyfabric: warning: %s is from a run that did not finish: exporting its %zu samples\n",
                      shown(h5.string()).c_str(), time_s.size());

@@ -40,7 +40,8 @@ Epoch parse_epoch(const std::string& epoch_utc) {
     double s = 0.0;
     if (std::sscanf(epoch_utc.c_str(), "%4d-%2d-%2dT%2d:%2d:%lf%n", &y, &mo, &d, &h, &mi, &s, &consumed) != 6 ||
         mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || !(s >= 0.0 && s < 61.0))
-        throw std::invalid_argument("OEM: epoch '" + kvn_value(epoch_utc) + "' is not ISO-8601 UTC");
+        throw std::invalid_argument("OEM: epoch '" + kvn_value(epoch_utc.substr(0, 80)) + (epoch_utc.size() > 80 ? "..." : "") +
+                                    "' is not ISO-8601 UTC");
     return {days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)), (h * 60.0 + mi) * 60.0 + s};
 }
 

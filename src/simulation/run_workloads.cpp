@@ -116,6 +116,9 @@ void RunState::keep_for_fault_trials(workloads::ClusterTrainingSetup setup) {
     // The trials replay the fabric the training saw, as stored; the live source and the run's end are gone.
     setup.topologies = [this](double from_s) { return timeline_.source_from(from_s); };
     setup.options.end_limit_s = nullptr;
+    // Nor does a stop cut a fabric's step short there: the nominal trial is kept whole after a stop
+    // (the trials poll it at every fault event instead, simulate_training_with_faults' stop).
+    setup.options.flow.stop = nullptr;
     fault_training_setup_ = std::move(setup);
 }
 
@@ -194,7 +197,11 @@ void RunState::train_algorithms_on_stored_fabric(workloads::ClusterTrainingSetup
     std::string what = "training";
     for (const auto algorithm : con.algorithms) what += " " + std::string(workloads::to_string(algorithm));
     for (auto* r : recorders_) r->phase(what);
-    // A stop (Ctrl-C) ends every replay at its next step (the trials keep their own copy of the setup).
+    // A stop (Ctrl-C) ends every replay at its next step (the trials keep their own copy of the setup),
+    // or inside the step in progress: its solves and route searches throw workloads::Interrupted and the
+    // replay keeps the steps done (simulate_training). Not so a formation's live training, which ends
+    // where the physics stopped (end_limit_s), a step or two later, the same with or without its thread.
+    setup.options.flow.stop = stop_;
     setup.options.end_limit_s = [this] {
         return stop_ && stop_->load() ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
     };
@@ -341,11 +348,18 @@ void RunState::run_fabric_workload() {
     auto options = training_options();
     options.start_s = 0.0;
     options.end_s = sc_.duration_s;
+    options.flow.stop = stop_;  // a stop inside a step ends the job with the steps done (below)
     // The switch of a star is a node but not a rank: keep ranks on nodes 0..p-1.
     if (fabric_->spec.kind == workloads::FabricKind::switch_star) options.placement = workloads::PlacementPolicy::identity;
     const links::Topology series[] = {fabric_->topology};
     summary_.training = workloads::simulate_training(sc_.workload.job, sc_.workload.accelerator, series, options);
     summary_.simulated_s = sc_.duration_s;
+    // A stop (Ctrl-C) inside a step (FlowOptions::stop) ended the job with the steps done before it.
+    if (summary_.training->summary.stopped && stop_ && stop_->load() && summary_.stop_reason.empty()) {
+        char at[64];
+        std::snprintf(at, sizeof at, "%.10g", summary_.training->summary.end_s);
+        summary_.stop_reason = std::string("interrupted while training on the fabric at t = ") + at + " s";
+    }
 }
 
 }  // namespace skyfabric::simulation

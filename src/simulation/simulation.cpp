@@ -70,6 +70,8 @@ RunSummary RunState::execute() {
         }
     } catch (const physics::PropagationError& e) {
         summary_.stop_reason = std::string("numerical failure: ") + e.what();
+    } catch (const workloads::Interrupted& e) {  // a stop seen inside a workload's loop (FlowOptions::stop)
+        if (summary_.stop_reason.empty()) summary_.stop_reason = e.what();
     }
     summary_.complete = summary_.stop_reason.empty() && summary_.samples_written == times_.size();
     if (radiation_model_) finish_radiation();

@@ -3,7 +3,8 @@
 // request-trace CSV parser (`workload.inference.arrivals.trace`) and the options of
 // `link-budget` (its lines, in order: --distances entry, --aperture-m, --power-w, --wavelength-nm,
 // --efficiency, --losses-db, --grid-ghz, --rate-gbps, --margin-db, --pointing-jitter-urad,
-// --pointing-error-urad; what the range check accepts is put through the budget).
+// --pointing-error-urad; what the range check accepts is put through the budget) and what `oem`
+// reads from a run's result.h5 (fuzz_oem: the arrays' checks, --satellites, the epoch, the writer).
 //
 // Input: YAML text, optionally followed by a line "#--set" and then one `--set`
 // argument per line (key.path=value). Every argument goes through parse_override, the
@@ -15,6 +16,8 @@
 // report as a run failure, exit 1). Anything else escaping aborts, and libFuzzer saves
 // the input.
 #include "cli/link_budget_ranges.hpp"
+#include "cli/oem_checks.hpp"
+#include "output/oem.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/yaml_reader.hpp"
 #include "sweep/sweep_plan.hpp"
@@ -29,9 +32,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <stdexcept>
 #include <exception>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -119,6 +126,94 @@ void fuzz_link_budget(const std::string& input) {
     }
 }
 
+// The input as what `oem` reads from a (damaged or tampered) result.h5: line 1 the --satellites
+// text, line 2 the epoch_utc attribute, then one byte giving the satellites (1..4) and raw float64s:
+// the times, then positions and velocities [T x N x 3]. The arrays go through oem's checks; what they
+// accept (finite, in range, times increasing: checked again here) is written as an OEM with no
+// nan or inf in it. A refusal names the file or --satellites and quotes at most ~80 characters; the
+// writer refuses only an epoch that does not parse ("OEM: ...").
+void fuzz_oem(const std::string& input) {
+    namespace cli = skyfabric::cli;
+    const auto first = input.find('\n');
+    if (first == std::string::npos) return;
+    const auto second = input.find('\n', first + 1);
+    if (second == std::string::npos || second + 1 >= input.size()) return;
+    const std::string satellites_text = input.substr(0, first), epoch = input.substr(first + 1, second - first - 1);
+    const std::string_view raw = std::string_view(input).substr(second + 1);
+    const std::int64_t n = 1 + static_cast<unsigned char>(raw[0]) % 4;
+    std::vector<double> values((raw.size() - 1) / sizeof(double));
+    if (!values.empty()) std::memcpy(values.data(), raw.data() + 1, values.size() * sizeof(double));
+    const auto t = std::min<std::size_t>(values.size() / static_cast<std::size_t>(1 + 6 * n), 64);
+    if (t == 0) return;
+    const std::vector<double> time_s(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(t));
+    const auto states = static_cast<std::ptrdiff_t>(t * static_cast<std::size_t>(3 * n));
+    const std::vector<double> position(values.begin() + static_cast<std::ptrdiff_t>(t),
+                                       values.begin() + static_cast<std::ptrdiff_t>(t) + states);
+    const std::vector<double> velocity(values.begin() + static_cast<std::ptrdiff_t>(t) + states,
+                                       values.begin() + static_cast<std::ptrdiff_t>(t) + 2 * states);
+    std::vector<std::int64_t> satellites;
+    try {
+        cli::check_values("fuzz.h5", "/time_s", time_s, cli::oem_time_limit_s, "s", true);
+        cli::check_values("fuzz.h5", "/formation/position_eci_m", position, cli::oem_position_limit_m, "m");
+        cli::check_values("fuzz.h5", "/formation/velocity_eci_m_s", velocity, cli::oem_velocity_limit_m_s, "m/s");
+        if (!satellites_text.empty()) satellites = cli::parse_satellites(satellites_text, n);
+    } catch (const ScenarioError& e) {
+        const std::string_view message = e.what();
+        if (message.rfind("fuzz.h5: ", 0) != 0 && message.rfind("--satellites: ", 0) != 0) {
+            std::fprintf(stderr, "fuzz_scenario: an oem refusal that names neither the file nor --satellites: %s\n", e.what());
+            std::abort();
+        }
+        check_quoted(message.substr(0, std::min<std::size_t>(message.size(), 400)), "oem");
+        if (message.size() > 400) {
+            std::fprintf(stderr, "fuzz_scenario: an oem refusal of %zu bytes\n", message.size());
+            std::abort();
+        }
+        return;
+    }
+    for (std::size_t i = 0; i < t; ++i)
+        if (!std::isfinite(time_s[i]) || std::fabs(time_s[i]) > cli::oem_time_limit_s || (i > 0 && !(time_s[i] > time_s[i - 1]))) {
+            std::fprintf(stderr, "fuzz_scenario: oem accepted time %g at %zu\n", time_s[i], i);
+            std::abort();
+        }
+    for (const auto& [a, limit] : {std::pair{&position, cli::oem_position_limit_m}, std::pair{&velocity, cli::oem_velocity_limit_m_s}})
+        for (const double v : *a)
+            if (!std::isfinite(v) || std::fabs(v) > limit) {
+                std::fprintf(stderr, "fuzz_scenario: oem accepted the state value %g\n", v);
+                std::abort();
+            }
+    for (const auto s : satellites)
+        if (s < 0 || s >= n) {
+            std::fprintf(stderr, "fuzz_scenario: --satellites accepted %lld of %lld\n", static_cast<long long>(s), static_cast<long long>(n));
+            std::abort();
+        }
+    skyfabric::output::OemInput in;
+    in.epoch_utc = epoch;
+    in.object_prefix = "FUZZ";
+    in.creation_utc = "2027-01-01T00:00:00Z";
+    in.time_s = time_s;
+    in.position_m = position;
+    in.velocity_m_s = velocity;
+    in.satellite_count = n;
+    in.satellites = satellites;
+    std::ostringstream out;
+    try {
+        if (!skyfabric::output::write_oem(out, in)) std::abort();  // no stop flag: always whole
+    } catch (const std::invalid_argument& e) {
+        const std::string_view message = e.what();
+        if (message.rfind("OEM: epoch '", 0) != 0 || message.size() > 400) {
+            std::fprintf(stderr, "fuzz_scenario: write_oem refused with: %.400s\n", e.what());
+            std::abort();
+        }
+        check_quoted(message, "oem epoch");
+        return;
+    }
+    const std::string text = out.str();
+    if (text.find("nan") != std::string::npos || text.find("inf") != std::string::npos) {
+        std::fprintf(stderr, "fuzz_scenario: an OEM with nan or inf in it\n");
+        std::abort();
+    }
+}
+
 void run_one(const std::string& input) {
     static constexpr std::string_view marker = "#--set\n";
     std::string yaml = input;
@@ -193,6 +288,7 @@ void run_one(const std::string& input) {
         check_quoted(e.what(), "trace");
     }
     fuzz_link_budget(input);
+    fuzz_oem(input);
 }
 
 }  // namespace

@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <skyfabric/workloads/flow_solver.hpp>
+#include <skyfabric/workloads/maxmin_core.hpp>
+
+#include <atomic>
 
 namespace sw = skyfabric::workloads;
 
@@ -170,6 +173,44 @@ TEST(Drain, EqualBytesDrainAsReSolvingAtEveryEventDoes) {
     EXPECT_GT(multi_event, 100);  // the flows finish at several times: the order is tested
 }
 
+
+// Issue 51, finding 5: a drain with many events (a 1e300 Gbit/s link spun here for ever) did not
+// poll the stop flag. drain_flows asks stopped() before every event's solve and leaves at once;
+// the solver then throws Interrupted, and without a stop gives the same bits as before.
+TEST(Drain, AStopLeavesTheDrainAtItsNextEventAndTheSolverThrows) {
+    const auto problems = random_problems(50);  // unequal bytes: one solve per event
+    const sw::FlowProblem* many = &problems.front();
+    for (const auto& p : problems)
+        if (p.flow_count() > many->flow_count()) many = &p;
+    ASSERT_GE(many->flow_count(), 4);
+    const auto f = static_cast<std::size_t>(many->flow_count()), l = static_cast<std::size_t>(many->link_count());
+    std::vector<double> finish(f), rate(f), remaining(f), link_remaining(l);
+    std::vector<unsigned char> active(f), frozen(f), saturated(l);
+    std::vector<int> count(l), order(f);
+    int asked = 0;
+    const auto drain = [&](auto stopped) {
+        asked = 0;
+        return sw::core::drain_flows(many->link_count(), many->capacity_Bps.data(), many->flow_count(), many->flow_offsets.data(),
+                                     many->flow_links.data(), many->flow_bytes.data(), many->flow_latency_s.data(), finish.data(),
+                                     rate.data(), remaining.data(), active.data(), link_remaining.data(), count.data(),
+                                     saturated.data(), frozen.data(), order.data(), stopped);
+    };
+    drain([&] { return ++asked, false; });
+    const int events = asked;
+    EXPECT_GE(events, 3) << "the problem drains in several events";
+    drain([&] { return ++asked >= 2; });
+    EXPECT_EQ(asked, 2) << "left at the event the stop was seen, not after " << events;
+
+    const auto cpu = sw::make_flow_solver(sw::Backend::cpu);
+    std::atomic<bool> stop{false};
+    std::vector<sw::DrainResult> out;
+    cpu->drain_batch(problems, out, &stop);
+    const auto expected = cpu->drain_batch(problems);
+    for (std::size_t i = 0; i < problems.size(); ++i) EXPECT_EQ(out[i].makespan_s, expected[i].makespan_s);
+    stop = true;
+    EXPECT_THROW(cpu->drain_batch(problems, out, &stop), sw::Interrupted);
+    EXPECT_THROW(sw::batch_flow_solver(sw::Backend::automatic).drain_batch(problems, out, &stop), sw::Interrupted);
+}
 
 TEST(Backends, CudaBatchMatchesCpuBatch) {
     if (sw::cuda_device_count() == 0)

@@ -133,7 +133,7 @@ public:
                 mine.push_back(e);
             }
             const GoodputResult r = simulate_training_with_faults(mine, static_cast<std::int32_t>(clusters[c].size()), T,
-                                                                  steps_[c], recovery_, /*record_timeline=*/true, views_[c].get());
+                                                                  steps_[c], recovery_, /*record_timeline=*/true, views_[c].get(), s_.stop);
             p.free[c].push_back(0.0);
             for (const JobInterval& i : r.timeline) {
                 if (i.phase != JobPhase::step && i.phase != JobPhase::step_corrupted) continue;
@@ -398,21 +398,21 @@ std::vector<ClusterGoodput> monte_carlo_cluster_goodput(std::span<const ClusterA
             const auto satellites = static_cast<std::int32_t>(all.size());
             if (s.nominal_events)
                 out[i].nominal = simulate_training_with_faults(*s.nominal_events, satellites, s.duration_s, steps[i], own,
-                                                               /*record_timeline=*/true, fabric);
+                                                               /*record_timeline=*/true, fabric);  // whole, even after a stop
             if (given) {
                 MonteCarloResult& mc = out[i].monte_carlo;
                 mc.trials = trials;
                 mc.checkpoint_interval_s = own.checkpoint_interval_s;
                 for (const auto& events : s.events)
                     mc.per_trial.push_back(
-                        trial_summary(simulate_training_with_faults(events, satellites, s.duration_s, steps[i], own, false, fabric)));
+                        trial_summary(simulate_training_with_faults(events, satellites, s.duration_s, steps[i], own, false, fabric, s.stop)));
                 for (const auto& tr : mc.per_trial) mc.goodput_per_trial.push_back(tr.goodput);
                 mc.goodput = trial_statistics(mc.goodput_per_trial);
             } else if (trials > 1 || !s.nominal_events) {
                 out[i].monte_carlo = monte_carlo_goodput(*s.series, s.model, own, steps[i], s.duration_s, s.seed, s.trials,
                                                          s.backend, fabric, threads, s.stop, s.share);
             }
-            out[i].fault_free_goodput = simulate_training_with_faults({}, satellites, s.duration_s, steps[i], own, false, fabric).goodput;
+            out[i].fault_free_goodput = simulate_training_with_faults({}, satellites, s.duration_s, steps[i], own, false, fabric, s.stop).goodput;
             if (damaged) out[i].fabric_evaluations = damaged->evaluations();
         }
         if (replicated.empty()) return out;
@@ -463,7 +463,7 @@ std::vector<ClusterGoodput> monte_carlo_cluster_goodput(std::span<const ClusterA
             g.fault_free_goodput = compositions[j]->compose(g.algorithm, compositions[0]->play({})).goodput;
             g.fabric_evaluations = compositions[j]->evaluations();
         }
-    } catch (const TrialsInterrupted&) {
+    } catch (const Interrupted&) {  // TrialsInterrupted, or a fabric's solve stopped (FlowOptions::stop)
         for (auto& g : out) g.interrupted = true;
     }
     return out;

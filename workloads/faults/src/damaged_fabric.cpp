@@ -121,6 +121,8 @@ DamagedFabric::Solved DamagedFabric::solve(std::size_t k, const FabricDamage& da
     }
     const links::Topology series[] = {std::move(topology)};
     const TrainingResult r = simulate_training(job, model.accelerator, series, options);
+    // A user's stop inside the step (FlowOptions::stop): no answer to keep; the trial unwinds.
+    if (r.summary.stopped) throw Interrupted();
     // Every used link (for relevant_solved), and the bytes of those between clusters only (for
     // link_traffic, asked of failed gateway links): a trial's solves are many, so they stay small.
     std::vector<std::pair<std::pair<std::int32_t, std::int32_t>, double>> used;

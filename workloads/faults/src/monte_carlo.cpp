@@ -124,6 +124,9 @@ void for_each_trial(std::int32_t threads, std::int32_t count, const std::functio
                 }
                 work(i);
             }
+        } catch (const Interrupted&) {  // a trial stopped part way (its play polls `stop` too)
+            stopped = true;
+            next = count;
         } catch (...) {
             const std::lock_guard lock(failure_mutex);
             if (!failure) failure = std::current_exception();
@@ -163,7 +166,7 @@ MonteCarloResult monte_carlo_goodput(const DoseRateSeries& series, const FaultMo
         for_each_drawn_trial(series, model, duration_s, seed, trials, out.backend, out.threads,
                              [&](std::int32_t trial, std::span<const FaultEvent> ev) {
                                  const GoodputResult r = simulate_training_with_faults(ev, series.satellite_count, duration_s,
-                                                                                       steps, c, false, fabric);
+                                                                                       steps, c, false, fabric, stop);
                                  rows[static_cast<std::size_t>(trial)] = {trial_summary(r), static_cast<std::int64_t>(ev.size()),
                                                                           r.events_by_kind};
                              },

@@ -98,9 +98,9 @@ namespace {
 class Play {
 public:
     Play(std::span<const FaultEvent> events, std::int32_t satellite_count, double duration_s, const StepDurations& steps,
-         const RecoveryConfig& config, bool record_timeline, FabricModel* fabric)
+         const RecoveryConfig& config, bool record_timeline, FabricModel* fabric, const std::atomic<bool>* stop)
         : events_(events), n_sat_(satellite_count), T_(duration_s), config_(config),
-          record_(record_timeline), fabric_(fabric), step_durations_(steps) {
+          record_(record_timeline), fabric_(fabric), stop_(stop), step_durations_(steps) {
         if (n_sat_ <= 0) throw std::invalid_argument("recovery: need satellite_count >= 1");
         if (!(duration_s > 0.0)) throw std::invalid_argument("recovery: duration_s must be > 0");
         physics::throw_problems("recovery", check(config, n_sat_));
@@ -125,6 +125,7 @@ public:
 
     GoodputResult run() {
         while (t_ < T_) {
+            poll_stop();
             if (since_ckpt_s_ > 0.0 && since_ckpt_s_ >= tau_ * (1.0 - 1e-12)) {
                 checkpoint();
                 continue;
@@ -151,7 +152,13 @@ private:
     void log(double a, double b, JobPhase phase) {
         if (record_ && b > a) res_.timeline.push_back({a, b, phase});
     }
+    // A user's stop, seen at every event and every turn of run(): a trial of 10^6 events (a high
+    // radiation.rate_scale) ran for a minute between two polls of for_each_trial's.
+    void poll_stop() const {
+        if (stop_requested(stop_)) throw TrialsInterrupted();
+    }
     const FaultEvent& next_event() {
+        poll_stop();
         const FaultEvent& e = events_[i_];
         if (e.satellite < 0 || e.satellite >= n_sat_) throw std::invalid_argument("fault event satellite out of range");
         if (i_ > 0 && e.time_s < events_[i_ - 1].time_s) throw std::invalid_argument("fault events must be sorted by time");
@@ -509,6 +516,7 @@ private:
     const RecoveryConfig& config_;
     bool record_;
     FabricModel* fabric_;
+    const std::atomic<bool>* stop_;
     double tau_ = 0.0;
     std::int32_t initial_ranks_ = 0;
     GoodputResult res_;
@@ -547,8 +555,9 @@ private:
 
 GoodputResult simulate_training_with_faults(std::span<const FaultEvent> events, std::int32_t satellite_count,
                                             double duration_s, const StepDurations& steps,
-                                            const RecoveryConfig& config, bool record_timeline, FabricModel* fabric) {
-    return Play(events, satellite_count, duration_s, steps, config, record_timeline, fabric).run();
+                                            const RecoveryConfig& config, bool record_timeline, FabricModel* fabric,
+                                            const std::atomic<bool>* stop) {
+    return Play(events, satellite_count, duration_s, steps, config, record_timeline, fabric, stop).run();
 }
 
 std::vector<SatelliteCondition> satellite_conditions(std::span<const FaultEvent> events,

@@ -283,10 +283,11 @@ bool CollectiveEngine::build_phase(const Schedule& schedule, const Phase& phase,
             const Transfer tr = schedule.transfer(phase, i);
             pairs.emplace_back(placement[tr.source_rank], placement[tr.target_rank]);
         }
-        routes_.prefetch(net, pairs, options_.routing, k, *options_.helpers);
+        routes_.prefetch(net, pairs, options_.routing, k, *options_.helpers, options_.stop);
     }
     bool routed = true;
     for (std::int32_t i = 0; i < phase.transfer_count && routed; ++i) {
+        throw_if_stopped(options_.stop);  // each pair may search its routes
         const Transfer tr = schedule.transfer(phase, i);
         const std::int32_t a = placement[tr.source_rank];
         const std::int32_t b = placement[tr.target_rank];
@@ -335,7 +336,7 @@ const CollectiveEngine::Cached& CollectiveEngine::phase_result(const Schedule& s
     const std::size_t i = batch.add(phase.pattern);
     const bool routed = build_phase(schedule, phase, placement, batch.problems[i], batch.global_edges[i]);
     if (routed) {
-        solver_.drain_batch(batch.built(), batch.results);
+        solver_.drain_batch(batch.built(), batch.results, options_.stop);
         ++rate_solves_;
     }
     take_solution(routed, batch.problems[i], batch.global_edges[i], routed ? batch.results[i].makespan_s : inf, fresh);
@@ -406,7 +407,7 @@ double CollectiveEngine::run_static(const Schedule& schedule, const Placement& p
             slots.push_back(slot);
         }
         if (batch.used > 0) {
-            solver_.drain_batch(batch.built(), batch.results);
+            solver_.drain_batch(batch.built(), batch.results, options_.stop);
             rate_solves_ += std::count(routed.begin(), routed.end(), 1);
         }
         solutions.assign(batch.used, Cached{});
@@ -472,6 +473,7 @@ double CollectiveEngine::run_dynamic(const Schedule& schedule, const Placement& 
         edges.clear();
         for (auto& f : flows) {
             if (f.remaining <= 0.0) continue;
+            throw_if_stopped(options_.stop);  // each flow may search its routes
             const auto& paths = routes_.get(net, f.a, f.b, options_.routing, k);
             f.has_path = !paths.empty();
             if (f.has_path) {
@@ -581,6 +583,7 @@ double CollectiveEngine::run_dynamic(const Schedule& schedule, const Placement& 
                 lp.release(edge_local_);
                 break;
             }
+            throw_if_stopped(options_.stop);  // an event of a phase drained across topology changes
             const double dt = drain.next_end_in();
             const double horizon = clock_.next_change_s();
             const bool drains_first = std::isfinite(dt) && t + dt <= horizon;

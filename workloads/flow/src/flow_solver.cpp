@@ -52,6 +52,7 @@ void check(const FlowProblem& p) {
 
 class CpuFlowSolver final : public FlowSolver {
 public:
+    using FlowSolver::drain_batch;
     Backend backend() const override { return Backend::cpu; }
 
     std::vector<std::vector<double>> solve_rates_batch(std::span<const FlowProblem> problems) const override {
@@ -73,7 +74,8 @@ public:
         return out;
     }
 
-    void drain_batch(std::span<const FlowProblem> problems, std::vector<DrainResult>& out) const override {
+    void drain_batch(std::span<const FlowProblem> problems, std::vector<DrainResult>& out,
+                     const std::atomic<bool>* stop) const override {
         // The engine calls this for every collective it solves, on every trial thread: scratch
         // per thread, grown and never shrunk, so a solve allocates nothing once warm.
         thread_local Scratch s;
@@ -90,7 +92,9 @@ public:
                                              p.flow_offsets.data(), p.flow_links.data(), p.flow_bytes.data(),
                                              p.flow_latency_s.data(), r.finish_s.data(), s.rate.data(),
                                              s.remaining.data(), s.active.data(), s.link_remaining.data(),
-                                             s.count.data(), s.saturated.data(), s.frozen.data(), s.order.data());
+                                             s.count.data(), s.saturated.data(), s.frozen.data(), s.order.data(),
+                                             [stop] { return stop_requested(stop); });
+            throw_if_stopped(stop);  // a drain left part way, or the batch's next one not begun
         }
     }
 
@@ -112,13 +116,16 @@ private:
 
 class CudaFlowSolver final : public FlowSolver {
 public:
+    using FlowSolver::drain_batch;
     Backend backend() const override { return Backend::cuda; }
     std::vector<std::vector<double>> solve_rates_batch(std::span<const FlowProblem> problems) const override {
         for (const auto& p : problems) check(p);
         return detail::cuda_solve_rates_batch(problems);
     }
-    void drain_batch(std::span<const FlowProblem> problems, std::vector<DrainResult>& out) const override {
+    void drain_batch(std::span<const FlowProblem> problems, std::vector<DrainResult>& out,
+                     const std::atomic<bool>* stop) const override {
         for (const auto& p : problems) check(p);
+        throw_if_stopped(stop);
         detail::cuda_drain_batch(problems, out);
     }
 };
@@ -126,13 +133,15 @@ public:
 // Small batches on the CPU, large ones on the requested backend, resolved at the first large one.
 class BatchSizedFlowSolver final : public FlowSolver {
 public:
+    using FlowSolver::drain_batch;
     BatchSizedFlowSolver(const FlowSolver& cpu, Backend requested) : cpu_(cpu), requested_(requested) {}
     Backend backend() const override { return large().backend(); }
     std::vector<std::vector<double>> solve_rates_batch(std::span<const FlowProblem> problems) const override {
         return pick(problems.size()).solve_rates_batch(problems);
     }
-    void drain_batch(std::span<const FlowProblem> problems, std::vector<DrainResult>& out) const override {
-        pick(problems.size()).drain_batch(problems, out);
+    void drain_batch(std::span<const FlowProblem> problems, std::vector<DrainResult>& out,
+                     const std::atomic<bool>* stop) const override {
+        pick(problems.size()).drain_batch(problems, out, stop);
     }
 
 private:

@@ -2,6 +2,7 @@
 
 #include <skyfabric/workloads/two_level_routing.hpp>
 
+#include <skyfabric/workloads/backend.hpp>
 #include <skyfabric/workloads/idle_helpers.hpp>
 
 #include <algorithm>
@@ -616,7 +617,8 @@ const std::vector<Path>& RouteCache::get(const Network& network, std::int32_t so
 }
 
 void RouteCache::prefetch(const Network& network, std::span<const std::pair<std::int32_t, std::int32_t>> pairs,
-                          RoutingPolicy policy, std::int32_t paths, IdleHelpers& helpers) {
+                          RoutingPolicy policy, std::int32_t paths, IdleHelpers& helpers,
+                          const std::atomic<bool>* stop) {
     if (paths <= 1 || seed_ || !table_->locked() || !helpers.any_idle()) return;
     std::vector<std::pair<std::int32_t, std::int32_t>> missing;
     for (const auto& [source, target] : pairs)
@@ -628,9 +630,11 @@ void RouteCache::prefetch(const Network& network, std::span<const std::pair<std:
     table->guide(&network);  // built once, before the helpers share it
     table->overlay(network);
     helpers.run(missing.size(), [&](std::size_t i) {
+        if (stop_requested(stop)) return;  // the helpers skip the rest; the caller throws below
         const auto [source, target] = missing[i];
         table->add(pair_key(network, source, target), table->search(network, source, target, policy, paths));
     });
+    throw_if_stopped(stop);
 }
 
 const std::vector<Path>& RouteTable::add(std::int64_t key, std::vector<Path> paths) {

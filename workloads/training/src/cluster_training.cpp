@@ -118,7 +118,12 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
         }
         clock.start_accounting(start);
         CollectiveEngine engine(clock, s.options.flow);
-        const CollectiveResult c = engine.run(schedule, placement, start);
+        CollectiveResult c;
+        try {
+            c = engine.run(schedule, placement, start);
+        } catch (const Interrupted&) {
+            return false;  // a user's stop (FlowOptions::stop): the round is not averaged, as past the end
+        }
         if (!c.completed) {
             // No path between the replicas (every gateway blocked or down): they wait for one to
             // the end of the run, and the round's inner steps, never averaged into the model, are

@@ -178,6 +178,9 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
     std::vector<double> step_times;
     double bus_bw_total = 0.0;
     std::int64_t bus_bw_count = 0;
+    // A user's stop seen inside a step's collectives (FlowOptions::stop): the job ends with the steps
+    // done before it, as a stop by end_limit_s does.
+    try {
     for (std::int64_t step = 0; options.max_steps < 0 || step < options.max_steps; ++step) {
         if (t + full_compute > end) break;
         const auto stopped_by_limit = [&](double step_end) {
@@ -293,6 +296,9 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
         out.steps.push_back(rec);
         t = rec.end_s;
         sum.end_s = t;
+    }
+    } catch (const Interrupted&) {
+        sum.stopped = true;
     }
 
     sum.steps = static_cast<std::int64_t>(out.steps.size());

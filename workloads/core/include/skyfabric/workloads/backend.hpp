@@ -7,7 +7,9 @@
 
 #include <skyfabric/physics/enum_names.hpp>
 
+#include <atomic>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 
 namespace skyfabric::workloads {
@@ -26,5 +28,17 @@ std::string cuda_unavailable_reason();
 // automatic → cuda when a device is present, else cpu; cpu → cpu. Requesting cuda where it
 // cannot run throws std::runtime_error with cuda_unavailable_reason().
 Backend resolve_backend(Backend requested);
+
+// A user's stop (Ctrl-C, SIGTERM), seen inside a long computation handed a stop flag
+// (FlowOptions::stop, simulate_training_with_faults' stop, ...): thrown to unwind it at once. The
+// library polls the flag and never touches signals; whoever set the flag ends its run as interrupted.
+struct Interrupted : std::runtime_error {
+    Interrupted() : std::runtime_error("interrupted") {}
+    explicit Interrupted(const std::string& what) : std::runtime_error(what) {}
+};
+inline bool stop_requested(const std::atomic<bool>* stop) { return stop && stop->load(std::memory_order_relaxed); }
+inline void throw_if_stopped(const std::atomic<bool>* stop) {
+    if (stop_requested(stop)) throw Interrupted();
+}
 
 }  // namespace skyfabric::workloads

@@ -411,10 +411,12 @@ std::vector<SatelliteCondition> satellite_conditions(std::span<const FaultEvent>
 // (expected_goodput_constant_rate); to first order waste ≈ δ/τ + (τ+δ)/(2M) + R/M — the
 // job.hpp checkpoint_waste_fraction's (τ+R)/M counts a whole interval of rework per failure
 // where the mean loss is half of one.
+// With `stop` set (a user's Ctrl-C), the play throws TrialsInterrupted at its next event (a fabric
+// whose FlowOptions::stop is set throws Interrupted from inside a step, which unwinds it too).
 GoodputResult simulate_training_with_faults(std::span<const FaultEvent> events, std::int32_t satellite_count,
                                             double duration_s, const StepDurations& steps,
                                             const RecoveryConfig& config, bool record_timeline = false,
-                                            FabricModel* fabric = nullptr);
+                                            FabricModel* fabric = nullptr, const std::atomic<bool>* stop = nullptr);
 
 // Analytic goodput for Poisson interrupts of mean interval M (see above; Daly 2006, eq. 11 form).
 double expected_goodput_constant_rate(double work_per_checkpoint_s, double checkpoint_cost_s, double restart_s,
@@ -510,12 +512,13 @@ struct TrialShare {
 
 // Runs work(i) for i = 0 … count-1 on `threads` worker threads (each takes the next i; the
 // caller only waits); the first exception is rethrown after every thread has stopped.
-// With `stop` (a user's Ctrl-C): once it is set no further trial starts, the ones running finish,
-// and TrialsInterrupted is thrown.
+// With `stop` (a user's Ctrl-C): once it is set no further trial starts, the ones running stop at
+// their next event (work throws Interrupted, simulate_training_with_faults' stop), and
+// TrialsInterrupted is thrown.
 void for_each_trial(std::int32_t threads, std::int32_t count, const std::function<void(std::int32_t)>& work,
                     const std::atomic<bool>* stop = nullptr);
-struct TrialsInterrupted : std::runtime_error {
-    TrialsInterrupted() : std::runtime_error("interrupted during the fault trials") {}
+struct TrialsInterrupted : Interrupted {
+    TrialsInterrupted() : Interrupted("interrupted during the fault trials") {}
 };
 
 // Draws trials 0 … trials-1 (sample_fault_events_batch's events) and runs play(trial, events) for

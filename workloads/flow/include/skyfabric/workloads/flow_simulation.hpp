@@ -8,6 +8,7 @@
 // Here: the routing options and CollectiveEngine; the network over time is network_clock.hpp,
 // tables over sizes collective_table.hpp, the repeated sums repeated_sum.hpp.
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -53,6 +54,10 @@ struct FlowOptions {
     // grow (larger for a GPU): a run passes workload.backend resolved. On the CPU the numbers do
     // not depend on the batching (to the bit); CUDA's agree with them to 1e-9 (tested on a GPU).
     Backend backend = Backend::cpu;
+    // A user's stop (Ctrl-C): polled at every transfer routed, every event of a phase drained and
+    // every route searched (the solver's and the route store's loops included); once set the engine
+    // throws Interrupted (backend.hpp) and the collective in progress is dropped. Null: never stops.
+    const std::atomic<bool>* stop = nullptr;
 };
 
 

@@ -6,6 +6,7 @@
 // fixed network to drain_batch, a collective's phases in one batch: the fault-free run's, every
 // damaged step of the coupled Monte Carlo's and `skyfabric collective`'s.
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -44,8 +45,14 @@ public:
     virtual std::vector<std::vector<double>> solve_rates_batch(
         std::span<const FlowProblem> problems) const = 0;
     // Drain every problem's flows to completion, re-solving at each flow's end; out[i] is
-    // problems[i]'s (out is resized; its elements' storage is reused).
-    virtual void drain_batch(std::span<const FlowProblem> problems, std::vector<DrainResult>& out) const = 0;
+    // problems[i]'s (out is resized; its elements' storage is reused). With `stop` set (a user's
+    // Ctrl-C) the CPU solver leaves its drain at the next event and throws Interrupted (a GPU
+    // batch is polled before it is sent).
+    virtual void drain_batch(std::span<const FlowProblem> problems, std::vector<DrainResult>& out,
+                             const std::atomic<bool>* stop) const = 0;
+    void drain_batch(std::span<const FlowProblem> problems, std::vector<DrainResult>& out) const {
+        drain_batch(problems, out, nullptr);
+    }
 
     std::vector<DrainResult> drain_batch(std::span<const FlowProblem> problems) const;
     std::vector<double> solve_rates(const FlowProblem& problem) const;

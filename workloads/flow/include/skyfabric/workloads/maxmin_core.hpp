@@ -174,13 +174,19 @@ SKYFABRIC_HD inline void drain_at_fixed_rates(const double* bytes, const double*
 // over thousands of events (docs/benchmarks.md, "direct on the torus"). When every flow
 // finishes in the first event (a ring step) the two ways give the same bits.
 // Scratch: as maxmin_rates, plus remaining[flow_count], active[flow_count], order[flow_count].
+// stopped(): polled before each event's solve (the host's stop flag; never on a device); once it
+// says true the drain ends there, its results meaningless (the caller throws them away).
+struct NeverStopped {
+    SKYFABRIC_HD bool operator()() const { return false; }
+};
+template <class Stopped = NeverStopped>
 SKYFABRIC_HD inline double drain_flows(int link_count, const double* capacity, int flow_count,
                                        const int* flow_offsets, const int* flow_links,
                                        const double* bytes, const double* latency_s,
                                        double* finish_s, double* rate, double* remaining,
                                        unsigned char* active, double* link_remaining,
                                        int* link_share_count, unsigned char* link_saturated,
-                                       unsigned char* flow_frozen, int* order) {
+                                       unsigned char* flow_frozen, int* order, Stopped stopped = {}) {
     const double inf = infinity_value();
     int active_count = 0;
     bool equal_bytes = true;
@@ -199,6 +205,7 @@ SKYFABRIC_HD inline double drain_flows(int link_count, const double* capacity, i
     }
     double t = 0.0;
     for (bool first = true; active_count > 0; first = false) {
+        if (stopped()) break;
         maxmin_rates(link_count, capacity, flow_count, flow_offsets, flow_links, active, rate,
                      link_remaining, link_share_count, link_saturated, flow_frozen);
         if (first && equal_bytes) {

@@ -197,8 +197,10 @@ public:
     // The pairs (source, target) the shared table lacks, searched as get() searches them (`paths` > 1
     // disjoint paths) on this thread and the helpers idle now, and added to the table: get() then finds
     // them. Only on a table shared while growing (a RouteStore's) with no seed; else nothing is done.
+    // With `stop` set (a user's Ctrl-C) no further pair is searched and Interrupted is thrown.
     void prefetch(const Network& network, std::span<const std::pair<std::int32_t, std::int32_t>> pairs,
-                  RoutingPolicy policy, std::int32_t paths, IdleHelpers& helpers);
+                  RoutingPolicy policy, std::int32_t paths, IdleHelpers& helpers,
+                  const std::atomic<bool>* stop = nullptr);
 
 private:
     // Single paths: a source asking for more targets than this (an all-to-all asks p-1) gets its
