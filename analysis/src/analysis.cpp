@@ -416,7 +416,7 @@ void detect_serving(const Input& in, const std::vector<TtftSplit>& completed, st
     r.metric = "slo_attainment";
     r.algorithm = s.routing;
     r.lower_is_better = false;
-    if (miss.kv > miss.queue && miss.kv >= miss.prefill) {
+    if (miss.kv >= miss.queue && miss.kv >= miss.prefill) {
         a.id = "serving_kv_transfer";
         a.title = "SLO misses caused by KV transfer, not queueing";
         a.cause = "KV transfer: the missed requests spent most of their TTFT moving the KV cache";
@@ -428,7 +428,7 @@ void detect_serving(const Input& in, const std::vector<TtftSplit>& completed, st
             r.why = "widest-path routing moves each KV shard over the path with the most capacity instead of the shortest";
             a.recommendations.push_back(r);
         }
-    } else {
+    } else if (miss.queue >= miss.prefill) {
         a.id = "serving_queueing";
         a.title = "SLO misses caused by queueing for prefill";
         a.cause = "queueing: too few prefill instances for the arrivals";
@@ -439,6 +439,18 @@ void detect_serving(const Input& in, const std::vector<TtftSplit>& completed, st
         r.expected = format("SLO attainment up by up to %.3g (half the missed requests)", 0.5 * share);
         r.why = "more prefill instances serve the queue in parallel (each needs satellites: the scenario must still fit)";
         a.recommendations.push_back(r);
+    } else {
+        a.id = "serving_prefill";
+        a.title = "SLO misses caused by long prefills";
+        a.cause = "prefill: the missed requests' prompts take most of their TTFT to prefill";
+        if (s.satellites_per_prefill_instance > 0) {
+            r.key = "workload.inference.engines.prefill.satellites_per_instance";
+            r.value = std::to_string(2 * s.satellites_per_prefill_instance);
+            r.expected_relative_change = 0.5 * share;
+            r.expected = format("SLO attainment up by up to %.3g (half the missed requests: prefills on twice the chips)", 0.5 * share);
+            r.why = "a prefill instance on twice the satellites has twice the FLOP/s for each prompt (the scenario must still fit)";
+            a.recommendations.push_back(r);
+        }
     }
     out.push_back(a);
 }

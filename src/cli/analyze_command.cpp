@@ -295,6 +295,7 @@ void read_serving(const Run& run, analysis::Input& in) {
     s.ttft_slo_s = number_at(run.summary, {"inference", "ttft_slo_s"});
     s.prefill_instances = static_cast<int>(number_at(run.summary, {"inference", "prefill_instances"}));
     s.decode_instances = static_cast<int>(number_at(run.summary, {"inference", "decode_instances"}));
+    s.satellites_per_prefill_instance = static_cast<int>(number_at(run.summary, {"inference", "satellites_per_prefill_instance"}));
     if (run.scenario) s.network_routing = run.scenario->inference.serving.network_routing == workloads::RoutingPolicy::widest ? "widest" : "shortest_latency";
     for (std::size_t i = 0; i < n; ++i)
         s.requests.push_back({arrival[i], prefill_start[i], prefill_end[i], first_token[i], static_cast<int>(status[i])});

@@ -155,3 +155,30 @@ TEST(Analyze, BadInputIsRefusedWithExitTwoNamingTheFile) {
 }
 
 }  // namespace
+
+namespace {
+
+// Every scenario in scenarios/, cut short: analyze reads it (formation, constellation, serving,
+// serving beside training, the sweeps' base scenarios) and every breakdown adds up within 1e-9.
+TEST(Analyze, EveryShippedScenarioIsAnalysedAndItsBreakdownsAddUp) {
+    const auto dir = fresh_dir("analyze_every_scenario");
+    int analysed = 0;
+    for (const auto& entry : fs::directory_iterator(source("scenarios"))) {
+        if (entry.path().extension() != ".yaml") continue;
+        const std::string text = read_file(entry.path());
+        const std::string duration = text.find("\nduration_orbits:") != std::string::npos ? "duration_orbits=0.03" : "duration_s=180";
+        const auto out = dir / entry.path().stem();
+        auto r = run_command(skyfabric() + " run -q " + entry.path().string() + " -o " + out.string() + " --set " + duration +
+                             " --set output.vtk=false --threads 1");
+        ASSERT_EQ(r.status, 0) << entry.path() << r.output;
+        r = run_command(skyfabric() + " analyze --format json " + out.string());
+        ASSERT_EQ(r.status, 0) << entry.path() << r.output;
+        SCOPED_TRACE(entry.path().string());
+        expect_breakdowns_add_up(read_json(out / "analysis.json"));
+        ++analysed;
+    }
+    EXPECT_GE(analysed, 10);
+    fs::remove_all(dir);
+}
+
+}  // namespace

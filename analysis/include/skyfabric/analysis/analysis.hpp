@@ -100,6 +100,7 @@ struct ServingInput {
     double ttft_slo_s = 0.0;
     int prefill_instances = 0;
     int decode_instances = 0;
+    int satellites_per_prefill_instance = 0;
     std::string network_routing = "shortest_latency";
     std::vector<RequestRecord> requests;
 };
@@ -169,7 +170,8 @@ struct Recommendation {
 
 struct AntiPattern {
     std::string id;         // exposed_communication, slow_link, routing_imbalance, gateway_oversubscription,
-                            // straggling_cluster, checkpoint_interval, serving_kv_transfer, serving_queueing
+                            // straggling_cluster, checkpoint_interval, serving_kv_transfer, serving_queueing,
+                            // serving_prefill
     std::string title;
     std::string threshold;  // the detector's rule, in words with its numbers
     std::string evidence;   // the run's numbers that met it
