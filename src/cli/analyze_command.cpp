@@ -13,6 +13,7 @@
 #include "scenario/yaml_reader.hpp"
 
 #include <skyfabric/analysis/analysis.hpp>
+#include <skyfabric/workloads/cluster_training.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -134,11 +135,11 @@ void read_training(const Run& run, analysis::Input& in) {
     t.compute_full_speed_s = number_at(s, {"workload", "compute_per_step_s"});
     t.straggler_s = number_at(s, {"workload", "straggler_s"});
     if (in.kind == analysis::RunKind::constellation) {
-        const auto& algorithms = s["constellation"]["algorithms"];
-        if (algorithms.is_object() && !algorithms.empty()) {
-            t.algorithm = algorithms.begin().key();
-            t.throttled_s = number_at(*algorithms.begin(), {"compute_throttled_s"});
-            t.straggler_s = number_at(*algorithms.begin(), {"straggler_s"});
+        // The first algorithm's record is the run's /workload (its code in first_algorithm).
+        if (!in.algorithms.empty()) {
+            t.algorithm = in.algorithms.front().name;
+            t.throttled_s = in.algorithms.front().compute_throttled_s;
+            t.straggler_s = in.algorithms.front().straggler_s;
         }
     } else {
         t.algorithm = "ring";
@@ -157,10 +158,19 @@ void read_training(const Run& run, analysis::Input& in) {
 void read_algorithms(const Run& run, analysis::Input& in) {
     const auto& algorithms = run.summary["constellation"]["algorithms"];
     if (!algorithms.is_object()) return;
-    for (auto it = algorithms.begin(); it != algorithms.end(); ++it) {
+    // In the scenario's order (/constellation/algorithms/algorithm; summary.json's object is sorted by name).
+    constexpr auto& names = workloads::cluster_algorithm_names;
+    std::vector<std::string> order;
+    for (const double code : column(run, "/constellation/algorithms/algorithm"))
+        if (code >= 0 && code < static_cast<double>(names.size()))
+            order.push_back(names.name(static_cast<workloads::ClusterAlgorithm>(static_cast<int>(code))));
+    if (order.empty())
+        for (auto it = algorithms.begin(); it != algorithms.end(); ++it) order.push_back(it.key());
+    for (const auto& name : order) {
+        if (!algorithms.contains(name)) continue;
         analysis::AlgorithmRecord a;
-        a.name = it.key();
-        const auto& r = it.value();
+        a.name = name;
+        const auto& r = algorithms[name];
         a.steps = number_at(r, {"steps"});
         a.step_time_mean_s = number_at(r, {"step_time_mean_s"});
         a.compute_per_step_s = number_at(r, {"compute_per_step_s"});
