@@ -252,7 +252,7 @@ void read_power(const Run& run, const std::vector<double>& cluster_of, analysis:
 // Faults: the trials' mean losses per algorithm (their sums hold per trial, hence for the mean).
 void read_faults(const Run& run, analysis::Input& in) {
     const auto& s = run.summary;
-    if (!s.contains("radiation") || !s["radiation"].contains("checkpoint_interval_s")) return;
+    if (!s.contains("radiation") || !s["radiation"].is_object()) return;
     const auto& r = s["radiation"];
     const auto mean = [](const std::vector<double>& v) {
         double sum = 0.0;
@@ -274,7 +274,8 @@ void read_faults(const Run& run, analysis::Input& in) {
         f.lost_shrunk_s = mean(column(run, group + "/lost_shrunk_ring_s"));
         f.lost_waiting_s = mean(column(run, group + "/lost_waiting_s"));
         f.gained_fabric_s = mean(column(run, group + "/gained_fabric_s"));
-        f.checkpoint_interval_s = number_at(r, {"checkpoint_interval_s"});
+        // One formation's τ is radiation's; a constellation's, each algorithm's (the same for all).
+        f.checkpoint_interval_s = number_at(r, {"checkpoint_interval_s"}, number_at(r, {"constellation", algorithm.c_str(), "checkpoint_interval_s"}));
         f.interval_from_scenario = string_at(r, {"checkpoint_interval_from"}) == "scenario";
         f.mtbi_long_term_s = number_at(r, {"long_term_mean_time_between_interruptions_s"});
         f.mtbi_run_s = number_at(r, {"mean_time_between_interruptions_s"});
