@@ -44,27 +44,27 @@ struct Options {
     int jobs = 0;  // 0: every core
 };
 
-// A number at a path of keys in summary.json; `fallback` when absent or not a number.
-double number_at(const json& j, std::initializer_list<const char*> path, double fallback = 0.0) {
+// The value at a path of keys in summary.json; null when a key is absent.
+const json* at_path(const json& j, std::initializer_list<const char*> path) {
     const json* at = &j;
     for (const char* key : path) {
-        if (!at->is_object()) return fallback;
+        if (!at->is_object()) return nullptr;
         const auto it = at->find(key);
-        if (it == at->end()) return fallback;
+        if (it == at->end()) return nullptr;
         at = &*it;
     }
-    return at->is_number() ? at->get<double>() : fallback;
+    return at;
+}
+
+// A number (a text) at a path of keys; `fallback` when absent or of another type.
+double number_at(const json& j, std::initializer_list<const char*> path, double fallback = 0.0) {
+    const json* at = at_path(j, path);
+    return at && at->is_number() ? at->get<double>() : fallback;
 }
 
 std::string string_at(const json& j, std::initializer_list<const char*> path, const std::string& fallback = "") {
-    const json* at = &j;
-    for (const char* key : path) {
-        if (!at->is_object()) return fallback;
-        const auto it = at->find(key);
-        if (it == at->end()) return fallback;
-        at = &*it;
-    }
-    return at->is_string() ? at->get<std::string>() : fallback;
+    const json* at = at_path(j, path);
+    return at && at->is_string() ? at->get<std::string>() : fallback;
 }
 
 struct Run {
