@@ -3,6 +3,7 @@
 #include "cli/collective_command.hpp"
 #include "cli/command_support.hpp"
 #include "cli/link_budget_command.hpp"
+#include "cli/analyze_command.hpp"
 #include "cli/oem_command.hpp"
 #include "cli/season_command.hpp"
 #include "cli/progress.hpp"
@@ -241,6 +242,8 @@ int main(int argc, char** argv) {
     const auto season = add_season_command(app, season_cmd);
     CLI::App* oem_cmd = nullptr;
     const auto oem = add_oem_command(app, oem_cmd);
+    CLI::App* analyze_cmd = nullptr;
+    const auto analyze = add_analyze_command(app, analyze_cmd);
 
     try {
         app.parse(argc, argv);
@@ -264,6 +267,7 @@ int main(int argc, char** argv) {
         if (sweep_cmd->parsed()) return sweep();
         if (season_cmd->parsed()) return season();
         if (oem_cmd->parsed()) return oem();
+        if (analyze_cmd->parsed()) return analyze();
     } catch (const scenario::ScenarioError& e) {
         std::fprintf(stderr, "skyfabric: error: %s\n", e.what());
         return exit_bad_input;

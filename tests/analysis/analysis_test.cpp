@@ -1,0 +1,87 @@
+// The analysis model on hand-built inputs (analysis/analysis.hpp): the step and TTFT breakdowns
+// partition their totals, and each detector fires on its rule with the numbers derived by hand.
+#include <skyfabric/analysis/analysis.hpp>
+#include <skyfabric/workloads/job.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace {
+
+using namespace skyfabric::analysis;
+
+const AntiPattern* find(const Analysis& a, const std::string& id) {
+    for (const auto& p : a.anti_patterns)
+        if (p.id == id) return &p;
+    return nullptr;
+}
+
+TEST(Analysis, TheStepBreakdownPartitionsEveryStep) {
+    Input in;
+    TrainingInput t;
+    t.compute_full_speed_s = 2.0;
+    t.throttled_s = 1.0;  // all slowed compute is power's
+    // Step 0: 2 s compute + 1 s exposed (0.25 s of it stalled); step 1: 3 s compute (1 s slowed) + 0.5 s exposed.
+    t.steps = {{0.0, 3.0, 2.0, 0.25}, {3.0, 6.5, 3.0, 0.0}};
+    in.training = t;
+    const auto a = analyse(in);
+    ASSERT_FALSE(a.breakdowns.empty());
+    const auto& b = a.breakdowns[0];
+    EXPECT_DOUBLE_EQ(b.total_s, 3.25);
+    EXPECT_DOUBLE_EQ(b.parts[0].seconds, 2.0);    // full speed
+    EXPECT_DOUBLE_EQ(b.parts[1].seconds, 0.5);    // power: (0 + 1) / 2
+    EXPECT_DOUBLE_EQ(b.parts[2].seconds, 0.0);    // stragglers
+    EXPECT_DOUBLE_EQ(b.parts[3].seconds, 0.125);  // stalled: (0.25 + 0) / 2
+    EXPECT_DOUBLE_EQ(b.parts[4].seconds, 0.625);  // transfer: (0.75 + 0.5) / 2
+    EXPECT_LE(std::fabs(b.parts_sum_s() - b.total_s), 1e-12);
+    EXPECT_EQ(b.max_relative_residual, 0.0);
+    // 0.5 s of 3.25 s throttled: above the 2 % straggler rule, the only cause (exposed 0.75/3.25 ≥ 20 % too, as a symptom).
+    const auto* straggler = find(a, "straggling_cluster");
+    ASSERT_NE(straggler, nullptr);
+    EXPECT_DOUBLE_EQ(straggler->impact, 0.5 / 3.25);
+}
+
+TEST(Analysis, ACheckpointIntervalOffDalysIsDetectedWithDalysValue) {
+    Input in;
+    FaultInput f;
+    f.elapsed_s = 7200.0;
+    f.goodput = 0.6;
+    f.checkpoint_cost_s = 60.0;
+    f.restart_s = 300.0;
+    f.mtbi_long_term_s = 15000.0;
+    const double daly = skyfabric::workloads::daly_interval_s(60.0, 15000.0);
+    f.checkpoint_interval_s = daly / 10.0;
+    in.faults = {f};
+    const auto a = analyse(in);
+    ASSERT_FALSE(a.anti_patterns.empty());
+    EXPECT_EQ(a.anti_patterns[0].id, "checkpoint_interval");
+    ASSERT_EQ(a.anti_patterns[0].recommendations.size(), 1u);
+    EXPECT_EQ(a.anti_patterns[0].recommendations[0].value, std::to_string(static_cast<long>(std::round(daly))));
+    // δ/τ + (τ + R)/M at τ = Daly/10 minus the same at Daly.
+    const auto waste = [&](double tau) { return 60.0 / tau + (tau + 300.0) / 15000.0; };
+    EXPECT_NEAR(a.anti_patterns[0].impact, waste(daly / 10.0) - waste(daly), 1e-12);
+    // Within a factor of two of Daly: nothing to report.
+    in.faults[0].checkpoint_interval_s = daly * 1.5;
+    EXPECT_EQ(find(analyse(in), "checkpoint_interval"), nullptr);
+}
+
+TEST(Analysis, TtftSplitsIntoQueueingPrefillAndKvTransferAndTheDominantPartNamesTheCause) {
+    Input in;
+    in.serving.enabled = true;
+    in.serving.ttft_slo_s = 1.0;
+    // Nine requests on time; one late by its KV transfer (0.1 queue + 0.2 prefill + 1.5 KV).
+    for (int i = 0; i < 9; ++i) in.serving.requests.push_back({double(i), i + 0.1, i + 0.4, i + 0.5, 0});
+    in.serving.requests.push_back({9.0, 9.1, 9.3, 10.8, 0});
+    const auto a = analyse(in);
+    ASSERT_GE(a.breakdowns.size(), 2u);
+    for (const auto& b : a.breakdowns) {
+        EXPECT_LE(std::fabs(b.parts_sum_s() - b.total_s), 1e-9 * b.total_s) << b.subject;
+        EXPECT_LE(b.max_relative_residual, 1e-9) << b.subject;
+    }
+    ASSERT_FALSE(a.anti_patterns.empty());
+    EXPECT_EQ(a.anti_patterns[0].id, "serving_kv_transfer");
+    EXPECT_DOUBLE_EQ(a.anti_patterns[0].impact, 0.1);
+}
+
+}  // namespace

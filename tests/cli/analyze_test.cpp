@@ -1,0 +1,184 @@
+// `skyfabric analyze` on three runs whose cause is known by construction (issue 49 "Done when"):
+// a ring fabric with one slow link, a constellation with one cluster in eclipse and power on, and a
+// checkpoint interval 10x shorter than Daly's. Each: the cause is named first, the matching --set
+// is recommended, and --verify measures a gain for it. Plus bad input (exit 2) and the breakdowns
+// adding up.
+#include "cli_support.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <string>
+
+namespace {
+
+using namespace skyfabric_test;
+using nlohmann::json;
+
+json read_json(const fs::path& path) { return json::parse(read_file(path)); }
+
+// Every breakdown's parts add up to its total within 1e-9 relative.
+void expect_breakdowns_add_up(const json& analysis) {
+    ASSERT_FALSE(analysis["breakdowns"].empty());
+    for (const auto& b : analysis["breakdowns"]) {
+        double sum = 0.0;
+        for (const auto& p : b["parts"]) sum += p["seconds"].get<double>();
+        const double total = b["total_s"].get<double>();
+        EXPECT_LE(std::fabs(sum - total), 1e-9 * std::fabs(total)) << b["subject"];
+        EXPECT_LE(b["max_relative_residual"].get<double>(), 1e-9) << b["subject"];
+    }
+}
+
+// The verification row of `set`, which must exist.
+json verification_of(const json& analysis, const std::string& set) {
+    for (const auto& v : analysis["verification"]["reruns"])
+        if (v["set"] == set) return v;
+    ADD_FAILURE() << "no verification of " << set << " in " << analysis["verification"].dump();
+    return json::object();
+}
+
+TEST(Analyze, OneSlowLinkOnTheRingIsNamedFirstAndRoutingRoundItIsVerified) {
+    const auto dir = fresh_dir("analyze_slow_link");
+    // Eight ranks on a ring of 400 Gbit/s links, but link 3-4 at 10 Gbit/s.
+    std::ofstream(dir / "ring.csv") << "source,target,bw_gbps,latency_ns\n0,1,400,500\n1,2,400,500\n2,3,400,500\n3,4,10,500\n"
+                                       "4,5,400,500\n5,6,400,500\n6,7,400,500\n7,0,400,500\n";
+    std::ofstream(dir / "job.yaml") << "name: slow-link\nseed: 1\nduration_s: 120\ntopology: file:" << (dir / "ring.csv").string()
+                                    << "\nworkload: {model_parameters: 1.0e9, tokens_per_step: 1.0e6}\n";
+    auto r = run_command(skyfabric() + " run -q " + (dir / "job.yaml").string() + " -o " + (dir / "run").string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    r = run_command(skyfabric() + " analyze " + (dir / "run").string() + " --verify");
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("cause named first: slow path: link 3-4"), std::string::npos) << r.output;
+    const auto a = read_json(dir / "run" / "analysis.json");
+    expect_breakdowns_add_up(a);
+    ASSERT_FALSE(a["anti_patterns"].empty());
+    const auto& first = a["anti_patterns"][0];
+    EXPECT_EQ(first["id"], "slow_link");
+    EXPECT_NE(first["cause"].get<std::string>().find("link 3-4"), std::string::npos);
+    ASSERT_FALSE(first["recommendations"].empty());
+    const auto& rec = first["recommendations"][0];
+    EXPECT_EQ(rec["key"], "workload.routing");
+    const auto v = verification_of(a, rec["set"]);
+    EXPECT_EQ(v["verdict"], "helps") << v.dump();
+    EXPECT_GT(v["measured_gain"].get<double>(), 0.0) << v.dump();
+    // The rerun as it was reproduces the original run (same scenario text, same seed).
+    EXPECT_EQ(v["baseline"].get<double>(), v["original"].get<double>());
+    fs::remove_all(dir);
+}
+
+TEST(Analyze, OneClusterInEclipseIsNamedFirstAndABatteryThatCarriesItIsVerified) {
+    const auto dir = fresh_dir("analyze_eclipse");
+    // constellation-4x81-stress turns cluster 3's plane into the Earth's shadow; small clusters, no
+    // radiation, a small battery so that its eclipse throttles the compute every rank waits for.
+    const std::string sets =
+        " --set radiation.enabled=false --set formation.radius_m=250 --set output.vtk=false --set 'constellation.algorithms=[hierarchical]'"
+        " --set workload.model_parameters=1e9 --set workload.tokens_per_step=8e6 --set power.battery_capacity_wh=200";
+    auto r = run_command(skyfabric() + " run -q " + source("scenarios/constellation-4x81-stress.yaml") + " -o " + (dir / "run").string() + sets);
+    ASSERT_EQ(r.status, 0) << r.output;
+    r = run_command(skyfabric() + " analyze " + (dir / "run").string() + " --verify --format json");
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto a = read_json(dir / "run" / "analysis.json");
+    EXPECT_EQ(a, json::parse(r.output));  // --format json prints the document it writes
+    expect_breakdowns_add_up(a);
+    ASSERT_FALSE(a["anti_patterns"].empty());
+    const auto& first = a["anti_patterns"][0];
+    EXPECT_EQ(first["id"], "straggling_cluster");
+    EXPECT_EQ(first["cause"], "eclipse throttling (power) in cluster 3");
+    ASSERT_FALSE(first["recommendations"].empty());
+    const auto& rec = first["recommendations"][0];
+    EXPECT_EQ(rec["key"], "power.battery_capacity_wh");
+    EXPECT_GT(std::stod(rec["value"].get<std::string>()), 200.0);
+    const auto v = verification_of(a, rec["set"]);
+    EXPECT_EQ(v["verdict"], "helps") << v.dump();
+    EXPECT_GT(v["measured_gain"].get<double>(), 0.0) << v.dump();
+    fs::remove_all(dir);
+}
+
+TEST(Analyze, ACheckpointIntervalTenTimesShorterThanDalysIsNamedFirstAndDalysIsVerified) {
+    const auto dir = fresh_dir("analyze_checkpoint");
+    const std::string sets = " --set radiation.rate_scale=100 --set duration_s=7200 --set radiation.trials=20 --set output.vtk=false";
+    auto r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") + " -o " + (dir / "auto").string() + sets);
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto automatic = read_json(dir / "auto" / "summary.json");
+    ASSERT_EQ(automatic["radiation"]["checkpoint_interval_from"], "long_term_mtbf");
+    const double daly = automatic["radiation"]["checkpoint_interval_s"].get<double>();
+    r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") + " -o " + (dir / "run").string() + sets +
+                    " --set radiation.checkpoint_interval=" + std::to_string(daly / 10.0));
+    ASSERT_EQ(r.status, 0) << r.output;
+    r = run_command(skyfabric() + " analyze " + (dir / "run").string() + " --verify");
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto a = read_json(dir / "run" / "analysis.json");
+    expect_breakdowns_add_up(a);
+    ASSERT_FALSE(a["anti_patterns"].empty());
+    const auto& first = a["anti_patterns"][0];
+    EXPECT_EQ(first["id"], "checkpoint_interval");
+    EXPECT_NE(first["cause"].get<std::string>().find("too frequent"), std::string::npos) << first.dump();
+    ASSERT_EQ(first["recommendations"].size(), 1u);
+    const auto& rec = first["recommendations"][0];
+    EXPECT_EQ(rec["key"], "radiation.checkpoint_interval");
+    // Daly's interval as the run's own auto setting computes it, rounded to the second.
+    EXPECT_NEAR(std::stod(rec["value"].get<std::string>()), daly, 0.5);
+    const auto v = verification_of(a, rec["set"]);
+    EXPECT_EQ(v["verdict"], "helps") << v.dump();
+    EXPECT_GT(v["measured_gain"].get<double>(), 0.0) << v.dump();
+    fs::remove_all(dir);
+}
+
+TEST(Analyze, BadInputIsRefusedWithExitTwoNamingTheFile) {
+    const auto dir = fresh_dir("analyze_bad");
+    auto r = run_command(skyfabric() + " analyze " + (dir / "missing").string());
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("no such folder"), std::string::npos) << r.output;
+    fs::create_directories(dir / "empty");
+    r = run_command(skyfabric() + " analyze " + (dir / "empty").string());
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("summary.json: missing"), std::string::npos) << r.output;
+    r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") + " -o " + (dir / "run").string() +
+                    " --set radiation.enabled=false --set output.vtk=false --set duration_s=60");
+    ASSERT_EQ(r.status, 0) << r.output;
+    const std::string summary = read_file(dir / "run" / "summary.json");
+    std::ofstream(dir / "run" / "summary.json") << summary.substr(0, summary.size() / 2);
+    r = run_command(skyfabric() + " analyze " + (dir / "run").string());
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("summary.json: not a JSON object"), std::string::npos) << r.output;
+    std::ofstream(dir / "run" / "summary.json") << summary;
+    std::ofstream(dir / "run" / "result.h5") << "not an HDF5 file";
+    r = run_command(skyfabric() + " analyze " + (dir / "run").string());
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("result.h5: not an HDF5 file"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(dir / "run" / "analysis.json"));
+    r = run_command(skyfabric() + " analyze --format yaml " + (dir / "run").string());
+    EXPECT_EQ(r.status, 2) << r.output;
+    fs::remove_all(dir);
+}
+
+}  // namespace
+
+namespace {
+
+// Every scenario in scenarios/, cut short: analyze reads it (formation, constellation, serving,
+// serving beside training, the sweeps' base scenarios) and every breakdown adds up within 1e-9.
+TEST(Analyze, EveryShippedScenarioIsAnalysedAndItsBreakdownsAddUp) {
+    const auto dir = fresh_dir("analyze_every_scenario");
+    int analysed = 0;
+    for (const auto& entry : fs::directory_iterator(source("scenarios"))) {
+        if (entry.path().extension() != ".yaml") continue;
+        const std::string text = read_file(entry.path());
+        const std::string duration = text.find("\nduration_orbits:") != std::string::npos ? "duration_orbits=0.03" : "duration_s=180";
+        const auto out = dir / entry.path().stem();
+        auto r = run_command(skyfabric() + " run -q " + entry.path().string() + " -o " + out.string() + " --set " + duration +
+                             " --set output.vtk=false --threads 1");
+        ASSERT_EQ(r.status, 0) << entry.path() << r.output;
+        r = run_command(skyfabric() + " analyze --format json " + out.string());
+        ASSERT_EQ(r.status, 0) << entry.path() << r.output;
+        SCOPED_TRACE(entry.path().string());
+        expect_breakdowns_add_up(read_json(out / "analysis.json"));
+        ++analysed;
+    }
+    EXPECT_GE(analysed, 10);
+    fs::remove_all(dir);
+}
+
+}  // namespace
