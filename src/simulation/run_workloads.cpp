@@ -102,7 +102,7 @@ void RunState::run_training() {
         if (radiation_model_) timeline_.append(next);  // the fabric the fault trials damage
         return true;
     };
-    setup.topologies = [&source](double) { return source; };
+    setup.topologies = [&source](double) { return workloads::frame_source(source); };
     // A stop or a numerical failure ends the job after the steps done so far, which are kept
     // (and the faults are played over the time the run covered).
     setup.options.end_limit_s = [this] {
@@ -114,7 +114,7 @@ void RunState::run_training() {
 
 void RunState::keep_for_fault_trials(workloads::ClusterTrainingSetup setup) {
     // The trials replay the fabric the training saw, as stored; the live source and the run's end are gone.
-    setup.topologies = [this](double from_s) { return timeline_.source_from(from_s); };
+    setup.topologies = [this](double from_s) { return timeline_.frames_from(from_s); };
     setup.options.end_limit_s = nullptr;
     // Nor does a stop cut a fabric's step short there: the nominal trial is kept whole after a stop
     // (the trials poll it at every fault event instead, simulate_training_with_faults' stop).
@@ -160,7 +160,7 @@ void RunState::train_beside_physics(workloads::ClusterTrainingSetup& setup) {
         }
         return false;
     };
-    setup.topologies = [&source](double) { return source; };
+    setup.topologies = [&source](double) { return workloads::frame_source(source); };
     setup.options.end_limit_s = [&] {
         return saw_end && !summary_.stop_reason.empty() ? summary_.simulated_s : std::numeric_limits<double>::infinity();
     };
@@ -185,7 +185,7 @@ void RunState::train_algorithms_on_stored_fabric(workloads::ClusterTrainingSetup
     while (advance_keeping_results()) timeline_.append(topology_);
     if (timeline_.keyframe_count() == 0) return;
     setup.options.end_s = summary_.simulated_s;
-    setup.topologies = [this](double from_s) { return timeline_.source_from(from_s); };
+    setup.topologies = [this](double from_s) { return timeline_.frames_from(from_s); };
     // Every algorithm, round and trial's undamaged step runs on these keyframes: one search per pair,
     // guided between clusters by their gateways (workloads::SearchGuide).
     setup.options.flow.route_store = std::make_shared<workloads::RouteStore>(

@@ -369,7 +369,7 @@ TEST(ClusterFaults, OneClusterPlaysTheFormationsOwnTrials) {
     t.options.all_reduce = sw::Algorithm::double_binary_tree;
     t.cluster_nodes = {{0, 1, 2, 3}};
     t.cluster_satellites = {{0, 1, 2, 3, 4}};
-    t.topologies = [&timeline](double from_s) { return timeline.source_from(from_s); };
+    t.topologies = [&timeline](double from_s) { return timeline.frames_from(from_s); };
     sw::StepDurations steps;
     steps.nominal_s = 2.0;
     const auto nominal = sw::sample_fault_events(series, s.model, s.duration_s, s.seed, 0);

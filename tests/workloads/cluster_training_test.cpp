@@ -53,7 +53,7 @@ struct Fixture {
             for (int l = 0; l < k; ++l) nodes.push_back(g * k + l);
             setup.cluster_nodes.push_back(nodes);
         }
-        setup.topologies = [this](double) { return sw::topology_source(series); };
+        setup.topologies = [this](double) { return sw::frame_source(sw::topology_source(series)); };
     }
 };
 
@@ -293,7 +293,7 @@ TEST(ClusterTraining, OneClusterTrainsItsJobAsConfigured) {
     setup.options.stragglers.probability = 0.2;
     setup.options.stragglers.slowdown = 3.0;
     setup.cluster_nodes = {{0, 1, 2, 3, 4, 5}};  // every satellite; the job's own 4 ranks train
-    setup.topologies = [&series](double) { return sw::topology_source(series); };
+    setup.topologies = [&series](double) { return sw::frame_source(sw::topology_source(series)); };
     // Half speed after t = 50 s.
     setup.cluster_compute_done_s = [](std::size_t c, double start_s, double work_s) {
         EXPECT_EQ(c, 0u);

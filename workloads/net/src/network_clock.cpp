@@ -16,26 +16,27 @@ std::int64_t link_key(std::int32_t a, std::int32_t b) {
 
 }  // namespace
 
-NetworkClock::NetworkClock(TopologySource source) : source_(std::move(source)) {
+NetworkClock::NetworkClock(TopologySource source)
+    : NetworkClock(source ? frame_source(std::move(source)) : FrameSource{}) {}
+
+NetworkClock::NetworkClock(FrameSource source) : source_(std::move(source)) {
     if (!source_ || !source_(current_)) throw std::invalid_argument("NetworkClock: empty topology series");
-    network_ = build_network(current_);
-    epoch_link_bytes_.assign(current_.links.size(), 0.0);
-    accounting_start_s_ = current_.time_s;
+    epoch_link_bytes_.assign(current_.topology->links.size(), 0.0);
+    accounting_start_s_ = current_.topology->time_s;
     load_next();
 }
 
 void NetworkClock::load_next() {
     has_next_ = source_(next_);
-    next_change_s_ = has_next_ ? next_.time_s : std::numeric_limits<double>::infinity();
+    next_change_s_ = has_next_ ? next_.topology->time_s : std::numeric_limits<double>::infinity();
 }
 
 void NetworkClock::advance_to(double time_s) {
-    while (has_next_ && next_.time_s <= time_s) {
-        fold_epoch(next_.time_s);
+    while (has_next_ && next_.topology->time_s <= time_s) {
+        fold_epoch(next_.topology->time_s);
         std::swap(current_, next_);
         ++epoch_;
-        network_ = build_network(current_);
-        epoch_link_bytes_.assign(current_.links.size(), 0.0);
+        epoch_link_bytes_.assign(current_.topology->links.size(), 0.0);
         load_next();
     }
 }
@@ -47,11 +48,11 @@ void NetworkClock::add_edge_bytes_repeated(std::span<const std::pair<std::int32_
 
 void NetworkClock::append_epoch_series(double end_s) const {
     if (!epoch_series_) return;
-    const double begin = std::max(current_.time_s, accounting_start_s_);
+    const double begin = std::max(current_.topology->time_s, accounting_start_s_);
     const double span = end_s - begin;
     if (span <= 0.0) return;
-    for (std::size_t i = 0; i < current_.links.size(); ++i) {
-        const auto& l = current_.links[i];
+    for (std::size_t i = 0; i < current_.topology->links.size(); ++i) {
+        const auto& l = current_.topology->links[i];
         if (epoch_link_bytes_[i] <= 0.0) continue;
         const double capacity_bytes = 2.0 * bytes_per_s(l.capacity_bps) * span;
         epoch_series_->push_back({begin, end_s, l.source, l.target, l.capacity_bps,
@@ -60,9 +61,9 @@ void NetworkClock::append_epoch_series(double end_s) const {
 }
 
 void NetworkClock::merge_open_epoch(double end_s, std::vector<LinkUtilisation>& out) const {
-    const double begin = std::max(current_.time_s, accounting_start_s_);
+    const double begin = std::max(current_.topology->time_s, accounting_start_s_);
     const double span = end_s - begin;
-    const auto& links = current_.links;
+    const auto& links = current_.topology->links;
     const auto key = [&](std::size_t i) { return link_key(links[i].source, links[i].target); };
     // The epoch's links in (source, target) order; a link listed twice adds in list order.
     auto& order = order_scratch_;

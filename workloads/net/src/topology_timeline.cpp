@@ -129,7 +129,9 @@ TopologySource TopologyTimeline::source_from(double from_s) const {
     };
 }
 
-links::Topology TopologyTimeline::keyframe(std::size_t k) const {
+links::Topology TopologyTimeline::keyframe(std::size_t k) const { return *kept_keyframe(k); }
+
+std::shared_ptr<const links::Topology> TopologyTimeline::kept_keyframe(std::size_t k) const {
     if (k >= frames_.size()) throw std::out_of_range("topology timeline: no keyframe " + std::to_string(k));
     std::size_t s = k;
     while (!frames_[s].snapshot) --s;
@@ -140,14 +142,14 @@ links::Topology TopologyTimeline::keyframe(std::size_t k) const {
         const std::lock_guard lock(recent_->mutex);
         auto& recent = recent_->kept;
         for (std::size_t i = 0; i < recent.size(); ++i) {
-            const auto& [j, kept] = recent[i];
-            if (j == k) {
+            const Kept& kept = recent[i];
+            if (kept.k == k) {
                 std::rotate(recent.begin(), recent.begin() + static_cast<std::ptrdiff_t>(i), recent.begin() + static_cast<std::ptrdiff_t>(i) + 1);
-                return *recent.front().second;
+                return recent.front().topology;
             }
-            if (j >= s && j < k && (!base || j > base_k)) {
-                base = kept;
-                base_k = j;
+            if (kept.k >= s && kept.k < k && (!base || kept.k > base_k)) {
+                base = kept.topology;
+                base_k = kept.k;
             }
         }
     }
@@ -160,10 +162,51 @@ links::Topology TopologyTimeline::keyframe(std::size_t k) const {
         for (std::size_t i = frames_[s].begin; i < frames_[s].end; ++i) t.links.push_back(rebuilt(links_[i]));
         apply_changes(t, s + 1, k);
     }
+    auto made = std::make_shared<const links::Topology>(std::move(t));
     const std::lock_guard lock(recent_->mutex);
-    recent_->kept.insert(recent_->kept.begin(), {k, std::make_shared<const links::Topology>(t)});
+    recent_->kept.insert(recent_->kept.begin(), Kept{k, made, nullptr});
     if (recent_->kept.size() > recent_keep) recent_->kept.pop_back();
-    return t;
+    return made;
+}
+
+SharedFrame TopologyTimeline::shared_keyframe(std::size_t k) const {
+    SharedFrame f;
+    f.topology = kept_keyframe(k);
+    {
+        const std::lock_guard lock(recent_->mutex);
+        for (const Kept& kept : recent_->kept)
+            if (kept.k == k && kept.topology == f.topology && kept.network) {
+                f.network = kept.network;
+                return f;
+            }
+    }
+    f.network = std::make_shared<const Network>(build_network(*f.topology));  // outside the lock
+    const std::lock_guard lock(recent_->mutex);
+    for (Kept& kept : recent_->kept)
+        if (kept.k == k && kept.topology == f.topology) {
+            if (kept.network) f.network = kept.network;  // another thread built it first: one copy
+            else kept.network = f.network;
+        }
+    return f;
+}
+
+FrameSource TopologyTimeline::frames_from(double from_s) const {
+    std::size_t k = keyframe_index_at(from_s);
+    return [this, k](SharedFrame& next) mutable {
+        if (k >= frames_.size()) return false;
+        next = shared_keyframe(k++);
+        return true;
+    };
+}
+
+FrameSource frame_source(TopologySource source) {
+    return [source = std::move(source)](SharedFrame& next) mutable {
+        links::Topology t;
+        if (!source(t)) return false;
+        next.network = std::make_shared<const Network>(build_network(t));
+        next.topology = std::make_shared<const links::Topology>(std::move(t));
+        return true;
+    };
 }
 
 links::Topology TopologyTimeline::keyframe_from(std::size_t k, const links::Topology& earlier, std::size_t j) const {
@@ -210,7 +253,10 @@ std::size_t TopologyTimeline::memory_bytes() const {
     std::size_t kept = 0;
     {
         const std::lock_guard lock(recent_->mutex);
-        for (const auto& [k, t] : recent_->kept) kept += t->links.capacity() * sizeof(links::Link);
+        for (const Kept& k : recent_->kept) {
+            kept += k.topology->links.capacity() * sizeof(links::Link);
+            if (k.network) kept += k.network->edge_to.size() * (2 * sizeof(double) + 3 * sizeof(std::int32_t));
+        }
     }
     return frames_.capacity() * sizeof(Frame) + links_.capacity() * sizeof(StoredLink) +
            removed_.capacity() * sizeof(removed_[0]) + last_.links.capacity() * sizeof(links::Link) + kept;

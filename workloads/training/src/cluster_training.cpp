@@ -90,9 +90,9 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
     r.algorithm = algorithm;
     r.start_s = s.options.start_s;
     if (r.start_s < 0.0) {  // as simulate_training: the first topology's time
-        links::Topology first;
+        SharedFrame first;
         if (!s.topologies(0.0)(first)) throw std::invalid_argument("cluster training: no topologies");
-        r.start_s = first.time_s;
+        r.start_s = first.topology->time_s;
     }
     r.compute_per_step_s = compute_time_per_step_s(inner, s.accelerator);
     std::vector<double> t(static_cast<std::size_t>(m), r.start_s);  // each replica's clock

@@ -104,6 +104,11 @@ bool step_straggles(const StragglerModel& model, std::int64_t step, std::int32_t
 
 TrainingResult simulate_training(const TrainingJob& job, const Accelerator& accelerator,
                                  TopologySource source, const TrainingOptions& options) {
+    return simulate_training(job, accelerator, source ? frame_source(std::move(source)) : FrameSource{}, options);
+}
+
+TrainingResult simulate_training(const TrainingJob& job, const Accelerator& accelerator,
+                                 FrameSource source, const TrainingOptions& options) {
     if (options.end_s < 0.0 && options.max_steps < 0)
         throw std::invalid_argument("simulate_training: give end_s or max_steps");
     NetworkClock clock(std::move(source));

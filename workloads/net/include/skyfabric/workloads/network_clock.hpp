@@ -38,10 +38,11 @@ struct LinkEpoch {
 // Also accounts bytes per link.
 class NetworkClock {
 public:
-    explicit NetworkClock(TopologySource source);  // pulls the first topology at once
-    const links::Topology& topology() const { return current_; }
-    const Network& network() const { return network_; }
-    double epoch_start_s() const { return current_.time_s; }
+    explicit NetworkClock(FrameSource source);     // pulls the first topology at once
+    explicit NetworkClock(TopologySource source);  // each topology's network built here
+    const links::Topology& topology() const { return *current_.topology; }
+    const Network& network() const { return *current_.network; }
+    double epoch_start_s() const { return current_.topology->time_s; }
     double next_change_s() const { return next_change_s_; }
     std::int64_t epoch() const { return epoch_; }
     // Moves to the topology valid at time_s (never backwards).
@@ -65,13 +66,12 @@ private:
     // totals_ with the open epoch, up to end_s, added (into `out`, which must not be totals_).
     void merge_open_epoch(double end_s, std::vector<LinkUtilisation>& out) const;
     void load_next();
-    TopologySource source_;
-    links::Topology current_;
-    links::Topology next_;
+    FrameSource source_;
+    SharedFrame current_;
+    SharedFrame next_;
     bool has_next_ = false;
     double next_change_s_ = 0.0;
     std::int64_t epoch_ = 0;
-    Network network_;
     std::vector<double> epoch_link_bytes_;
     std::vector<std::int32_t> repeat_scratch_;
     double accounting_start_s_ = 0.0;

@@ -15,12 +15,23 @@
 #include <vector>
 
 #include <skyfabric/links/topology.hpp>
+#include <skyfabric/workloads/network.hpp>
 
 namespace skyfabric::workloads {
 
 // Gives the next topology in time order; returns false when there are no more.
 using TopologySource = std::function<bool(links::Topology& next)>;
 TopologySource topology_source(std::span<const links::Topology> series);  // series must outlive it
+
+// A topology with its network, as the clocks that replay a timeline share them: a constellation's
+// algorithms start a clock for every outer sync (NoLoCo's pairs by the thousand), and each copied
+// and built the whole fabric where it now takes two pointers.
+struct SharedFrame {
+    std::shared_ptr<const links::Topology> topology;
+    std::shared_ptr<const Network> network;
+};
+using FrameSource = std::function<bool(SharedFrame& next)>;
+FrameSource frame_source(TopologySource source);  // each topology pulled and its network built
 
 class TopologyTimeline {
 public:
@@ -43,6 +54,8 @@ public:
     // applies only the changes since the nearest kept before it (the same links, merged in the same
     // order). A constellation's replays start clocks all over the run, each with a rebuild.
     links::Topology keyframe(std::size_t k) const;
+    // Keyframe k as keyframe(k) gives it, and its network (build_network), shared.
+    SharedFrame shared_keyframe(std::size_t k) const;
     // The same keyframe k from keyframe j < k as keyframe(j) gave it: only the changes after j are
     // applied when no full copy lies between them (one merge where keyframe(k) may do 31), else
     // keyframe(k). For replays that walk forward in time.
@@ -50,6 +63,9 @@ public:
     // The keyframes from the one valid at from_s on, one per pull (the timeline must outlive it):
     // a training replayed over the stored run, from any time.
     TopologySource source_from(double from_s) const;
+    // The same keyframes with their networks, each built once while kept among the recent ones and
+    // shared by every clock that asks.
+    FrameSource frames_from(double from_s) const;
     // When keyframe k gives way to the next (+inf for the last).
     double keyframe_end_s(std::size_t k) const;
     std::size_t memory_bytes() const;
@@ -77,10 +93,16 @@ private:
     static links::Link rebuilt(const StoredLink& s);
     std::vector<std::pair<std::int32_t, std::int32_t>> removed_;
     static constexpr std::size_t recent_keep = 8;
+    struct Kept {
+        std::size_t k = 0;
+        std::shared_ptr<const links::Topology> topology;
+        std::shared_ptr<const Network> network;  // null until asked for
+    };
     struct Recent {  // behind a pointer, so that the timeline moves
         std::mutex mutex;
-        std::vector<std::pair<std::size_t, std::shared_ptr<const links::Topology>>> kept;  // most recent first
+        std::vector<Kept> kept;  // most recent first
     };
+    std::shared_ptr<const links::Topology> kept_keyframe(std::size_t k) const;
     std::unique_ptr<Recent> recent_ = std::make_unique<Recent>();
     links::Topology last_;  // the last keyframe, whole: what the next topology is compared with
     std::vector<double> stored_latency_s_;  // per link of last_: the latency its rebuild holds

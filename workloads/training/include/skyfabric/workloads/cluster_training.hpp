@@ -81,8 +81,9 @@ struct ClusterTrainingSetup {
     // hierarchical only, since a diloco or noloco replica is one cluster), so that the all-to-alls
     // cross the gateway links.
     bool experts_across_clusters = false;
-    // A topology source positioned at from_s (the keyframe valid then, onwards).
-    std::function<TopologySource(double from_s)> topologies;
+    // A topology source positioned at from_s (the keyframe valid then, onwards), with each
+    // topology's network (TopologyTimeline::frames_from shares them among the clocks).
+    std::function<FrameSource(double from_s)> topologies;
     // Power: when cluster c's ranks finish work_s of full-speed compute started at start_s (its own
     // sun, shadow and battery; empty: full speed). Ring and hierarchical steps wait for the slowest
     // cluster; a diloco or noloco replica runs at its own cluster's pace.

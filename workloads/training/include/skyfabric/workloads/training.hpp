@@ -154,6 +154,8 @@ struct TrainingResult {
 };
 
 TrainingResult simulate_training(const TrainingJob& job, const Accelerator& accelerator,
+                                 FrameSource source, const TrainingOptions& options);
+TrainingResult simulate_training(const TrainingJob& job, const Accelerator& accelerator,
                                  TopologySource source, const TrainingOptions& options);
 
 // Nearest-rank percentile (the value at rank ceil(q·n), at least 1) of sorted values; 0 when empty.
