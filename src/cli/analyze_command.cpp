@@ -5,6 +5,8 @@
 // recommendation, in parallel, and reports each one's measured change next to the expected one.
 #include "cli/analyze_command.hpp"
 
+#include "cli/analysis_report.hpp"
+
 #include "cli/command_support.hpp"
 #include "output/file_output.hpp"
 #include "output/hdf5_reader.hpp"
@@ -566,10 +568,16 @@ int run(const Options& o) {
     json j = to_json(r, a);
     if (o.verify) j["verification"] = verify(r, a, o.jobs);
     output::write_file_atomically(r.dir / "analysis.json", j.dump(2) + "\n");
-    if (o.format == "json")
+    // The figures read analysis.json; report.html embeds them (src/cli/analysis_report.hpp).
+    const auto report = write_report(r.dir, j, false);
+    if (o.format == "json") {
         std::printf("%s\n", j.dump(2).c_str());
-    else
+    } else {
         print_table(j);
+        std::string drawn;
+        for (const auto& f : report.figures) drawn += (drawn.empty() ? "" : ", ") + f;
+        std::printf("\n  report: %s (figures: %s)\n", report.html.c_str(), drawn.empty() ? "none" : drawn.c_str());
+    }
     std::fflush(stdout);
     return exit_ok;
 }
