@@ -351,20 +351,21 @@ struct Rerun {
 };
 
 // The metric a recommendation names, from a summary.json; NaN when the run has none.
-double metric_of(const json& s, const analysis::Recommendation& r) {
+double metric_of(const json& s, const analysis::Recommendation& r, bool after = false) {
     const double nan = std::nan("");
+    const std::string algorithm = after && !r.after_algorithm.empty() ? r.after_algorithm : r.algorithm;
     if (r.metric == "step_time_mean_s") {
         if (s.contains("constellation") && s["constellation"].is_object() && s["constellation"].contains("algorithms"))
-            return number_at(s["constellation"]["algorithms"], {r.algorithm.c_str(), "step_time_mean_s"}, nan);
+            return number_at(s["constellation"]["algorithms"], {algorithm.c_str(), "step_time_mean_s"}, nan);
         return number_at(s, {"workload", "step_time_mean_s"}, nan);
     }
     if (r.metric == "goodput") {
         if (s.contains("radiation") && s["radiation"].contains("constellation"))
-            return number_at(s["radiation"]["constellation"], {r.algorithm.c_str(), "goodput", "mean"}, nan);
+            return number_at(s["radiation"]["constellation"], {algorithm.c_str(), "goodput", "mean"}, nan);
         const double mc = number_at(s, {"radiation", "monte_carlo", "goodput", "mean"}, nan);
         return std::isfinite(mc) ? mc : number_at(s, {"radiation", "goodput"}, nan);
     }
-    if (r.metric == "slo_attainment") return number_at(s, {"inference", "routings", r.algorithm.c_str(), "slo_attainment"}, nan);
+    if (r.metric == "slo_attainment") return number_at(s, {"inference", "routings", algorithm.c_str(), "slo_attainment"}, nan);
     return nan;
 }
 
@@ -460,10 +461,11 @@ json verify(const Run& run, const analysis::Analysis& a, int jobs) {
         v["set"] = r.set_argument();
         v["metric"] = r.metric;
         v["algorithm"] = r.algorithm;
+        v["after_algorithm"] = r.after_algorithm.empty() ? r.algorithm : r.after_algorithm;
         v["expected_relative_change"] = r.expected_relative_change;
         v["exit_status"] = rerun.status;
         const double before = base.summary ? metric_of(*base.summary, r) : std::nan("");
-        const double after = rerun.summary && rerun.status == 0 ? metric_of(*rerun.summary, r) : std::nan("");
+        const double after = rerun.summary && rerun.status == 0 ? metric_of(*rerun.summary, r, true) : std::nan("");
         const double original = metric_of(run.summary, r);
         v["original"] = std::isfinite(original) ? json(original) : json(nullptr);
         v["baseline"] = std::isfinite(before) ? json(before) : json(nullptr);
@@ -511,7 +513,9 @@ json to_json(const Run& run, const analysis::Analysis& a) {
         json recommendations = json::array();
         for (const auto& r : p.recommendations)
             recommendations.push_back({{"set", r.set_argument()}, {"key", r.key}, {"value", r.value}, {"metric", r.metric},
-                                       {"algorithm", r.algorithm}, {"lower_is_better", r.lower_is_better},
+                                       {"algorithm", r.algorithm},
+                                       {"after_algorithm", r.after_algorithm.empty() ? json(nullptr) : json(r.after_algorithm)},
+                                       {"lower_is_better", r.lower_is_better},
                                        {"expected_relative_change", r.expected_relative_change}, {"expected", r.expected}, {"why", r.why}});
         j["anti_patterns"].push_back({{"id", p.id}, {"title", p.title}, {"cause", p.cause}, {"impact", p.impact}, {"threshold", p.threshold},
                                       {"evidence", p.evidence}, {"explained_by", p.explained_by.empty() ? json(nullptr) : json(p.explained_by)},
