@@ -1,5 +1,6 @@
 // `skyfabric analyze RUN_DIR`: reads a finished run's result.h5 and summary.json into the analysis
-// model's plain structs (analysis/analysis.hpp), writes RUN_DIR/analysis.json (staged and renamed)
+// model's plain structs (analysis/analysis.hpp), writes RUN_DIR/analysis.json (staged and renamed),
+// the figures and report.html (cli/analysis_report.hpp)
 // and prints the breakdown, the anti-patterns and the recommendations. `--verify` reruns the
 // run's own scenario (summary.json scenario_yaml, the same seed) once as it was and once per
 // recommendation, in parallel, and reports each one's measured change next to the expected one.
@@ -593,7 +594,7 @@ std::function<int()> add_analyze_command(CLI::App& app, CLI::App*& command) {
     command = app.add_subcommand(
         "analyze",
         "Why a run was slow: the step (and TTFT) broken into parts that add up to it, hot links and clusters, anti-patterns "
-        "(each a documented detector with its threshold and evidence) and --set changes that fix them; writes RUN_DIR/analysis.json "
+        "(each a documented detector with its threshold and evidence) and --set changes that fix them; writes RUN_DIR/analysis.json, figures and a self-contained report.html "
         "(docs/analysis.md)");
     command->add_option("run_dir", o->run_dir, "A run's output folder (result.h5 and summary.json; a sweep point's folder too)")->required();
     command->add_option("--format", o->format, "table (default) or json (the analysis.json document on standard output)")
