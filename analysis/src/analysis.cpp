@@ -390,6 +390,59 @@ void detect_checkpoint(const FaultInput& f, std::vector<AntiPattern>& out) {
     out.push_back(a);
 }
 
+// A synchronous algorithm (one fault rolls every rank back) losing mostly to rework and restarts,
+// where a local-SGD algorithm of the same run (diloco, noloco: a fault rolls back its replica only)
+// kept more: the one with the largest rollback loss is reported, with the best local-SGD algorithm.
+void detect_rollbacks(const Input& in, std::vector<AntiPattern>& out) {
+    const auto local = [](const FaultInput& f) { return f.algorithm == "diloco" || f.algorithm == "noloco"; };
+    const FaultInput* best_local = nullptr;
+    for (const auto& f : in.faults)
+        if (local(f) && (!best_local || f.goodput > best_local->goodput)) best_local = &f;
+    if (!best_local) return;
+    const FaultInput* worst = nullptr;
+    double worst_rollback = 0.0;
+    for (const auto& f : in.faults) {
+        if (local(f) || f.elapsed_s <= 0.0 || f.goodput <= 0.0 || best_local->goodput <= f.goodput) continue;
+        const double rollback = f.lost_faults_s + f.lost_restarts_s;
+        const double losses = rollback + f.lost_checkpoints_s + f.lost_fabric_s + f.lost_shrunk_s + f.lost_waiting_s;
+        if (losses <= 0.0 || rollback < rollback_share_of_losses * losses || rollback < rollback_min_share_of_run * f.elapsed_s) continue;
+        if (!worst || rollback > worst_rollback) {
+            worst = &f;
+            worst_rollback = rollback;
+        }
+    }
+    if (!worst) return;
+    const auto& f = *worst;
+    const double losses = worst_rollback + f.lost_checkpoints_s + f.lost_fabric_s + f.lost_shrunk_s + f.lost_waiting_s;
+    AntiPattern a;
+    a.id = "rollback_losses";
+    a.title = "losses dominated by rollbacks";
+    a.threshold = format("a synchronous algorithm's rework + restarts >= %.3g of its losses to faults and >= %.3g of the run, while a "
+                         "local-SGD algorithm of the run keeps a higher goodput",
+                         rollback_share_of_losses, rollback_min_share_of_run);
+    a.evidence = f.algorithm + format(": rework %.4g s + restarts %.4g s of %.4g s lost to faults in a %.5g s run", f.lost_faults_s,
+                                      f.lost_restarts_s, losses, f.elapsed_s) +
+                 format(" (mean of %.0f trials), goodput %.4g; ", static_cast<double>(f.trials), f.goodput) + best_local->algorithm +
+                 format(" in the same run: goodput %.4g, rework + restarts %.4g s, waiting for replicas %.4g s", best_local->goodput,
+                        best_local->lost_faults_s + best_local->lost_restarts_s, best_local->lost_waiting_s);
+    a.cause = "rollbacks: one fault rolls every rank of " + f.algorithm + format(" back (%.3g of the run)", worst_rollback / f.elapsed_s);
+    a.impact = worst_rollback / f.elapsed_s;
+    Recommendation r;
+    r.key = "constellation.algorithms";
+    r.value = "[" + best_local->algorithm + "]";
+    r.metric = "goodput";
+    r.algorithm = f.algorithm;
+    r.after_algorithm = best_local->algorithm;
+    r.lower_is_better = false;
+    r.expected_relative_change = (best_local->goodput - f.goodput) / f.goodput;
+    r.expected = format("goodput %.4g -> %.4g (", f.goodput, best_local->goodput) + best_local->algorithm +
+                 "'s, as this run measured it on the same faults; its effective tokens/s differ: docs/constellations.md)";
+    r.why = "under local SGD a fault rolls back only its replica (a cluster), not every rank, and the others keep training; " +
+            best_local->algorithm + " pays for it in outer-round waiting, which the measured goodput includes";
+    a.recommendations.push_back(r);
+    out.push_back(a);
+}
+
 void detect_serving(const Input& in, const std::vector<TtftSplit>& completed, std::vector<AntiPattern>& out) {
     const auto& s = in.serving;
     if (completed.empty() || s.ttft_slo_s <= 0.0) return;
@@ -543,6 +596,7 @@ Analysis analyse(const Input& in) {
         detect_exposed(in, view, found);
     }
     for (const auto& f : in.faults) detect_checkpoint(f, found);
+    detect_rollbacks(in, found);
     detect_serving(in, completed, found);
 
     // Causes by impact first; a symptom that a cause explains after them.

@@ -1,9 +1,12 @@
 // `skyfabric analyze RUN_DIR`: reads a finished run's result.h5 and summary.json into the analysis
-// model's plain structs (analysis/analysis.hpp), writes RUN_DIR/analysis.json (staged and renamed)
+// model's plain structs (analysis/analysis.hpp), writes RUN_DIR/analysis.json (staged and renamed),
+// the figures and report.html (cli/analysis_report.hpp)
 // and prints the breakdown, the anti-patterns and the recommendations. `--verify` reruns the
 // run's own scenario (summary.json scenario_yaml, the same seed) once as it was and once per
 // recommendation, in parallel, and reports each one's measured change next to the expected one.
 #include "cli/analyze_command.hpp"
+
+#include "cli/analysis_report.hpp"
 
 #include "cli/command_support.hpp"
 #include "output/file_output.hpp"
@@ -349,20 +352,21 @@ struct Rerun {
 };
 
 // The metric a recommendation names, from a summary.json; NaN when the run has none.
-double metric_of(const json& s, const analysis::Recommendation& r) {
+double metric_of(const json& s, const analysis::Recommendation& r, bool after = false) {
     const double nan = std::nan("");
+    const std::string algorithm = after && !r.after_algorithm.empty() ? r.after_algorithm : r.algorithm;
     if (r.metric == "step_time_mean_s") {
         if (s.contains("constellation") && s["constellation"].is_object() && s["constellation"].contains("algorithms"))
-            return number_at(s["constellation"]["algorithms"], {r.algorithm.c_str(), "step_time_mean_s"}, nan);
+            return number_at(s["constellation"]["algorithms"], {algorithm.c_str(), "step_time_mean_s"}, nan);
         return number_at(s, {"workload", "step_time_mean_s"}, nan);
     }
     if (r.metric == "goodput") {
         if (s.contains("radiation") && s["radiation"].contains("constellation"))
-            return number_at(s["radiation"]["constellation"], {r.algorithm.c_str(), "goodput", "mean"}, nan);
+            return number_at(s["radiation"]["constellation"], {algorithm.c_str(), "goodput", "mean"}, nan);
         const double mc = number_at(s, {"radiation", "monte_carlo", "goodput", "mean"}, nan);
         return std::isfinite(mc) ? mc : number_at(s, {"radiation", "goodput"}, nan);
     }
-    if (r.metric == "slo_attainment") return number_at(s, {"inference", "routings", r.algorithm.c_str(), "slo_attainment"}, nan);
+    if (r.metric == "slo_attainment") return number_at(s, {"inference", "routings", algorithm.c_str(), "slo_attainment"}, nan);
     return nan;
 }
 
@@ -458,10 +462,11 @@ json verify(const Run& run, const analysis::Analysis& a, int jobs) {
         v["set"] = r.set_argument();
         v["metric"] = r.metric;
         v["algorithm"] = r.algorithm;
+        v["after_algorithm"] = r.after_algorithm.empty() ? r.algorithm : r.after_algorithm;
         v["expected_relative_change"] = r.expected_relative_change;
         v["exit_status"] = rerun.status;
         const double before = base.summary ? metric_of(*base.summary, r) : std::nan("");
-        const double after = rerun.summary && rerun.status == 0 ? metric_of(*rerun.summary, r) : std::nan("");
+        const double after = rerun.summary && rerun.status == 0 ? metric_of(*rerun.summary, r, true) : std::nan("");
         const double original = metric_of(run.summary, r);
         v["original"] = std::isfinite(original) ? json(original) : json(nullptr);
         v["baseline"] = std::isfinite(before) ? json(before) : json(nullptr);
@@ -509,7 +514,9 @@ json to_json(const Run& run, const analysis::Analysis& a) {
         json recommendations = json::array();
         for (const auto& r : p.recommendations)
             recommendations.push_back({{"set", r.set_argument()}, {"key", r.key}, {"value", r.value}, {"metric", r.metric},
-                                       {"algorithm", r.algorithm}, {"lower_is_better", r.lower_is_better},
+                                       {"algorithm", r.algorithm},
+                                       {"after_algorithm", r.after_algorithm.empty() ? json(nullptr) : json(r.after_algorithm)},
+                                       {"lower_is_better", r.lower_is_better},
                                        {"expected_relative_change", r.expected_relative_change}, {"expected", r.expected}, {"why", r.why}});
         j["anti_patterns"].push_back({{"id", p.id}, {"title", p.title}, {"cause", p.cause}, {"impact", p.impact}, {"threshold", p.threshold},
                                       {"evidence", p.evidence}, {"explained_by", p.explained_by.empty() ? json(nullptr) : json(p.explained_by)},
@@ -566,10 +573,16 @@ int run(const Options& o) {
     json j = to_json(r, a);
     if (o.verify) j["verification"] = verify(r, a, o.jobs);
     output::write_file_atomically(r.dir / "analysis.json", j.dump(2) + "\n");
-    if (o.format == "json")
+    // The figures read analysis.json; report.html embeds them (src/cli/analysis_report.hpp).
+    const auto report = write_report(r.dir, j, false);
+    if (o.format == "json") {
         std::printf("%s\n", j.dump(2).c_str());
-    else
+    } else {
         print_table(j);
+        std::string drawn;
+        for (const auto& f : report.figures) drawn += (drawn.empty() ? "" : ", ") + f;
+        std::printf("\n  report: %s (figures: %s)\n", report.html.c_str(), drawn.empty() ? "none" : drawn.c_str());
+    }
     std::fflush(stdout);
     return exit_ok;
 }
@@ -581,7 +594,7 @@ std::function<int()> add_analyze_command(CLI::App& app, CLI::App*& command) {
     command = app.add_subcommand(
         "analyze",
         "Why a run was slow: the step (and TTFT) broken into parts that add up to it, hot links and clusters, anti-patterns "
-        "(each a documented detector with its threshold and evidence) and --set changes that fix them; writes RUN_DIR/analysis.json "
+        "(each a documented detector with its threshold and evidence) and --set changes that fix them; writes RUN_DIR/analysis.json, figures and a self-contained report.html "
         "(docs/analysis.md)");
     command->add_option("run_dir", o->run_dir, "A run's output folder (result.h5 and summary.json; a sweep point's folder too)")->required();
     command->add_option("--format", o->format, "table (default) or json (the analysis.json document on standard output)")

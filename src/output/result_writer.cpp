@@ -171,6 +171,19 @@ void write_training(Hdf5File& file, const workloads::TrainingResult& t) {
                      [](const LinkUtilisation& r) { return r.utilisation; }, "1");
         index_dimension(file, "/workload/link_utilisation", "link", li.size());
     }
+    // The per-epoch series the trace's link counters and the VTK frames draw from: recorded (and
+    // so written) only with output.trace or output.vtk (docs/output-format.md).
+    const auto& ep = t.link_epochs;
+    if (!ep.empty()) {
+        using workloads::LinkEpoch;
+        write_column(file, "/workload/link_epochs/start_s", ep, [](const LinkEpoch& r) { return r.start_s; }, "s");
+        write_column(file, "/workload/link_epochs/end_s", ep, [](const LinkEpoch& r) { return r.end_s; }, "s");
+        write_column(file, "/workload/link_epochs/source", ep, [](const LinkEpoch& r) { return r.source; }, "1");
+        write_column(file, "/workload/link_epochs/target", ep, [](const LinkEpoch& r) { return r.target; }, "1");
+        write_column(file, "/workload/link_epochs/capacity_bps", ep, [](const LinkEpoch& r) { return r.capacity_bps; }, "bit/s");
+        write_column(file, "/workload/link_epochs/utilisation", ep, [](const LinkEpoch& r) { return r.utilisation; }, "1");
+        index_dimension(file, "/workload/link_epochs", "row", ep.size());
+    }
 }
 
 void write_radiation_events(Hdf5File& file, const simulation::RadiationOutcome& r) {

@@ -15,26 +15,22 @@ namespace skyfabric::sweep {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-std::string plot_script(const fs::path& exe) {
-    if (const char* env = std::getenv("SKYFABRIC_PLOT_SWEEP")) return env;
+std::string viz_script(const fs::path& exe, const char* name, const char* env_override) {
+    if (const char* env = std::getenv(env_override)) return env;
     // The source tree above the running binary (build/<preset>/src/skyfabric), then this file's
     // (src/sweep/sweep_plot.cpp), which is relative when ccache's base_dir rewrote the compile.
     std::error_code ec;
     for (fs::path dir = exe.parent_path(); !dir.empty(); dir = dir.parent_path()) {
-        const fs::path script = dir / "viz" / "plot_sweep.py";
+        const fs::path script = dir / "viz" / name;
         if (fs::exists(script, ec)) return script.string();
         if (dir == dir.root_path()) break;
     }
-    const fs::path script = fs::path(__FILE__).parent_path().parent_path().parent_path() / "viz" / "plot_sweep.py";
+    const fs::path script = fs::path(__FILE__).parent_path().parent_path().parent_path() / "viz" / name;
     return script.is_absolute() && fs::exists(script) ? script.string() : std::string();
 }
 
-}  // namespace
-
 void draw_plot(const Plan& plan, const std::vector<Row>& rows, bool quiet) {
-    const std::string script = plot_script(plan.exe);
+    const std::string script = viz_script(plan.exe, "plot_sweep.py", "SKYFABRIC_PLOT_SWEEP");
     const char* python = "/usr/bin/python3";
     const fs::path log = plan.dir / "plots.log";
     auto warn = [&](const std::string& why) {

@@ -66,6 +66,54 @@ TEST(Analysis, ACheckpointIntervalOffDalysIsDetectedWithDalysValue) {
     EXPECT_EQ(find(analyse(in), "checkpoint_interval"), nullptr);
 }
 
+// Rework + restarts 900 s of the ring's 1,200 s lost (0.75 of its losses, 0.15 of a 6,000 s run),
+// noloco keeping 0.85 against the ring's 0.70: named, with constellation.algorithms=[noloco] whose
+// goodput is read in the rerun; expected (0.85 - 0.70) / 0.70. Without a local-SGD algorithm in the
+// run, or when it keeps less, or when checkpoints dominate the losses, nothing is reported.
+TEST(Analysis, RollbackDominatedLossesPointToTheLocalSgdAlgorithmThatKeptMore) {
+    Input in;
+    in.kind = RunKind::constellation;
+    FaultInput ring;
+    ring.algorithm = "ring";
+    ring.trials = 10;
+    ring.elapsed_s = 6000.0;
+    ring.goodput = 0.70;
+    ring.lost_faults_s = 600.0;
+    ring.lost_restarts_s = 300.0;
+    ring.lost_checkpoints_s = 300.0;
+    FaultInput diloco = ring, noloco = ring;
+    diloco.algorithm = "diloco";
+    diloco.goodput = 0.69;
+    noloco.algorithm = "noloco";
+    noloco.goodput = 0.85;
+    noloco.lost_faults_s = 100.0;
+    noloco.lost_restarts_s = 50.0;
+    in.faults = {ring, diloco, noloco};
+    const auto a = analyse(in);
+    const auto* p = find(a, "rollback_losses");
+    ASSERT_NE(p, nullptr);
+    EXPECT_NEAR(p->impact, 900.0 / 6000.0, 1e-12);
+    EXPECT_EQ(p->cause, "rollbacks: one fault rolls every rank of ring back (0.15 of the run)");
+    ASSERT_EQ(p->recommendations.size(), 1u);
+    const auto& r = p->recommendations[0];
+    EXPECT_EQ(r.set_argument(), "constellation.algorithms=[noloco]");
+    EXPECT_EQ(r.metric, "goodput");
+    EXPECT_EQ(r.algorithm, "ring");
+    EXPECT_EQ(r.after_algorithm, "noloco");
+    EXPECT_FALSE(r.lower_is_better);
+    EXPECT_NEAR(r.expected_relative_change, 0.15 / 0.70, 1e-12);
+
+    in.faults = {ring};  // no local-SGD algorithm measured
+    EXPECT_EQ(find(analyse(in), "rollback_losses"), nullptr);
+    noloco.goodput = 0.65;  // local SGD kept less than the ring
+    in.faults = {ring, noloco};
+    EXPECT_EQ(find(analyse(in), "rollback_losses"), nullptr);
+    noloco.goodput = 0.85;
+    ring.lost_checkpoints_s = 1000.0;  // rollbacks 900 of 1,900 s lost: below half
+    in.faults = {ring, noloco};
+    EXPECT_EQ(find(analyse(in), "rollback_losses"), nullptr);
+}
+
 TEST(Analysis, TtftSplitsIntoQueueingPrefillAndKvTransferAndTheDominantPartNamesTheCause) {
     Input in;
     in.serving.enabled = true;

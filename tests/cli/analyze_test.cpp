@@ -19,6 +19,13 @@ using nlohmann::json;
 
 json read_json(const fs::path& path) { return json::parse(read_file(path)); }
 
+// tests/cli/check_report.py on a report: its structure (every section, every figure named an inline
+// svg, nothing fetched or run), and with `screenshot` Chromium's DOM and a screenshot not blank.
+Result check_report(const fs::path& report, const std::string& figures, const fs::path& screenshot = {}) {
+    return run_command("/usr/bin/python3 " + source("tests/cli/check_report.py") + " " + report.string() + " --figures '" + figures + "'" +
+                       (screenshot.empty() ? std::string() : " --screenshot " + screenshot.string()));
+}
+
 // Every breakdown's parts add up to its total within 1e-9 relative.
 void expect_breakdowns_add_up(const json& analysis) {
     ASSERT_FALSE(analysis["breakdowns"].empty());
@@ -65,6 +72,81 @@ TEST(Analyze, OneSlowLinkOnTheRingIsNamedFirstAndRoutingRoundItIsVerified) {
     EXPECT_GT(v["measured_gain"].get<double>(), 0.0) << v.dump();
     // The rerun as it was reproduces the original run (same scenario text, same seed).
     EXPECT_EQ(v["baseline"].get<double>(), v["original"].get<double>());
+    // The report: a fabric run without trace or VTK keeps one total per link, so the links are
+    // ranked instead of the links x time heat map; the verified effect is shown.
+    EXPECT_TRUE(fs::exists(dir / "run" / "analysis_figures" / "link_utilisation.svg"));
+    EXPECT_FALSE(fs::exists(dir / "run" / "analysis_figures" / "link_heatmap.svg"));
+    const std::string html = read_file(dir / "run" / "report.html");
+    EXPECT_NE(html.find("--set workload.routing=widest"), std::string::npos);
+    EXPECT_NE(html.find("<tr class=\"helps\">"), std::string::npos);
+    r = check_report(dir / "run" / "report.html", "breakdown,link_utilisation");
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("structure: ok"), std::string::npos) << r.output;
+    // Without its figure script the report is still written, saying why it has no figures.
+    r = run_command("SKYFABRIC_PLOT_ANALYSIS=" + (dir / "absent.py").string() + " " + skyfabric() + " analyze " + (dir / "run").string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("warning: figures not drawn"), std::string::npos) << r.output;
+    EXPECT_NE(read_file(dir / "run" / "report.html").find("Figures: not drawn"), std::string::npos);
+    r = check_report(dir / "run" / "report.html", "");
+    EXPECT_EQ(r.status, 0) << r.output;
+    fs::remove_all(dir);
+}
+
+// constellation-4x81-stress as shipped, with its trace: the ring's losses to faults are mostly
+// rollbacks while noloco, in the same run, keeps more: the detector names it, recommends the
+// local-SGD algorithm and --verify measures its goodput against the ring's. The report has the
+// links x time heat map (the trace's per-epoch link series, now in result.h5) and opens in
+// headless Chromium: every section in its DOM, a screenshot that is not blank.
+TEST(Analyze, RollbackDominatedLossesAndTheReportInHeadlessChromium) {
+    const auto dir = fresh_dir("analyze_rollbacks");
+    auto r = run_command(skyfabric() + " run -q " + source("scenarios/constellation-4x81-stress.yaml") + " -o " + (dir / "run").string() +
+                         " --set output.vtk=false --set output.trace=true");
+    ASSERT_EQ(r.status, 0) << r.output;
+    r = run_command(skyfabric() + " analyze " + (dir / "run").string() + " --verify");
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto a = read_json(dir / "run" / "analysis.json");
+    expect_breakdowns_add_up(a);
+    const json* rollback = nullptr;
+    for (const auto& p : a["anti_patterns"])
+        if (p["id"] == "rollback_losses") rollback = &p;
+    ASSERT_NE(rollback, nullptr) << a["anti_patterns"].dump();
+    EXPECT_EQ((*rollback)["cause"].get<std::string>().rfind("rollbacks: one fault rolls every rank of ring back", 0), 0u) << rollback->dump();
+    EXPECT_GE((*rollback)["impact"].get<double>(), 0.05);
+    ASSERT_EQ((*rollback)["recommendations"].size(), 1u);
+    const auto& rec = (*rollback)["recommendations"][0];
+    EXPECT_EQ(rec["key"], "constellation.algorithms");
+    EXPECT_EQ(rec["value"], "[" + rec["after_algorithm"].get<std::string>() + "]");
+    EXPECT_TRUE(rec["after_algorithm"] == "noloco" || rec["after_algorithm"] == "diloco") << rec.dump();
+    EXPECT_GT(rec["expected_relative_change"].get<double>(), 0.0);
+    const auto v = verification_of(a, rec["set"]);
+    EXPECT_EQ(v["verdict"], "helps") << v.dump();
+    EXPECT_EQ(v["baseline"].get<double>(), v["original"].get<double>());  // the ring's goodput, rerun
+    EXPECT_GT(v["measured_gain"].get<double>(), 0.0) << v.dump();
+
+    for (const char* f : {"breakdown", "link_heatmap", "stragglers"}) EXPECT_TRUE(fs::exists(dir / "run" / "analysis_figures" / (std::string(f) + ".svg"))) << f;
+    EXPECT_FALSE(fs::exists(dir / "run" / "analysis_figures" / "link_utilisation.svg"));
+    const fs::path report = dir / "run" / "report.html";
+    const std::string html = read_file(report);
+    EXPECT_NE(html.find("--set constellation.algorithms=[" + rec["after_algorithm"].get<std::string>() + "]"), std::string::npos);
+    r = check_report(report, "breakdown,link_heatmap,stragglers", dir / "report.png");
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("structure: ok"), std::string::npos) << r.output;
+    if (fs::exists("/usr/bin/chromium"))
+        EXPECT_NE(r.output.find("screenshot: ok"), std::string::npos) << r.output;
+    else
+        EXPECT_NE(r.output.find("screenshot: skipped"), std::string::npos) << r.output;
+    // The checker is not vacuous: an image fetched from the network, or a missing section, fails it.
+    std::string fetched = html;
+    fetched.insert(fetched.find("</body>"), "<img src=\"https://example.com/x.png\">");
+    std::ofstream(dir / "fetched.html") << fetched;
+    r = check_report(dir / "fetched.html", "breakdown");
+    EXPECT_EQ(r.status, 1) << r.output;
+    std::string cut = html;
+    cut.replace(cut.find("id=\"anti-patterns\""), 18, "id=\"something\"");
+    std::ofstream(dir / "cut.html") << cut;
+    r = check_report(dir / "cut.html", "breakdown");
+    EXPECT_EQ(r.status, 1) << r.output;
+    EXPECT_NE(r.output.find("sections missing"), std::string::npos) << r.output;
     fs::remove_all(dir);
 }
 

@@ -161,6 +161,9 @@ struct Recommendation {
     // `algorithm`), "slo_attainment" (of the serving routing `algorithm`).
     std::string metric;
     std::string algorithm;
+    // Where the change replaces the algorithm (constellation.algorithms): the one whose metric the
+    // rerun is measured on; "" = `algorithm`.
+    std::string after_algorithm;
     bool lower_is_better = true;
     double expected_relative_change = 0.0;  // (new − old) / old of the metric, signed
     std::string expected;                   // in words
@@ -170,8 +173,8 @@ struct Recommendation {
 
 struct AntiPattern {
     std::string id;         // exposed_communication, slow_link, routing_imbalance, gateway_oversubscription,
-                            // straggling_cluster, checkpoint_interval, serving_kv_transfer, serving_queueing,
-                            // serving_prefill
+                            // straggling_cluster, checkpoint_interval, rollback_losses, serving_kv_transfer,
+                            // serving_queueing, serving_prefill
     std::string title;
     std::string threshold;  // the detector's rule, in words with its numbers
     std::string evidence;   // the run's numbers that met it
@@ -199,6 +202,8 @@ inline constexpr double gateway_utilisation_ratio = 4.0;      // gateway links �
 inline constexpr double straggler_share = 0.02;               // throttled/straggling compute, share of the step
 inline constexpr double checkpoint_ratio = 2.0;               // τ / τ_Daly outside [1/2, 2]
 inline constexpr double checkpoint_min_gain = 0.005;          // ... and the model's waste falls by ≥ 0.5 % of the run
+inline constexpr double rollback_share_of_losses = 0.5;       // rework + restarts, share of the losses to faults
+inline constexpr double rollback_min_share_of_run = 0.05;     // ... and of the run
 inline constexpr double serving_min_misses = 0.01;            // at least 1 % of completed requests miss the TTFT objective
 inline constexpr double exposed_min_share_for_links = 0.05;   // link detectors need the step ≥ 5 % exposed
 
