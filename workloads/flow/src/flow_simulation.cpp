@@ -471,10 +471,17 @@ double CollectiveEngine::run_dynamic(const Schedule& schedule, const Placement& 
     auto reroute = [&] {
         const Network& net = clock_.network();
         edges.clear();
+        const std::vector<Path>* last = nullptr;  // a transfer's sub-flows follow each other: one lookup
+        std::int32_t last_a = -1, last_b = -1;
         for (auto& f : flows) {
             if (f.remaining <= 0.0) continue;
             throw_if_stopped(options_.stop);  // each flow may search its routes
-            const auto& paths = routes_.get(net, f.a, f.b, options_.routing, k);
+            if (!last || f.a != last_a || f.b != last_b) {
+                last = &routes_.get(net, f.a, f.b, options_.routing, k);  // valid until the next get
+                last_a = f.a;
+                last_b = f.b;
+            }
+            const auto& paths = *last;
             f.has_path = !paths.empty();
             if (f.has_path) {
                 const Path& p = paths[static_cast<std::size_t>(f.sub) % paths.size()];

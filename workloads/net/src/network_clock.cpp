@@ -91,10 +91,44 @@ void NetworkClock::merge_open_epoch(double end_s, std::vector<LinkUtilisation>& 
     out.insert(out.end(), old, totals_.end());
 }
 
+void NetworkClock::merge_open_bytes(std::vector<LinkUtilisation>& out) const {
+    const auto& links = current_.topology->links;
+    const auto key = [&](std::size_t i) { return link_key(links[i].source, links[i].target); };
+    auto& order = order_scratch_;  // the epoch's links that carried bytes, in (source, target) order
+    order.clear();
+    for (std::size_t i = 0; i < links.size(); ++i)
+        if (epoch_link_bytes_[i] != 0.0) order.push_back(static_cast<std::uint32_t>(i));
+    if (!std::is_sorted(order.begin(), order.end(), [&](auto a, auto b) { return key(a) < key(b); }))
+        std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return key(a) < key(b); });
+    out.clear();
+    out.reserve(totals_.size() + order.size());
+    auto old = totals_.begin();
+    for (std::size_t j = 0; j < order.size();) {  // as merge_open_epoch, bytes only
+        const std::int64_t k = key(order[j]);
+        for (; old != totals_.end() && link_key(old->source, old->target) < k; ++old) out.push_back(*old);
+        LinkUtilisation t;
+        if (old != totals_.end() && link_key(old->source, old->target) == k) t = *old++;
+        for (; j < order.size() && key(order[j]) == k; ++j) {
+            t.source = links[order[j]].source;
+            t.target = links[order[j]].target;
+            t.bytes += epoch_link_bytes_[order[j]];
+        }
+        out.push_back(t);
+    }
+    out.insert(out.end(), old, totals_.end());
+}
+
 void NetworkClock::fold_epoch(double end_s) {
     append_epoch_series(end_s);
-    merge_open_epoch(end_s, merge_scratch_);
+    if (bytes_only_) merge_open_bytes(merge_scratch_);
+    else merge_open_epoch(end_s, merge_scratch_);
     std::swap(totals_, merge_scratch_);
+}
+
+std::vector<LinkUtilisation> NetworkClock::carried_links() const {
+    std::vector<LinkUtilisation> out;
+    merge_open_bytes(out);
+    return out;
 }
 
 void NetworkClock::record_open_epoch(double end_s) const { append_epoch_series(end_s); }

@@ -109,6 +109,7 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
         const Schedule schedule =
             build_replica_average_schedule(static_cast<std::int32_t>(group.size()), k, outer_bytes);
         NetworkClock clock(s.topologies(start));
+        clock.account_bytes_only();  // classes.add reads bytes alone
         clock.advance_to(start);
         // Each replica's ranks in ring order along its links now, for the all-gather inside.
         Placement placement;
@@ -139,7 +140,7 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
             return false;
         }
         if (c.end_s > end) return false;
-        classes.add(clock.link_utilisation(c.end_s), group);
+        classes.add(clock.carried_links(), group);
         for (std::size_t i = 0; i < group.size(); ++i) {
             const auto g = static_cast<std::size_t>(group[i]);
             wait_total += start - t[g];

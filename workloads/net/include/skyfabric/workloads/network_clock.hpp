@@ -55,6 +55,12 @@ public:
     // Capacity and bytes are accounted from start_accounting(t) on.
     void start_accounting(double time_s) { accounting_start_s_ = time_s; }
     std::vector<LinkUtilisation> link_utilisation(double end_s) const;
+    // Only bytes from here on: the links that carried some, in link_utilisation's order and with
+    // its byte sums to the bit (a link that carried none adds nothing to any sum), no capacity or
+    // utilisation. Folding an epoch then costs the links that carried bytes, not every link of the
+    // fabric (a constellation's outer syncs, each on a clock of its own).
+    void account_bytes_only() { bytes_only_ = true; }
+    std::vector<LinkUtilisation> carried_links() const;
     // Append every closed epoch's busy links to *series (null: off). Call before advancing.
     void record_epochs(std::vector<LinkEpoch>* series) { epoch_series_ = series; }
     // Appends the open epoch, up to end_s, to the series (the clock itself is unchanged).
@@ -65,6 +71,8 @@ private:
     void append_epoch_series(double end_s) const;
     // totals_ with the open epoch, up to end_s, added (into `out`, which must not be totals_).
     void merge_open_epoch(double end_s, std::vector<LinkUtilisation>& out) const;
+    void merge_open_bytes(std::vector<LinkUtilisation>& out) const;  // bytes_only_'s
+    bool bytes_only_ = false;
     void load_next();
     FrameSource source_;
     SharedFrame current_;
