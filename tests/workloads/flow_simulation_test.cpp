@@ -207,3 +207,49 @@ TEST(Multipath, SplitsHoldAcrossATopologyChangeMidTransfer) {
     EXPECT_NEAR(ecmp.duration_s, ucmp_bytes / 2 / c1, 1e-12 * ecmp.duration_s);
     EXPECT_NEAR(ecmp.bytes_via_x, ucmp_bytes / 2, 1e-12 * ucmp_bytes);
 }
+
+TEST(NetworkClock, BytesOnlyAccountingCarriesLinkUtilisationsBytesToTheBit) {
+    // A ring all-reduce across three topology changes (a link's capacity halved, then the link
+    // gone, then back), beside a chord too slow to be taken: a clock accounting bytes only lists
+    // exactly the links that carried bytes, with link_utilisation's sums to the bit, and the bytes
+    // add up to what the ring moved.
+    const int p = 6;
+    const double cap = 100e9, alpha = 1e-6, n = 1e9;
+    std::vector<Topology> series{sw::testing::ring(p, cap, alpha, 0.0)};
+    series.back().links.push_back(sw::testing::make_link(0, 3, cap, 1.0));
+    series.push_back(series.back());
+    series.back().time_s = 0.01;
+    series.back().links[2].capacity_bps = cap / 2;
+    series.push_back(series.back());
+    series.back().time_s = 0.02;
+    series.back().links.erase(series.back().links.begin());
+    series.push_back(sw::testing::ring(p, cap, alpha, 0.03));
+    series.back().links.push_back(sw::testing::make_link(0, 3, cap, 1.0));
+    const auto s = sw::build_schedule(sw::CollectiveOp::all_reduce, sw::Algorithm::ring, p, n);
+    const auto run = [&](bool bytes_only) {
+        sw::NetworkClock clock(sw::topology_source(series));
+        if (bytes_only) clock.account_bytes_only();
+        sw::CollectiveEngine engine(clock, {});
+        const auto r = engine.run(s, sw::identity_placement(p), 0.0);
+        EXPECT_TRUE(r.completed);
+        EXPECT_GE(r.topology_changes, 2);
+        return std::pair{r.end_s, bytes_only ? clock.carried_links() : clock.link_utilisation(r.end_s)};
+    };
+    const auto [full_end, full] = run(false);
+    const auto [bytes_end, carried] = run(true);
+    EXPECT_EQ(full_end, bytes_end);
+    std::vector<sw::LinkUtilisation> nonzero;
+    double total = 0.0;
+    for (const auto& l : full)
+        if (l.bytes != 0.0) nonzero.push_back(l);
+    ASSERT_EQ(carried.size(), nonzero.size());
+    for (std::size_t i = 0; i < carried.size(); ++i) {
+        EXPECT_EQ(carried[i].source, nonzero[i].source);
+        EXPECT_EQ(carried[i].target, nonzero[i].target);
+        EXPECT_EQ(carried[i].bytes, nonzero[i].bytes);  // to the bit
+        total += carried[i].bytes;
+    }
+    EXPECT_LT(carried.size(), full.size());  // links that carried nothing are left out
+    // A ring all-reduce sends 2(p − 1)/p · n from each rank; a rerouted transfer crosses more links.
+    EXPECT_GE(total, 2.0 * (p - 1) * n * (1.0 - 1e-12));
+}
