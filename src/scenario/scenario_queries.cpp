@@ -111,16 +111,16 @@ RunEstimate estimate_run(const Scenario& sc, std::size_t satellites) {
     e.cpu_s = satellite_samples * seconds;
     // A constellation's training beyond its satellites' share: any cluster's link change starts a
     // keyframe of the merged fabric, and the algorithms route and re-solve their collectives across
-    // the clusters at each, so the cost grows as clusters^2.5, mostly DiLoCo's and NoLoCo's outer
-    // syncs. Measured with /usr/bin/time (2-core VM, one thread; constellation-4x81 100 km apart):
-    // at 64 clusters for 600 s, 8 CPU-s for diloco or noloco alone beyond the run without them and
-    // 0.4 s each for ring and hierarchical (4–48 clusters follow clusters^2.5 within 1.6x); one orbit
-    // with the four and 20 trials took 304 CPU-s and 2.8 GB (routes and replayed keyframes kept).
+    // the clusters at each, mostly DiLoCo's and NoLoCo's outer syncs; counted as clusters^2.5 ×
+    // duration. Measured with /usr/bin/time (2-core VM; constellation-4x81 100 km apart, the four
+    // algorithms, 600 s, no radiation or output files): 0.29, 1.03, 1.71, 8.05 and 48.7 CPU-s at 4,
+    // 16, 32, 64 and 128 clusters; one orbit at 64 clusters with 20 trials, see
+    // ConstellationScenario.RunEstimateGrowsWithTheClustersAsMeasuredAndRefusesTheLargest.
     if (sc.constellation.enabled && sc.workload.enabled && !sc.inference.enabled) {
         const double growth = std::pow(static_cast<double>(sc.constellation.clusters.size()), 2.5) * sc.duration_s;
         double per_growth_s = 0.0;
         for (const auto algorithm : sc.constellation.algorithms)
-            per_growth_s += algorithm == workloads::ClusterAlgorithm::diloco || algorithm == workloads::ClusterAlgorithm::noloco ? 4.6e-7 : 2e-8;
+            per_growth_s += algorithm == workloads::ClusterAlgorithm::diloco || algorithm == workloads::ClusterAlgorithm::noloco ? 1.6e-7 : 7e-9;
         e.cpu_s += per_growth_s * growth;
         e.memory_bytes += 12.0 * growth;
     }
