@@ -609,6 +609,19 @@ void expect_same_summary(const sw::ServingSummary& a, const sw::ServingSummary& 
     EXPECT_EQ(a.gateway_egress_peak_bps, b.gateway_egress_peak_bps);
 }
 
+// On a ring of 6: two prefill and two decode instances of two satellites, ~250-token prompts and ~20-token
+// outputs at rate_per_s until end_s, under crashes every 11 s (15 s each, satellite k mod 6).
+sw::ServingConfig crashing_ring_config(double rate_per_s, double end_s) {
+    auto c = round_config(2, 2);
+    c.engines.decode.satellites_per_instance = 2;
+    c.requests.rate_per_s = rate_per_s;
+    c.requests.prompt = {sw::LengthKind::lognormal, 250, 0.5};
+    c.requests.output = {sw::LengthKind::lognormal, 20, 0.5};
+    c.end_s = end_s;
+    for (int k = 0; 11.0 * k < end_s; ++k) c.outages.push_back(sw::SatelliteOutage{11.0 * k, 11.0 * k + 15.0, k % 6});
+    return c;
+}
+
 }  // namespace
 
 TEST(ServingSink, StreamedRecordsAndSummaryAreThoseOfTheRunThatKeepsThem) {
@@ -617,15 +630,9 @@ TEST(ServingSink, StreamedRecordsAndSummaryAreThoseOfTheRunThatKeepsThem) {
     // requests are requeued and lost, and finish out of arrival order. Handed over in blocks of 7 and of the
     // default size, and kept: the same records in the same order, and the same summary, to the bit.
     const Topology ring = sw::testing::ring(6, 80e6, 0.001);
-    auto c = round_config(2, 2);
-    c.engines.decode.satellites_per_instance = 2;
-    c.requests.rate_per_s = 2.0;
-    c.requests.prompt = {sw::LengthKind::lognormal, 250, 0.5};
-    c.requests.output = {sw::LengthKind::lognormal, 20, 0.5};
-    c.end_s = 3000.0;
+    auto c = crashing_ring_config(2.0, 3000.0);
     c.cluster_of = {0, 0, 0, 1, 1, 1};
     c.egress_bin_s = 100.0;
-    for (int k = 0; k < 273; ++k) c.outages.push_back(sw::SatelliteOutage{11.0 * k, 11.0 * k + 15.0, k % 6});
     const auto kept = sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&ring, 1)));
     ASSERT_GT(kept.requests.size(), 4096u);
     EXPECT_GT(kept.summary.requeued_requests, 10);
@@ -712,14 +719,8 @@ TEST(ServingQueueLimit, OverloadWithCrashesHoldsAtMostTheLimitAndAccountsForEver
     // held never exceed the limit (crashes requeue and lose, never admit), every arrival is completed,
     // unfinished, lost or dropped, and streaming the records (blocks of 7) changes nothing.
     const Topology ring = sw::testing::ring(6, 80e6, 0.001);
-    auto c = round_config(2, 2);
-    c.engines.decode.satellites_per_instance = 2;
-    c.requests.rate_per_s = 200.0;
-    c.requests.prompt = {sw::LengthKind::lognormal, 250, 0.5};
-    c.requests.output = {sw::LengthKind::lognormal, 20, 0.5};
-    c.end_s = 300.0;
+    auto c = crashing_ring_config(200.0, 300.0);
     c.max_queued_requests = 50;
-    for (int k = 0; k < 27; ++k) c.outages.push_back(sw::SatelliteOutage{11.0 * k, 11.0 * k + 15.0, k % 6});
     const auto kept = sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&ring, 1)));
     const auto& s = kept.summary;
     EXPECT_NEAR(static_cast<double>(s.arrived), 200.0 * 300.0, 5.0 * std::sqrt(200.0 * 300.0));
