@@ -104,6 +104,22 @@ int run_and_publish(const RunOptions& o, const scenario::Scenario& sc, const fs:
                          stopped.c_str());
             if (o.strict) return exit_cannot_train;
         }
+        // Requests dropped on arrival, the queue full: the run served less than was asked of it.
+        if (const auto in = j.find("inference"); in != j.end() && in->is_object() && in->contains("routings")) {
+            std::string dropped;
+            for (const auto& [name, r] : (*in)["routings"].items())
+                if (const auto n = r.value("dropped", std::int64_t{0}); n > 0)
+                    dropped += (dropped.empty() ? "" : ", ") + std::to_string(n) + " of " +
+                               std::to_string(r.value("arrived", std::int64_t{0})) + " (" + name + ")";
+            if (!dropped.empty()) {
+                std::fprintf(stderr,
+                             "skyfabric: warning: requests dropped on arrival, %lld already held "
+                             "(workload.inference.max_queued_requests): %s; the arrivals outpace the engines "
+                             "(inference.routings.*.dropped in summary.json)\n",
+                             static_cast<long long>(in->value("max_queued_requests", std::int64_t{0})), dropped.c_str());
+                if (o.strict) return exit_cannot_train;
+            }
+        }
         return exit_ok;
     }
     std::fprintf(stderr, "skyfabric: run stopped: %s (outputs so far are in %s, marked incomplete)\n",
@@ -217,7 +233,7 @@ int main(int argc, char** argv) {
     run_cmd->add_flag("--force", run.force, "Overwrite a folder that already holds a complete run");
     run_cmd->add_flag("--strict", run.strict,
                       "Exit 3 when the run completes but its training job could not train (a collective or, in a constellation, an "
-                      "outer sync found no path)");
+                      "outer sync found no path), or its serving dropped requests (the queue full)");
     add_threads_option(*run_cmd, run.threads);
     add_yes_flag(*run_cmd, run.yes);
 

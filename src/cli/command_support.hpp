@@ -13,7 +13,7 @@ namespace skyfabric::cli {
 constexpr int exit_ok = 0;
 constexpr int exit_run_failure = 1;
 constexpr int exit_bad_input = 2;
-constexpr int exit_cannot_train = 3;  // run --strict: the run completed but its job could not train
+constexpr int exit_cannot_train = 3;  // run --strict: the run completed but its job could not train, or its serving dropped requests
 constexpr int exit_interrupted = 130;
 
 // `--set KEY.PATH=VALUE`, one override per use (repeat it for more): it never takes the

@@ -210,6 +210,13 @@ void Hdf5File::set_attribute(const std::string& object_path, const std::string& 
     H5Oclose(object);
 }
 
+void Hdf5File::set_attribute(const std::string& object_path, const std::string& name, std::int64_t value) {
+    const hid_t object = H5Oopen(file_, object_path.c_str(), H5P_DEFAULT);
+    if (object < 0) throw OutputError("HDF5: no object " + object_path);
+    write_scalar_attribute(object, name, H5T_NATIVE_INT64, value);
+    H5Oclose(object);
+}
+
 void Hdf5File::set_enum_names(const std::string& dataset_path, const std::string& name, const std::string& names) {
     set_attribute(dataset_path, name, names);
     // The same list as CF-1.8 flags: flag_values in the dataset's own type, flag_meanings

@@ -74,6 +74,7 @@ public:
     void set_attribute_bool(const std::string& name, bool value);
     void set_attribute(const std::string& object_path, const std::string& name, const std::string& value);
     void set_attribute(const std::string& object_path, const std::string& name, double value);
+    void set_attribute(const std::string& object_path, const std::string& name, std::int64_t value);
     // An enum's names, "0=ok,1=rerouted,...", as the attribute `name` and as CF flag_values /
     // flag_meanings on the dataset.
     void set_enum_names(const std::string& dataset_path, const std::string& name, const std::string& names);

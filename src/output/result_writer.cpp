@@ -288,6 +288,7 @@ void ResultWriter::begin(const simulation::RunSetup& setup) {
     compression_level_ = sc.output.compression_level;
     eci_ = sc.output.eci;
     ttft_slo_s_ = sc.inference.serving.ttft_slo_s;
+    max_queued_requests_ = sc.inference.serving.max_queued_requests;
     tpot_slo_s_ = sc.inference.serving.tpot_slo_s;
     file_ = std::make_unique<Hdf5File>(path_);
     write_provenance_attributes(*file_, provenance_of(sc.yaml_text));
@@ -572,8 +573,17 @@ void ResultWriter::end(const simulation::RunSummary& summary) {
     }
     if (summary.training) write_training(*file_, *summary.training);
     write_constellation(*file_, summary.constellation);
-    for (auto& table : request_tables_)
-        if (table) table->finish();
+    for (std::size_t k = 0; k < request_tables_.size(); ++k) {
+        if (!request_tables_[k]) continue;
+        request_tables_[k]->finish();
+        // The requests dropped on arrival (the queue full: inference.max_queued_requests), which have no row.
+        if (k < summary.inference.size()) {
+            const std::string group = k == 0 ? "/inference/requests"
+                                             : std::string("/inference/requests_") + workloads::to_string(summary.inference_routing[k]);
+            file_->set_attribute(group, "dropped", summary.inference[k].summary.dropped);
+            file_->set_attribute(group, "max_queued_requests", max_queued_requests_);
+        }
+    }
     request_tables_.clear();
     for (std::size_t k = 0; k < summary.inference.size(); ++k) {
         const auto routing = summary.inference_routing[k];

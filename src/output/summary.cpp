@@ -220,6 +220,9 @@ json serving_json(const workloads::ServingSummary& r, bool prfaas) {
         {"unfinished", r.unfinished},
         {"unservable", r.unservable},
         {"lost", r.lost},
+        {"dropped", r.dropped},
+        {"dropped_fraction", r.arrived > 0 ? static_cast<double>(r.dropped) / static_cast<double>(r.arrived) : 0.0},
+        {"peak_queued_requests", r.peak_queued_requests},
         {"requeued_requests", r.requeued_requests},
         {"instance_crashes", r.instance_crashes},
         {"instance_down_s", r.instance_down_s},
@@ -311,6 +314,7 @@ json inference_json(const scenario::Scenario& sc, const simulation::RunSummary& 
         {"dedicated_prefill_instances", v.dedicated_prefill_instances},
         {"ttft_slo_s", v.ttft_slo_s},
         {"tpot_slo_s", v.tpot_slo_s},
+        {"max_queued_requests", v.max_queued_requests},
         {"routing", workloads::to_string(s.inference_routing.front())},
         {"routings", routings},
     };

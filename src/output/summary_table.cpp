@@ -251,6 +251,11 @@ std::string summary_table(const nlohmann::json& j) {
         columns("unservable / unfinished", [&](const nlohmann::json& r) {
             return std::to_string(r["unservable"].get<std::int64_t>()) + " / " + std::to_string(r["unfinished"].get<std::int64_t>());
         });
+        // Arrived while max_queued_requests were held: counted, never served (older summaries have no count).
+        columns("dropped (queue full)", [&](const nlohmann::json& r) {
+            const auto dropped = r.value("dropped", std::int64_t{0});
+            return std::to_string(dropped) + (dropped > 0 ? num(nlohmann::json(100.0 * r.value("dropped_fraction", 0.0)), " (%.3g %%)") : "");
+        });
         if (j.contains("radiation") || j.contains("power")) {
             columns("lost / requeued", [&](const nlohmann::json& r) {
                 return std::to_string(r["lost"].get<std::int64_t>()) + " / " + std::to_string(r["requeued_requests"].get<std::int64_t>());

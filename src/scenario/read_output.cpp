@@ -69,7 +69,9 @@ void check_run_size(Section& top, const Scenario& sc, std::size_t satellites) {
         arrivals.fail(sc.inference.serving.trace.empty() ? "rate_per_s" : "trace",
                       estimate + " (or lower the arrival rate to what the engines serve, " +
                           format_count(workloads::sustainable_request_rate_per_s(sc.inference.serving, sc.inference.accelerator)) +
-                          " requests/s, add engines, or shorten the run)");
+                          " requests/s, lower workload.inference.max_queued_requests, now " +
+                          std::to_string(sc.inference.serving.max_queued_requests) +
+                          ", the requests held beyond what the engines serve, add engines, or shorten the run)");
     }
     if (sc.fabric) top.fail("topology", estimate + " (or use fewer ranks, or shorten the run)");
     // Many clusters: the constellation's training grows as clusters^2.5 (estimate_run).

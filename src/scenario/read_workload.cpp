@@ -137,6 +137,7 @@ InferenceConfig read_inference(Section s, const std::string& source_name, std::u
         v.engines.max_tokens = e.integer("max_tokens", 0, std::numeric_limits<std::int64_t>::max() / 4, 0);
         e.finish();
     }
+    v.max_queued_requests = in.integer("max_queued_requests", 1, std::int64_t{1000000000000}, v.max_queued_requests);
     v.routing = in.choice("routing", workloads::serving_routing_names, workloads::ServingRouting::local);
     c.compare_routing = in.boolean("compare_routing", false);
     const bool dedicated = v.routing == workloads::ServingRouting::prfaas || c.compare_routing;

@@ -107,7 +107,9 @@ RunEstimate estimate_run(const Scenario& sc, std::size_t satellites) {
         bytes += sc.workload.enabled ? 26.0 + 12.0 * doublings : 16.0;
         seconds += (1.2 + 0.6 * doublings) * 1e-6;
     }
-    e.memory_bytes = 40e6 + (orbital ? 6e3 * n : 0.0) + satellite_samples * bytes;
+    // A synthetic fabric's run (no propagator, no orbital outputs) takes less for the program: 13–17 MB
+    // measured (smoke.yaml on ring:p=8 and torus2d:x=32,y=32; serving-two-datacentres), 20 MB counted.
+    e.memory_bytes = (orbital ? 40e6 : 20e6) + (orbital ? 6e3 * n : 0.0) + satellite_samples * bytes;
     e.cpu_s = satellite_samples * seconds;
     // A constellation's training beyond its satellites' share: any cluster's link change starts a
     // keyframe of the merged fabric, and the algorithms route and re-solve their collectives across
@@ -141,22 +143,32 @@ RunEstimate estimate_run(const Scenario& sc, std::size_t satellites) {
         const auto& v = sc.inference.serving;
         const double requests = v.trace.empty() ? v.requests.rate_per_s * sc.duration_s : static_cast<double>(v.trace.size());
         const double routings = sc.inference.compare_routing ? 2.0 : 1.0;
-        e.cpu_s += 8.5e-6 * requests * routings;
-        // result.h5's request table, one row per request and routing (src/output/request_table.cpp):
-        // 10 float64 and 8 int32 columns, 112 B before compression (a day of serving-4x81, 2 × 863,868
-        // requests, stored 136 MB of them: 79 B a row once the int32 columns deflate).
-        if (sc.output.hdf5) e.output_bytes += 112.0 * requests * routings;
-        // Memory that grows with the input (the routings run one after another, so one of them):
-        // each trace row as text while it is read and as a request kept for every routing, ~120 B
-        // (a 10^7-row trace took 1 GB to validate); each request's TTFT and TPOT kept for the exact
-        // percentiles, 24 B with the vectors' growth; and, when arrivals outpace what the engines
-        // can serve (workloads::sustainable_request_rate_per_s), the backlog that piles up: every
-        // request held in flight, its record, queue entry and state, ~350 B (1e5 requests/s for 60 s on
-        // serving-two-datacentres, which serves 25/s: 2.38 GB measured, 2.3 GB estimated).
+        // When arrivals outpace what the engines can serve (workloads::sustainable_request_rate_per_s), a
+        // backlog piles up, held up to max_queued_requests; the arrivals beyond it are dropped (counted, not
+        // held). Served: what the engines finish; held: the backlog, bounded; admitted: both, the rows written.
         const double arrival_rate = v.trace.empty() ? v.requests.rate_per_s : requests / std::max(sc.duration_s, 1e-9);
         const double served_rate = workloads::sustainable_request_rate_per_s(v, sc.inference.accelerator);
-        const double backlog = std::min(requests, std::max(0.0, arrival_rate - served_rate) * sc.duration_s);
-        e.memory_bytes += 120.0 * static_cast<double>(v.trace.size()) + 24.0 * requests + 350.0 * backlog;
+        const double served = std::min(requests, served_rate * sc.duration_s);
+        const double held = std::min({requests - served, std::max(0.0, arrival_rate - served_rate) * sc.duration_s,
+                                      static_cast<double>(v.max_queued_requests)});
+        const double admitted = served + held;
+        const double dropped = std::max(0.0, requests - admitted);
+        // CPU: each request served ~8.5 µs (a day of serving-4x81: ~15 CPU-seconds for 2 × 863,868), each held
+        // ~1 µs (queued, never served), each dropped ~0.13 µs (its draw and count: 1e5 and 1e6 requests/s for
+        // 60 s on serving-two-datacentres, both routings, 1.9 and 15.4 s measured with /usr/bin/time).
+        e.cpu_s += (8.5e-6 * served + 1e-6 * held + 0.13e-6 * dropped) * routings;
+        // result.h5's request table, one row per admitted request and routing (src/output/request_table.cpp):
+        // 10 float64 and 8 int32 columns, 112 B before compression (a day of serving-4x81, 2 × 863,868
+        // requests, stored 136 MB of them: 79 B a row once the int32 columns deflate). Dropped: no row.
+        if (sc.output.hdf5) e.output_bytes += 112.0 * admitted * routings;
+        // Memory that grows with the input (the routings run one after another, so one of them):
+        // each trace row as text while it is read and as a request kept for every routing, ~120 B
+        // (a 10^7-row trace took 1 GB to validate); each admitted request's TTFT and TPOT kept for the exact
+        // percentiles, 24 B with the vectors' growth; and each request held, its record, queue entry,
+        // event and state, ~350 B (1e5 requests/s for 60 s on serving-two-datacentres, which serves 25/s:
+        // unbounded, 2.38 GB measured for 2.3 GB estimated; at the default 10,000 held, 23 MB measured
+        // for 24 MB estimated, and 21 MB at 1e6/s).
+        e.memory_bytes += 120.0 * static_cast<double>(v.trace.size()) + 24.0 * admitted + 350.0 * held;
         const double compute_s = workloads::compute_time_per_step_s(sc.workload.job, sc.workload.accelerator);
         if (workloads_share_fabric(sc) && compute_s > 0.0 && sc.workload.job.data_parallel > 1) {
             const auto& w = sc.workload;

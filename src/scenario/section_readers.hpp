@@ -132,12 +132,13 @@ inline constexpr std::array<FieldKey, 10> training_job_keys{{
     {"moe.expert_parameters", "moe.expert_parameters"},
 }};
 // workloads::check(ServingConfig), in `workload.inference`.
-inline constexpr std::array<FieldKey, 5> serving_keys{{
+inline constexpr std::array<FieldKey, 6> serving_keys{{
     {"engines.prefill.instances", "engines.prefill.instances"},
     {"engines.prefill.satellites_per_instance", "engines.prefill.satellites_per_instance"},
     {"engines.decode.instances", "engines.decode.instances"},
     {"engines.decode.satellites_per_instance", "engines.decode.satellites_per_instance"},
     {"dedicated_prefill_instances", "dedicated_prefill_instances"},
+    {"max_queued_requests", "max_queued_requests"},
 }};
 // workloads::check_fits(ServingConfig, Accelerator), in `workload.inference`.
 inline constexpr std::array<FieldKey, 3> serving_fit_keys{{

@@ -164,7 +164,7 @@ f = h5py.File(out + '/result.h5', 'r')
 requeued = 0
 for group, routing in [('inference/requests', 'prfaas'), ('inference/requests_local', 'local')]:
     r = s['inference']['routings'][routing]
-    assert r['arrived'] == r['completed'] + r['unfinished'] + r['unservable'] + r['lost'], r
+    assert r['arrived'] == r['completed'] + r['unfinished'] + r['unservable'] + r['lost'] + r['dropped'], r
     g = f[group]
     status, requeues = g['status'][:], g['requeues'][:]
     assert len(status) == r['arrived']
@@ -195,7 +195,7 @@ assert s['power']['compute_lost_s'] > 0, s['power']
 for routing, r in s['inference']['routings'].items():
     # At most every one of the 20 instances for the whole run.
     assert 0 < r['instance_throttled_s'] <= 20 * 3000.0, r['instance_throttled_s']
-    assert r['arrived'] == r['completed'] + r['unfinished'] + r['unservable'] + r['lost'], r
+    assert r['arrived'] == r['completed'] + r['unfinished'] + r['unservable'] + r['lost'] + r['dropped'], r
 print('ok')
 )";
     expect_check_passes(dir, script);

@@ -194,6 +194,8 @@ TEST(SettingsCheck, Serving) {
                  prfaas + "      prefill: { instances: 2 }\n      decode: { instances: 1, satellites_per_instance: 0 }\n"},
                 {"dedicated_prefill_instances", [](S& s) { s.dedicated_prefill_instances = 2; },
                  groups + "      prefill: { instances: 2 }\n    dedicated_prefill_instances: 2\n"},
+                {"max_queued_requests", [](S& s) { s.max_queued_requests = 0; },
+                 groups + "      prefill: { instances: 2 }\n    max_queued_requests: 0\n"},
             });
 }
 

@@ -247,16 +247,21 @@ TEST(InferenceScenario, OutputEstimateCountsTheRequestTable) {
     // whose request table is tens of MB. A million requests in 100 s at 10,000 per second, both
     // routings (serving-4x81 compares them): the request tables hold 2 × 1e6 rows of 10 float64 and
     // 8 int32 columns (src/output/request_table.cpp), 224 MB before compression, on top of the
-    // samples' series (as at 1 request per second); without HDF5 output none of it.
+    // samples' series (as at 1 request per second); without HDF5 output none of it. The engines serve
+    // far fewer: every request is held (and written) only with a queue limit above the backlog.
     namespace sc = skyfabric::scenario;
     const std::string path = std::string(SKYFABRIC_SOURCE_DIR) + "/scenarios/serving-4x81.yaml";
-    const auto busy = load_scenario_file(path, {{"duration_s", "100"}, {"workload.inference.arrivals.rate_per_s", "10000"}});
+    const auto busy = load_scenario_file(path, {{"duration_s", "100"}, {"workload.inference.arrivals.rate_per_s", "10000"},
+                                                {"workload.inference.max_queued_requests", "10000000"}});
     const auto idle = load_scenario_file(path, {{"duration_s", "100"}, {"workload.inference.arrivals.rate_per_s", "1"}});
     ASSERT_TRUE(busy.inference.compare_routing);
     const double rows = 2.0 * (1e6 - 100.0), row_bytes = 10 * 8 + 8 * 4;
     EXPECT_NEAR(sc::estimate_run(busy, 324).output_bytes - sc::estimate_run(idle, 324).output_bytes, rows * row_bytes, 1.0);
     EXPECT_NE(sc::describe(sc::estimate_run(busy, 324)).find("of output"), std::string::npos);
     EXPECT_GT(sc::estimate_run(busy, 324).output_bytes, 224e6);
+    // At the default limit (10,000 held) the arrivals beyond it are dropped, without a row: a tenth as many.
+    const auto bounded = load_scenario_file(path, {{"duration_s", "100"}, {"workload.inference.arrivals.rate_per_s", "10000"}});
+    EXPECT_LT(sc::estimate_run(bounded, 324).output_bytes, 0.1 * sc::estimate_run(busy, 324).output_bytes);
     const auto no_hdf5 = load_scenario_file(path, {{"duration_s", "100"}, {"workload.inference.arrivals.rate_per_s", "10000"},
                                                    {"output.hdf5", "false"}, {"output.vtk", "false"}});
     EXPECT_LT(sc::estimate_run(no_hdf5, 324).output_bytes, 1e6);

@@ -585,6 +585,8 @@ void expect_same_summary(const sw::ServingSummary& a, const sw::ServingSummary& 
     EXPECT_EQ(a.unfinished, b.unfinished);
     EXPECT_EQ(a.unservable, b.unservable);
     EXPECT_EQ(a.lost, b.lost);
+    EXPECT_EQ(a.dropped, b.dropped);
+    EXPECT_EQ(a.peak_queued_requests, b.peak_queued_requests);
     EXPECT_EQ(a.requeued_requests, b.requeued_requests);
     EXPECT_EQ(a.instance_crashes, b.instance_crashes);
     EXPECT_EQ(a.instance_down_s, b.instance_down_s);
@@ -607,6 +609,19 @@ void expect_same_summary(const sw::ServingSummary& a, const sw::ServingSummary& 
     EXPECT_EQ(a.gateway_egress_peak_bps, b.gateway_egress_peak_bps);
 }
 
+// On a ring of 6: two prefill and two decode instances of two satellites, ~250-token prompts and ~20-token
+// outputs at rate_per_s until end_s, under crashes every 11 s (15 s each, satellite k mod 6).
+sw::ServingConfig crashing_ring_config(double rate_per_s, double end_s) {
+    auto c = round_config(2, 2);
+    c.engines.decode.satellites_per_instance = 2;
+    c.requests.rate_per_s = rate_per_s;
+    c.requests.prompt = {sw::LengthKind::lognormal, 250, 0.5};
+    c.requests.output = {sw::LengthKind::lognormal, 20, 0.5};
+    c.end_s = end_s;
+    for (int k = 0; 11.0 * k < end_s; ++k) c.outages.push_back(sw::SatelliteOutage{11.0 * k, 11.0 * k + 15.0, k % 6});
+    return c;
+}
+
 }  // namespace
 
 TEST(ServingSink, StreamedRecordsAndSummaryAreThoseOfTheRunThatKeepsThem) {
@@ -615,15 +630,9 @@ TEST(ServingSink, StreamedRecordsAndSummaryAreThoseOfTheRunThatKeepsThem) {
     // requests are requeued and lost, and finish out of arrival order. Handed over in blocks of 7 and of the
     // default size, and kept: the same records in the same order, and the same summary, to the bit.
     const Topology ring = sw::testing::ring(6, 80e6, 0.001);
-    auto c = round_config(2, 2);
-    c.engines.decode.satellites_per_instance = 2;
-    c.requests.rate_per_s = 2.0;
-    c.requests.prompt = {sw::LengthKind::lognormal, 250, 0.5};
-    c.requests.output = {sw::LengthKind::lognormal, 20, 0.5};
-    c.end_s = 3000.0;
+    auto c = crashing_ring_config(2.0, 3000.0);
     c.cluster_of = {0, 0, 0, 1, 1, 1};
     c.egress_bin_s = 100.0;
-    for (int k = 0; k < 273; ++k) c.outages.push_back(sw::SatelliteOutage{11.0 * k, 11.0 * k + 15.0, k % 6});
     const auto kept = sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&ring, 1)));
     ASSERT_GT(kept.requests.size(), 4096u);
     EXPECT_GT(kept.summary.requeued_requests, 10);
@@ -655,4 +664,77 @@ TEST(ServingSink, StreamedRecordsAndSummaryAreThoseOfTheRunThatKeepsThem) {
         expect_same_summary(r.summary, kept.summary);
         EXPECT_EQ(r.gateway_egress_bps, kept.gateway_egress_bps);
     }
+}
+
+TEST(ServingQueueLimit, ArrivalsWhileTheLimitIsHeldAreDroppedNotQueued) {
+    // One prefill and one decode instance on a 1 Tbit/s link: a prompt of 1000 tokens prefills in
+    // 2 · 1e9 · 1000 / 1e12 = 2 s and its 1e6 B of KV take 8 µs; one output token, so a request is
+    // complete when its cache lands. At most 2 held (admitted, not yet complete):
+    //   A 0.0  admitted (1 held), prefill [0, 2], complete at 2 + 8 µs
+    //   B 0.1  admitted (2 held), prefill [2, 4], complete at 4 + 8 µs
+    //   C 0.2, D 0.3, E 1.0  dropped (2 held)
+    //   F 2.5  admitted (A done: 1 held, then 2), prefill [4, 6]
+    //   G 3.0  dropped
+    //   H 4.1  admitted (B done), prefill [6, 8]
+    // 8 arrived, 4 dropped, 4 completed; the records are A, B, F, H (ids 0, 1, 5, 7).
+    const Topology link = sw::testing::ring(2, 1e12, 0.0);
+    auto c = round_config(1, 1);
+    c.ttft_slo_s = 10.0;  // every completed request meets it
+    const double arrivals[] = {0.0, 0.1, 0.2, 0.3, 1.0, 2.5, 3.0, 4.1};
+    for (std::int64_t k = 0; k < 8; ++k) c.trace.push_back(request(k, arrivals[k], 1000, 1));
+    c.max_queued_requests = 2;
+    const auto r = sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&link, 1)));
+    EXPECT_EQ(r.summary.arrived, 8);
+    EXPECT_EQ(r.summary.dropped, 4);
+    EXPECT_EQ(r.summary.completed, 4);
+    EXPECT_EQ(r.summary.unfinished, 0);
+    EXPECT_EQ(r.summary.peak_queued_requests, 2);
+    ASSERT_EQ(r.requests.size(), 4u);
+    const std::int64_t ids[] = {0, 1, 5, 7};
+    const double starts[] = {0.0, 2.0, 4.0, 6.0};
+    for (std::size_t k = 0; k < 4; ++k) {
+        EXPECT_EQ(r.requests[k].request.id, ids[k]);
+        EXPECT_EQ(r.requests[k].status, sw::RequestStatus::completed);
+        EXPECT_NEAR(r.requests[k].prefill_start_s, starts[k], 1e-9);
+    }
+    // The dropped ones are misses: 4 met over 8 decided.
+    EXPECT_DOUBLE_EQ(r.summary.slo_attainment, 0.5);
+    // Without the limit (the default, 10,000) every request is served, in turn.
+    c.max_queued_requests = sw::ServingConfig{}.max_queued_requests;
+    const auto all = sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&link, 1)));
+    EXPECT_EQ(all.summary.dropped, 0);
+    EXPECT_EQ(all.summary.completed, 8);
+    EXPECT_EQ(all.summary.peak_queued_requests, 6);  // A–E by 1 s; A done at 2 s; F, G by 3 s: B–G
+    // Queued, G and H wait longer: prefills [12, 14] and [14, 16], TTFT 11 and 11.9 s > 10 s. 6 of 8 met.
+    EXPECT_DOUBLE_EQ(all.summary.slo_attainment, 0.75);
+    // A limit below 1 is refused by name.
+    c.max_queued_requests = 0;
+    const auto problems = sw::check(c);
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_EQ(problems.front().key, "max_queued_requests");
+}
+
+TEST(ServingQueueLimit, OverloadWithCrashesHoldsAtMostTheLimitAndAccountsForEveryRequest) {
+    // 200 requests/s for engines that serve a few a second, instances crashing on and off: the requests
+    // held never exceed the limit (crashes requeue and lose, never admit), every arrival is completed,
+    // unfinished, lost or dropped, and streaming the records (blocks of 7) changes nothing.
+    const Topology ring = sw::testing::ring(6, 80e6, 0.001);
+    auto c = crashing_ring_config(200.0, 300.0);
+    c.max_queued_requests = 50;
+    const auto kept = sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&ring, 1)));
+    const auto& s = kept.summary;
+    EXPECT_NEAR(static_cast<double>(s.arrived), 200.0 * 300.0, 5.0 * std::sqrt(200.0 * 300.0));
+    EXPECT_GT(s.dropped, s.arrived / 2);
+    EXPECT_GT(s.lost + s.requeued_requests, 0);
+    EXPECT_EQ(s.peak_queued_requests, 50);
+    EXPECT_LE(s.unfinished, 50);
+    EXPECT_EQ(s.arrived, s.completed + s.unfinished + s.unservable + s.lost + s.dropped);
+    ASSERT_EQ(static_cast<std::int64_t>(kept.requests.size()), s.arrived - s.dropped);
+    for (std::size_t k = 1; k < kept.requests.size(); ++k) EXPECT_LT(kept.requests[k - 1].request.id, kept.requests[k].request.id);
+    std::vector<sw::RequestRecord> streamed;
+    const sw::RequestSink sink{[&](std::span<const sw::RequestRecord> rows) { streamed.insert(streamed.end(), rows.begin(), rows.end()); }, 7};
+    const auto r = sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&ring, 1)), sink);
+    ASSERT_EQ(streamed.size(), kept.requests.size());
+    for (std::size_t k = 0; k < streamed.size(); ++k) expect_same_record(streamed[k], kept.requests[k]);
+    expect_same_summary(r.summary, kept.summary);
 }

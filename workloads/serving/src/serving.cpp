@@ -147,6 +147,20 @@ public:
             }
             arrive(next, now);
             next = next_request();
+            // Full: every arrival before anything else happens is dropped, without a turn of the loop each
+            // (a stream far above what the engines serve spends its time here). They change nothing but the
+            // counts, so `now` stays: the next turn moves the shards over the whole interval. The rates hold
+            // (not dirty), so the first drain is still t_drain; the arrival may have scheduled an event.
+            if (held_ >= c_.max_queued_requests && !dirty_) {
+                const double t_next_event = events_.empty() ? inf : events_.top().time_s;
+                const double until = std::min({t_drain, t_next_event, t_topology, t_outage, t_compute, c_.end_s});
+                for (std::uint64_t k = 1; next.arrival_s < until; ++k) {
+                    if (k % 4096 == 0 && c_.stop && c_.stop->load(std::memory_order_relaxed)) break;
+                    ++summary_.arrived;
+                    ++summary_.dropped;
+                    next = next_request();
+                }
+            }
         }
         return finish();
     }
@@ -308,11 +322,18 @@ private:
 
     static std::int64_t tokens_needed(const RequestRecord& rec) { return rec.request.prompt_tokens + rec.request.output_tokens; }
 
+    // A request arriving while max_queued_requests are held is dropped: counted, no record. Otherwise it
+    // takes the window's next slot (slots count the records, so they skip the dropped requests' ids).
     void arrive(const Request& r, double now) {
+        ++summary_.arrived;
+        if (held_ >= c_.max_queued_requests) {
+            ++summary_.dropped;
+            return;
+        }
         if (sink_) hand_over_final();
         RequestRecord rec;
         rec.request = r;
-        ++summary_.arrived;
+        const auto slot = static_cast<std::int64_t>(slots_++);
         generation_.push_back(0);
         if (tokens_needed(rec) > capacity_tokens_) {
             rec.status = RequestStatus::unservable;
@@ -320,8 +341,9 @@ private:
             return;
         }
         records_.push_back(rec);
+        summary_.peak_queued_requests = std::max(summary_.peak_queued_requests, ++held_);
         if (c_.routing == ServingRouting::prfaas && r.uncached_tokens() > c_.threshold_tokens) ++summary_.prefill_routed_dedicated;
-        if (!assign(r.id, now)) lose(r.id);
+        if (!assign(slot, now)) lose(slot);
     }
 
     // Queues the request for a prefill, then its decode: the eligible live prefill instance free first (FCFS
@@ -379,6 +401,7 @@ private:
     void lose(std::int64_t id) {
         detach(id);
         records_[static_cast<std::size_t>(id)].status = RequestStatus::lost;
+        --held_;
     }
 
     void count_requeue(RequestRecord& rec) {
@@ -560,6 +583,7 @@ private:
     void complete(RequestRecord& rec, DecodeInstance& inst, double now) {
         rec.status = RequestStatus::completed;
         rec.finish_s = now;
+        --held_;
         inst.assigned_tokens -= rec.request.prompt_tokens + rec.request.output_tokens;
     }
 
@@ -665,7 +689,9 @@ private:
     detail::IdWindow<std::int32_t> generation_;     // per request in the window (serving_records.hpp)
     std::vector<std::int32_t> decode_generation_;   // per decode instance
     std::vector<DecodeInstance> decode_;
-    detail::IdWindow<RequestRecord> records_;
+    detail::IdWindow<RequestRecord> records_;       // by slot: the admitted requests in arrival order
+    std::size_t slots_ = 0;                         // records ever pushed
+    std::int64_t held_ = 0;                         // admitted, not yet completed or lost (max_queued_requests)
     const RequestSink* sink_ = nullptr;
     std::size_t ready_ = 0;  // final records at the window's front
     detail::RequestTally tally_;

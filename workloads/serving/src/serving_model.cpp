@@ -197,6 +197,7 @@ physics::SettingsProblems check(const ServingConfig& c) {
     at_least_one("engines.prefill.satellites_per_instance", e.prefill.satellites_per_instance);
     at_least_one("engines.decode.instances", e.decode.instances);
     at_least_one("engines.decode.satellites_per_instance", e.decode.satellites_per_instance);
+    if (c.max_queued_requests < 1) problems.push_back({"max_queued_requests", "must be at least 1"});
     if (c.routing != ServingRouting::prfaas) return problems;
     if (e.prefill.instances < 2)
         problems.push_back({"engines.prefill.instances", "prfaas needs at least 2 prefill instances: the dedicated group and at "

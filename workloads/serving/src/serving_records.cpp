@@ -37,7 +37,9 @@ void RequestTally::fill(ServingSummary& s) {
     s.lost = lost_;
     s.ttft_s = percentiles_of(ttft_s_);
     s.tpot_s = percentiles_of(tpot_s_);
-    s.slo_attainment = decided_ > 0 ? static_cast<double>(met_) / static_cast<double>(decided_) : 0.0;
+    // Dropped requests (s.dropped, counted by the engine: they have no record) are misses.
+    const std::int64_t decided = decided_ + s.dropped;
+    s.slo_attainment = decided > 0 ? static_cast<double>(met_) / static_cast<double>(decided) : 0.0;
 }
 
 Percentiles percentiles_of(std::vector<double>& values) {

@@ -41,7 +41,7 @@ class RequestTally {
 public:
     RequestTally(double ttft_slo_s, double tpot_slo_s, double end_s) : ttft_slo_s_(ttft_slo_s), tpot_slo_s_(tpot_slo_s), end_s_(end_s) {}
     void add(const RequestRecord& r);
-    // Counts by status, TTFT and TPOT percentiles and SLO attainment, into `s`.
+    // Counts by status, TTFT and TPOT percentiles and SLO attainment (s.dropped, already set, as misses), into `s`.
     void fill(ServingSummary& s);
 
 private:

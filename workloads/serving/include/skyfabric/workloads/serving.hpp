@@ -219,6 +219,12 @@ struct ServingConfig {
     // A training job on the same fabric (empty rank_nodes: none). With requests.rate_per_s 0 and no trace,
     // the training runs alone on the engine: the baseline of the interference.
     SharedTraining training;
+    // The most requests held at once: admitted and not yet final (waiting for or in a prefill, their KV
+    // cache in transfer, waiting for or in a decode batch). A request arriving while this many are held is
+    // dropped: counted (ServingSummary::dropped), never queued, never a record. So what the run holds is
+    // bounded by this, not by the arrivals, however far they outpace the engines. The default is far above
+    // what the shipped scenarios hold at once (a few hundred): they drop nothing.
+    std::int64_t max_queued_requests = 10000;
     // Polled every few hundred events (a user's Ctrl-C; the library reads it, never sets it): once set,
     // the run ends at the current event, what is in flight unfinished, and ServingResult::stopped says so.
     const std::atomic<bool>* stop = nullptr;
@@ -281,7 +287,10 @@ struct ServingSummary {
     std::int64_t completed = 0;
     std::int64_t unfinished = 0;
     std::int64_t unservable = 0;
-    std::int64_t lost = 0;               // arrived = completed + unfinished + unservable + lost
+    std::int64_t lost = 0;
+    std::int64_t dropped = 0;            // arrived while max_queued_requests were held: no record, a miss for the SLO
+    // arrived = completed + unfinished + unservable + lost + dropped
+    std::int64_t peak_queued_requests = 0;  // the most held at once (max_queued_requests' count)
     std::int64_t requeued_requests = 0;  // requests moved off a crashed instance at least once
     std::int64_t instance_crashes = 0;   // an instance going down (a satellite of it crashing while it was up)
     double instance_down_s = 0.0;        // instance-seconds down within the run
@@ -290,9 +299,9 @@ struct ServingSummary {
     double output_tokens_per_s = 0.0;  // tokens generated in the run / run length
     Percentiles ttft_s;                // requests with a first token
     Percentiles tpot_s;                // completed requests of more than one output token
-    // Completed requests meeting both objectives, over the requests whose outcome is known: unfinished ones
-    // count as misses once past their TTFT objective without a first token or with a late one, and are
-    // left out while still undecided.
+    // Completed requests meeting both objectives, over the requests whose outcome is known: unservable, lost
+    // and dropped ones are misses; unfinished ones count as misses once past their TTFT objective without a
+    // first token or with a late one, and are left out while still undecided.
     double slo_attainment = 0.0;
     double kv_bytes_moved = 0.0;       // transfers completed
     Percentiles kv_transfer_s;         // transfers completed (prefill end to arrival at decode)
@@ -310,7 +319,8 @@ struct ServingSummary {
 };
 
 struct ServingResult {
-    std::vector<RequestRecord> requests;  // in arrival order; empty when a RequestSink took them
+    // In arrival order, dropped requests left out (their ids are missing); empty when a RequestSink took them.
+    std::vector<RequestRecord> requests;
     ServingSummary summary;
     // With cluster_of and egress_bin_s: the mean gateway rate in each bin [start_s + k·bin, ...),
     // the last bin cut at end_s (bit/s).
@@ -324,7 +334,8 @@ struct ServingResult {
 // Takes the requests' records while the run goes on, instead of ServingResult::requests: each record once, in
 // arrival (id) order, once it and every earlier one is final (completed, unservable or lost), in blocks of at
 // least block_records; at the end the rest, the unfinished ones included. The run then holds only the requests
-// from the oldest one not final to the newest (those in flight and a block), not the whole run. The results
+// from the oldest one not final to the newest (those in flight and a block), not the whole run. Dropped
+// requests (ServingConfig::max_queued_requests) have no record. The results
 // (summary, records, their order) are the same as without it. Without `receive`: no sink.
 struct RequestSink {
     std::function<void(std::span<const RequestRecord>)> receive;
