@@ -113,7 +113,7 @@ public:
     }
     // Every flow still on brought to now: settled(j, bytes moved, bytes left).
     template <class Settled>
-    void settle_all(const detail::LocalProblem&, Settled settled) {
+    void settle_all(Settled settled) {
         for (std::size_t j = 0; j < on_.size(); ++j) {
             if (!on_[j]) continue;
             const double moved = std::min(left_[j], rate_[j] * (elapsed_ - since_[j]));
@@ -166,14 +166,14 @@ private:
     bool solve_some(const detail::LocalProblem& lp, Settled settled) {
         sub_.clear();
         if (sub_link_.size() < lp.problem.capacity_Bps.size()) sub_link_.resize(lp.problem.capacity_Bps.size(), -1);
-        sub_global_.clear();
+        sub_touched_.clear();
         for (const auto j : changeable_)
             for (std::int32_t q = lp.problem.flow_offsets[j]; q < lp.problem.flow_offsets[j + 1]; ++q) {
                 const auto l = static_cast<std::size_t>(lp.problem.flow_links[q]);
                 if (sub_link_[l] < 0) {
                     sub_link_[l] = static_cast<std::int32_t>(sub_.capacity_Bps.size());
                     sub_.capacity_Bps.push_back(lp.problem.capacity_Bps[l] - used_[l]);
-                    sub_global_.push_back(static_cast<std::int32_t>(l));
+                    sub_touched_.push_back(static_cast<std::int32_t>(l));
                 }
                 sub_.capacity_Bps[static_cast<std::size_t>(sub_link_[l])] += rate_[static_cast<std::size_t>(j)];
                 sub_.flow_links.push_back(sub_link_[l]);
@@ -184,7 +184,7 @@ private:
             offset += lp.problem.flow_offsets[j + 1] - lp.problem.flow_offsets[j];
             sub_.flow_offsets.push_back(offset);
         }
-        for (const auto l : sub_global_) sub_link_[static_cast<std::size_t>(l)] = -1;
+        for (const auto l : sub_touched_) sub_link_[static_cast<std::size_t>(l)] = -1;
         const auto n = changeable_.size(), links = sub_.capacity_Bps.size();
         sub_on_.assign(n, 1);
         sub_rate_.resize(n);
@@ -217,7 +217,7 @@ private:
     std::priority_queue<Finish, std::vector<Finish>, std::greater<>> finishes_;
     std::vector<std::int32_t> changeable_;
     FlowProblem sub_;
-    std::vector<std::int32_t> sub_link_, sub_global_;
+    std::vector<std::int32_t> sub_link_, sub_touched_;  // per local link: its sub link (−1); the links set
     std::vector<unsigned char> sub_on_, sub_saturated_, sub_frozen_;
     std::vector<double> sub_rate_, sub_remaining_;
     std::vector<int> sub_count_;
@@ -615,7 +615,7 @@ double CollectiveEngine::run_dynamic(const Schedule& schedule, const Placement& 
                 if (drain.resolve(lp, to_edges)) ++rate_solves_;
             } else {
                 drain.advance(step);
-                drain.settle_all(lp, [&](std::int32_t j, double moved, double left) {
+                drain.settle_all([&](std::int32_t j, double moved, double left) {
                     to_edges(j, moved);
                     flows[flow_of[j]].remaining = left;
                 });
