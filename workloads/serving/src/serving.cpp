@@ -77,19 +77,19 @@ public:
 
     ServingResult run() {
         double now = c_.start_s;
+        now_ = settled_s_ = c_.start_s;
         Request next = next_request();
         for (std::uint64_t turn = 1;; ++turn) {
             if (turn % 256 == 0 && c_.stop && c_.stop->load(std::memory_order_relaxed)) {
                 stopped_at_s_ = now;
+                settle();
                 break;
             }
             if (dirty_) solve_rates();
-            // The first drain as a duration, not an absolute time: now + d − now loses d's low bits
-            // when now is large, so draining shards are picked by their own durations.
-            double drain_dt = inf;
-            for (const auto& s : shards_)
-                if (s.rate > 0.0) drain_dt = std::min(drain_dt, s.remaining / s.rate);
-            const double t_drain = now + drain_dt;
+            // The first drain as a duration from settled_s_, not an absolute time: now + d − now loses d's
+            // low bits when now is large, so draining shards are picked by their own durations.
+            const double drain_dt = first_drain_dt_;
+            const double t_drain = settled_s_ + drain_dt;
             const double t_event = events_.empty() ? inf : events_.top().time_s;
             const double t_arrival = next.arrival_s;
             const double t_topology = clock_.next_change_s();
@@ -98,12 +98,13 @@ public:
             const double t = std::min({t_drain, t_event, t_arrival, t_topology, t_outage, t_compute});
             if (!(t < c_.end_s)) {
                 account_gateways(now, c_.end_s - now);
-                move_shards(c_.end_s - now);
+                now_ = c_.end_s;
+                settle();
                 break;
             }
             const double dt = t - now;
             account_gateways(now, dt);
-            now = t;
+            now = now_ = t;
             if (t_drain <= t) {
                 // Shards that drain now (within rounding of the step): their last bit lands a path latency later.
                 std::erase_if(shards_, [&](Shard& s) {
@@ -116,16 +117,16 @@ public:
                     }
                     return true;
                 });
-                move_shards(dt);
+                settle();
                 dirty_ = true;
                 continue;
             }
-            move_shards(dt);
             if (t_topology <= t) {
                 clock_.advance_to(t);
                 ++summary_.topology_epochs;
                 routes_.clear();
                 distances_.clear();
+                settle();
                 for (auto& s : shards_) route(s);
                 dirty_ = true;
                 continue;
@@ -214,11 +215,18 @@ private:
         events_.push(Event{t, order_++, kind, subject, generation});
     }
 
-    void move_shards(double dt) {
-        for (auto& s : shards_) {
-            s.remaining = std::max(0.0, s.remaining - s.rate * dt);
-            if (s.edges.empty()) summary_.stalled_transfer_s += dt;
-        }
+    // Brings every shard's remaining bytes from settled_s_ to now_. The rates hold between solves, so the
+    // shards are settled only where their set, paths or rates change, or a drain needs them: a turn that
+    // touches no shard (a decode step, an arrival) costs nothing per shard in flight, where a backlog of
+    // thousands of caches sharing one link had made every turn walk them all.
+    void settle() {
+        const double dt = now_ - settled_s_;
+        if (dt > 0.0)
+            for (auto& s : shards_) {
+                s.remaining = std::max(0.0, s.remaining - s.rate * dt);
+                if (s.edges.empty()) summary_.stalled_transfer_s += dt;
+            }
+        settled_s_ = now_;
     }
 
     void route(Shard& s) {
@@ -257,6 +265,8 @@ private:
     void solve_rates() {
         dirty_ = false;
         gateway_bps_ = 0.0;
+        first_drain_dt_ = inf;
+        settle();
         if (shards_.empty()) return;
         // Over the links the shards use only (local_problem.hpp): a handful of caches on thousands of links.
         const auto& net = clock_.network();
@@ -266,7 +276,11 @@ private:
         problem_.release(edge_local_);
         all_active_.assign(shards_.size(), 1);
         problem_.solve(all_active_);
-        for (std::size_t f = 0; f < shards_.size(); ++f) shards_[f].rate = problem_.rate[f];
+        for (std::size_t f = 0; f < shards_.size(); ++f) {
+            auto& sh = shards_[f];
+            sh.rate = problem_.rate[f];
+            if (sh.rate > 0.0) first_drain_dt_ = std::min(first_drain_dt_, sh.remaining / sh.rate);
+        }
         if (!c_.cluster_of.empty())  // the KV caches' rate on the gateway layer until the next solve (rates hold till then)
             for (const auto& sh : shards_)
                 if (sh.request != training_flow) gateway_bps_ += bits_per_byte * sh.rate * sh.gateway_hops;
@@ -391,6 +405,7 @@ private:
             if (const auto it = std::find(q.begin(), q.end(), id); it != q.end()) q.erase(it);
         }
         if (shards_left_.erase(id) > 0) {
+            settle();
             std::erase_if(shards_, [&](const Shard& s) { return s.request == id; });
             dirty_ = true;
         }
@@ -522,6 +537,7 @@ private:
     void start_training_phase(double now) {
         const auto& transfers = tenant_->advance(now);
         training_flows_left_ = static_cast<std::int64_t>(transfers.size());
+        if (!transfers.empty()) settle();
         for (const auto& t : transfers) {
             Shard s;
             s.request = training_flow;
@@ -545,6 +561,7 @@ private:
         auto& rec = records_[static_cast<std::size_t>(id)];
         const std::int32_t ps = c_.engines.prefill.satellites_per_instance, ds = c_.engines.decode.satellites_per_instance;
         shards_left_[id] = ps;
+        settle();
         for (std::int32_t k = 0; k < ps; ++k) {
             Shard s;
             s.request = id;
@@ -698,6 +715,9 @@ private:
     std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
     std::int64_t order_ = 0;
     std::vector<Shard> shards_;
+    double now_ = 0.0;          // the loop's time
+    double settled_s_ = 0.0;    // shards' remaining bytes are as of this time (settle)
+    double first_drain_dt_ = inf;  // from settled_s_, the first shard to drain at the last solve's rates
     std::unordered_map<std::int64_t, std::int32_t> shards_left_;
     std::optional<detail::TrainingTenant> tenant_;
     std::int64_t training_flows_left_ = 0;  // the running phase's transfers not yet landed
