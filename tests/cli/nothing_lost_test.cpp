@@ -259,7 +259,7 @@ TEST(NothingLost, SigtermStopsAServingRunWithinASecond) {
     const auto out = dir / "run";
     const auto r = expect_stopped_within_a_second(
         skyfabric() + " run -q --yes " + source("scenarios/serving-two-datacentres.yaml") +
-            " --set workload.inference.arrivals.rate_per_s=200 --set duration_s=600 -o " + out.string(),
+            " --set workload.inference.arrivals.rate_per_s=200 --set duration_s=86400 -o " + out.string(),
         staged_exists(out, "result.h5"), out);
     EXPECT_NE(read_file(out / "summary.json").find("interrupted while serving"), std::string::npos) << r.output;
     fs::remove_all(dir);

@@ -159,6 +159,41 @@ TEST(ServingQueue, TransfersSharingALinkGetHalfItEach) {
     EXPECT_NEAR(r.requests[1].ttft_s(), 4.01, 1e-12);
 }
 
+TEST(ServingQueue, CachesOnOnePathShareItAsProcessorSharingBesideAnotherPath) {
+    // Line 0 — 1 — 2 of 1e6 B/s links, 10 ms each: prefill instance 0 on node 0, 1 on node 1, decode on 2.
+    // Every prompt has 1000 uncached tokens (2 s of prefill); the caches are A 5 MB and B 3 MB (instance 0,
+    // prefilled over [0, 2] and [2, 4]), D 1 MB and C 1 MB (instance 1, the same times). All share 1 → 2:
+    //   [2, 4]  A, D at 0.5 MB/s: D drains at 4 (TTFT 4.01), A has 4 MB left;
+    //   [4, 7]  A, B, C at 1/3 MB/s: C drains at 7 (7.01); A has 3 MB left, B 2 MB;
+    //   [7, 11] A, B at 0.5 MB/s: B drains at 11 (11.02); A's last 1 MB alone, at 12 (12.02).
+    // A and B share a path: the engine solves them as one flow of weight 2 beside C's.
+    const Topology line = line_of_three();
+    auto c = round_config(2, 1);
+    auto cached = [](sw::Request r, std::int64_t tokens) {
+        r.cached_tokens = tokens;
+        return r;
+    };
+    c.trace = {cached(request(0, 0.0, 5000, 1), 4000), request(1, 0.0, 1000, 1), cached(request(2, 0.0, 3000, 1), 2000),
+               request(3, 0.0, 1000, 1)};
+    const auto r = sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&line, 1)));
+    ASSERT_EQ(r.requests.size(), 4u);
+    const auto& a = r.requests[0];
+    const auto& d = r.requests[1];
+    const auto& b = r.requests[2];
+    const auto& cc = r.requests[3];
+    EXPECT_EQ(a.prefill_instance, 0);
+    EXPECT_EQ(b.prefill_instance, 0);
+    EXPECT_EQ(d.prefill_instance, 1);
+    EXPECT_EQ(cc.prefill_instance, 1);
+    EXPECT_NEAR(b.prefill_end_s, 4.0, 1e-12);
+    EXPECT_NEAR(cc.prefill_end_s, 4.0, 1e-12);
+    EXPECT_NEAR(d.ttft_s(), 4.01, 1e-9);
+    EXPECT_NEAR(cc.ttft_s(), 7.01, 1e-9);
+    EXPECT_NEAR(b.ttft_s(), 11.02, 1e-9);
+    EXPECT_NEAR(a.ttft_s(), 12.02, 1e-9);
+    EXPECT_DOUBLE_EQ(r.summary.kv_bytes_moved, 10e6);
+}
+
 TEST(ServingGateways, EgressCountsTheCachesCrossingBetweenClusters) {
     // The line of the test above with node 2 in a second cluster: only link 1 — 2 is a gateway. Both
     // caches (1e6 B each) cross it from 2 s to 4 s at 0.5e6 B/s each: 2e6 B over the gateway layer

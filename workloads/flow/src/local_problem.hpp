@@ -55,8 +55,9 @@ struct LocalProblem {
         add_compact_flow(problem, global_edge, edges, net, edge_local, b, lat);
     }
     void release(std::vector<std::int32_t>& edge_local) const { release_compact(global_edge, edge_local); }
-    // Max-min rates of the flows flow_active marks, into rate.
-    void solve(const std::vector<unsigned char>& flow_active) {
+    // Max-min rates of the flows flow_active marks, into rate; flow_weight (empty: 1 each) as
+    // maxmin_rates' weight.
+    void solve(const std::vector<unsigned char>& flow_active, const std::vector<std::int32_t>& flow_weight = {}) {
         const auto f = problem.flow_bytes.size();
         const auto l = problem.capacity_Bps.size();
         rate.resize(f);
@@ -66,7 +67,8 @@ struct LocalProblem {
         saturated.resize(l);
         core::maxmin_rates(static_cast<int>(l), problem.capacity_Bps.data(), static_cast<int>(flow_active.size()),
                            problem.flow_offsets.data(), problem.flow_links.data(), flow_active.data(), rate.data(),
-                           link_remaining.data(), share_count.data(), saturated.data(), frozen.data());
+                           link_remaining.data(), share_count.data(), saturated.data(), frozen.data(),
+                           flow_weight.empty() ? nullptr : flow_weight.data());
     }
 };
 

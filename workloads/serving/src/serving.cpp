@@ -106,17 +106,7 @@ public:
             account_gateways(now, dt);
             now = now_ = t;
             if (t_drain <= t) {
-                // Shards that drain now (within rounding of the step): their last bit lands a path latency later.
-                std::erase_if(shards_, [&](Shard& s) {
-                    if (!(s.rate > 0.0) || s.remaining / s.rate > drain_dt + drain_dt * core::drain_tie_rel) return false;
-                    if (s.request == training_flow) {
-                        tenant_->add_bytes_sent(s.bytes);
-                        push(now + s.latency_s, EventKind::training_flow_landed, training_flow, 0);
-                    } else {
-                        push(now + s.latency_s, EventKind::shard_arrived, s.request, generation_[static_cast<std::size_t>(s.request)]);
-                    }
-                    return true;
-                });
+                drain(drain_dt, now);
                 settle();
                 dirty_ = true;
                 continue;
@@ -127,7 +117,8 @@ public:
                 routes_.clear();
                 distances_.clear();
                 settle();
-                for (auto& s : shards_) route(s);
+                for (auto& g : groups_)
+                    if (g.members > 0) route(g);  // the others when they next carry a shard
                 dirty_ = true;
                 continue;
             }
@@ -187,12 +178,29 @@ private:
     struct Shard {
         std::int64_t request = 0;
         double bytes = 0.0;
+        double finish_work = 0.0;  // its group's work when its last byte leaves (the group's work at its start + bytes)
+        std::uint64_t seq = 0;     // start order: shards that drain together land in it
+        std::int32_t group = -1;   // -1: the slot is free
+    };
+    struct QueuedShard {
+        double finish_work;
+        std::uint64_t seq;
+        std::int32_t slot;
+        bool operator>(const QueuedShard& o) const { return finish_work != o.finish_work ? finish_work > o.finish_work : seq > o.seq; }
+    };
+    // The shards in flight from one node to another. They share a path, so max-min gives each the same rate
+    // and they drain in order of finish_work: the solve and the clock walk groups, not shards (a backlog of
+    // thousands of caches on one link is one weighted flow), and the next to drain is each queue's front.
+    struct ShardGroup {
         std::int32_t source = 0, target = 0;
-        double remaining = 0.0;
-        double rate = 0.0;
-        double latency_s = 0.0;
         std::vector<std::int32_t> edges;  // empty: no path now
+        double latency_s = 0.0;
         std::int32_t gateway_hops = 0;    // edges of the path between clusters
+        std::int64_t routed_in = -1;      // the topology epoch of edges
+        double rate = 0.0;                // each member's, at the last solve
+        double work = 0.0;                // bytes each member sent since the group was last empty
+        std::int32_t members = 0, training_members = 0;
+        std::priority_queue<QueuedShard, std::vector<QueuedShard>, std::greater<>> queue;  // removed shards linger
     };
     struct DecodeInstance {
         std::vector<std::int64_t> running;
@@ -222,26 +230,106 @@ private:
     void settle() {
         const double dt = now_ - settled_s_;
         if (dt > 0.0)
-            for (auto& s : shards_) {
-                s.remaining = std::max(0.0, s.remaining - s.rate * dt);
-                if (s.edges.empty()) summary_.stalled_transfer_s += dt;
+            for (auto& g : groups_) {
+                if (g.members == 0) continue;
+                g.work += g.rate * dt;
+                if (g.edges.empty()) summary_.stalled_transfer_s += dt * g.members;
             }
         settled_s_ = now_;
     }
 
-    void route(Shard& s) {
+    void route(ShardGroup& g) {
         const auto& net = clock_.network();
-        const auto& paths = routes_.get(net, s.source, s.target, c_.network_routing, 1);
-        s.edges.clear();
-        s.latency_s = 0.0;
-        s.gateway_hops = 0;
+        const auto& paths = routes_.get(net, g.source, g.target, c_.network_routing, 1);
+        g.edges.clear();
+        g.latency_s = 0.0;
+        g.gateway_hops = 0;
+        g.routed_in = summary_.topology_epochs;
         if (!paths.empty()) {
-            s.edges = paths.front().edges;
-            s.latency_s = paths.front().latency_s;
+            g.edges = paths.front().edges;
+            g.latency_s = paths.front().latency_s;
             if (!c_.cluster_of.empty())
-                for (const std::int32_t e : s.edges)
-                    s.gateway_hops += c_.cluster_of[static_cast<std::size_t>(net.edge_from[e])] !=
+                for (const std::int32_t e : g.edges)
+                    g.gateway_hops += c_.cluster_of[static_cast<std::size_t>(net.edge_from[e])] !=
                                       c_.cluster_of[static_cast<std::size_t>(net.edge_to[e])];
+        }
+    }
+
+    // Starts a shard at now_ (the shards settled to it).
+    void add_shard(std::int64_t request, std::int32_t source, std::int32_t target, double bytes) {
+        const std::int64_t key = static_cast<std::int64_t>(source) * clock_.topology().node_count + target;
+        auto [it, fresh] = group_of_pair_.try_emplace(key, static_cast<std::int32_t>(groups_.size()));
+        if (fresh) {
+            groups_.emplace_back();
+            groups_.back().source = source;
+            groups_.back().target = target;
+        }
+        auto& g = groups_[static_cast<std::size_t>(it->second)];
+        if (g.routed_in != summary_.topology_epochs) route(g);
+        std::int32_t slot;
+        if (free_slots_.empty()) {
+            slot = static_cast<std::int32_t>(shards_.size());
+            shards_.emplace_back();
+        } else {
+            slot = free_slots_.back();
+            free_slots_.pop_back();
+        }
+        auto& sh = shards_[static_cast<std::size_t>(slot)];
+        sh = Shard{request, bytes, g.work + bytes, next_seq_++, it->second};
+        g.queue.push(QueuedShard{sh.finish_work, sh.seq, slot});
+        ++g.members;
+        if (request == training_flow) ++g.training_members;
+        ++in_flight_;
+    }
+
+    void remove_shard(std::int32_t slot) {
+        auto& sh = shards_[static_cast<std::size_t>(slot)];
+        auto& g = groups_[static_cast<std::size_t>(sh.group)];
+        --g.members;
+        if (sh.request == training_flow) --g.training_members;
+        if (g.members == 0) {  // its work starts from 0 again, and the lingering entries go
+            g.work = 0.0;
+            g.queue = {};
+        }
+        sh.group = -1;
+        free_slots_.push_back(slot);
+        --in_flight_;
+    }
+
+    // The group's next shard to drain (removed shards dropped from its queue); null when it has none.
+    const QueuedShard* front(ShardGroup& g) {
+        while (!g.queue.empty()) {
+            const auto& q = g.queue.top();
+            const auto& sh = shards_[static_cast<std::size_t>(q.slot)];
+            if (sh.group >= 0 && sh.seq == q.seq) return &q;
+            g.queue.pop();
+        }
+        return nullptr;
+    }
+
+    // Shards that drain drain_dt after settled_s_ (within rounding of the step): their last bit lands a path
+    // latency later, in the order they started.
+    void drain(double drain_dt, double now) {
+        drained_.clear();
+        for (auto& g : groups_) {
+            if (g.members == 0 || !(g.rate > 0.0)) continue;
+            for (const QueuedShard* q = front(g); q && (q->finish_work - g.work) / g.rate <= drain_dt + drain_dt * core::drain_tie_rel;
+                 q = front(g)) {
+                drained_.push_back(*q);
+                g.queue.pop();
+            }
+        }
+        std::sort(drained_.begin(), drained_.end(), [](const QueuedShard& x, const QueuedShard& y) { return x.seq < y.seq; });
+        for (const auto& q : drained_) {
+            const auto& sh = shards_[static_cast<std::size_t>(q.slot)];
+            const double latency_s = groups_[static_cast<std::size_t>(sh.group)].latency_s;
+            if (sh.request == training_flow) {
+                tenant_->add_bytes_sent(sh.bytes);
+                push(now + latency_s, EventKind::training_flow_landed, training_flow, 0);
+            } else {
+                push(now + latency_s, EventKind::shard_arrived, sh.request, generation_[static_cast<std::size_t>(sh.request)]);
+            }
+            remove_shard(q.slot);
         }
     }
 
@@ -267,23 +355,32 @@ private:
         gateway_bps_ = 0.0;
         first_drain_dt_ = inf;
         settle();
-        if (shards_.empty()) return;
+        if (in_flight_ == 0) return;
         // Over the links the shards use only (local_problem.hpp): a handful of caches on thousands of links.
+        // One flow per group, weighted by its members.
         const auto& net = clock_.network();
         if (edge_local_.size() != net.capacity_Bps.size()) edge_local_.assign(net.capacity_Bps.size(), -1);
         problem_.clear();
-        for (const auto& sh : shards_) problem_.add_flow(sh.edges, net, edge_local_, sh.remaining, sh.latency_s);
-        problem_.release(edge_local_);
-        all_active_.assign(shards_.size(), 1);
-        problem_.solve(all_active_);
-        for (std::size_t f = 0; f < shards_.size(); ++f) {
-            auto& sh = shards_[f];
-            sh.rate = problem_.rate[f];
-            if (sh.rate > 0.0) first_drain_dt_ = std::min(first_drain_dt_, sh.remaining / sh.rate);
+        solved_groups_.clear();
+        weights_.clear();
+        for (std::size_t i = 0; i < groups_.size(); ++i) {
+            auto& g = groups_[i];
+            g.rate = 0.0;
+            if (g.members == 0) continue;
+            problem_.add_flow(g.edges, net, edge_local_, front(g)->finish_work - g.work, g.latency_s);
+            solved_groups_.push_back(static_cast<std::int32_t>(i));
+            weights_.push_back(g.members);
         }
-        if (!c_.cluster_of.empty())  // the KV caches' rate on the gateway layer until the next solve (rates hold till then)
-            for (const auto& sh : shards_)
-                if (sh.request != training_flow) gateway_bps_ += bits_per_byte * sh.rate * sh.gateway_hops;
+        problem_.release(edge_local_);
+        all_active_.assign(solved_groups_.size(), 1);
+        problem_.solve(all_active_, weights_);
+        for (std::size_t f = 0; f < solved_groups_.size(); ++f) {
+            auto& g = groups_[static_cast<std::size_t>(solved_groups_[f])];
+            g.rate = problem_.rate[f];
+            if (g.rate > 0.0) first_drain_dt_ = std::min(first_drain_dt_, (front(g)->finish_work - g.work) / g.rate);
+            // The KV caches' rate on the gateway layer until the next solve (rates hold till then).
+            if (!c_.cluster_of.empty()) gateway_bps_ += bits_per_byte * g.rate * g.gateway_hops * (g.members - g.training_members);
+        }
         ++summary_.rate_solves;
     }
 
@@ -406,7 +503,8 @@ private:
         }
         if (shards_left_.erase(id) > 0) {
             settle();
-            std::erase_if(shards_, [&](const Shard& s) { return s.request == id; });
+            for (std::size_t slot = 0; slot < shards_.size(); ++slot)
+                if (shards_[slot].group >= 0 && shards_[slot].request == id) remove_shard(static_cast<std::int32_t>(slot));
             dirty_ = true;
         }
         if (rec.decode_instance >= 0) decode_[static_cast<std::size_t>(rec.decode_instance)].assigned_tokens -= tokens_needed(rec);
@@ -453,7 +551,8 @@ private:
         prefill_free_s_[static_cast<std::size_t>(p)] = prefill_down_until_[static_cast<std::size_t>(p)];
         std::vector<std::int64_t> moved(prefill_queue_[static_cast<std::size_t>(p)].begin(), prefill_queue_[static_cast<std::size_t>(p)].end());
         for (const auto& s : shards_)
-            if (s.request != training_flow && records_[static_cast<std::size_t>(s.request)].prefill_instance == p) moved.push_back(s.request);
+            if (s.group >= 0 && s.request != training_flow && records_[static_cast<std::size_t>(s.request)].prefill_instance == p)
+                moved.push_back(s.request);
         std::sort(moved.begin(), moved.end());
         moved.erase(std::unique(moved.begin(), moved.end()), moved.end());
         for (const std::int64_t id : moved) requeue_prefill(id, now);
@@ -538,15 +637,7 @@ private:
         const auto& transfers = tenant_->advance(now);
         training_flows_left_ = static_cast<std::int64_t>(transfers.size());
         if (!transfers.empty()) settle();
-        for (const auto& t : transfers) {
-            Shard s;
-            s.request = training_flow;
-            s.source = t.source;
-            s.target = t.target;
-            s.remaining = s.bytes = t.bytes;
-            route(s);
-            shards_.push_back(std::move(s));
-        }
+        for (const auto& t : transfers) add_shard(training_flow, t.source, t.target, t.bytes);
         if (!transfers.empty()) dirty_ = true;
     }
 
@@ -562,15 +653,8 @@ private:
         const std::int32_t ps = c_.engines.prefill.satellites_per_instance, ds = c_.engines.decode.satellites_per_instance;
         shards_left_[id] = ps;
         settle();
-        for (std::int32_t k = 0; k < ps; ++k) {
-            Shard s;
-            s.request = id;
-            s.source = prefill_node(rec.prefill_instance, k);
-            s.target = decode_node(rec.decode_instance, k % ds);
-            s.remaining = s.bytes = rec.kv_bytes / ps;
-            route(s);
-            shards_.push_back(std::move(s));
-        }
+        for (std::int32_t k = 0; k < ps; ++k)
+            add_shard(id, prefill_node(rec.prefill_instance, k), decode_node(rec.decode_instance, k % ds), rec.kv_bytes / ps);
         dirty_ = true;
     }
 
@@ -714,7 +798,14 @@ private:
     detail::RequestTally tally_;
     std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
     std::int64_t order_ = 0;
-    std::vector<Shard> shards_;
+    std::vector<Shard> shards_;                 // by slot
+    std::vector<std::int32_t> free_slots_;
+    std::int64_t in_flight_ = 0;                // shards in flight
+    std::uint64_t next_seq_ = 0;
+    std::vector<ShardGroup> groups_;
+    std::unordered_map<std::int64_t, std::int32_t> group_of_pair_;  // source · nodes + target → group
+    std::vector<QueuedShard> drained_;          // drain scratch
+    std::vector<std::int32_t> solved_groups_, weights_;  // solve_rates scratch
     double now_ = 0.0;          // the loop's time
     double settled_s_ = 0.0;    // shards' remaining bytes are as of this time (settle)
     double first_drain_dt_ = inf;  // from settled_s_, the first shard to drain at the last solve's rates

@@ -28,6 +28,8 @@ SKYFABRIC_HD inline double infinity_value() { return std::numeric_limits<double>
 //   capacity[link_count]        bytes/s per directed link
 //   flow_offsets[flow_count+1]  CSR into flow_links (link indices)
 //   active[flow_count]          nonzero: flow takes part; zero: rate 0
+//   weight[flow_count]          optional (null: 1 each): flow f stands for weight[f] identical
+//                               flows, each given rate[f] (the serving engine's caches on one path)
 // Out: rate[flow_count] bytes/s. A flow with no links gets rate 0 (the caller treats
 // it as stalled or local). Scratch: link_remaining, link_share_count, link_saturated
 // [link_count]; flow_frozen[flow_count].
@@ -35,7 +37,8 @@ SKYFABRIC_HD inline void maxmin_rates(int link_count, const double* capacity, in
                                       const int* flow_offsets, const int* flow_links,
                                       const unsigned char* active, double* rate,
                                       double* link_remaining, int* link_share_count,
-                                      unsigned char* link_saturated, unsigned char* flow_frozen) {
+                                      unsigned char* link_saturated, unsigned char* flow_frozen,
+                                      const int* weight = nullptr) {
     for (int l = 0; l < link_count; ++l) {
         link_remaining[l] = capacity[l] > 0.0 ? capacity[l] : 0.0;
         link_share_count[l] = 0;
@@ -47,7 +50,8 @@ SKYFABRIC_HD inline void maxmin_rates(int link_count, const double* capacity, in
         flow_frozen[f] = takes_part ? 0 : 1;
         if (!takes_part) continue;
         ++unfrozen;
-        for (int k = flow_offsets[f]; k < flow_offsets[f + 1]; ++k) ++link_share_count[flow_links[k]];
+        const int w = weight ? weight[f] : 1;
+        for (int k = flow_offsets[f]; k < flow_offsets[f + 1]; ++k) link_share_count[flow_links[k]] += w;
     }
     // Each round saturates every link whose fair share is the smallest on all the flows
     // crossing it (not only the global minimum): shares never fall during filling, so
@@ -83,11 +87,12 @@ SKYFABRIC_HD inline void maxmin_rates(int link_count, const double* capacity, in
             if (!bottlenecked) continue;
             flow_frozen[f] = 1;
             --unfrozen;
+            const int w = weight ? weight[f] : 1;
             for (int k = flow_offsets[f]; k < flow_offsets[f + 1]; ++k) {
                 const int l = flow_links[k];
-                link_remaining[l] -= rate[f];
+                link_remaining[l] -= w == 1 ? rate[f] : rate[f] * w;
                 if (link_remaining[l] < 0.0) link_remaining[l] = 0.0;
-                --link_share_count[l];
+                link_share_count[l] -= w;
             }
         }
     }
