@@ -117,8 +117,7 @@ public:
                 routes_.clear();
                 distances_.clear();
                 settle();
-                for (auto& g : groups_)
-                    if (g.members > 0) route(g);  // the others when they next carry a shard
+                for (const std::int32_t i : busy_) route(groups_[static_cast<std::size_t>(i)]);  // the others when next used
                 dirty_ = true;
                 continue;
             }
@@ -200,6 +199,7 @@ private:
         double rate = 0.0;                // each member's, at the last solve
         double work = 0.0;                // bytes each member sent since the group was last empty
         std::int32_t members = 0, training_members = 0;
+        std::int32_t busy_at = -1;        // its place in busy_ while it has members
         std::priority_queue<QueuedShard, std::vector<QueuedShard>, std::greater<>> queue;  // removed shards linger
     };
     struct DecodeInstance {
@@ -230,8 +230,8 @@ private:
     void settle() {
         const double dt = now_ - settled_s_;
         if (dt > 0.0)
-            for (auto& g : groups_) {
-                if (g.members == 0) continue;
+            for (const std::int32_t i : busy_) {
+                auto& g = groups_[static_cast<std::size_t>(i)];
                 g.work += g.rate * dt;
                 if (g.edges.empty()) summary_.stalled_transfer_s += dt * g.members;
             }
@@ -277,7 +277,10 @@ private:
         auto& sh = shards_[static_cast<std::size_t>(slot)];
         sh = Shard{request, bytes, g.work + bytes, next_seq_++, it->second};
         g.queue.push(QueuedShard{sh.finish_work, sh.seq, slot});
-        ++g.members;
+        if (g.members++ == 0) {
+            g.busy_at = static_cast<std::int32_t>(busy_.size());
+            busy_.push_back(it->second);
+        }
         if (request == training_flow) ++g.training_members;
         ++in_flight_;
     }
@@ -290,6 +293,11 @@ private:
         if (g.members == 0) {  // its work starts from 0 again, and the lingering entries go
             g.work = 0.0;
             g.queue = {};
+            const std::int32_t last = busy_.back();
+            busy_[static_cast<std::size_t>(g.busy_at)] = last;
+            groups_[static_cast<std::size_t>(last)].busy_at = g.busy_at;
+            busy_.pop_back();
+            g.busy_at = -1;
         }
         sh.group = -1;
         free_slots_.push_back(slot);
@@ -311,8 +319,9 @@ private:
     // latency later, in the order they started.
     void drain(double drain_dt, double now) {
         drained_.clear();
-        for (auto& g : groups_) {
-            if (g.members == 0 || !(g.rate > 0.0)) continue;
+        for (const std::int32_t i : busy_) {
+            auto& g = groups_[static_cast<std::size_t>(i)];
+            if (!(g.rate > 0.0)) continue;
             for (const QueuedShard* q = front(g); q && (q->finish_work - g.work) / g.rate <= drain_dt + drain_dt * core::drain_tie_rel;
                  q = front(g)) {
                 drained_.push_back(*q);
@@ -361,23 +370,21 @@ private:
         const auto& net = clock_.network();
         if (edge_local_.size() != net.capacity_Bps.size()) edge_local_.assign(net.capacity_Bps.size(), -1);
         problem_.clear();
-        solved_groups_.clear();
         weights_.clear();
-        for (std::size_t i = 0; i < groups_.size(); ++i) {
-            auto& g = groups_[i];
-            g.rate = 0.0;
-            if (g.members == 0) continue;
-            problem_.add_flow(g.edges, net, edge_local_, front(g)->finish_work - g.work, g.latency_s);
-            solved_groups_.push_back(static_cast<std::int32_t>(i));
+        front_left_.clear();
+        for (const std::int32_t i : busy_) {
+            auto& g = groups_[static_cast<std::size_t>(i)];
+            front_left_.push_back(front(g)->finish_work - g.work);
+            problem_.add_flow(g.edges, net, edge_local_, front_left_.back(), g.latency_s);
             weights_.push_back(g.members);
         }
         problem_.release(edge_local_);
-        all_active_.assign(solved_groups_.size(), 1);
+        all_active_.assign(busy_.size(), 1);
         problem_.solve(all_active_, weights_);
-        for (std::size_t f = 0; f < solved_groups_.size(); ++f) {
-            auto& g = groups_[static_cast<std::size_t>(solved_groups_[f])];
+        for (std::size_t f = 0; f < busy_.size(); ++f) {
+            auto& g = groups_[static_cast<std::size_t>(busy_[f])];
             g.rate = problem_.rate[f];
-            if (g.rate > 0.0) first_drain_dt_ = std::min(first_drain_dt_, (front(g)->finish_work - g.work) / g.rate);
+            if (g.rate > 0.0) first_drain_dt_ = std::min(first_drain_dt_, front_left_[f] / g.rate);
             // The KV caches' rate on the gateway layer until the next solve (rates hold till then).
             if (!c_.cluster_of.empty()) gateway_bps_ += bits_per_byte * g.rate * g.gateway_hops * (g.members - g.training_members);
         }
@@ -805,7 +812,9 @@ private:
     std::vector<ShardGroup> groups_;
     std::unordered_map<std::int64_t, std::int32_t> group_of_pair_;  // source · nodes + target → group
     std::vector<QueuedShard> drained_;          // drain scratch
-    std::vector<std::int32_t> solved_groups_, weights_;  // solve_rates scratch
+    std::vector<std::int32_t> busy_;            // the groups with members
+    std::vector<std::int32_t> weights_;         // solve_rates scratch
+    std::vector<double> front_left_;            // solve_rates scratch: each busy group's next drain, bytes
     double now_ = 0.0;          // the loop's time
     double settled_s_ = 0.0;    // shards' remaining bytes are as of this time (settle)
     double first_drain_dt_ = inf;  // from settled_s_, the first shard to drain at the last solve's rates
