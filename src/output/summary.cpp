@@ -58,7 +58,9 @@ nlohmann::json cluster_faults_json(const simulation::RunSummary& s) {
             const auto st = workloads::trial_statistics(v);
             return json{{"median", st.median}, {"mean", st.mean}, {"interval", {st.spread_low, st.spread_high}}};
         };
-        const double tokens_per_s = i < s.constellation.size() ? s.constellation[i].tokens_per_s : 0.0;
+        double tokens_per_s = 0.0;  // the fault-free run's, found by algorithm (one not played has no row here)
+        for (const auto& c : s.constellation)
+            if (c.algorithm == a.algorithm) tokens_per_s = c.tokens_per_s;
         out[std::string(workloads::to_string(a.algorithm))] = {
             {"trials", m.trials},
             {"checkpoint_interval_s", m.checkpoint_interval_s},
@@ -164,6 +166,11 @@ json radiation_json(const scenario::Scenario& sc, const simulation::RunSummary& 
     if (!r.constellation.empty()) {
         j["constellation"] = cluster_faults_json(s);
         j["constellation_wall_s"] = r.trials_wall_s;
+    }
+    if (!r.constellation_not_played.empty()) {
+        json names = json::array();
+        for (const auto a : r.constellation_not_played) names.push_back(std::string(workloads::to_string(a)));
+        j["constellation_not_played"] = names;  // trained no step in the run: no trial to play
     }
     j["trial0"] = trial0;
     j["fabric"] = {{"coupled", r.fabric_note.empty()},

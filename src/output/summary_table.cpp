@@ -447,6 +447,11 @@ std::string summary_table(const nlohmann::json& j) {
                                          "; gw links: gateway links lost per trial (mean); diloco/noloco: replica plays composed "
                                          "(docs/constellations.md)");
     }
+    if (j.contains("radiation") && j["radiation"].contains("constellation_not_played")) {
+        std::string names;
+        for (const auto& n : j["radiation"]["constellation_not_played"]) names += (names.empty() ? "" : ", ") + n.get<std::string>();
+        row("  fault trials not played", names + ": trained no step in the run (a step outlasts it), so no trial has a step to replay");
+    }
     row("wall time", num(j.value("wall_s", nlohmann::json(nullptr)), "%.2f s") + " (simulation " +
                          num(j["simulation_wall_s"], "%.2f s") + ", the rest writing the files)");
     return out;

@@ -125,10 +125,25 @@ void RunState::play_trials(RadiationOutcome& out, const workloads::FaultModel& m
     s.training = fault_training_setup_;
     s.stop = stop_;
     if (ranks_) s.share = &ranks_->trials;  // each rank plays its part of the trials, then gathers the rest
+    // The trials replay the fault-free run's steps (diloco and noloco: each replica's inner steps): an
+    // algorithm that completed none in the run has nothing to replay, so it is named instead of played.
     std::vector<workloads::ClusterAlgorithm> algorithms;
-    for (const auto& c : summary_.constellation) algorithms.push_back(c.algorithm);
-    std::span<const workloads::ClusterTrainingResult> fault_free = summary_.constellation;
-    std::span<const workloads::StepDurations> steps = every_step_steps_;
+    std::vector<workloads::ClusterTrainingResult> played;
+    std::vector<workloads::StepDurations> played_steps;
+    for (std::size_t i = 0; i < summary_.constellation.size(); ++i) {
+        const auto& c = summary_.constellation[i];
+        const auto replicas = static_cast<std::int32_t>(fault_training_setup_.cluster_nodes.size());
+        if (!one && !workloads::trials_have_steps(c.algorithm, c, every_step_steps_.at(i), replicas)) {
+            out.constellation_not_played.push_back(c.algorithm);
+            continue;
+        }
+        algorithms.push_back(c.algorithm);
+        played.push_back(c);
+        played_steps.push_back(every_step_steps_.at(i));
+    }
+    if (!one && algorithms.empty()) return;
+    std::span<const workloads::ClusterTrainingResult> fault_free = played;
+    std::span<const workloads::StepDurations> steps = played_steps;
     const workloads::ClusterTrainingResult ring_record;  // a formation's: only diloco's and noloco's rounds are read
     const workloads::StepDurations formation_steps = one ? workloads::fault_free_steps(*summary_.training) : workloads::StepDurations{};
     if (one) {

@@ -83,6 +83,9 @@ struct RadiationOutcome {
     // A constellation: each training algorithm's trials over the same draws (in the scenario's order;
     // goodput, monte_carlo and the job timeline above are then left out).
     std::vector<workloads::ClusterGoodput> constellation;
+    // Algorithms whose fault-free run completed no step (it outlasts the run): no trial is played for them,
+    // as for a formation's job that trained no step; they are left out of constellation.
+    std::vector<workloads::ClusterAlgorithm> constellation_not_played;
     std::array<double, workloads::fault_kind_count> expected_events{};
     double interruption_mtbf_s = 0.0;                    // this run's dose history (its SAA passes)
     // At the long-term annual dose (below): what an automatic checkpoint interval is planned on.

@@ -95,6 +95,33 @@ TEST(RoundThree, AJobThatTrainsNoStepSaysSoAndStrictCountsIt) {
     fs::remove_all(dir);
 }
 
+TEST(RoundThree, ConstellationFaultTrialsOfAnAlgorithmThatTrainedNoStepAreNamedNotFailed) {
+    // A constellation under radiation whose run is shorter than a step (5 s here; 64 clusters' ring over
+    // 5,184 ranks in 600 s alike) exited 1 with "step duration must be > 0" (ring) or "a replica did no
+    // fault-free step" (diloco) after computing everything. With nothing to replay, their trials are not
+    // played: exit 0, and summary.json and the table name them.
+    const auto dir = fresh_dir("r3_constellation_no_step");
+    const auto out = dir / "run";
+    const auto run_for = [&](const std::string& seconds) {
+        return run_command(skyfabric() + " run --yes " + source("scenarios/constellation-4x81.yaml") + " --set duration_s=" + seconds +
+                           " --set radiation.enabled=true --set 'constellation.algorithms=[ring, diloco]' -o " + out.string() + " --force");
+    };
+    auto r = run_for("5");
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("fault trials not played          ring, diloco"), std::string::npos) << r.output;
+    auto summary = nlohmann::json::parse(read_file(out / "summary.json"));
+    EXPECT_EQ(summary["radiation"]["constellation_not_played"], nlohmann::json::array({"ring", "diloco"})) << summary["radiation"].dump();
+    EXPECT_FALSE(summary["radiation"].contains("constellation"));
+    // Long enough for both: played as before, none named.
+    r = run_for("40");
+    ASSERT_EQ(r.status, 0) << r.output;
+    summary = nlohmann::json::parse(read_file(out / "summary.json"));
+    EXPECT_FALSE(summary["radiation"].contains("constellation_not_played"));
+    EXPECT_TRUE(summary["radiation"]["constellation"].contains("ring"));
+    EXPECT_TRUE(summary["radiation"]["constellation"].contains("diloco"));
+    fs::remove_all(dir);
+}
+
 TEST(RoundThree, AByteOrderMarkBeforeATraceOrAnEdgeListIsAccepted) {
     // Finding 11: a UTF-8 BOM (as spreadsheets save CSV) was refused with the BOM invisible in the message.
     const auto dir = fresh_dir("r3_bom");

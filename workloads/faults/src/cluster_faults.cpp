@@ -330,6 +330,15 @@ private:
 
 }  // namespace
 
+bool trials_have_steps(ClusterAlgorithm algorithm, const ClusterTrainingResult& fault_free, const StepDurations& steps,
+                       std::int32_t replicas) {
+    if (algorithm == ClusterAlgorithm::ring || algorithm == ClusterAlgorithm::hierarchical) return !steps.start_s.empty();
+    std::vector<char> stepped(static_cast<std::size_t>(std::max(0, replicas)), 0);
+    for (const ReplicaRound& rr : fault_free.rounds)
+        if (rr.inner_steps >= 1 && rr.replica >= 0 && rr.replica < replicas) stepped[static_cast<std::size_t>(rr.replica)] = 1;
+    return std::all_of(stepped.begin(), stepped.end(), [](char s) { return s != 0; });
+}
+
 StepDurations fault_free_steps(const TrainingResult& training) {
     StepDurations steps;
     for (const auto& step : training.steps) {

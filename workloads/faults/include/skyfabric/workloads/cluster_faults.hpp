@@ -101,6 +101,12 @@ struct ClusterGoodput {
 // expert groups, RecoveryConfig::rank_multiple). The training it replays is check(setup.training, algorithms)'s.
 physics::SettingsProblems check(const ClusterFaultSetup& setup, std::span<const ClusterAlgorithm> algorithms);
 
+// Whether the trials have a fault-free step to replay for the algorithm: ring and hierarchical a step of
+// `steps`, diloco and noloco an inner step of each of the `replicas` in fault_free's rounds. A run
+// shorter than one step has none, and monte_carlo_cluster_goodput refuses it.
+bool trials_have_steps(ClusterAlgorithm algorithm, const ClusterTrainingResult& fault_free, const StepDurations& steps,
+                       std::int32_t replicas);
+
 // The trials of each algorithm, over the same draws. Per algorithm: fault_free, its fault-free run
 // (diloco, noloco: its rounds give each replica's inner step and sync times); steps, ring's and
 // hierarchical's fault-free steps (fault_free_steps of its training record; ignored otherwise).
