@@ -7,6 +7,7 @@
 #include "cli/analyze_command.hpp"
 
 #include "cli/analysis_report.hpp"
+#include "cli/analysis_trace.hpp"
 
 #include "cli/command_support.hpp"
 #include "output/file_output.hpp"
@@ -572,6 +573,11 @@ int run(const Options& o) {
     const auto a = analysis::analyse(input);
     json j = to_json(r, a);
     if (o.verify) j["verification"] = verify(r, a, o.jobs);
+    // The run's trace with the critical path and the anti-patterns drawn over it (cli/analysis_trace.hpp).
+    const auto trace = write_analysis_trace(r.dir, j);
+    j["trace"] = trace ? json{{"file", trace->path.filename().string()}, {"critical_path_flows", trace->flows},
+                              {"anti_patterns", trace->anti_patterns}}
+                       : json(nullptr);
     output::write_file_atomically(r.dir / "analysis.json", j.dump(2) + "\n");
     // The figures read analysis.json; report.html embeds them (src/cli/analysis_report.hpp).
     const auto report = write_report(r.dir, j, false);
@@ -582,6 +588,9 @@ int run(const Options& o) {
         std::string drawn;
         for (const auto& f : report.figures) drawn += (drawn.empty() ? "" : ", ") + f;
         std::printf("\n  report: %s (figures: %s)\n", report.html.c_str(), drawn.empty() ? "none" : drawn.c_str());
+        if (trace)
+            std::printf("  trace: %s (the run's trace.json with %ld critical-path arrows and %ld anti-patterns; open in ui.perfetto.dev)\n",
+                        trace->path.c_str(), trace->flows, trace->anti_patterns);
     }
     std::fflush(stdout);
     return exit_ok;
@@ -594,7 +603,7 @@ std::function<int()> add_analyze_command(CLI::App& app, CLI::App*& command) {
     command = app.add_subcommand(
         "analyze",
         "Why a run was slow: the step (and TTFT) broken into parts that add up to it, hot links and clusters, anti-patterns "
-        "(each a documented detector with its threshold and evidence) and --set changes that fix them; writes RUN_DIR/analysis.json, figures and a self-contained report.html "
+        "(each a documented detector with its threshold and evidence) and --set changes that fix them; writes RUN_DIR/analysis.json, figures, a self-contained report.html and, where the run wrote trace.json, analysis_trace.json (its critical path and anti-patterns drawn over it) "
         "(docs/analysis.md)");
     command->add_option("run_dir", o->run_dir, "A run's output folder (result.h5 and summary.json; a sweep point's folder too)")->required();
     command->add_option("--format", o->format, "table (default) or json (the analysis.json document on standard output)")

@@ -1,6 +1,7 @@
 // The analysis model on hand-built inputs (analysis/analysis.hpp): the step and TTFT breakdowns
 // partition their totals, and each detector fires on its rule with the numbers derived by hand.
 #include <skyfabric/analysis/analysis.hpp>
+#include <skyfabric/analysis/critical_path.hpp>
 #include <skyfabric/workloads/job.hpp>
 
 #include <gtest/gtest.h>
@@ -130,6 +131,29 @@ TEST(Analysis, TtftSplitsIntoQueueingPrefillAndKvTransferAndTheDominantPartNames
     ASSERT_FALSE(a.anti_patterns.empty());
     EXPECT_EQ(a.anti_patterns[0].id, "serving_kv_transfer");
     EXPECT_DOUBLE_EQ(a.anti_patterns[0].impact, 0.1);
+}
+
+}  // namespace
+
+namespace {
+
+using skyfabric::analysis::CollectiveSlice;
+using skyfabric::analysis::StepSlice;
+
+TEST(CriticalPath, EachStepGoesThroughTheCollectiveThatEndsItAndOnToTheStepItGates) {
+    // Step 0: compute [0, 2], its collectives [1, 2.5] and [1.5, 3]: the second ends the step (1 s exposed).
+    // Step 1 starts at 3 (gated by it): compute [3, 5], its collective [3.5, 4.8] hidden under compute.
+    // Step 2 starts at 6, a second after step 1 ended (a stall): step 1's chain does not go on into it.
+    const std::vector<StepSlice> steps = {{0, 0.0, 2.0, 3.0}, {1, 3.0, 5.0, 5.0}, {2, 6.0, 8.0, 8.5}};
+    const std::vector<CollectiveSlice> collectives = {{0, 1.0, 2.5}, {0, 1.5, 3.0}, {1, 3.5, 4.8}, {2, 7.0, 8.5}};
+    const auto path = skyfabric::analysis::critical_path(steps, collectives);
+    ASSERT_EQ(path.size(), 3u);
+    EXPECT_EQ(path[0].gating_collective, 1);
+    EXPECT_EQ(path[0].next_step_index, 1);
+    EXPECT_EQ(path[1].gating_collective, -1);
+    EXPECT_EQ(path[1].next_step_index, -1);
+    EXPECT_EQ(path[2].gating_collective, 3);
+    EXPECT_EQ(path[2].next_step_index, -1);
 }
 
 }  // namespace

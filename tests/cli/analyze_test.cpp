@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <string>
 
 namespace {
@@ -76,6 +78,9 @@ TEST(Analyze, OneSlowLinkOnTheRingIsNamedFirstAndRoutingRoundItIsVerified) {
     // ranked instead of the links x time heat map; the verified effect is shown.
     EXPECT_TRUE(fs::exists(dir / "run" / "analysis_figures" / "link_utilisation.svg"));
     EXPECT_FALSE(fs::exists(dir / "run" / "analysis_figures" / "link_heatmap.svg"));
+    // Nor a trace: no analysis_trace.json, and analysis.json says so.
+    EXPECT_TRUE(a["trace"].is_null());
+    EXPECT_FALSE(fs::exists(dir / "run" / "analysis_trace.json"));
     const std::string html = read_file(dir / "run" / "report.html");
     EXPECT_NE(html.find("--set workload.routing=widest"), std::string::npos);
     EXPECT_NE(html.find("<tr class=\"helps\">"), std::string::npos);
@@ -89,6 +94,92 @@ TEST(Analyze, OneSlowLinkOnTheRingIsNamedFirstAndRoutingRoundItIsVerified) {
     EXPECT_NE(read_file(dir / "run" / "report.html").find("Figures: not drawn"), std::string::npos);
     r = check_report(dir / "run" / "report.html", "");
     EXPECT_EQ(r.status, 0) << r.output;
+    fs::remove_all(dir);
+}
+
+// Item 3: the run's trace with the analysis drawn over it. The slow-link ring with output.trace: every
+// step's communication is exposed by construction (link 3-4 at 1/40 of the others), so the critical path
+// of each of the N steps runs compute → the step's last collective → the next step: 2N − 1 arrows, each
+// bound inside the slices it names; the anti-patterns are instants in analysis.json's order.
+TEST(Analyze, TheTraceGainsTheCriticalPathAsArrowsAndTheAntiPatternsAsInstants) {
+    const auto dir = fresh_dir("analyze_trace");
+    std::ofstream(dir / "ring.csv") << "source,target,bw_gbps,latency_ns\n0,1,400,500\n1,2,400,500\n2,3,400,500\n3,4,10,500\n"
+                                       "4,5,400,500\n5,6,400,500\n6,7,400,500\n7,0,400,500\n";
+    std::ofstream(dir / "job.yaml") << "name: slow-link\nseed: 1\nduration_s: 120\ntopology: file:" << (dir / "ring.csv").string()
+                                    << "\nworkload: {model_parameters: 1.0e9, tokens_per_step: 1.0e6}\noutput: {trace: true}\n";
+    auto r = run_command(skyfabric() + " run -q " + (dir / "job.yaml").string() + " -o " + (dir / "run").string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    r = run_command(skyfabric() + " analyze " + (dir / "run").string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("analysis_trace.json"), std::string::npos) << r.output;
+    const auto a = read_json(dir / "run" / "analysis.json");
+    const auto t = read_json(dir / "run" / "analysis_trace.json");
+    // The run's own events are all kept.
+    const auto original = read_json(dir / "run" / "trace.json");
+    ASSERT_GT(t["traceEvents"].size(), original["traceEvents"].size());
+    EXPECT_EQ(t["traceEvents"][0], original["traceEvents"][0]);
+    struct Slice {
+        double start, end;
+    };
+    std::vector<Slice> steps, computes, collectives;
+    std::map<long, json> starts, finishes;
+    std::vector<std::string> instants;
+    int anti_pid = -1;
+    for (const auto& e : t["traceEvents"]) {
+        if (e["ph"] == "M" && e["name"] == "process_name" && e["args"]["name"] == "analysis: anti-patterns") anti_pid = e["pid"];
+        if (e["ph"] == "X") {
+            const Slice s{e["ts"].get<double>(), e["ts"].get<double>() + e["dur"].get<double>()};
+            if (e["cat"] == "step") steps.push_back(s);
+            if (e["cat"] == "compute") computes.push_back(s);
+            if (e["cat"] == "collective") collectives.push_back(s);
+        }
+        if (e["ph"] == "s") starts[e["id"].get<long>()] = e;
+        if (e["ph"] == "f") finishes[e["id"].get<long>()] = e;
+        if (e["ph"] == "i" && e["cat"] == "anti_pattern") {
+            EXPECT_EQ(e["s"], "g");
+            EXPECT_EQ(e["pid"], anti_pid);
+            instants.push_back(e["name"].get<std::string>());
+        }
+    }
+    const std::size_t n = steps.size();
+    ASSERT_GT(n, 2u);
+    EXPECT_EQ(starts.size(), 2 * n - 1);
+    EXPECT_EQ(finishes.size(), starts.size());
+    EXPECT_EQ(a["trace"]["critical_path_flows"].get<std::size_t>(), 2 * n - 1);
+    const auto inside = [](const std::vector<Slice>& slices, double ts) {
+        return std::any_of(slices.begin(), slices.end(), [&](const Slice& s) { return s.start < ts && ts < s.end; });
+    };
+    // Each step's gating collective ends with the step (its exposed tail).
+    const auto ends_a_step = [&](double ts) {
+        for (const auto& c : collectives)
+            if (c.start < ts && ts < c.end)
+                for (const auto& s : steps)
+                    if (std::fabs(c.end - s.end) <= 1e-6 * s.end) return true;
+        return false;
+    };
+    int compute_to_collective = 0, collective_to_step = 0;
+    for (const auto& [id, s] : starts) {
+        ASSERT_TRUE(finishes.count(id)) << id;
+        const auto& f = finishes.at(id);
+        EXPECT_EQ(f["bp"], "e");
+        const double from = s["ts"].get<double>(), to = f["ts"].get<double>();
+        EXPECT_LT(from, to) << id;
+        if (inside(computes, from)) {
+            EXPECT_TRUE(ends_a_step(to)) << id;
+            ++compute_to_collective;
+        } else {
+            EXPECT_TRUE(ends_a_step(from)) << id;
+            EXPECT_TRUE(inside(computes, to)) << id;
+            ++collective_to_step;
+        }
+    }
+    EXPECT_EQ(compute_to_collective, static_cast<int>(n));
+    EXPECT_EQ(collective_to_step, static_cast<int>(n) - 1);
+    ASSERT_EQ(instants.size(), a["anti_patterns"].size());
+    ASSERT_FALSE(instants.empty());
+    for (std::size_t i = 0; i < instants.size(); ++i)
+        EXPECT_EQ(instants[i].rfind(a["anti_patterns"][i]["id"].get<std::string>() + ": ", 0), 0u) << instants[i];
+    EXPECT_EQ(instants[0].rfind("slow_link: ", 0), 0u);
     fs::remove_all(dir);
 }
 
