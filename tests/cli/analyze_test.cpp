@@ -48,13 +48,18 @@ json verification_of(const json& analysis, const std::string& set) {
     return json::object();
 }
 
-TEST(Analyze, OneSlowLinkOnTheRingIsNamedFirstAndRoutingRoundItIsVerified) {
-    const auto dir = fresh_dir("analyze_slow_link");
-    // Eight ranks on a ring of 400 Gbit/s links, but link 3-4 at 10 Gbit/s.
+// DIR/job.yaml: eight ranks on a ring of 400 Gbit/s links (DIR/ring.csv), but link 3-4 at 10 Gbit/s;
+// `more` appended to the scenario.
+void write_slow_link_job(const fs::path& dir, const std::string& more = "") {
     std::ofstream(dir / "ring.csv") << "source,target,bw_gbps,latency_ns\n0,1,400,500\n1,2,400,500\n2,3,400,500\n3,4,10,500\n"
                                        "4,5,400,500\n5,6,400,500\n6,7,400,500\n7,0,400,500\n";
     std::ofstream(dir / "job.yaml") << "name: slow-link\nseed: 1\nduration_s: 120\ntopology: file:" << (dir / "ring.csv").string()
-                                    << "\nworkload: {model_parameters: 1.0e9, tokens_per_step: 1.0e6}\n";
+                                    << "\nworkload: {model_parameters: 1.0e9, tokens_per_step: 1.0e6}\n" << more;
+}
+
+TEST(Analyze, OneSlowLinkOnTheRingIsNamedFirstAndRoutingRoundItIsVerified) {
+    const auto dir = fresh_dir("analyze_slow_link");
+    write_slow_link_job(dir);
     auto r = run_command(skyfabric() + " run -q " + (dir / "job.yaml").string() + " -o " + (dir / "run").string());
     ASSERT_EQ(r.status, 0) << r.output;
     r = run_command(skyfabric() + " analyze " + (dir / "run").string() + " --verify");
@@ -103,10 +108,7 @@ TEST(Analyze, OneSlowLinkOnTheRingIsNamedFirstAndRoutingRoundItIsVerified) {
 // bound inside the slices it names; the anti-patterns are instants in analysis.json's order.
 TEST(Analyze, TheTraceGainsTheCriticalPathAsArrowsAndTheAntiPatternsAsInstants) {
     const auto dir = fresh_dir("analyze_trace");
-    std::ofstream(dir / "ring.csv") << "source,target,bw_gbps,latency_ns\n0,1,400,500\n1,2,400,500\n2,3,400,500\n3,4,10,500\n"
-                                       "4,5,400,500\n5,6,400,500\n6,7,400,500\n7,0,400,500\n";
-    std::ofstream(dir / "job.yaml") << "name: slow-link\nseed: 1\nduration_s: 120\ntopology: file:" << (dir / "ring.csv").string()
-                                    << "\nworkload: {model_parameters: 1.0e9, tokens_per_step: 1.0e6}\noutput: {trace: true}\n";
+    write_slow_link_job(dir, "output: {trace: true}\n");
     auto r = run_command(skyfabric() + " run -q " + (dir / "job.yaml").string() + " -o " + (dir / "run").string());
     ASSERT_EQ(r.status, 0) << r.output;
     r = run_command(skyfabric() + " analyze " + (dir / "run").string());
