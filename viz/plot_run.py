@@ -557,6 +557,34 @@ def serving_objectives(f):
         return {}
 
 
+# The sections of the serving intervals (workloads::serving_interval_sections; docs/inference.md
+# "Intervals"): the run cut into equal spans of arrival time, each span's CCDF taken alone.
+SERVING_INTERVAL_SECTIONS = 20
+T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+        2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093]
+
+
+def ccdf_band(sorted_values, values, arrival_s, run_s):
+    """The 95 % sectioning band of the CCDF at sorted_values (at most 400 of them): the whole run's
+    fraction slower ± t(0.975, n-1) · the spans' standard deviation / √n, clipped to [0, 1]; None where
+    fewer than two spans have requests."""
+    if not run_s > 0 or values.size < 2:
+        return None
+    section = np.clip(np.floor(arrival_s / run_s * SERVING_INTERVAL_SECTIONS), 0, SERVING_INTERVAL_SECTIONS - 1).astype(int)
+    grid = sorted_values[np.unique(np.linspace(0, sorted_values.size - 1, min(400, sorted_values.size)).astype(int))]
+    per_section = []
+    for s in range(SERVING_INTERVAL_SECTIONS):
+        v = np.sort(values[section == s])
+        if v.size:
+            per_section.append(1.0 - np.searchsorted(v, grid, side="left") / v.size)
+    n = len(per_section)
+    if n < 2:
+        return None
+    whole = 1.0 - np.searchsorted(sorted_values, grid, side="left") / sorted_values.size
+    half = T975[n - 2] * np.std(np.array(per_section), axis=0, ddof=1) / np.sqrt(n)
+    return grid, np.clip(whole - half, 1e-12, 1.0), np.clip(whole + half, 1e-12, 1.0)
+
+
 def plot_serving(f, out_dir, tx):
     name = "serving.png"
     if "inference/requests/ttft_s" not in f:
@@ -574,16 +602,22 @@ def plot_serving(f, out_dir, tx):
     # Complementary CDFs on log-log axes: TTFT spans decades, and the tail (p90 at 0.1, p99 at 0.01),
     # where the routings differ, gets as much room as the body. The objectives are marked.
     slo = serving_objectives(f)
+    run_s = float(f.attrs.get("simulated_s", 0.0))
     for k, (ax, column, scale, unit) in enumerate(((axes[0], "ttft_s", 1.0, "s"), (axes[1], "tpot_s", 1e3, "ms"))):
         floor, shown = 1.0, []
         for g in groups:
-            v = f["inference/%s/%s" % (g, column)][...] * scale
-            v = np.sort(v[np.isfinite(v) & (v > 0)])
+            raw = f["inference/%s/%s" % (g, column)][...] * scale
+            keep = np.isfinite(raw) & (raw > 0)
+            v = np.sort(raw[keep])
             shown.append(v)
             if v.size:
                 # fraction of requests slower than v[i]: 1 - i/n (the slowest one: 1/n)
-                ax.step(v, 1.0 - np.arange(v.size) / v.size, where="post", label="%s (%d)" % (routing(g), v.size))
+                line, = ax.step(v, 1.0 - np.arange(v.size) / v.size, where="post", label="%s (%d)" % (routing(g), v.size))
                 floor = min(floor, 1.0 / v.size)
+                band = ccdf_band(v, raw[keep], f["inference/%s/arrival_s" % g][...][keep], run_s)
+                if band is not None:
+                    ax.fill_between(band[0], band[1], band[2], step="post", color=line.get_color(), alpha=0.2, linewidth=0,
+                                    label="95 %% interval (%d sections)" % SERVING_INTERVAL_SECTIONS if g == groups[0] else None)
         objective = slo.get(column)
         if objective:
             ax.axvline(objective * scale, color="k", linestyle="--", linewidth=0.9,

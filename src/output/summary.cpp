@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <numeric>
@@ -218,6 +219,16 @@ json percentiles_json(const workloads::Percentiles& p) { return {{"p50", p.p50},
 
 namespace {
 
+// [low, high], or null where either bound is not a number (JSON has no NaN).
+json interval_json(const workloads::Interval95& i) {
+    if (!std::isfinite(i.low) || !std::isfinite(i.high)) return nullptr;
+    return json::array({i.low, i.high});
+}
+
+json percentile_intervals_json(const workloads::PercentileIntervals& p) {
+    return {{"p50", interval_json(p.p50)}, {"p90", interval_json(p.p90)}, {"p99", interval_json(p.p99)}};
+}
+
 // One routing's serving figures.
 json serving_json(const workloads::ServingSummary& r, bool prfaas) {
     return {
@@ -239,6 +250,11 @@ json serving_json(const workloads::ServingSummary& r, bool prfaas) {
         {"ttft_s", percentiles_json(r.ttft_s)},
         {"tpot_s", percentiles_json(r.tpot_s)},
         {"slo_attainment", r.slo_attainment},
+        // 95 % intervals by sectioning (docs/inference.md "Intervals"); null where the run cannot give one.
+        {"ttft_s_ci95", percentile_intervals_json(r.ttft_ci95)},
+        {"tpot_s_ci95", percentile_intervals_json(r.tpot_ci95)},
+        {"slo_attainment_ci95", interval_json(r.slo_attainment_ci95)},
+        {"interval_sections", r.interval_sections},
         {"kv_bytes_moved", r.kv_bytes_moved},
         {"kv_transfer_s", percentiles_json(r.kv_transfer_s)},
         {"stalled_transfer_s", r.stalled_transfer_s},

@@ -223,9 +223,11 @@ std::string summary_table(const nlohmann::json& j) {
         const auto columns = [&](const char* label, const auto& cell) {
             std::string value;
             for (const auto& name : names) {
-                char b[64];
-                std::snprintf(b, sizeof b, "%-30s ", cell(in["routings"][name]).c_str());
-                value += b;
+                // Padded to 30 characters, not bytes ("±" is two).
+                std::string text = cell(in["routings"][name]);
+                const auto characters = std::count_if(text.begin(), text.end(), [](char c) { return (c & 0xC0) != 0x80; });
+                text.append(static_cast<std::size_t>(std::max<std::ptrdiff_t>(0, 30 - characters)) + 1, ' ');
+                value += text;
             }
             row(label, value);
         };
@@ -243,10 +245,29 @@ std::string summary_table(const nlohmann::json& j) {
         });
         columns("throughput (requests/s)", [&](const nlohmann::json& r) { return num(r["requests_per_s"], "%.4g"); });
         columns("throughput (output tokens/s)", [&](const nlohmann::json& r) { return num(r["output_tokens_per_s"], "%.4g"); });
+        // Each figure's 95 % interval (sectioning, docs/inference.md "Intervals") on the row below it: ± the
+        // half-width, "-" where the run cannot give one (older summaries have none).
+        const auto half = [&](const nlohmann::json& interval, double scale) {
+            if (!interval.is_array()) return std::string("-");
+            char b[32];
+            std::snprintf(b, sizeof b, "±%.2g", 0.5 * (interval[1].get<double>() - interval[0].get<double>()) * scale);
+            return std::string(b);
+        };
+        const auto p3_interval = [&](const nlohmann::json& r, const char* key, double scale, const char* unit) {
+            if (!r.contains(key)) return std::string("-");
+            const auto& i = r[key];
+            return half(i["p50"], scale) + " / " + half(i["p90"], scale) + " / " + half(i["p99"], scale) + " " + unit;
+        };
         columns("TTFT p50 / p90 / p99", [&](const nlohmann::json& r) { return p3(r["ttft_s"], 1.0, "s"); });
+        columns("  95 % interval", [&](const nlohmann::json& r) { return p3_interval(r, "ttft_s_ci95", 1.0, "s"); });
         columns("TPOT p50 / p90 / p99", [&](const nlohmann::json& r) { return p3(r["tpot_s"], 1e3, "ms"); });
+        columns("  95 % interval", [&](const nlohmann::json& r) { return p3_interval(r, "tpot_s_ci95", 1e3, "ms"); });
         columns("SLO attainment", [&](const nlohmann::json& r) {
             return num(nlohmann::json(100.0 * r["slo_attainment"].get<double>()), "%.1f %%");
+        });
+        columns("  95 % interval", [&](const nlohmann::json& r) {
+            return r.contains("slo_attainment_ci95") && r["slo_attainment_ci95"].is_array() ? half(r["slo_attainment_ci95"], 100.0) + " %"
+                                                                                          : std::string("-");
         });
         columns("unservable / unfinished", [&](const nlohmann::json& r) {
             return std::to_string(r["unservable"].get<std::int64_t>()) + " / " + std::to_string(r["unfinished"].get<std::int64_t>());

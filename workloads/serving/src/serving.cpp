@@ -30,7 +30,7 @@ class Serving {
 public:
     Serving(const ServingConfig& c, const Accelerator& a, TopologySource source, const RequestSink* sink)
         : c_(c), a_(a), clock_(std::move(source)), generator_(c.requests, c.start_s), sink_(sink),
-          tally_(c.ttft_slo_s, c.tpot_slo_s, c.end_s) {
+          tally_(c.ttft_slo_s, c.tpot_slo_s, c.start_s, c.end_s) {
         const auto& e = c.engines;
         const std::int32_t prefill_nodes = e.prefill.instances * e.prefill.satellites_per_instance;
         const std::int32_t nodes_needed = prefill_nodes + e.decode.instances * e.decode.satellites_per_instance;
@@ -149,6 +149,7 @@ public:
                     if (k % 4096 == 0 && c_.stop && c_.stop->load(std::memory_order_relaxed)) break;
                     ++summary_.arrived;
                     ++summary_.dropped;
+                    tally_.drop(next.arrival_s);
                     next = next_request();
                 }
             }
@@ -446,6 +447,7 @@ private:
         ++summary_.arrived;
         if (held_ >= c_.max_queued_requests) {
             ++summary_.dropped;
+            tally_.drop(r.arrival_s);
             return;
         }
         if (sink_) hand_over_final();

@@ -39,17 +39,28 @@ private:
 // one per completed request (TPOT): 16 B a request, against the ~110 B of its record.
 class RequestTally {
 public:
-    RequestTally(double ttft_slo_s, double tpot_slo_s, double end_s) : ttft_slo_s_(ttft_slo_s), tpot_slo_s_(tpot_slo_s), end_s_(end_s) {}
+    RequestTally(double ttft_slo_s, double tpot_slo_s, double start_s, double end_s)
+        : ttft_slo_s_(ttft_slo_s), tpot_slo_s_(tpot_slo_s), start_s_(start_s), end_s_(end_s),
+          met_in_(serving_interval_sections, 0), decided_in_(serving_interval_sections, 0) {}
     void add(const RequestRecord& r);
-    // Counts by status, TTFT and TPOT percentiles and SLO attainment (s.dropped, already set, as misses), into `s`.
+    // A request dropped on arrival (no record): a miss of its span.
+    void drop(double arrival_s) { ++decided_in_[section_of(arrival_s)]; }
+    // Counts by status, TTFT and TPOT percentiles and SLO attainment (s.dropped, already set, as misses),
+    // and their intervals (ServingSummary), into `s`.
     void fill(ServingSummary& s);
 
 private:
-    double ttft_slo_s_, tpot_slo_s_, end_s_;
+    std::size_t section_of(double arrival_s) const;
+    double ttft_slo_s_, tpot_slo_s_, start_s_, end_s_;
     std::vector<double> ttft_s_, tpot_s_;
+    std::vector<std::uint8_t> ttft_section_, tpot_section_;  // each value's span of arrival time
     std::int64_t completed_ = 0, unfinished_ = 0, unservable_ = 0, lost_ = 0;
     std::int64_t met_ = 0, decided_ = 0;
+    std::vector<std::int64_t> met_in_, decided_in_;  // per span (decided_in_ with the drops)
 };
+
+// The sectioning interval of `whole` (the whole run's estimate) from the spans' own estimates.
+Interval95 sectioning_interval(double whole, const std::vector<double>& sections);
 
 // Nearest-rank p50, p90, p99 of the values (sorted in place).
 Percentiles percentiles_of(std::vector<double>& values);

@@ -175,6 +175,19 @@ struct Percentiles {
     double p50 = 0.0, p90 = 0.0, p99 = 0.0;  // nearest rank; 0 with no values
 };
 
+// A 95 % confidence interval; NaN bounds where the run cannot give one.
+struct Interval95 {
+    double low = std::numeric_limits<double>::quiet_NaN();
+    double high = std::numeric_limits<double>::quiet_NaN();
+};
+struct PercentileIntervals {
+    Interval95 p50, p90, p99;
+};
+
+// The sections of a serving run's intervals (docs/inference.md "Intervals"): the run cut into this
+// many equal spans of arrival time, each span's estimate taken alone.
+inline constexpr std::int32_t serving_interval_sections = 20;
+
 // A training job sharing the serving fabric (docs/inference.md "Serving beside training"): steps of
 // compute_s of compute, then its collective, whose phases run one after another as flows in the same
 // max-min solve as the KV caches (a phase ends when its last transfer's last bit has landed, a path
@@ -303,6 +316,14 @@ struct ServingSummary {
     // and dropped ones are misses; unfinished ones count as misses once past their TTFT objective without a
     // first token or with a late one, and are left out while still undecided.
     double slo_attainment = 0.0;
+    // 95 % intervals of the figures above by sectioning (Asmussen & Glynn, Stochastic Simulation, 2007,
+    // III.5): each of serving_interval_sections spans of arrival time gives its own estimate; the
+    // interval is the whole run's ± t(0.975, n−1) · their standard deviation / √n, over the n spans with
+    // a value (NaN below 2). Requests of nearby arrival share queues, so spans, not requests, are the
+    // (nearly) independent samples.
+    PercentileIntervals ttft_ci95, tpot_ci95;
+    Interval95 slo_attainment_ci95;
+    std::int32_t interval_sections = 0;  // the spans with a TTFT (the interval's n for TTFT)
     double kv_bytes_moved = 0.0;       // transfers completed
     Percentiles kv_transfer_s;         // transfers completed (prefill end to arrival at decode)
     std::int64_t kv_capacity_tokens = 0;  // per decode instance (max_tokens or the HBM's)
