@@ -314,7 +314,10 @@ void RunState::serve(const Topologies& topologies) {
         }};
         summary_.inference_routing.push_back(routing);
         summary_.inference.push_back(workloads::simulate_serving(config, in.accelerator, topologies(0.0), sink));
-        if (ground) summary_.inference_ground.push_back(ground->summary(config.ttft_slo_s, config.tpot_slo_s));
+        if (ground) {
+            summary_.inference_ground.push_back(ground->summary(config.ttft_slo_s, config.tpot_slo_s));
+            summary_.inference_ground_journeys.push_back(ground->take_journeys());
+        }
         if (stopped(summary_.inference.back())) break;
         if (!training) continue;
         if (!summary_.training_without_serving) {  // the training's baseline, once: the same engine, no requests

@@ -137,6 +137,8 @@ public:
 
     const GroundJourney& journey(std::int64_t trace_id) const { return journeys_[static_cast<std::size_t>(trace_id)]; }
     std::size_t journeys() const { return journeys_.size(); }
+    // Every journey, by trace id (for the per-request output); the segment holds none after.
+    std::vector<GroundJourney> take_journeys() { return std::move(journeys_); }
 
 private:
     struct Open {
