@@ -22,7 +22,6 @@ GroundConfig read_ground_stations(Section& top, const Scenario& sc) {
     const auto items = top.sequence("ground_stations");
     if (items.empty()) top.fail("ground_stations", "expected at least one station");
     std::set<std::string> names;
-    double shares = 0.0;
     for (std::size_t i = 0; i < items.size(); ++i) {
         Section s = top.item(items[i], "ground_stations[" + std::to_string(i) + "]");
         workloads::GroundStation st;
@@ -35,8 +34,7 @@ GroundConfig read_ground_stations(Section& top, const Scenario& sc) {
         st.min_elevation_rad = s.number("min_elevation_deg", 0.0, 89.0, 20.0, "deg") * deg;
         st.kind = s.choice("kind", {"optical", "ka_band"}) == "optical" ? links::GroundLinkKind::optical
                                                                         : links::GroundLinkKind::ka_band;
-        st.users_share = s.number("users_share", 0.0, 1.0, 0.0);
-        shares += st.users_share;
+        st.users_share = s.number("users_share", 0.0, 1.0, 0.0);  // all 0: the users shared equally
         if (st.kind == links::GroundLinkKind::ka_band) {
             st.ka_band_rate_bps = s.number("rate_gbps", 1e-6, 1e3, {}, "Gbit/s") * 1e9;
             for (const char* key : {"aperture_m", "cloud_free", "mean_cloudy_spell_h", "ka_band_fallback_gbps"})
@@ -69,7 +67,6 @@ GroundConfig read_ground_stations(Section& top, const Scenario& sc) {
         s.finish();
         seg.stations.push_back(st);
     }
-    (void)shares;  // all zero: the users are shared equally
     return g;
 }
 

@@ -7,6 +7,7 @@
 // link between them is the satellite-to-ground budget (links/ground_link.hpp), blocked by each optical
 // site's clouds unless it has a Ka-band fallback. Pure: no I/O.
 #include <skyfabric/links/ground_link.hpp>
+#include <skyfabric/physics/constants.hpp>
 #include <skyfabric/physics/ground_station.hpp>
 #include <skyfabric/workloads/serving.hpp>
 
@@ -21,7 +22,7 @@ namespace skyfabric::workloads {
 struct GroundStation {
     std::string name;
     physics::Geodetic site;
-    double min_elevation_rad = 20.0 * 3.14159265358979323846 / 180.0;
+    double min_elevation_rad = 20.0 * physics::pi / 180.0;
     links::GroundLinkKind kind = links::GroundLinkKind::optical;
     links::OpticalGroundLinkParameters optical;  // kind optical
     physics::CloudClimate clouds;                // kind optical: its link is closed while cloudy
