@@ -82,6 +82,34 @@ std::vector<VisibilityWindow> visibility_windows(const StationFrame& site, doubl
     return windows;
 }
 
+std::vector<DailyContact> daily_contact(const KeplerianElements& mean, double j2, double start_julian_date_days, int days,
+                                        const StationFrame& site, double min_elevation_rad, double step_s, double scan_step_s) {
+    const auto rates = j2_secular_rates(mean.semi_major_axis_m, mean.eccentricity, mean.inclination_rad, j2);
+    const double m0 = mean_anomaly_from_true_rad(mean.true_anomaly_rad, mean.eccentricity);
+    const auto samples = static_cast<std::size_t>(std::ceil(seconds_per_day / step_s));
+    std::vector<DailyContact> out;
+    SampledOrbit orbit;
+    orbit.step_s = seconds_per_day / static_cast<double>(samples);
+    for (int d = 0; d < days; ++d) {
+        orbit.states_eci.clear();
+        for (std::size_t k = 0; k <= samples; ++k) {
+            const double t = d * seconds_per_day + static_cast<double>(k) * orbit.step_s;
+            KeplerianElements e = mean;
+            e.raan_rad += rates.raan_rad_s * t;
+            e.arg_perigee_rad += rates.arg_perigee_rad_s * t;
+            e.true_anomaly_rad = true_anomaly_from_mean_rad(std::fmod(m0 + rates.mean_anomaly_rad_s * t, 2.0 * pi), mean.eccentricity);
+            orbit.states_eci.push_back(keplerian_to_cartesian(e, earth_mu_m3_s2));
+        }
+        DailyContact c{d, 0.0, 0};
+        for (const auto& w : visibility_windows(site, min_elevation_rad, orbit, start_julian_date_days + d, scan_step_s)) {
+            c.contact_s += w.set_s - w.rise_s;
+            ++c.passes;
+        }
+        out.push_back(c);
+    }
+    return out;
+}
+
 int calendar_month(double julian_date_days) {
     const double z = std::floor(julian_date_days + 0.5);
     double a = z;

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 namespace fs = std::filesystem;
@@ -104,4 +105,26 @@ print('ok')
     EXPECT_EQ(check.status, 0) << check.output;
     EXPECT_NE(check.output.find("ok"), std::string::npos) << check.output;
     fs::remove_all(dir);
+}
+
+// `skyfabric season` on a scenario with ground stations adds each station's contact over the year, month by
+// month, and the same times its cloud-free fraction (Tenerife: 0.686 of its contact).
+TEST(CliGround, SeasonPrintsEachStationsContactOverTheYear) {
+    const auto r = run_command(skyfabric() + " season " + source("scenarios/serving-from-orbit.yaml"));
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto at = r.output.find("esa-ogs-tenerife");
+    ASSERT_NE(at, std::string::npos) << r.output;
+    double contact[13], clear[13];
+    const auto line_end = r.output.find('\n', at);
+    std::istringstream first(r.output.substr(at, line_end - at)), second(r.output.substr(line_end + 1, r.output.find('\n', line_end + 1) - line_end - 1));
+    std::string name, what;
+    first >> name >> what;
+    second >> what;
+    for (int m = 0; m < 13; ++m) first >> contact[m], second >> clear[m];
+    ASSERT_TRUE(first && second) << r.output;
+    for (int m = 0; m < 13; ++m) {
+        EXPECT_GT(contact[m], 5.0) << m;  // two or three passes a day of a few minutes
+        EXPECT_NEAR(clear[m], 0.686 * contact[m], 0.09) << m;  // each printed to 0.1 min: 0.05 + 0.686 · 0.05
+    }
+    for (const char* station : {"octl-table-mountain", "oca-meo-calern"}) EXPECT_NE(r.output.find(station), std::string::npos) << station;
 }

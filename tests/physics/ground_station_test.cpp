@@ -110,3 +110,36 @@ TEST(CloudProcess, LongRunClearFractionAndSpellLengthAreTheClimate) {
     EXPECT_EQ(always[0].start_s, 0.0);
     EXPECT_EQ(always[0].end_s, span);
 }
+
+// A year's view, day by day: a two-body polar orbit (j2 = 0, so the plane stays put) over a station at
+// the North Pole, where the Earth's rotation does not move the site and the WGS-84 normal is radial at the
+// polar radius b. The satellite (argument of latitude n t) is over the pole at t_k = (π/2 + 2πk)/n and
+// above ε while within ψ_max = acos(b cos ε / r) − ε of it: day d's contact is the overlap of
+// [t_k ∓ ψ_max/n] with the day, summed over k (a pass across midnight split between the days).
+TEST(GroundStationPasses, DailyContactOfAPolarOrbitOverThePoleIsTheClosedForm) {
+    const double b = earth_equatorial_radius_m * (1.0 - earth_flattening), r = earth_equatorial_radius_m + 650e3;
+    const double epsilon = 10.0 * pi / 180.0;
+    const double n = std::sqrt(earth_mu_m3_s2 / (r * r * r));
+    const double half_s = (std::acos(b * std::cos(epsilon) / r) - epsilon) / n;
+    KeplerianElements mean;
+    mean.semi_major_axis_m = r;
+    mean.inclination_rad = pi / 2.0;
+    const StationFrame pole(Geodetic{pi / 2.0, 0.0, 0.0});
+    const auto days = daily_contact(mean, 0.0, julian_date({2027, 1, 1, 0, 0, 0.0}), 5, pole, epsilon);
+    ASSERT_EQ(days.size(), 5u);
+    for (const auto& day : days) {
+        const double from = day.day * seconds_per_day, to = from + seconds_per_day;
+        double expected = 0.0;
+        int passes = 0;
+        for (int k = 0; k < 100; ++k) {
+            const double centre = (pi / 2.0 + 2.0 * pi * k) / n;
+            const double overlap = std::min(to, centre + half_s) - std::max(from, centre - half_s);
+            if (overlap > 0.0) {
+                expected += overlap;
+                ++passes;
+            }
+        }
+        EXPECT_NEAR(day.contact_s, expected, 1.0) << "day " << day.day;
+        EXPECT_EQ(day.passes, passes) << "day " << day.day;
+    }
+}

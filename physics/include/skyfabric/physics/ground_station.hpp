@@ -63,6 +63,19 @@ std::vector<VisibilityWindow> visibility_windows(const StationFrame& site, doubl
                                                  const SampledOrbit& orbit, double epoch_julian_date_days,
                                                  double scan_step_s = 2.0);
 
+// A site's contact with an orbit day by day over a year (`skyfabric season`): the mean orbit, its node,
+// perigee and mean anomaly moving at their J2 secular rates (orbit.hpp), sampled every step_s of each
+// day (Keplerian states), its passes found as above on a scan_step_s grid. Day d covers
+// [d, d + 1) days after start_julian_date; a pass across midnight counts in both days, split.
+struct DailyContact {
+    int day = 0;
+    double contact_s = 0.0;
+    int passes = 0;
+};
+std::vector<DailyContact> daily_contact(const KeplerianElements& mean, double j2, double start_julian_date_days, int days,
+                                        const StationFrame& site, double min_elevation_rad, double step_s = 30.0,
+                                        double scan_step_s = 10.0);
+
 // A site's cloud cover, as a two-state (clear, cloudy) alternating process with exponentially
 // distributed spells: a cloudy spell lasts mean_cloudy_spell_s on average; a clear spell beginning in
 // calendar month m lasts mean_cloudy_spell_s · p_m / (1 − p_m), so the long-run clear fraction of that
