@@ -10,10 +10,12 @@
 #include "scenario/yaml_reader.hpp"
 
 #include <skyfabric/physics/constants.hpp>
+#include <skyfabric/physics/ground_station.hpp>
 #include <skyfabric/physics/season.hpp>
 #include <skyfabric/physics/time.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -49,6 +51,39 @@ std::string calendar_date(double julian_date) {
     char text[64];
     std::snprintf(text, sizeof text, "%04d-%02d-%02d", static_cast<int>(year), static_cast<int>(month), static_cast<int>(day));
     return text;
+}
+
+// With ground stations: each station's contact with the chief's mean orbit, day by day over the year
+// (physics::daily_contact), as monthly means, and the same times the month's cloud-free fraction.
+void ground_year(const scenario::Scenario& sc, const physics::KeplerianElements& mean, double j2, double start_jd, int days,
+                 std::FILE* report) {
+    std::fprintf(report, "\n  ground stations: contact minutes a day with the chief's mean orbit, monthly means"
+                         " (cloud-free: times the month's cloud_free)\n  %-24s %-10s", "station", "");
+    static const char* months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    for (const char* m : months) std::fprintf(report, " %6s", m);
+    std::fprintf(report, " %8s\n", "year");
+    for (const auto& st : sc.ground.segment.stations) {
+        const auto contact = physics::daily_contact(mean, j2, start_jd, days, physics::StationFrame(st.site), st.min_elevation_rad);
+        std::array<double, 12> sum{}, clear{};
+        std::array<int, 12> count{};
+        double year = 0.0, year_clear = 0.0;
+        for (const auto& d : contact) {
+            const auto m = static_cast<std::size_t>(physics::calendar_month(start_jd + d.day + 0.5) - 1);
+            const double p = st.kind == links::GroundLinkKind::optical ? st.clouds.cloud_free_fraction[m] : 1.0;
+            sum[m] += d.contact_s / 60.0;
+            clear[m] += p * d.contact_s / 60.0;
+            ++count[m];
+            year += d.contact_s / 60.0;
+            year_clear += p * d.contact_s / 60.0;
+        }
+        const auto line = [&](const char* what, const std::array<double, 12>& v, double total) {
+            std::fprintf(report, "  %-24s %-10s", what == std::string("contact") ? st.name.c_str() : "", what);
+            for (std::size_t m = 0; m < 12; ++m) std::fprintf(report, " %6.1f", count[m] ? v[m] / count[m] : 0.0);
+            std::fprintf(report, " %8.1f\n", total / static_cast<double>(contact.size()));
+        };
+        line("contact", sum, year);
+        line("cloud-free", clear, year_clear);
+    }
 }
 
 int run(const Options& o) {
@@ -115,6 +150,7 @@ int run(const Options& o) {
         std::fprintf(report, "  %-10s %8.1f %10.2f %10.2f %12.1f %12.1f %10.3f\n", calendar_date(d.julian_date).c_str(), d.beta_rad * deg,
                     d.shadow_s / 60.0, d.umbra_s / 60.0, d.generated_wh, d.load_full_wh, d.sustainable_compute);
     }
+    if (sc.ground.enabled) ground_year(sc, mean, j2, start_jd, options.days, report);
     if (!o.csv.empty()) {
         std::ostringstream csv;
         csv << "date,day,beta_deg,shadow_min,umbra_min,period_s,array_wh_per_orbit,load_full_wh_per_orbit,energy_margin_wh_per_orbit,"

@@ -121,6 +121,29 @@ void write_gateway_egress(Hdf5File& file, const std::string& group, workloads::S
     file.attach_dimension_to_group(group, g + "start_s");
 }
 
+// Each request's journey through the ground segment (docs/output-format.md, "/inference/ground_requests").
+void write_ground_requests(Hdf5File& file, const std::string& group, workloads::ServingRouting routing,
+                           const std::vector<workloads::GroundJourney>& rows, const std::string& station_names) {
+    if (rows.empty()) return;
+    using J = workloads::GroundJourney;
+    const std::string g = group + "/";
+    std::vector<std::size_t> ids(rows.size());
+    for (std::size_t k = 0; k < ids.size(); ++k) ids[k] = k;
+    write_column(file, g + "id", ids, [](std::size_t k) { return static_cast<std::int32_t>(k); }, "1");
+    write_column(file, g + "ground_arrival_s", rows, [](const J& r) { return r.ground_arrival_s; }, "s");
+    write_column(file, g + "home_station", rows, [](const J& r) { return r.home_station; }, "1");
+    write_column(file, g + "up_station", rows, [](const J& r) { return r.up_station; }, "1");
+    write_column(file, g + "up_cluster", rows, [](const J& r) { return r.up_cluster; }, "1");
+    write_column(file, g + "uplink_start_s", rows, [](const J& r) { return r.uplink_start_s; }, "s");
+    write_column(file, g + "orbit_arrival_s", rows, [](const J& r) { return r.orbit_arrival_s; }, "s");
+    write_column(file, g + "down_station", rows, [](const J& r) { return r.down_station; }, "1");
+    write_column(file, g + "first_token_ground_s", rows, [](const J& r) { return r.first_token_ground_s; }, "s");
+    write_column(file, g + "last_token_ground_s", rows, [](const J& r) { return r.last_token_ground_s; }, "s");
+    write_column(file, g + "ttft_ground_s", rows, [](const J& r) { return r.ttft_ground_s(); }, "s");
+    file.set_attribute(group, "routing", workloads::to_string(routing));
+    file.set_attribute(group, "station_names", station_names);
+}
+
 void write_training(Hdf5File& file, const workloads::TrainingResult& t) {
     using workloads::CollectiveRecord;
     using workloads::LinkUtilisation;
@@ -290,6 +313,9 @@ void ResultWriter::begin(const simulation::RunSetup& setup) {
     ttft_slo_s_ = sc.inference.serving.ttft_slo_s;
     max_queued_requests_ = sc.inference.serving.max_queued_requests;
     tpot_slo_s_ = sc.inference.serving.tpot_slo_s;
+    ground_station_names_.clear();
+    for (std::size_t s = 0; s < sc.ground.segment.stations.size(); ++s)
+        ground_station_names_ += (s ? ", " : "") + std::to_string(s) + ": " + sc.ground.segment.stations[s].name;
     file_ = std::make_unique<Hdf5File>(path_);
     write_provenance_attributes(*file_, provenance_of(sc.yaml_text));
     file_->set_attribute("scenario_name", sc.name);
@@ -590,6 +616,10 @@ void ResultWriter::end(const simulation::RunSummary& summary) {
         write_gateway_egress(*file_,
                              k == 0 ? "/inference/gateway_egress" : std::string("/inference/gateway_egress_") + workloads::to_string(routing),
                              routing, summary.inference[k].gateway_egress_bin_s, summary.inference[k].gateway_egress_bps);
+        if (k < summary.inference_ground_journeys.size())
+            write_ground_requests(*file_,
+                                  k == 0 ? "/inference/ground_requests" : std::string("/inference/ground_requests_") + workloads::to_string(routing),
+                                  routing, summary.inference_ground_journeys[k], ground_station_names_);
     }
     if (summary.radiation) {
         write_radiation_events(*file_, *summary.radiation);

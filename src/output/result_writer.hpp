@@ -30,7 +30,8 @@ private:
     int compression_level_ = 4;
     bool eci_ = true;
     double ttft_slo_s_ = 0.0, tpot_slo_s_ = 0.0;  // a serving run's objectives, as the request tables' attributes
-    std::int64_t max_queued_requests_ = 0;      // inference.max_queued_requests, a request table's attribute
+    std::int64_t max_queued_requests_ = 0;
+    std::string ground_station_names_;          // "0: name, 1: name, ...": the ground tables' station columns      // inference.max_queued_requests, a request table's attribute
 };
 
 }  // namespace skyfabric::output

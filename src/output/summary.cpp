@@ -308,6 +308,48 @@ json beside_training_json(const scenario::Scenario& sc, const simulation::RunSum
 
 }  // namespace
 
+// A routing's ground segment (docs/output-format.md, "inference.routings.*.ground").
+json ground_json(const workloads::GroundServingSummary& g) {
+    json stations = json::array();
+    for (const auto& st : g.stations) {
+        stations.push_back({
+            {"name", st.name},
+            {"passes", st.passes},
+            {"passes_per_day", st.passes_per_day},
+            {"contact_s", st.contact_s},
+            {"contact_min_per_day", st.contact_min_per_day},
+            {"optical_open_s", st.optical_open_s},
+            {"ka_band_open_s", st.ka_band_open_s},
+            {"cloudy_visible_s", st.cloudy_visible_s},
+            {"cluster_handovers", st.cluster_handovers},
+            {"requests_up", st.requests_up},
+            {"requests_down", st.requests_down},
+            {"bytes_up", st.bytes_up},
+            {"bytes_down", st.bytes_down},
+            {"bytes_up_per_day", st.bytes_up_per_day},
+            {"bytes_down_per_day", st.bytes_down_per_day},
+        });
+    }
+    return {
+        {"requests", g.requests},
+        {"uplinked", g.uplinked},
+        {"waiting_on_ground", g.waiting_on_ground},
+        {"waited", g.waited},
+        {"first_token_down", g.first_token_down},
+        {"station_handovers", g.station_handovers},
+        {"uplink_wait_s", percentiles_json(g.uplink_wait_s)},
+        {"uplink_wait_mean_s", g.uplink_wait_mean_s},
+        {"uplink_wait_max_s", g.uplink_wait_max_s},
+        {"downlink_wait_s", percentiles_json(g.downlink_wait_s)},
+        {"downlink_wait_mean_s", g.downlink_wait_mean_s},
+        {"ttft_s", percentiles_json(g.ttft_ground_s)},
+        {"ttft_mean_s", g.ttft_ground_mean_s},
+        {"completion_s", percentiles_json(g.completion_ground_s)},
+        {"slo_attainment", g.slo_attainment_ground},
+        {"stations", stations},
+    };
+}
+
 // A serving workload: its set-up, then each routing's figures (docs/output-format.md, "inference").
 json inference_json(const scenario::Scenario& sc, const simulation::RunSummary& s) {
     const auto& in = sc.inference;
@@ -320,6 +362,7 @@ json inference_json(const scenario::Scenario& sc, const simulation::RunSummary& 
         // draws), beside gateway_egress_peak_bps, the busiest single interval of the flow solver.
         const auto& bins = s.inference[k].gateway_egress_bps;
         r["gateway_egress_step_peak_bps"] = bins.empty() ? 0.0 : *std::max_element(bins.begin(), bins.end());
+        if (k < s.inference_ground.size()) r["ground"] = ground_json(s.inference_ground[k]);
     }
     json j = {
         {"accelerator", in.accelerator.name},

@@ -307,6 +307,33 @@ std::string summary_table(const nlohmann::json& j) {
                 return num(nlohmann::json(r["gateway_egress_peak_bps"].get<double>() / 1e9), "%.4g Gbit/s");
             });
         }
+        if (in["routings"][names.front()].contains("ground")) {  // users on the ground (docs/inference.md "Serving from the ground")
+            const auto ground = [&](const char* label, const auto& cell) {
+                columns(label, [&](const nlohmann::json& r) { return cell(r["ground"]); });
+            };
+            ground("ground: requests up / arrived", [&](const nlohmann::json& g) {
+                return std::to_string(g["uplinked"].get<std::int64_t>()) + " / " + std::to_string(g["requests"].get<std::int64_t>());
+            });
+            ground("ground: waited for a link", [&](const nlohmann::json& g) {
+                return std::to_string(g["waited"].get<std::int64_t>()) + ", mean " +
+                       num(nlohmann::json(g["uplink_wait_mean_s"].get<double>() / 60.0), "%.3g min") + ", max " +
+                       num(nlohmann::json(g["uplink_wait_max_s"].get<double>() / 60.0), "%.3g min");
+            });
+            ground("ground: TTFT p50 / p90 / p99", [&](const nlohmann::json& g) { return p3(g["ttft_s"], 1.0, "s"); });
+            ground("ground: SLO attainment", [&](const nlohmann::json& g) {
+                return num(nlohmann::json(100.0 * g["slo_attainment"].get<double>()), "%.1f %%");
+            });
+            // Per station: the sky's figures, the same for every routing, then the bytes of the first routing.
+            const auto& first = in["routings"][names.front()]["ground"];
+            for (const auto& st : first["stations"]) {
+                const std::string label = "station " + st["name"].get<std::string>();
+                row(label.c_str(),
+                    num(st["passes_per_day"], "%.3g passes/day, ") + num(st["contact_min_per_day"], "%.4g contact min/day, ") +
+                        num(nlohmann::json(st["bytes_up_per_day"].get<double>() / 1e9), "%.4g GB/day up, ") +
+                        num(nlohmann::json(st["bytes_down_per_day"].get<double>() / 1e9), "%.4g GB/day down") +
+                        (names.size() > 1 ? " (" + names.front() + ")" : ""));
+            }
+        }
         row("objectives", "TTFT " + num(in["ttft_slo_s"], "%.3g s") + ", TPOT " +
                               num(nlohmann::json(in["tpot_slo_s"].get<double>() * 1e3), "%.3g ms"));
         if (in.contains("beside_training")) {  // the two jobs on one fabric, and what each cost the other

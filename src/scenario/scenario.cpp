@@ -104,6 +104,7 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
         sc.inference = read_inference(top.section("workload"), source_name, sc.seed);
     else
         sc.workload = read_workload(top.section("workload"), top.has("workload"), sc.seed);
+    sc.ground = read_ground_stations(top, sc);
     sc.radiation = read_radiation(top.section("radiation"), top.has("radiation"), sc.orbit.epoch);
     sc.power = read_power(top.section("power"), top.has("power"),
                           sc.inference.enabled ? sc.inference.serving.engines.chips_per_satellite : sc.workload.job.tensor_parallel);

@@ -13,6 +13,7 @@
 #include <skyfabric/workloads/faults.hpp>
 #include <skyfabric/workloads/flow_solver.hpp>
 #include <skyfabric/workloads/job.hpp>
+#include <skyfabric/workloads/ground_segment.hpp>
 #include <skyfabric/workloads/serving.hpp>
 #include <skyfabric/workloads/synthetic_fabric.hpp>
 #include <skyfabric/workloads/training.hpp>
@@ -131,6 +132,13 @@ struct InferenceConfig {
     physics::PowerPolicy power_policy = physics::PowerPolicy::throttle;  // with a power section
 };
 
+// ground_stations: present = the serving workload's users are on the ground (docs/inference.md
+// "Serving from the ground"): requests go up through the stations, tokens come down.
+struct GroundConfig {
+    bool enabled = false;
+    workloads::GroundSegmentConfig segment;  // epoch and seed set from the orbit and the scenario
+};
+
 // power: present = enabled. Each satellite's array, battery, loads and radiator (physics/power.hpp);
 // the workload's compute follows workload.power_policy.
 struct PowerConfig {
@@ -182,6 +190,7 @@ struct Scenario {
     LinksConfig links;
     WorkloadConfig workload;    // a training job (workload.kind: training)
     InferenceConfig inference;  // a serving workload (workload.kind: inference)
+    GroundConfig ground;        // its users on the ground (ground_stations)
     RadiationConfig radiation;
     PowerConfig power;
     // A synthetic fabric (ring, switch, torus, ...) instead of an orbit: the workload runs on

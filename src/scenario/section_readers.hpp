@@ -76,6 +76,8 @@ void read_workloads_list(Section& top, Scenario& sc, const std::string& source_n
 Section workload_section(Section& top, bool inference);
 std::optional<workloads::FabricSpec> read_fabric(Section& top, const std::string& source_name);
 PowerConfig read_power(Section s, bool present, int chips_per_satellite);
+// `ground_stations:` at the top level: a serving workload's users on the ground (after the workload and orbit).
+GroundConfig read_ground_stations(Section& top, const Scenario& sc);
 RadiationConfig read_radiation(Section s, bool present, const physics::UtcEpoch& epoch);
 OutputConfig read_output(Section s);
 

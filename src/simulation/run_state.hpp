@@ -36,6 +36,10 @@ public:
 
 private:
     bool advance();
+    // With ground stations: each cluster's chief state at sample k, on the uniform grid of output steps.
+    void keep_chief_orbits(std::size_t k);
+    // A serving run's ground segment (docs/inference.md "Serving from the ground"), one per routing.
+    workloads::GroundSegment ground_segment(const workloads::ServingConfig& config);
 
     // Dose rate at every satellite; the dose integrates it by the trapezoid rule.
     void sample_radiation(std::size_t k);
@@ -136,6 +140,8 @@ private:
     std::vector<physics::PowerState> power_state_;     // [N]
     std::vector<std::vector<double>> cluster_fraction_;  // [cluster][sample]: compute share allowed until the next
     std::vector<double> satellite_share_;              // a serving run's: [sample][satellite]
+    std::vector<physics::SampledOrbit> chief_orbits_;  // with ground stations: each cluster's chief, sample by sample
+    std::vector<workloads::StationTimeline> ground_timelines_;  // with ground stations: each station's open link
     std::vector<double> cluster_beta_rad_;             // every cluster's β at the current sample
     std::deque<links::Topology> pending_topologies_;   // simulated ahead for compute_done_s, not yet pulled
     double power_generated_j_ = 0.0, power_used_j_ = 0.0, power_shunted_j_ = 0.0;

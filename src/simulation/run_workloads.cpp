@@ -294,12 +294,30 @@ void RunState::serve(const Topologies& topologies) {
         }
         add_faults_and_power(config);
         for (auto* r : recorders_) r->phase(std::string("serving, ") + workloads::to_string(routing) + " routing");
+        // With ground stations the requests arrive on the ground: the serving run takes those that reach orbit,
+        // as a trace of their arrivals there, and hands its records to the ground segment to bring the tokens down.
+        std::optional<workloads::GroundSegment> ground;
+        if (sc_.ground.enabled) {
+            ground.emplace(ground_segment(config));
+            std::vector<workloads::Request> arrivals = config.trace;
+            if (arrivals.empty()) {
+                workloads::RequestGenerator stream(config.requests, config.start_s);
+                for (auto r = stream.next(); r.arrival_s < config.end_s; r = stream.next()) arrivals.push_back(r);
+            }
+            config.trace = ground->uplink(arrivals);
+            if (config.trace.empty()) config.requests.rate_per_s = 0.0;  // none reached orbit: no stream either
+        }
         const std::size_t run = summary_.inference.size();
         const workloads::RequestSink sink{[&](std::span<const workloads::RequestRecord> rows) {
+            if (ground) ground->downlink(rows);
             for (auto* r : recorders_) r->requests(run, routing, rows);
         }};
         summary_.inference_routing.push_back(routing);
         summary_.inference.push_back(workloads::simulate_serving(config, in.accelerator, topologies(0.0), sink));
+        if (ground) {
+            summary_.inference_ground.push_back(ground->summary(config.ttft_slo_s, config.tpot_slo_s));
+            summary_.inference_ground_journeys.push_back(ground->take_journeys());
+        }
         if (stopped(summary_.inference.back())) break;
         if (!training) continue;
         if (!summary_.training_without_serving) {  // the training's baseline, once: the same engine, no requests
@@ -321,6 +339,27 @@ void RunState::serve(const Topologies& topologies) {
         summary_.inference_beside_training.push_back(std::move(beside));
         if (stop_now) break;
     }
+}
+
+workloads::GroundSegment RunState::ground_segment(const workloads::ServingConfig& config) {
+    if (chief_orbits_.empty() || chief_orbits_.front().states_eci.empty())
+        throw std::logic_error("ground segment: no chief orbit was kept");
+    // The orbits end at the last sample on the grid of output steps (the run's end, or up to a step before it).
+    const double end_s = std::min(config.end_s, chief_orbits_.front().end_s());
+    if (ground_timelines_.empty()) ground_timelines_ = workloads::ground_timelines(sc_.ground.segment, chief_orbits_, config.start_s, end_s);
+    // Each instance's cluster: that of its first satellite.
+    const auto& e = config.engines;
+    const auto node = [&](std::size_t k) { return config.nodes.empty() ? static_cast<std::int32_t>(k) : config.nodes[k]; };
+    const auto cluster = [&](std::int32_t n) {
+        return clusters_ ? static_cast<std::int32_t>(clusters_->cluster_of_satellite(static_cast<std::size_t>(n))) : 0;
+    };
+    std::vector<std::int32_t> prefill, decode;
+    const auto p = static_cast<std::size_t>(e.prefill.satellites_per_instance), d = static_cast<std::size_t>(e.decode.satellites_per_instance);
+    for (std::size_t i = 0; i < static_cast<std::size_t>(e.prefill.instances); ++i) prefill.push_back(cluster(node(i * p)));
+    const std::size_t first_decode = static_cast<std::size_t>(e.prefill.instances) * p;
+    for (std::size_t i = 0; i < static_cast<std::size_t>(e.decode.instances); ++i) decode.push_back(cluster(node(first_decode + i * d)));
+    return workloads::GroundSegment(sc_.ground.segment, ground_timelines_, chief_orbits_, std::move(prefill), std::move(decode),
+                                    config.start_s, end_s);
 }
 
 template <class Topologies>

@@ -80,6 +80,20 @@ RunSummary RunState::execute() {
     return std::move(summary_);
 }
 
+void RunState::keep_chief_orbits(std::size_t k) {
+    if (chief_orbits_.empty()) {
+        chief_orbits_.resize(clusters_->cluster_count());
+        for (auto& o : chief_orbits_) {
+            o.start_s = times_.front();
+            o.step_s = sc_.output_step_s;
+        }
+    }
+    // The interpolation needs a uniform grid: a last sample off it (the run's end between steps) is left out.
+    const double on_grid_s = times_.front() + static_cast<double>(k) * sc_.output_step_s;
+    if (std::abs(times_[k] - on_grid_s) > 1e-9 * std::max(1.0, on_grid_s)) return;
+    for (std::size_t c = 0; c < chief_orbits_.size(); ++c) chief_orbits_[c].states_eci.push_back(clusters_->cluster_snapshot(c).chief_eci);
+}
+
 bool RunState::advance() {
     const std::size_t k = next_;
     if (k >= times_.size()) return false;
@@ -91,6 +105,7 @@ bool RunState::advance() {
     }
     ++next_;
     clusters_->advance_to(times_[k], snapshot_);
+    if (sc_.ground.enabled) keep_chief_orbits(k);
     sample_.index = k;
     sample_.snapshot = &snapshot_;
     derive_metrics(sc_, snapshot_, sample_);

@@ -173,6 +173,9 @@ struct RunSummary {
     // the same fabric (the scenario's routing first, then with compare_routing the other one).
     std::vector<workloads::ServingRouting> inference_routing;
     std::vector<workloads::ServingResult> inference;
+    // With ground_stations: each routing's ground segment (docs/inference.md "Serving from the ground").
+    std::vector<workloads::GroundServingSummary> inference_ground;
+    std::vector<std::vector<workloads::GroundJourney>> inference_ground_journeys;  // by trace id (= /inference/requests id)
     // A training job beside the serving one (`workloads:`, docs/inference.md "Serving beside training"):
     // per routing, as above, the same requests with the training on the fabric (request records not
     // kept); and the training on the same engine and fabric with no requests, the baseline of its slowdown.
