@@ -343,9 +343,11 @@ json ground_json(const workloads::GroundServingSummary& g) {
         {"downlink_wait_s", percentiles_json(g.downlink_wait_s)},
         {"downlink_wait_mean_s", g.downlink_wait_mean_s},
         {"ttft_s", percentiles_json(g.ttft_ground_s)},
+        {"ttft_s_ci95", percentile_intervals_json(g.ttft_ground_ci95)},
         {"ttft_mean_s", g.ttft_ground_mean_s},
         {"completion_s", percentiles_json(g.completion_ground_s)},
         {"slo_attainment", g.slo_attainment_ground},
+        {"slo_attainment_ci95", interval_json(g.slo_attainment_ground_ci95)},
         {"stations", stations},
     };
 }

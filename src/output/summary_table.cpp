@@ -320,8 +320,13 @@ std::string summary_table(const nlohmann::json& j) {
                        num(nlohmann::json(g["uplink_wait_max_s"].get<double>() / 60.0), "%.3g min");
             });
             ground("ground: TTFT p50 / p90 / p99", [&](const nlohmann::json& g) { return p3(g["ttft_s"], 1.0, "s"); });
+            ground("  95 % interval", [&](const nlohmann::json& g) { return p3_interval(g, "ttft_s_ci95", 1.0, "s"); });
             ground("ground: SLO attainment", [&](const nlohmann::json& g) {
                 return num(nlohmann::json(100.0 * g["slo_attainment"].get<double>()), "%.1f %%");
+            });
+            ground("  95 % interval", [&](const nlohmann::json& g) {
+                return g.contains("slo_attainment_ci95") && g["slo_attainment_ci95"].is_array() ? half(g["slo_attainment_ci95"], 100.0) + " %"
+                                                                                              : std::string("-");
             });
             // Per station: the sky's figures, the same for every routing, then the bytes of the first routing.
             const auto& first = in["routings"][names.front()]["ground"];

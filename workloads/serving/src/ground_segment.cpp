@@ -167,6 +167,8 @@ std::vector<Request> GroundSegment::uplink(std::span<const Request> ground_reque
     std::vector<GroundJourney> journeys;
     for (const auto& request : ground_requests) {
         ++ground_requests_;
+        if (arrivals_in_section_.empty()) arrivals_in_section_.assign(serving_interval_sections, 0);
+        ++arrivals_in_section_[detail::arrival_section(request.arrival_s, start_s_, end_s_)];
         const double t0 = request.arrival_s;
         const auto home = static_cast<std::size_t>(home_station(request.id));
         bool open_now = false;
@@ -266,6 +268,8 @@ void GroundSegment::downlink(std::span<const RequestRecord> records) {
         if (j.down_station != j.up_station) ++station_handovers_;
         downlink_wait_.push_back(open_at - (r.first_token_s + up_hops));
         ttft_.push_back(j.ttft_ground_s());
+        const auto section = static_cast<std::uint8_t>(detail::arrival_section(j.ground_arrival_s, start_s_, end_s_));
+        ttft_section_.push_back(section);
         if (r.status != RequestStatus::completed) continue;
         const double bytes = static_cast<double>(r.tokens_generated) * config_.bytes_per_token;
         const double last = down(r.finish_s + up_hops, bytes, station, open_at);
@@ -275,7 +279,7 @@ void GroundSegment::downlink(std::span<const RequestRecord> records) {
         bytes_down_[station] += bytes;
         completion_.push_back(last - j.ground_arrival_s);
         const double tpot = r.tokens_generated > 1 ? (last - first) / static_cast<double>(r.tokens_generated - 1) : 0.0;
-        ttft_tpot_.emplace_back(j.ttft_ground_s(), tpot);
+        ttft_tpot_.push_back({j.ttft_ground_s(), tpot, section});
     }
 }
 
@@ -301,11 +305,21 @@ GroundServingSummary GroundSegment::summary(double ttft_slo_s, double tpot_slo_s
     g.downlink_wait_s = detail::percentiles_of(copy);
     copy = ttft_;
     g.ttft_ground_s = detail::percentiles_of(copy);
+    g.ttft_ground_ci95 = detail::percentile_intervals(g.ttft_ground_s, detail::section_percentiles(ttft_, ttft_section_));
     copy = completion_;
     g.completion_ground_s = detail::percentiles_of(copy);
     std::int64_t met = 0;
-    for (const auto& [ttft, tpot] : ttft_tpot_) met += ttft <= ttft_slo_s && tpot <= tpot_slo_s;
+    std::vector<std::int64_t> met_in(serving_interval_sections, 0);
+    for (const auto& d : ttft_tpot_) {
+        const bool ok = d.ttft_s <= ttft_slo_s && d.tpot_s <= tpot_slo_s;
+        met += ok;
+        met_in[d.section] += ok;
+    }
     g.slo_attainment_ground = ground_requests_ ? static_cast<double>(met) / static_cast<double>(ground_requests_) : 0.0;
+    std::vector<double> attainment;
+    for (std::size_t k = 0; k < arrivals_in_section_.size(); ++k)
+        if (arrivals_in_section_[k] > 0) attainment.push_back(static_cast<double>(met_in[k]) / static_cast<double>(arrivals_in_section_[k]));
+    g.slo_attainment_ground_ci95 = detail::sectioning_interval(g.slo_attainment_ground, attainment);
     for (std::size_t s = 0; s < config_.stations.size(); ++s) {
         const auto& line = timelines_[s];
         GroundStationSummary st;

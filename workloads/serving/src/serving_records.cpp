@@ -9,11 +9,13 @@
 
 namespace skyfabric::workloads::detail {
 
-std::size_t RequestTally::section_of(double arrival_s) const {
-    const double span = end_s_ - start_s_;
-    const double k = span > 0.0 ? std::floor((arrival_s - start_s_) / span * serving_interval_sections) : 0.0;
+std::size_t arrival_section(double arrival_s, double start_s, double end_s) {
+    const double span = end_s - start_s;
+    const double k = span > 0.0 ? std::floor((arrival_s - start_s) / span * serving_interval_sections) : 0.0;
     return static_cast<std::size_t>(std::clamp(k, 0.0, static_cast<double>(serving_interval_sections - 1)));
 }
+
+std::size_t RequestTally::section_of(double arrival_s) const { return arrival_section(arrival_s, start_s_, end_s_); }
 
 void RequestTally::add(const RequestRecord& r) {
     const bool has_first = std::isfinite(r.first_token_s);
@@ -50,9 +52,6 @@ void RequestTally::add(const RequestRecord& r) {
     met_in_[section] += met;
 }
 
-namespace {
-
-// Each span's percentiles of the values (by their spans), as three lists over the spans that have any.
 std::array<std::vector<double>, 3> section_percentiles(const std::vector<double>& values, const std::vector<std::uint8_t>& section) {
     std::vector<std::vector<double>> by(serving_interval_sections);
     for (std::size_t i = 0; i < values.size(); ++i) by[section[i]].push_back(values[i]);
@@ -71,8 +70,6 @@ PercentileIntervals percentile_intervals(const Percentiles& whole, const std::ar
     return {sectioning_interval(whole.p50, sections[0]), sectioning_interval(whole.p90, sections[1]),
             sectioning_interval(whole.p99, sections[2])};
 }
-
-}  // namespace
 
 void RequestTally::fill(ServingSummary& s) {
     s.completed = completed_;

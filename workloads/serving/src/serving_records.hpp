@@ -5,7 +5,9 @@
 
 #include <skyfabric/workloads/serving.hpp>
 
+#include <array>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -58,6 +60,15 @@ private:
     std::int64_t met_ = 0, decided_ = 0;
     std::vector<std::int64_t> met_in_, decided_in_;  // per span (decided_in_ with the drops)
 };
+
+// The span of arrival time (0 … serving_interval_sections − 1) of a request arriving at arrival_s in [start_s, end_s).
+std::size_t arrival_section(double arrival_s, double start_s, double end_s);
+
+// Each span's percentiles of the values (by their spans), as three lists (p50, p90, p99) over the spans
+// that have any.
+std::array<std::vector<double>, 3> section_percentiles(const std::vector<double>& values, const std::vector<std::uint8_t>& section);
+// The sectioning intervals of `whole`'s percentiles from section_percentiles.
+PercentileIntervals percentile_intervals(const Percentiles& whole, const std::array<std::vector<double>, 3>& sections);
 
 // The sectioning interval of `whole` (the whole run's estimate) from the spans' own estimates.
 Interval95 sectioning_interval(double whole, const std::vector<double>& sections);

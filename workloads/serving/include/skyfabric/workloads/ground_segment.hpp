@@ -116,6 +116,9 @@ struct GroundServingSummary {
     // Completed with their last token down, TTFT and TPOT on the ground ((last − first token down) /
     // (output − 1)) within the objectives, over every request arrived on the ground.
     double slo_attainment_ground = 0.0;
+    // 95 % intervals by sectioning over spans of ground arrival time, as ServingSummary's.
+    PercentileIntervals ttft_ground_ci95;
+    Interval95 slo_attainment_ground_ci95;
     std::vector<GroundStationSummary> stations;
 };
 
@@ -166,7 +169,13 @@ private:
     std::vector<double> bytes_up_, bytes_down_;
     std::vector<std::int64_t> requests_up_, requests_down_;
     std::vector<double> uplink_wait_, downlink_wait_, ttft_, completion_;
-    std::vector<std::pair<double, double>> ttft_tpot_;  // completed and down: TTFT and TPOT on the ground
+    std::vector<std::uint8_t> ttft_section_;  // each ttft_ value's span of ground arrival (intervals)
+    struct Delivered {
+        double ttft_s, tpot_s;
+        std::uint8_t section;
+    };
+    std::vector<Delivered> ttft_tpot_;  // completed and down: TTFT and TPOT on the ground
+    std::vector<std::int64_t> arrivals_in_section_;  // ground arrivals per span
     std::int64_t station_handovers_ = 0;
 };
 
