@@ -169,6 +169,10 @@ RunEstimate estimate_run(const Scenario& sc, std::size_t satellites) {
         // unbounded, 2.38 GB measured for 2.3 GB estimated; at the default 10,000 held, 23 MB measured
         // for 24 MB estimated, and 21 MB at 1e6/s).
         e.memory_bytes += 120.0 * static_cast<double>(v.trace.size()) + 24.0 * admitted + 350.0 * held;
+        // Users on the ground: every ground arrival is drawn up front, uplinked into the run's trace and kept
+        // with its journey for result.h5, per routing: ~215 B each (serving-from-orbit for a day at 1 and 10
+        // requests/s: 82 and 248 MB peak measured with /usr/bin/time, one routing).
+        if (sc.ground.enabled) e.memory_bytes += 215.0 * requests * routings;
         const double compute_s = workloads::compute_time_per_step_s(sc.workload.job, sc.workload.accelerator);
         if (workloads_share_fabric(sc) && compute_s > 0.0 && sc.workload.job.data_parallel > 1) {
             const auto& w = sc.workload;
