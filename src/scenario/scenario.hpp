@@ -304,7 +304,7 @@ const char* to_string(RelativeOrbits relative_orbits);
 const char* to_string(physics::PowerPolicy policy);
 // The propagation settings the scenario asks for (threads: Scenario::threads).
 physics::PropagationSettings propagation_settings(const Scenario& scenario);
-// CPU threads playing the Monte Carlo trials: radiation.threads, capped by Scenario::threads (0: every core).
+// CPU threads playing the Monte Carlo trials: radiation.threads (a fabric's operational faults: faults.threads), capped by Scenario::threads (0: every core).
 std::int32_t monte_carlo_threads(const Scenario& scenario);
 // The orbit's epoch as ISO-8601 UTC, 2027-03-20T00:00:00Z (fractional seconds when it has them).
 std::string epoch_iso8601(const Scenario& scenario);

@@ -331,7 +331,9 @@ physics::PropagationSettings propagation_settings(const Scenario& sc) {
 }
 
 std::int32_t monte_carlo_threads(const Scenario& sc) {
-    const std::int32_t asked = sc.radiation.threads, cap = sc.threads;
+    // A fabric's operational faults have their own trials (radiation is refused there).
+    const std::int32_t asked = sc.radiation.enabled || !sc.faults.enabled ? sc.radiation.threads : sc.faults.threads;
+    const std::int32_t cap = sc.threads;
     if (cap == 0) return asked;
     return asked == 0 ? cap : std::min(asked, cap);
 }
