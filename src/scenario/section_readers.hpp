@@ -110,16 +110,17 @@ inline constexpr std::array<FieldKey, 4> fault_model_keys{{
     {"gateway_outage_rate_per_s", "gateway_outages_per_day"},
     {"rate_scale", "rate_scale"},
 }};
-// workloads::check(OperationalFaults), in `faults`.
+// workloads::check(OperationalFaults), in `faults`: the reader's ranges keep all but the cause count
+// in range (gpus_per_rank 0 is the workload's parallelism.tensor).
 inline constexpr std::array<FieldKey, 8> operational_keys{{
     {"causes", "causes"},
-    {"gpus_per_rank", "gpus_per_rank"},
-    {"hot_ranks", "hot_ranks"},
-    {"hot_share", "hot_share"},
-    {"retry_success_probability", "retry_success_probability"},
-    {"retry_attempts", "retry_attempts"},
-    {"retry_interval_s", "retry_interval_s"},
-    {"manual_recovery_s", "manual_recovery_s"},
+    {"gpus_per_rank", ""},
+    {"hot_ranks", ""},
+    {"hot_share", ""},
+    {"retry_success_probability", ""},
+    {"retry_attempts", ""},
+    {"retry_interval_s", ""},
+    {"manual_recovery_s", ""},
 }};
 // workloads::check(RecoveryConfig, satellites), in `radiation`.
 inline constexpr std::array<FieldKey, 10> recovery_keys{{
