@@ -405,7 +405,7 @@ std::string summary_table(const nlohmann::json& j) {
             return (trials > 1 ? "median " : "") + num(f[key], fmt) +
                    (trials > 1 ? " (" + spread + num(in[0], fmt) + " – " + num(in[1], fmt) + ")" : " (one trial: faults.trials 1)");
         };
-        row("operational faults", f["preset"].get<std::string>() + " on " + num(f["gpus"], "%.0f") + " GPUs (" +
+        row("operational faults", f["preset"].get<std::string>() + " on " + num(f["gpus"], "%.0f") + " accelerators (" +
                                       std::to_string(f["ranks"].get<std::int64_t>()) + " ranks), expected " +
                                       num(f["expected_events_per_day"], "%.4g") + " a day");
         if (f.contains("interruptions_per_day")) {
