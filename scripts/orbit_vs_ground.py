@@ -95,7 +95,7 @@ def main():
         print(f"| {r['name']} | {r['ranks']} | {days:.2f} | {r['interruptions_per_day']:.3f} | {r['goodput']:.4f} "
               f"({r['goodput_interval'][0]:.4f}–{r['goodput_interval'][1]:.4f}) | {tokens_per_day:.4g} | "
               f"{per_day('faults'):.3f} | {per_day('restarts'):.3f} | {per_day('checkpoints'):.3f} | {per_day('fabric'):.2g} | "
-              f"{kwh_per_mtok:.3f} |")
+              f"{kwh_per_mtok:.4f} |")
     for r in rows:
         if r["causes"]:
             top = sorted(r["causes"].items(), key=lambda kv: -kv[1]["lost_s"])[:4]

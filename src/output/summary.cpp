@@ -102,7 +102,8 @@ json causes_json(const workloads::OperationalFaults& o, std::span<const double> 
         const double interruptions =
             m ? m->mean_interruptions_by_cause[c] : trial0 ? static_cast<double>(trial0->operational.interruptions[c]) : 0.0;
         const double lost = m ? m->mean_lost_by_cause_s[c] : trial0 ? trial0->operational.lost_s[c] : 0.0;
-        causes[o.causes[c].name] = {{"effect", workloads::operational_effect_names.name(o.causes[c].effect)},
+        causes[o.causes[c].name] = {{"index", c},  // the table's order (the object's keys are sorted)
+                                    {"effect", workloads::operational_effect_names.name(o.causes[c].effect)},
                                     {"expected", c < expected.size() ? expected[c] : 0.0},
                                     {"events", events},
                                     {"interruptions", interruptions},
