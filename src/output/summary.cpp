@@ -188,8 +188,13 @@ json radiation_json(const scenario::Scenario& sc, const simulation::RunSummary& 
     }
     if (const auto& o = sc.radiation.faults.operational; o.enabled()) {
         // Operational faults beside the radiation ones (faults:): their causes, over the run's ranks.
+        // A constellation: the first algorithm's trials when it plays the ranks together (ring,
+        // hierarchical; DiLoCo's and NoLoCo's composed trials keep no counts by cause).
+        const workloads::MonteCarloResult* by_cause = m;
+        if (!by_cause && !r.constellation.empty() && r.constellation.front().monte_carlo.total_interruptions > 0.0)
+            by_cause = &r.constellation.front().monte_carlo;
         j["operational"] = {{"preset", sc.faults.preset},
-                            {"causes", causes_json(o, r.expected_operational, m, r.goodput ? &*r.goodput : nullptr)}};
+                            {"causes", causes_json(o, r.expected_operational, by_cause, r.goodput ? &*r.goodput : nullptr)}};
     }
     if (!r.constellation.empty()) {
         j["constellation"] = cluster_faults_json(s);

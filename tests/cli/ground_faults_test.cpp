@@ -75,3 +75,28 @@ TEST(GroundFaults, TheLlama3ScenarioGivesThePapersRateOverFiveDays) {
     // intervention's 2 h hold takes a trial below it; docs/faults.md has the 54-day spread).
     EXPECT_GT(f["goodput"].get<double>(), 0.90);
 }
+
+TEST(GroundFaults, OperationalFaultsJoinRadiationOnAnOrbit) {
+    // suncatcher-81 for a fifth of an orbit with Llama 3's causes at 2,000 times their rates beside
+    // radiation: the expected count per cause is rate × 81 chips × 2,000 × the run, by hand.
+    const auto dir = fresh_dir("ground_faults_orbit");
+    const auto r = run_command(skyfabric() + " run -q " + source("scenarios/suncatcher-81.yaml") +
+                               " --set duration_orbits=0.2 --set radiation.trials=8 --set output.vtk=false"
+                               " --set faults.preset=llama3_405b --set faults.rate_scale=2000 -o " + (dir / "run").string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    const json s = json::parse(read_file(dir / "run" / "summary.json"));
+    const json& causes = s["radiation"]["operational"]["causes"];
+    const double days = s["simulated_s"].get<double>() / 86400.0;
+    EXPECT_NEAR(causes["faulty_gpu"]["expected"].get<double>(), 148.0 / (54.0 * 16384.0) * 81 * 2000 * days, 1e-9);
+    EXPECT_EQ(causes["faulty_gpu"]["index"], 0);
+    double events = 0.0, expected = 0.0;
+    for (const auto& [name, c] : causes.items()) events += c["events"].get<double>() * 8, expected += c["expected"].get<double>() * 8;
+    EXPECT_NEAR(events, expected, z999 * std::sqrt(expected));
+    // The radiation kinds' expected counts are the dose's alone, as without operational faults.
+    const auto plain = run_command(skyfabric() + " run -q " + source("scenarios/suncatcher-81.yaml") +
+                                   " --set duration_orbits=0.2 --set radiation.trials=8 --set output.vtk=false -o " +
+                                   (dir / "plain").string());
+    ASSERT_EQ(plain.status, 0) << plain.output;
+    const json p = json::parse(read_file(dir / "plain" / "summary.json"));
+    EXPECT_EQ(s["radiation"]["expected_events_by_kind"], p["radiation"]["expected_events_by_kind"]);
+}
