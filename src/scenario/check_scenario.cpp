@@ -251,6 +251,7 @@ void check_radiation(Section& top, const Scenario& sc, std::size_t satellites, d
     }
     double per_satellite_s = 0.0;
     for (const double x : workloads::fault_rates_per_s(rate_rad_s, sc.radiation.faults)) per_satellite_s += x;
+    per_satellite_s += workloads::operational_rate_per_rank_s(sc.radiation.faults.operational);  // faults: beside it
     const double per_trial = per_satellite_s * static_cast<double>(satellites) * sc.duration_s;
     const double batch = std::min<double>(sc.radiation.trials, workloads::monte_carlo_batch_trials);
     if (std::isfinite(per_trial) && per_trial * batch <= workloads::max_fault_events_in_memory) return;

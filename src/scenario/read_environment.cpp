@@ -93,13 +93,12 @@ FaultsConfig read_faults(Section s, bool present, bool with_radiation, int chips
     f.preset = s.choice("preset", {"none", "llama3_405b", "b200_504"}, "none");
     auto& o = f.operational;
     if (f.preset != "none") o = workloads::operational_preset(f.preset);
-    if (s.has("causes")) {
-        o.causes.clear();  // a table given replaces the preset's
-        const auto items = s.sequence("causes");
+    // A table given replaces the preset's (sequence refuses a key given empty).
+    if (const auto items = s.sequence("causes"); !items.empty()) {
+        o.causes.clear();
         for (std::size_t i = 0; i < items.size(); ++i)
             o.causes.push_back(read_cause(s.item(items[i], s.path() + ".causes[" + std::to_string(i) + "]")));
     }
-    if (f.enabled && o.causes.empty()) s.fail("preset", "gives no causes: name a preset (llama3_405b, b200_504) or list causes");
     // 0: the workload's chips per rank (parallelism.tensor).
     o.gpus_per_rank = static_cast<std::int32_t>(s.integer("gpus_per_rank", 0, 4096, 0));
     if (o.gpus_per_rank == 0) o.gpus_per_rank = std::max(1, chips_per_rank);
@@ -124,6 +123,8 @@ FaultsConfig read_faults(Section s, bool present, bool with_radiation, int chips
         f.threads = static_cast<std::int32_t>(s.integer("threads", 0, 1024, 0));
     }
     s.finish();
+    // After every key is read, so that a key given wrong is named first.
+    if (f.enabled && o.causes.empty()) s.fail("preset", "gives no causes: name a preset (llama3_405b, b200_504) or list causes");
     if (f.enabled) fail_on_problems(s, workloads::check(o), operational_keys);
     return f;
 }
