@@ -136,8 +136,9 @@ RunEstimate estimate_run(const Scenario& sc, std::size_t satellites) {
         e.cpu_s += links * (0.2e-6 + (sc.workload.enabled ? 1.0e-6 : 0.0));
     }
     // Operational faults on a fabric: every trial plays every step (steps counted at their compute
-    // alone: an upper bound), 0.17 µs each, and trial 0's timeline keeps 24 B a step. Measured on
-    // llama3-16k-ground (200 trials of 711,272 steps: 25 CPU-s, 2-core VM under load).
+    // alone: an upper bound), and trial 0's timeline keeps 24 B a step. Measured on llama3-16k-ground
+    // (200 trials of 655,941 steps): 7 CPU-s on a quiet 2-core VM, 25 on a busy one; 0.17 µs a step
+    // keeps the estimate above both.
     if (sc.fabric && sc.faults.enabled && sc.workload.enabled) {
         const double compute_s = workloads::compute_time_per_step_s(sc.workload.job, sc.workload.accelerator);
         const double steps = compute_s > 0.0 ? sc.duration_s / compute_s : 0.0;
