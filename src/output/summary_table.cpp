@@ -27,6 +27,16 @@ std::string summary_table(const nlohmann::json& j) {
         std::snprintf(b, sizeof b, fmt, v.get<double>());
         return std::string(b);
     };
+    // Operational faults' causes by their share of the interruptions, the largest four.
+    auto top_causes = [&num](const nlohmann::json& causes) {
+        std::vector<std::pair<double, std::string>> shares;
+        for (const auto& [name, c] : causes.items()) shares.emplace_back(c["share"].get<double>(), name);
+        std::sort(shares.rbegin(), shares.rend());
+        std::string top;
+        for (std::size_t k = 0; k < std::min<std::size_t>(4, shares.size()); ++k)
+            top += (top.empty() ? "" : ", ") + shares[k].second + " " + num(nlohmann::json(100.0 * shares[k].first), "%.1f %%");
+        return top;
+    };
     const std::string commit = j.value("git_commit", std::string("unknown")).substr(0, 12);
     out += "skyfabric " + j["skyfabric_version"].get<std::string>() + " (" + commit + (j.value("git_dirty", false) ? ", dirty" : "") +
            ") — " + j["scenario"].get<std::string>() + "\n";
@@ -337,6 +347,9 @@ std::string summary_table(const nlohmann::json& j) {
         }
         row("fault events per trial (expected)", expected);
         row("fault events in trial 0", drawn);
+        if (r.contains("operational"))
+            row("operational faults beside", r["operational"]["preset"].get<std::string>() + ", interruptions by cause (top): " +
+                                                 top_causes(r["operational"]["causes"]));
         row("mean time between interruptions", num(r["mean_time_between_interruptions_s"], "%.4g s") + " this run, " +
                                                    num(r["long_term_mean_time_between_interruptions_s"], "%.4g s") +
                                                    " long-term");
@@ -423,13 +436,7 @@ std::string summary_table(const nlohmann::json& j) {
                                               ", checkpoints " + num(l["checkpoints"], "%.0f s"));
         if (f.contains("tokens_per_day")) row("tokens per day", num(f["tokens_per_day"], "%.4g") + " (fault-free " +
                                                                     num(f["tokens_per_day_fault_free"], "%.4g") + ")");
-        std::string top;
-        std::vector<std::pair<double, std::string>> shares;
-        for (const auto& [name, c] : f["causes"].items()) shares.emplace_back(c["share"].get<double>(), name);
-        std::sort(shares.rbegin(), shares.rend());
-        for (std::size_t k = 0; k < std::min<std::size_t>(4, shares.size()); ++k)
-            top += (top.empty() ? "" : ", ") + shares[k].second + " " + num(nlohmann::json(100.0 * shares[k].first), "%.1f %%");
-        row("interruptions by cause (top)", top);
+        row("interruptions by cause (top)", top_causes(f["causes"]));
     }
     if (j.contains("radiation") && j["radiation"].contains("constellation")) {
         const auto& rc = j["radiation"]["constellation"];
