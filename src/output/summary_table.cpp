@@ -30,12 +30,13 @@ std::string summary_table(const nlohmann::json& j) {
     // Operational faults' causes by their share of the interruptions, the largest four.
     auto top_causes = [&num](const nlohmann::json& causes) {
         std::vector<std::pair<double, std::string>> shares;
-        for (const auto& [name, c] : causes.items()) shares.emplace_back(c["share"].get<double>(), name);
+        for (const auto& [name, c] : causes.items())
+            if (c["share"].get<double>() > 0.0) shares.emplace_back(c["share"].get<double>(), name);
         std::sort(shares.rbegin(), shares.rend());
         std::string top;
         for (std::size_t k = 0; k < std::min<std::size_t>(4, shares.size()); ++k)
             top += (top.empty() ? "" : ", ") + shares[k].second + " " + num(nlohmann::json(100.0 * shares[k].first), "%.1f %%");
-        return top;
+        return top.empty() ? std::string("none interrupted") : top;
     };
     const std::string commit = j.value("git_commit", std::string("unknown")).substr(0, 12);
     out += "skyfabric " + j["skyfabric_version"].get<std::string>() + " (" + commit + (j.value("git_dirty", false) ? ", dirty" : "") +
