@@ -18,6 +18,7 @@
 
 #include <skyfabric/analysis/analysis.hpp>
 #include <skyfabric/workloads/cluster_training.hpp>
+#include <skyfabric/workloads/faults.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -284,7 +285,8 @@ void read_faults(const Run& run, analysis::Input& in) {
         f.mtbi_long_term_s = number_at(r, {"long_term_mean_time_between_interruptions_s"});
         f.mtbi_run_s = number_at(r, {"mean_time_between_interruptions_s"});
         if (run.scenario) {
-            f.checkpoint_cost_s = run.scenario->radiation.recovery.checkpoint_cost_s;
+            // What a checkpoint stops the job for: the write, or an async checkpoint's snapshot.
+            f.checkpoint_cost_s = workloads::checkpoint_stall_s(run.scenario->radiation.recovery);
             f.restart_s = run.scenario->radiation.recovery.restart_s;
         }
         in.faults.push_back(f);

@@ -2,6 +2,7 @@
 
 #include "output/provenance.hpp"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 
@@ -218,6 +219,11 @@ void write_radiation_events(Hdf5File& file, const simulation::RadiationOutcome& 
     write_column(file, "/radiation/events/kind", ev, [](const FaultEvent& e) { return static_cast<int>(e.kind); }, "1");
     write_column(file, "/radiation/events/detected", ev, [](const FaultEvent& e) { return e.detected ? 1 : 0; }, "1");
     file.set_enum_names("/radiation/events/kind", "kind_names", workloads::fault_kind_names.numbered());
+    // Operational faults beside radiation: each event's cause (-1: radiation's) and its hold.
+    if (std::any_of(ev.begin(), ev.end(), [](const FaultEvent& e) { return e.cause >= 0; })) {
+        write_column(file, "/radiation/events/cause", ev, [](const FaultEvent& e) { return static_cast<int>(e.cause); }, "1");
+        write_column(file, "/radiation/events/hold_s", ev, [](const FaultEvent& e) { return static_cast<double>(e.hold_s); }, "s");
+    }
     if (r.goodput) {
         std::vector<std::int32_t> effects;
         for (auto e : r.goodput->effects) effects.push_back(static_cast<std::int32_t>(e));

@@ -91,6 +91,31 @@ nlohmann::json cluster_faults_json(const simulation::RunSummary& s) {
     return out;
 }
 
+// Operational faults by cause: the expected count, the mean events and interruptions over the
+// trials (trial 0's when there is no Monte Carlo), each cause's share of the interruptions, and the
+// mean time it cost.
+json causes_json(const workloads::OperationalFaults& o, std::span<const double> expected, const workloads::MonteCarloResult* m,
+                 const workloads::GoodputResult* trial0) {
+    json causes = json::object();
+    double total = 0.0;
+    for (std::size_t c = 0; c < o.causes.size(); ++c)
+        total += m ? m->mean_interruptions_by_cause[c] : trial0 ? static_cast<double>(trial0->operational.interruptions[c]) : 0.0;
+    for (std::size_t c = 0; c < o.causes.size(); ++c) {
+        const double events = m ? m->mean_events_by_cause[c] : trial0 ? static_cast<double>(trial0->operational.events[c]) : 0.0;
+        const double interruptions =
+            m ? m->mean_interruptions_by_cause[c] : trial0 ? static_cast<double>(trial0->operational.interruptions[c]) : 0.0;
+        const double lost = m ? m->mean_lost_by_cause_s[c] : trial0 ? trial0->operational.lost_s[c] : 0.0;
+        causes[o.causes[c].name] = {{"index", c},  // the table's order (the object's keys are sorted)
+                                    {"effect", workloads::operational_effect_names.name(o.causes[c].effect)},
+                                    {"expected", c < expected.size() ? expected[c] : 0.0},
+                                    {"events", events},
+                                    {"interruptions", interruptions},
+                                    {"share", total > 0.0 ? interruptions / total : 0.0},
+                                    {"lost_s", lost}};
+    }
+    return causes;
+}
+
 // summary.json's radiation section: top-level figures are estimates over the trials (trial 0 alone
 // when there is one); trial 0's own figures (the events and timeline result.h5 holds) under trial0.
 json radiation_json(const scenario::Scenario& sc, const simulation::RunSummary& s) {
@@ -164,6 +189,16 @@ json radiation_json(const scenario::Scenario& sc, const simulation::RunSummary& 
                 r.interruption_mtbf_s);
         }
     }
+    if (const auto& o = sc.radiation.faults.operational; o.enabled()) {
+        // Operational faults beside the radiation ones (faults:): their causes, over the run's ranks.
+        // A constellation: the first algorithm's trials when it plays the ranks together (ring,
+        // hierarchical; DiLoCo's and NoLoCo's composed trials keep no counts by cause).
+        const workloads::MonteCarloResult* by_cause = m;
+        if (!by_cause && !r.constellation.empty() && r.constellation.front().monte_carlo.total_interruptions > 0.0)
+            by_cause = &r.constellation.front().monte_carlo;
+        j["operational"] = {{"preset", sc.faults.preset},
+                            {"causes", causes_json(o, r.expected_operational, by_cause, r.goodput ? &*r.goodput : nullptr)}};
+    }
     if (!r.constellation.empty()) {
         j["constellation"] = cluster_faults_json(s);
         j["constellation_wall_s"] = r.trials_wall_s;
@@ -210,6 +245,71 @@ json radiation_json(const scenario::Scenario& sc, const simulation::RunSummary& 
             {"step_time_median_s", per_trial([](const Trial& t) { return t.step_time_median_s; })},
             {"step_time_p99_s", per_trial([](const Trial& t) { return t.step_time_p99_s; })}};
     }
+    return j;
+}
+
+// A synthetic fabric's operational faults: the estimates over the trials at top level (as radiation's),
+// the Poisson interval of the mean interruption rate, the causes, where the time went.
+json operational_json(const scenario::Scenario& sc, const simulation::RunSummary& s) {
+    const auto& r = *s.operational;
+    const auto& f = sc.faults;
+    const double days = s.simulated_s / physics::seconds_per_day;
+    const workloads::MonteCarloResult* m = r.monte_carlo ? &*r.monte_carlo : nullptr;
+    const workloads::GoodputResult& g = *r.goodput;
+    const std::size_t trials = m ? static_cast<std::size_t>(m->trials) : 1;
+    const auto one = [](double x) { return workloads::trial_statistics(std::span<const double>(&x, 1)); };
+    double expected = 0.0;
+    for (const double x : r.expected_by_cause) expected += x;
+    json j = {
+        {"preset", f.preset},
+        {"ranks", r.ranks},
+        {"gpus", static_cast<double>(r.ranks) * f.operational.gpus_per_rank},
+        {"trials", trials},
+        {"interval", workloads::spread_kind(trials)},
+        {"checkpoint_mode", workloads::checkpoint_mode_names.name(f.recovery.checkpoint_mode)},
+        {"checkpoint_interval_s", g.checkpoint_interval_s},
+        {"checkpoint_interval_from", f.recovery.checkpoint_interval_s > 0.0 ? "scenario" : "mtbf"},
+        {"checkpoint_stall_s", workloads::checkpoint_stall_s(f.recovery)},
+        {"mean_time_between_interruptions_s", finite_or_null(r.interruption_mtbf_s)},
+        {"on_rank_loss", workloads::rank_loss_policy_name(f.recovery.on_rank_loss)},
+        {"fault_free_goodput", r.fault_free_goodput},
+    };
+    if (days > 0) {
+        j["expected_events_per_day"] = expected / days;
+        put_estimate(j, "interruptions_per_day", m ? m->interruptions_per_day : one(static_cast<double>(g.rollbacks) / days));
+        // The mean rate's exact Poisson interval over every trial's days (Garwood).
+        const auto [low, high] = workloads::poisson_rate_ci95(m ? m->total_interruptions : static_cast<double>(g.rollbacks),
+                                                              static_cast<std::int32_t>(trials), days);
+        j["interruptions_per_day_mean"] = m ? m->interruptions_per_day.mean : static_cast<double>(g.rollbacks) / days;
+        j["interruptions_per_day_mean_ci95"] = {low, high};
+    }
+    put_estimate(j, "goodput", m ? m->goodput : one(g.goodput));
+    std::vector<double> ratio;
+    for (const double x : m ? m->goodput_per_trial : std::vector<double>{g.goodput})
+        ratio.push_back(r.fault_free_goodput > 0.0 ? x / r.fault_free_goodput : 0.0);
+    put_estimate(j, "goodput_vs_fault_free", workloads::trial_statistics(ratio));
+    if (s.training) {
+        const double tokens_per_s = s.training->summary.tokens_per_s;
+        j["tokens_per_day"] = tokens_per_s * physics::seconds_per_day * (m ? m->goodput.median : g.goodput);
+        j["tokens_per_day_fault_free"] = tokens_per_s * physics::seconds_per_day * r.fault_free_goodput;
+    }
+    j["causes"] = causes_json(f.operational, r.expected_by_cause, m, &g);
+    // Where the time went, mean over the trials (s): every term >= 0.
+    using Trial = workloads::MonteCarloResult::Trial;
+    const auto mean = [&](auto field) {
+        if (!m) return static_cast<double>(field(workloads::trial_summary(g)));
+        double sum = 0.0;
+        for (const Trial& t : m->per_trial) sum += static_cast<double>(field(t));
+        return sum / static_cast<double>(m->per_trial.size());
+    };
+    j["lost_s"] = {{"faults", mean([](const Trial& t) { return t.lost_faults_s; })},
+                   {"restarts", mean([](const Trial& t) { return t.lost_restarts_s; })},
+                   {"checkpoints", mean([](const Trial& t) { return t.lost_checkpoints_s; })},
+                   {"shrunk_ring", mean([](const Trial& t) { return t.lost_shrink_s; })}};
+    j["trial0"] = {{"goodput", g.goodput},
+                   {"rollbacks", g.rollbacks},
+                   {"checkpoints", g.checkpoints},
+                   {"events", r.events.size()}};
     return j;
 }
 
@@ -593,6 +693,7 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
     }
     if (!s.inference.empty()) j["inference"] = inference_json(sc, s);
     if (s.radiation) j["radiation"] = radiation_json(sc, s);
+    if (s.operational) j["faults"] = operational_json(sc, s);
     return j;
 }
 

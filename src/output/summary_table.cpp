@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace skyfabric::output {
 
@@ -24,6 +26,17 @@ std::string summary_table(const nlohmann::json& j) {
         char b[64];
         std::snprintf(b, sizeof b, fmt, v.get<double>());
         return std::string(b);
+    };
+    // Operational faults' causes by their share of the interruptions, the largest four.
+    auto top_causes = [&num](const nlohmann::json& causes) {
+        std::vector<std::pair<double, std::string>> shares;
+        for (const auto& [name, c] : causes.items())
+            if (c["share"].get<double>() > 0.0) shares.emplace_back(c["share"].get<double>(), name);
+        std::sort(shares.rbegin(), shares.rend());
+        std::string top;
+        for (std::size_t k = 0; k < std::min<std::size_t>(4, shares.size()); ++k)
+            top += (top.empty() ? "" : ", ") + shares[k].second + " " + num(nlohmann::json(100.0 * shares[k].first), "%.1f %%");
+        return top.empty() ? std::string("none interrupted") : top;
     };
     const std::string commit = j.value("git_commit", std::string("unknown")).substr(0, 12);
     out += "skyfabric " + j["skyfabric_version"].get<std::string>() + " (" + commit + (j.value("git_dirty", false) ? ", dirty" : "") +
@@ -388,6 +401,9 @@ std::string summary_table(const nlohmann::json& j) {
         }
         row("fault events per trial (expected)", expected);
         row("fault events in trial 0", drawn);
+        if (r.contains("operational"))
+            row("operational faults beside", r["operational"]["preset"].get<std::string>() + ", interruptions by cause (top): " +
+                                                 top_causes(r["operational"]["causes"]));
         row("mean time between interruptions", num(r["mean_time_between_interruptions_s"], "%.4g s") + " this run, " +
                                                    num(r["long_term_mean_time_between_interruptions_s"], "%.4g s") +
                                                    " long-term");
@@ -445,6 +461,36 @@ std::string summary_table(const nlohmann::json& j) {
                                                       std::to_string(f["damaged_steps_solved"].get<std::int64_t>()) + " damaged steps solved"
                                                 : f["note"].get<std::string>());
         }
+    }
+    if (j.contains("faults")) {
+        const auto& f = j["faults"];
+        const auto trials = f["trials"].get<std::size_t>();
+        const std::string spread = std::string(f["interval"] == "min_max" ? "min–max" : "2.5–97.5 % nearest rank") + " of " +
+                                   std::to_string(trials) + " trials ";
+        const auto estimate = [&](const char* key, const char* fmt) {
+            const auto& in = f[std::string(key) + "_interval"];
+            return (trials > 1 ? "median " : "") + num(f[key], fmt) +
+                   (trials > 1 ? " (" + spread + num(in[0], fmt) + " – " + num(in[1], fmt) + ")" : " (one trial: faults.trials 1)");
+        };
+        row("operational faults", f["preset"].get<std::string>() + " on " + num(f["gpus"], "%.0f") + " accelerators (" +
+                                      std::to_string(f["ranks"].get<std::int64_t>()) + " ranks), expected " +
+                                      num(f["expected_events_per_day"], "%.4g") + " a day");
+        if (f.contains("interruptions_per_day")) {
+            row("interruptions per day", estimate("interruptions_per_day", "%.3f") + "; mean " +
+                                             num(f["interruptions_per_day_mean"], "%.3f") + " (Poisson 95 % CI " +
+                                             num(f["interruptions_per_day_mean_ci95"][0], "%.3f") + " – " +
+                                             num(f["interruptions_per_day_mean_ci95"][1], "%.3f") + ")");
+        }
+        row("checkpoint interval", num(f["checkpoint_interval_s"], "%.0f s") + " (" + f["checkpoint_mode"].get<std::string>() +
+                                       ", stall " + num(f["checkpoint_stall_s"], "%.3g s") +
+                                       (f["checkpoint_interval_from"] == "scenario" ? ", scenario)" : ", Daly)"));
+        row("goodput", estimate("goodput", "%.4f") + "; fault-free " + num(f["fault_free_goodput"], "%.4f"));
+        const auto& l = f["lost_s"];
+        row("time lost per trial (mean)", "faults " + num(l["faults"], "%.0f s") + ", restarts " + num(l["restarts"], "%.0f s") +
+                                              ", checkpoints " + num(l["checkpoints"], "%.0f s"));
+        if (f.contains("tokens_per_day")) row("tokens per day", num(f["tokens_per_day"], "%.4g") + " (fault-free " +
+                                                                    num(f["tokens_per_day_fault_free"], "%.4g") + ")");
+        row("interruptions by cause (top)", top_causes(f["causes"]));
     }
     if (j.contains("radiation") && j["radiation"].contains("constellation")) {
         const auto& rc = j["radiation"]["constellation"];

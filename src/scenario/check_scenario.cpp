@@ -187,6 +187,41 @@ double check_satellite_orbits(Section& top, const Scenario& sc, const std::vecto
     return max_apogee_m;
 }
 
+// Operational faults (`faults`): beside radiation they join its draws; on a synthetic fabric they are
+// the run's faults, with the section's own recovery settings.
+void check_operational_faults(Section& top, Scenario& sc, std::size_t satellites) {
+    Section faults = top.section("faults");
+    if (sc.inference.enabled || !sc.workload.clusters.empty())
+        faults.fail("enabled", "operational faults act on a training job alone (a serving workload's faults are radiation's)");
+    if (sc.radiation.enabled) {
+        sc.radiation.faults.operational = sc.faults.operational;
+        return;
+    }
+    if (!sc.fabric)
+        faults.fail("enabled", "on an orbit operational faults play beside radiation: add a radiation section "
+                               "(its rate_scale: 0 leaves the operational faults alone)");
+    if (!sc.workload.enabled) faults.fail("enabled", "needs a training workload: its steps are what the faults interrupt");
+    auto& recovery = sc.faults.recovery;
+    if (recovery.spare_satellites > 0)
+        faults.fail("spare_satellites", "a synthetic fabric keeps no hot spares: a failed node is swapped out at once "
+                                        "(reboot_s: 0, the default) or waited for");
+    fail_on_problems(faults, workloads::check(recovery, static_cast<std::int32_t>(satellites)), recovery_keys);
+    recovery.on_rank_loss = sc.workload.on_rank_loss.value_or(workloads::RankLossPolicy::wait);
+    if (recovery.on_rank_loss == workloads::RankLossPolicy::spare) {
+        Section workload = workload_section(top, false);
+        workload.fail("on_rank_loss", "spare needs hot spares, which a synthetic fabric does not keep (wait or shrink)");
+    }
+    workloads::FaultModel model;
+    model.operational = sc.faults.operational;
+    double expected = 0.0;
+    for (const double x : workloads::expected_operational_counts(model, static_cast<std::int32_t>(satellites), sc.duration_s)) expected += x;
+    const double batch = std::min<double>(sc.faults.trials, workloads::monte_carlo_batch_trials);
+    if (!(expected * batch <= workloads::max_fault_events_in_memory))
+        faults.fail("trials", "the rates give " + format_count(expected) + " expected events per trial x " + format_count(batch) +
+                                  " trials drawn together, more than " + format_count(workloads::max_fault_events_in_memory) +
+                                  " events can be held: lower faults.trials, the rates or the run's length");
+}
+
 // The radiation model is calibrated before the run, and the fault events it implies are
 // estimated from the orbit-average dose rate at the highest apogee (the trapped-proton term
 // grows exponentially with altitude: a(h) = exp((h - 650 km) / 109 km), 2e17 at 5,000 km):
@@ -216,6 +251,7 @@ void check_radiation(Section& top, const Scenario& sc, std::size_t satellites, d
     }
     double per_satellite_s = 0.0;
     for (const double x : workloads::fault_rates_per_s(rate_rad_s, sc.radiation.faults)) per_satellite_s += x;
+    per_satellite_s += workloads::operational_rate_per_rank_s(sc.radiation.faults.operational);  // faults: beside it
     const double per_trial = per_satellite_s * static_cast<double>(satellites) * sc.duration_s;
     const double batch = std::min<double>(sc.radiation.trials, workloads::monte_carlo_batch_trials);
     if (std::isfinite(per_trial) && per_trial * batch <= workloads::max_fault_events_in_memory) return;
@@ -361,6 +397,7 @@ void check_across_sections(Section& top, Scenario& sc, const LoadOptions& option
                               : sc.inference.enabled ? sc.inference.serving.engines.chips_per_satellite
                                                      : 1;
     }
+    if (sc.faults.enabled) check_operational_faults(top, sc, satellites);
     double max_apogee_altitude_m = 0.0;
     if (!sc.fabric && satellites <= static_cast<std::size_t>(max_satellites)) {
         max_apogee_altitude_m = check_satellite_orbits(top, sc, initial_formation(sc));

@@ -56,6 +56,79 @@ PowerConfig read_power(Section s, bool present, int chips_per_satellite) {
     return c;
 }
 
+void read_recovery(Section& s, workloads::RecoveryConfig& c) {
+    if (s.is_scalar("checkpoint_interval") && s.text("checkpoint_interval") == "auto") {
+        c.checkpoint_interval_s = 0.0;
+    } else {
+        c.checkpoint_interval_s = s.number("checkpoint_interval", 1.0, 1e8, 0.0, "s (or auto)");
+    }
+    c.checkpoint_cost_s = s.number("checkpoint_cost_s", 0.0, 1e6, c.checkpoint_cost_s, "s");
+    c.checkpoint_mode = s.choice("checkpoint_mode", workloads::checkpoint_mode_names, workloads::CheckpointMode::blocking);
+    c.snapshot_bytes_per_rank = s.number("snapshot_gb_per_rank", 0.0, 1e6, 0.0, "GB") * 1e9;
+    c.snapshot_bandwidth_Bps = s.number("snapshot_bandwidth_gbs", 0.0, 1e6, 0.0, "GB/s") * 1e9;
+    if (c.checkpoint_mode == workloads::CheckpointMode::blocking)
+        for (const char* key : {"snapshot_gb_per_rank", "snapshot_bandwidth_gbs"})
+            if (s.has(key)) s.fail(key, "applies to checkpoint_mode: async only (a blocking checkpoint stalls for checkpoint_cost_s)");
+    c.restart_s = s.number("restart_s", 0.0, 1e6, c.restart_s, "s");
+    c.reboot_s = s.number("reboot_s", 0.0, 1e7, c.reboot_s, "s");
+    c.spare_satellites = static_cast<std::int32_t>(s.integer("spare_satellites", 0, max_satellites, 0));
+}
+
+// One cause of a `faults.causes` list: {name, per_gpu_day, effect, manual_s}.
+workloads::OperationalCause read_cause(Section c) {
+    workloads::OperationalCause cause;
+    cause.name = c.text("name");
+    cause.rate_per_gpu_s = c.number("per_gpu_day", 0.0, 1e3, {}, "1/GPU-day") / physics::seconds_per_day;
+    cause.effect = c.choice("effect", workloads::operational_effect_names, workloads::OperationalEffect::reboot);
+    cause.manual_s = c.number("manual_s", 0.0, 1e7, 0.0, "s");
+    if (cause.effect != workloads::OperationalEffect::manual && c.has("manual_s"))
+        c.fail("manual_s", "applies to effect: manual only");
+    c.finish();
+    return cause;
+}
+
+FaultsConfig read_faults(Section s, bool present, bool with_radiation, int chips_per_rank) {
+    FaultsConfig f;
+    f.enabled = s.boolean("enabled", present);
+    f.preset = s.choice("preset", {"none", "llama3_405b", "b200_504"}, "none");
+    auto& o = f.operational;
+    if (f.preset != "none") o = workloads::operational_preset(f.preset);
+    // A table given replaces the preset's (sequence refuses a key given empty).
+    if (const auto items = s.sequence("causes"); !items.empty()) {
+        o.causes.clear();
+        for (std::size_t i = 0; i < items.size(); ++i)
+            o.causes.push_back(read_cause(s.item(items[i], s.path() + ".causes[" + std::to_string(i) + "]")));
+    }
+    // 0: the workload's chips per rank (parallelism.tensor).
+    o.gpus_per_rank = static_cast<std::int32_t>(s.integer("gpus_per_rank", 0, 4096, 0));
+    if (o.gpus_per_rank == 0) o.gpus_per_rank = std::max(1, chips_per_rank);
+    o.hot_ranks = static_cast<std::int32_t>(s.integer("hot_ranks", 0, max_satellites, o.hot_ranks));
+    o.hot_share = s.number("hot_share", 0.0, 1.0, o.hot_share);
+    o.retry_success_probability = s.number("retry_success_probability", 0.0, 1.0, o.retry_success_probability);
+    o.retry_attempts = static_cast<std::int32_t>(s.integer("retry_attempts", 0, 10000, o.retry_attempts));
+    o.retry_interval_s = s.number("retry_interval_s", 0.0, 1e7, o.retry_interval_s, "s");
+    o.manual_recovery_s = s.number("manual_recovery_s", 0.0, 1e7, o.manual_recovery_s, "s");
+    f.rate_scale = s.number("rate_scale", 0.0, 1e6, 1.0);
+    for (auto& c : o.causes) c.rate_per_gpu_s *= f.rate_scale;
+    // Without an orbit a failed node is swapped out at once (the job's restart covers the rejoin).
+    f.recovery.reboot_s = 0.0;
+    if (with_radiation) {
+        for (const char* key : {"checkpoint_interval", "checkpoint_cost_s", "checkpoint_mode", "snapshot_gb_per_rank",
+                                "snapshot_bandwidth_gbs", "restart_s", "reboot_s", "spare_satellites", "trials", "threads"})
+            if (s.has(key)) s.fail(key, "with radiation the checkpoint, restart and trial keys are radiation's: set radiation." +
+                                            std::string(key));
+    } else {
+        read_recovery(s, f.recovery);
+        f.trials = static_cast<std::int32_t>(s.integer("trials", 1, 100000, 1));
+        f.threads = static_cast<std::int32_t>(s.integer("threads", 0, 1024, 0));
+    }
+    s.finish();
+    // After every key is read, so that a key given wrong is named first.
+    if (f.enabled && o.causes.empty()) s.fail("preset", "gives no causes: name a preset (llama3_405b, b200_504) or list causes");
+    if (f.enabled) fail_on_problems(s, workloads::check(o), operational_keys);
+    return f;
+}
+
 RadiationConfig read_radiation(Section s, bool present, const physics::UtcEpoch& epoch) {
     RadiationConfig r;
     r.enabled = s.boolean("enabled", present);
@@ -94,16 +167,7 @@ RadiationConfig read_radiation(Section s, bool present, const physics::UtcEpoch&
     r.faults.rate_scale = s.number("rate_scale", 0.0, 1e6, 1.0);
     r.recovery.link_outage_s = s.number("link_outage_s", 0.0, 1e7, r.recovery.link_outage_s, "s");
     r.threads = static_cast<std::int32_t>(s.integer("threads", 0, 1024, 0));
-    auto& c = r.recovery;
-    if (s.is_scalar("checkpoint_interval") && s.text("checkpoint_interval") == "auto") {
-        c.checkpoint_interval_s = 0.0;
-    } else {
-        c.checkpoint_interval_s = s.number("checkpoint_interval", 1.0, 1e8, 0.0, "s (or auto)");
-    }
-    c.checkpoint_cost_s = s.number("checkpoint_cost_s", 0.0, 1e6, c.checkpoint_cost_s, "s");
-    c.restart_s = s.number("restart_s", 0.0, 1e6, c.restart_s, "s");
-    c.reboot_s = s.number("reboot_s", 0.0, 1e7, c.reboot_s, "s");
-    c.spare_satellites = static_cast<std::int32_t>(s.integer("spare_satellites", 0, max_satellites, 0));
+    read_recovery(s, r.recovery);
     r.trials = static_cast<std::int32_t>(s.integer("trials", 1, 100000, 1));
     s.finish();
     // The environment is checked as its model is built (check_scenario.cpp), the recovery settings

@@ -254,6 +254,9 @@ std::optional<workloads::FabricSpec> read_fabric(Section& top, const std::string
             spec.p = static_cast<std::int32_t>(t.integer("p", 0, max_satellites, 0));
             spec.x = static_cast<std::int32_t>(t.integer("x", 0, 100000, 0));
             spec.y = static_cast<std::int32_t>(t.integer("y", 0, 100000, 0));
+            spec.leaf = static_cast<std::int32_t>(t.integer("leaf", 0, max_satellites, 0));
+            if (t.has("uplink_gbps"))
+                spec.uplink_bps = 1e9 * t.number("uplink_gbps", workloads::min_fabric_bw_gbps, workloads::max_fabric_bw_gbps, {}, "Gbit/s");
             spec.bandwidth_bps = 1e9 * t.number("bw_gbps", workloads::min_fabric_bw_gbps, workloads::max_fabric_bw_gbps,
                                                 spec.bandwidth_bps / 1e9, "Gbit/s");
             spec.latency_s = 1e-9 * t.number("latency_ns", 0.0, workloads::max_fabric_latency_ns, spec.latency_s * 1e9, "ns");

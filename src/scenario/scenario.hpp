@@ -155,6 +155,20 @@ struct RadiationConfig {
     std::int32_t threads = 0;                    // CPU threads playing the trials (0: every core)
 };
 
+// faults: operational failures as clusters on the ground see them (docs/faults.md "Operational
+// faults"): rates per GPU-day by cause, each with its effect. On a synthetic fabric (no orbit) they
+// are the run's only faults, played with this section's recovery settings; beside `radiation` they
+// join its draws and its recovery settings apply (the recovery keys here are then refused).
+struct FaultsConfig {
+    bool enabled = false;
+    std::string preset = "none";             // llama3_405b, b200_504 or none (causes given)
+    workloads::OperationalFaults operational;  // faults.rate_scale applied to the causes' rates
+    double rate_scale = 1.0;
+    workloads::RecoveryConfig recovery;      // a fabric's; checkpoint_interval_s 0 = auto (Daly)
+    std::int32_t trials = 1;
+    std::int32_t threads = 0;
+};
+
 // constellation: present = several clusters (docs/constellations.md). Each cluster is the formation
 // section's formation flying its own chief: cluster c's chief leads the orbit section's by
 // along_track_m along the same orbit, with its plane's node turned by raan_offset_rad.
@@ -192,6 +206,7 @@ struct Scenario {
     InferenceConfig inference;  // a serving workload (workload.kind: inference)
     GroundConfig ground;        // its users on the ground (ground_stations)
     RadiationConfig radiation;
+    FaultsConfig faults;
     PowerConfig power;
     // A synthetic fabric (ring, switch, torus, ...) instead of an orbit: the workload runs on
     // its fixed topology and orbit, formation and links are not simulated.
@@ -298,7 +313,7 @@ const char* to_string(RelativeOrbits relative_orbits);
 const char* to_string(physics::PowerPolicy policy);
 // The propagation settings the scenario asks for (threads: Scenario::threads).
 physics::PropagationSettings propagation_settings(const Scenario& scenario);
-// CPU threads playing the Monte Carlo trials: radiation.threads, capped by Scenario::threads (0: every core).
+// CPU threads playing the Monte Carlo trials: radiation.threads (a fabric's operational faults: faults.threads), capped by Scenario::threads (0: every core).
 std::int32_t monte_carlo_threads(const Scenario& scenario);
 // The orbit's epoch as ISO-8601 UTC, 2027-03-20T00:00:00Z (fractional seconds when it has them).
 std::string epoch_iso8601(const Scenario& scenario);

@@ -79,6 +79,9 @@ PowerConfig read_power(Section s, bool present, int chips_per_satellite);
 // `ground_stations:` at the top level: a serving workload's users on the ground (after the workload and orbit).
 GroundConfig read_ground_stations(Section& top, const Scenario& sc);
 RadiationConfig read_radiation(Section s, bool present, const physics::UtcEpoch& epoch);
+// The checkpoint and restart keys `radiation` and `faults` share, into `c`.
+void read_recovery(Section& s, workloads::RecoveryConfig& c);
+FaultsConfig read_faults(Section s, bool present, bool with_radiation, int chips_per_rank);
 OutputConfig read_output(Section s);
 
 // A library's check(settings) names the struct's fields; each table says where in the scenario a
@@ -109,8 +112,20 @@ inline constexpr std::array<FieldKey, 4> fault_model_keys{{
     {"gateway_outage_rate_per_s", "gateway_outages_per_day"},
     {"rate_scale", "rate_scale"},
 }};
+// workloads::check(OperationalFaults), in `faults`: the reader's ranges keep all but the cause count
+// in range (gpus_per_rank 0 is the workload's parallelism.tensor).
+inline constexpr std::array<FieldKey, 8> operational_keys{{
+    {"causes", "causes"},
+    {"gpus_per_rank", ""},
+    {"hot_ranks", ""},
+    {"hot_share", ""},
+    {"retry_success_probability", ""},
+    {"retry_attempts", ""},
+    {"retry_interval_s", ""},
+    {"manual_recovery_s", ""},
+}};
 // workloads::check(RecoveryConfig, satellites), in `radiation`.
-inline constexpr std::array<FieldKey, 8> recovery_keys{{
+inline constexpr std::array<FieldKey, 10> recovery_keys{{
     {"checkpoint_interval_s", "checkpoint_interval"},
     {"checkpoint_cost_s", "checkpoint_cost_s"},
     {"restart_s", "restart_s"},
@@ -119,6 +134,8 @@ inline constexpr std::array<FieldKey, 8> recovery_keys{{
     {"spare_satellites", "spare_satellites"},
     {"gateway_failover_s", ""},  // the run copies constellation.gateways.failover_s in
     {"rank_multiple", ""},       // the run sets it from the mixture of experts
+    {"snapshot_bytes_per_rank", "snapshot_gb_per_rank"},
+    {"snapshot_bandwidth_Bps", "snapshot_bandwidth_gbs"},
 }};
 // workloads::check(TrainingJob), in the training workload's section.
 inline constexpr std::array<FieldKey, 10> training_job_keys{{

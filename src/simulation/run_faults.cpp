@@ -40,6 +40,7 @@ bool RunState::draw_faults() {
     if (dose_series_.sample_count > 0 && duration_s > 0.0) {
         const workloads::FaultModel model = fault_model();
         out.outcome.expected_events = workloads::expected_fault_counts(dose_series_, model, duration_s);
+        out.outcome.expected_operational = workloads::expected_operational_counts(model, dose_series_.satellite_count, duration_s);
         // The loader refused what its orbit-average estimate would not fit; this run's own dose
         // history (SAA passes: a few times the average) is checked again, with a margin, against
         // what the estimate cannot see (a satellite that left the formation) before drawing.
@@ -94,6 +95,39 @@ void RunState::finish_radiation() {
         out.constellation.clear();
     }
     summary_.radiation = std::move(out);
+}
+
+void RunState::finish_operational_faults() {
+    const auto& f = sc_.faults;
+    const double duration_s = summary_.simulated_s;
+    if (!summary_.training || summary_.training->steps.empty() || !(duration_s > 0.0)) return;
+    auto& out = summary_.operational.emplace();
+    out.ranks = fabric_->ranks;
+    // No dose: the operational streams are the only ones (a zero rate draws nothing).
+    const workloads::DoseRateSeries series = workloads::constant_dose_rate(out.ranks, 0.0);
+    workloads::FaultModel model;
+    model.operational = f.operational;
+    workloads::RecoveryConfig recovery = f.recovery;
+    out.interruption_mtbf_s = workloads::interruption_mtbf_s(series, model, out.ranks, duration_s);
+    if (recovery.checkpoint_interval_s <= 0.0)
+        recovery.mtbf_s = std::isfinite(out.interruption_mtbf_s) ? out.interruption_mtbf_s : 1e3 * duration_s;
+    out.expected_by_cause = workloads::expected_operational_counts(model, out.ranks, duration_s);
+    const workloads::StepDurations steps = workloads::fault_free_steps(*summary_.training);
+    out.events = workloads::sample_fault_events(series, model, duration_s, sc_.seed, 0);
+    out.goodput = workloads::simulate_training_with_faults(out.events, out.ranks, duration_s, steps, recovery, true, nullptr, stop_);
+    // The same accounting without faults (radiation's): completed steps over the run, no checkpoints,
+    // so that goodput / it is what faults and the checkpoints against them cost.
+    out.fault_free_goodput = (summary_.training->summary.end_s - summary_.training->summary.start_s) / duration_s;
+    if (f.trials > 1) {
+        for (auto* rec : recorders_) rec->phase("operational fault trials");
+        try {
+            out.monte_carlo = workloads::monte_carlo_goodput(series, model, recovery, steps, duration_s, sc_.seed, f.trials,
+                                                             backend_, nullptr, scenario::monte_carlo_threads(sc_), stop_);
+        } catch (const workloads::TrialsInterrupted& e) {
+            summary_.stop_reason = e.what();
+            summary_.complete = false;
+        }
+    }
 }
 
 void RunState::play_trials(RadiationOutcome& out, const workloads::FaultModel& model, double duration_s) {

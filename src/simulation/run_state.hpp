@@ -54,6 +54,8 @@ private:
     // Faults drawn on the dose-rate history, then checkpoint/restart accounting over the
     // training job's own step times.
     void finish_radiation();
+    // Operational faults on a synthetic fabric: trial 0 and the Monte Carlo against the fault-free steps.
+    void finish_operational_faults();
 
     // Each training algorithm's trials over the same fault draws (workloads/cluster_faults.hpp): a
     // formation's one (its job as configured), with its nominal trial, or each constellation algorithm's.

@@ -75,6 +75,7 @@ RunSummary RunState::execute() {
     }
     summary_.complete = summary_.stop_reason.empty() && summary_.samples_written == times_.size();
     if (radiation_model_) finish_radiation();
+    if (fabric_ && sc_.faults.enabled) finish_operational_faults();
     finish_summary();
     for (auto* r : recorders_) r->end(summary_);
     return std::move(summary_);

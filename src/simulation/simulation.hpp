@@ -87,6 +87,7 @@ struct RadiationOutcome {
     // as for a formation's job that trained no step; they are left out of constellation.
     std::vector<workloads::ClusterAlgorithm> constellation_not_played;
     std::array<double, workloads::fault_kind_count> expected_events{};
+    std::vector<double> expected_operational;            // operational faults (faults:) by cause, every satellite
     double interruption_mtbf_s = 0.0;                    // this run's dose history (its SAA passes)
     // At the long-term annual dose (below): what an automatic checkpoint interval is planned on.
     double long_term_interruption_mtbf_s = 0.0;
@@ -103,6 +104,18 @@ struct RadiationOutcome {
     // Long-term annual dose at the chief's orbit behind the shielding: averaged over the orbit and over
     // every ground track (all node longitudes), independent of the run's length (quiet environment).
     double annual_dose_rad_per_yr = 0.0;
+};
+
+// Operational faults on a synthetic fabric (`faults:` without an orbit): the trials played against
+// the training job's fault-free steps; the fabric itself is not damaged (docs/faults.md).
+struct OperationalOutcome {
+    std::int32_t ranks = 0;
+    std::vector<workloads::FaultEvent> events;           // trial 0
+    std::optional<workloads::GoodputResult> goodput;     // trial 0
+    std::optional<workloads::MonteCarloResult> monte_carlo;  // trials > 1
+    std::vector<double> expected_by_cause;               // over the run, every rank
+    double interruption_mtbf_s = 0.0;                    // what Daly's interval is planned on
+    double fault_free_goodput = 0.0;                     // completed fault-free steps over the run (no checkpoints)
 };
 
 struct RunSummary {
@@ -169,6 +182,7 @@ struct RunSummary {
     // A constellation's training algorithms, side by side (constellation.algorithms, in order).
     std::vector<workloads::ClusterTrainingResult> constellation;
     std::optional<RadiationOutcome> radiation;
+    std::optional<OperationalOutcome> operational;
     // A serving workload (workload.kind: inference): one run per routing, over the same requests and
     // the same fabric (the scenario's routing first, then with compare_routing the other one).
     std::vector<workloads::ServingRouting> inference_routing;

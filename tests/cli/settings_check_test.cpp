@@ -145,6 +145,31 @@ TEST(SettingsCheck, Recovery) {
                 {"spare_satellites", [](R& r) { r.spare_satellites = 5; }, radiation + "  spare_satellites: 5\n"},
                 {"gateway_failover_s", [](R& r) { r.gateway_failover_s = -1.0; }, ""},
                 {"rank_multiple", [](R& r) { r.rank_multiple = 0; }, ""},
+                {"snapshot_bytes_per_rank",
+                 [](R& r) { r.checkpoint_mode = sw::CheckpointMode::async, r.snapshot_bandwidth_Bps = 1e10; },
+                 radiation + "  checkpoint_mode: async\n  snapshot_bandwidth_gbs: 10\n"},
+                {"snapshot_bandwidth_Bps", [](R& r) { r.checkpoint_mode = sw::CheckpointMode::async, r.snapshot_bytes_per_rank = 1e10; },
+                 radiation + "  checkpoint_mode: async\n  snapshot_gb_per_rank: 10\n"},
+            });
+}
+
+TEST(SettingsCheck, OperationalFaults) {
+    using O = sw::OperationalFaults;
+    // A fabric's faults; the reader's ranges keep every field but the cause count in range.
+    std::string causes;
+    for (int k = 0; k <= sw::max_operational_causes; ++k) causes += "    - {name: c" + std::to_string(k) + ", per_gpu_day: 0.001}\n";
+    const std::string ground = "name: t\nduration_s: 600\ntopology: \"switch:p=4\"\nworkload: {model_parameters: 1.0e9}\nfaults:\n";
+    walk<O>("operational", sw::operational_preset("llama3_405b"), [](const O& o) { return sw::check(o); },
+            skyfabric::scenario::detail::operational_keys, "faults",
+            {
+                {"causes", [](O& o) { o.causes.resize(sw::max_operational_causes + 1, o.causes.front()); }, ground + "  causes:\n" + causes},
+                {"gpus_per_rank", [](O& o) { o.gpus_per_rank = 0; }, ""},
+                {"hot_ranks", [](O& o) { o.hot_ranks = -1; }, ""},
+                {"hot_share", [](O& o) { o.hot_share = 2.0; }, ""},
+                {"retry_success_probability", [](O& o) { o.retry_success_probability = -0.5; }, ""},
+                {"retry_attempts", [](O& o) { o.retry_attempts = -1; }, ""},
+                {"retry_interval_s", [](O& o) { o.retry_interval_s = -1.0; }, ""},
+                {"manual_recovery_s", [](O& o) { o.manual_recovery_s = -1.0; }, ""},
             });
 }
 

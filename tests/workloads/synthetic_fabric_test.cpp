@@ -509,3 +509,44 @@ TEST(FabricCollectiveTable, BusBandwidthIsNcclTestsDefinition) {
     }
     EXPECT_GT(rows[1].bus_bw_Bps, 0.99 * B);  // large messages approach the link
 }
+
+// ------------------------------------------------- a two-level switch (leaf, spine)
+
+TEST(SyntheticTwoLevelSwitch, LeavesAndASpineWithTheirLinks) {
+    // 10 ranks in leaves of 4 (the last holds 2): nodes 0–9 ranks, 10–12 leaves, 13 the spine.
+    const auto f = fabric("switch:p=10,leaf=4,uplink_gbps=800,bw_gbps=400,latency_ns=500");
+    EXPECT_EQ(f.ranks, 10);
+    EXPECT_EQ(f.topology.node_count, 14);
+    ASSERT_EQ(f.topology.links.size(), 13u);
+    EXPECT_EQ(sw::fabric_link_count(sw::parse_fabric_spec("switch:p=10,leaf=4")), 13);
+    for (const auto& l : f.topology.links) {
+        if (l.source < 10) {
+            EXPECT_EQ(l.target, 10 + l.source / 4);
+            EXPECT_DOUBLE_EQ(l.capacity_bps, 400e9);
+        } else {
+            EXPECT_EQ(l.target, 13);
+            EXPECT_DOUBLE_EQ(l.capacity_bps, 800e9);
+        }
+    }
+    for (int r = 0; r < 10; ++r) EXPECT_EQ(f.placement[r], r);
+    EXPECT_EQ(f.description, "switch:p=10,leaf=4,uplink_gbps=800,bw_gbps=400,latency_ns=500");
+    // Non-blocking by default: a leaf's uplink carries its ranks' links.
+    EXPECT_EQ(fabric("switch:p=8,leaf=4").description, "switch:p=8,leaf=4,uplink_gbps=1600,bw_gbps=400,latency_ns=500");
+    EXPECT_EQ(message_of("switch:p=8,leaf=8"),
+              "switch: leaf: expected an integer in [1, p) ranks per leaf switch (leave it out for one switch), got 8");
+    EXPECT_EQ(message_of("switch:p=8,uplink_gbps=100"), "switch: uplink_gbps: needs leaf (a two-level switch)");
+    EXPECT_NE(message_of("ring:p=8,leaf=4").find("unknown key 'leaf'"), std::string::npos);
+}
+
+TEST(SyntheticTwoLevelSwitch, RingAllReduceCrossesTheThinUplinks) {
+    // 2 leaves of 4 ranks, uplinks at 10 Gbit/s: the ring's two hops between leaves (3 → 4 and
+    // 7 → 0) go up and down the uplinks, one flow per direction, 4 links of α; every step waits
+    // for them: T = 2 (p − 1) (4α + n / p / B_up).
+    const int p = 8;
+    const auto f = fabric("switch:p=8,leaf=4,uplink_gbps=10,bw_gbps=400,latency_ns=500");
+    const double B_up = 10e9 / 8.0;
+    for (double n : {1e6, 256e6}) EXPECT_REL(engine_time(f, CollectiveOp::all_reduce, Algorithm::ring, n), 2.0 * (p - 1) * (4.0 * alpha + n / p / B_up));
+    // Non-blocking uplinks: the cross-leaf hop's 4 α, the rank link's rate.
+    const auto wide = fabric("switch:p=8,leaf=4,bw_gbps=400,latency_ns=500");
+    EXPECT_REL(engine_time(wide, CollectiveOp::all_reduce, Algorithm::ring, 256e6), 2.0 * (p - 1) * (4.0 * alpha + 256e6 / p / B));
+}

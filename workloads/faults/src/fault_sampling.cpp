@@ -66,6 +66,49 @@ void append_gateway_outages(const detail::FaultStreams& f, std::uint64_t trial, 
     }
 }
 
+// One operational event of cause c at t on sat: its kind is the one its effect plays as; u, a fresh
+// uniform (the mark rescaled within the cause's share), picks a link for link_down and decides
+// whether the automatic retry chain succeeds.
+FaultEvent operational_event(const OperationalFaults& o, double t, std::int32_t sat, int c, double u) {
+    const OperationalCause& cause = o.causes[static_cast<std::size_t>(c)];
+    FaultEvent e{t, sat, FaultKind::chip_crash};
+    e.cause = static_cast<std::int16_t>(c);
+    e.mark = u;
+    double hold = 0.0;
+    switch (cause.effect) {
+        case OperationalEffect::restart: e.kind = FaultKind::hbm_uecc; break;
+        case OperationalEffect::reboot: break;
+        case OperationalEffect::manual: hold = cause.manual_s; break;
+        case OperationalEffect::link_down: e.kind = FaultKind::link_outage; break;
+    }
+    if (cause.effect != OperationalEffect::link_down && !(u < o.retry_success_probability))
+        hold += o.retry_attempts * o.retry_interval_s + o.manual_recovery_s;
+    e.hold_s = static_cast<float>(hold);
+    return e;
+}
+
+// Every satellite's operational stream of one trial: constant rate, fault_stream_id(trial, sat, 6),
+// each event marked with its cause by the causes' shares (Poisson marking, as the dose-driven kinds).
+void append_operational(const detail::FaultStreams& f, std::uint64_t trial, std::vector<FaultEvent>& events) {
+    if (f.operational_rate_per_s.empty() || !(f.end_s > f.start_s)) return;
+    const double none = 0.0;
+    const auto& cum = f.operational_cumulative;
+    for (std::int32_t sat = 0; sat < f.satellite_count; ++sat) {
+        const double rate = f.operational_rate_per_s[static_cast<std::size_t>(sat)];
+        if (!(rate > 0.0)) continue;
+        std::uint64_t c = 0;
+        core::thin_window(core::ThinningWindow{f.start_s, f.end_s, rate, 0, 0}, &none, 1, 1.0, f.start_s, f.step_s, f.key,
+                          core::fault_stream_id(trial, static_cast<std::uint32_t>(sat), detail::operational_stream), c,
+                          [&](double t, double mark) {
+                              std::size_t k = 0;
+                              while (k + 1 < cum.size() && mark >= cum[k]) ++k;
+                              const double below = k > 0 ? cum[k - 1] : 0.0;
+                              const double u = std::clamp((mark - below) / (cum[k] - below), 0.0, std::nextafter(1.0, 0.0));
+                              events.push_back(operational_event(f.operational, t, sat, static_cast<int>(k), u));
+                          });
+    }
+}
+
 std::vector<FaultEvent> sample_trial(const detail::FaultStreams& f, std::uint64_t trial) {
     std::vector<FaultEvent> events;
     const auto n = static_cast<std::size_t>(f.sample_count);
@@ -77,6 +120,7 @@ std::vector<FaultEvent> sample_trial(const detail::FaultStreams& f, std::uint64_
                                       [&](const FaultEvent& e) { events.push_back(e); });
     }
     append_gateway_outages(f, trial, events);
+    append_operational(f, trial, events);
     sort_events(events);
     return events;
 }
@@ -93,6 +137,7 @@ std::vector<std::vector<FaultEvent>> sample_batch(const detail::FaultStreams& f,
         out = detail::cuda_sample_fault_events_batch(f, first_trial, trials);
         for (std::size_t i = 0; i < out.size(); ++i) {
             append_gateway_outages(f, first_trial + i, out[i]);
+            append_operational(f, first_trial + i, out[i]);
             sort_events(out[i]);
         }
         return out;
@@ -119,6 +164,18 @@ FaultStreams prepare_fault_streams(const DoseRateSeries& series, const FaultMode
     f.gateway_satellites = model.gateway_satellites;
     f.gateway_outage_rate_per_s = detail::gateway_outage_rate_per_s(model);
     f.key = physics::rng::derive_seed(seed, core::faults_seed_tag);
+    if (model.operational.enabled()) {
+        const OperationalFaults& o = model.operational;
+        physics::throw_problems("operational faults", check(o));
+        f.operational = o;
+        const double per_rank = operational_rate_per_rank_s(o);  // radiation's rate_scale is not theirs
+        double total = 0.0;
+        for (const OperationalCause& c : o.causes) f.operational_cumulative.push_back(total += c.rate_per_gpu_s);
+        for (double& x : f.operational_cumulative) x = total > 0.0 ? x / total : 1.0;
+        const double ranks = series.satellite_count;
+        for (std::int32_t sat = 0; sat < series.satellite_count; ++sat)
+            f.operational_rate_per_s.push_back(per_rank * ranks * operational_rank_weight(o, sat, series.satellite_count));
+    }
     const auto n = static_cast<std::size_t>(f.sample_count);
     f.window_offsets.push_back(0);
     for (std::int32_t sat = 0; sat < f.satellite_count; ++sat) {

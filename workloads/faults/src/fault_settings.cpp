@@ -25,9 +25,17 @@ physics::SettingsProblems check(const RecoveryConfig& config, std::int32_t satel
     non_negative("checkpoint_interval_s", config.checkpoint_interval_s);
     non_negative("checkpoint_cost_s", config.checkpoint_cost_s);
     // Daly's interval sqrt(2 delta M) needs a cost; the run failed only after the simulation.
-    if (config.checkpoint_interval_s <= 0.0 && config.checkpoint_cost_s == 0.0)
+    if (config.checkpoint_interval_s <= 0.0 && config.checkpoint_cost_s == 0.0 && config.checkpoint_mode == CheckpointMode::blocking)
         problems.push_back({"checkpoint_cost_s", "must be > 0 with checkpoint_interval: auto (Daly's interval needs a cost); "
                                                  "for free checkpoints give checkpoint_interval in seconds"});
+    if (config.checkpoint_mode == CheckpointMode::async) {
+        non_negative("snapshot_bytes_per_rank", config.snapshot_bytes_per_rank);
+        if (!(config.snapshot_bandwidth_Bps > 0.0 && std::isfinite(config.snapshot_bandwidth_Bps)))
+            problems.push_back({"snapshot_bandwidth_Bps", "must be > 0 with checkpoint_mode: async"});
+        else if (config.checkpoint_interval_s <= 0.0 && !(config.snapshot_bytes_per_rank > 0.0))
+            problems.push_back({"snapshot_bytes_per_rank", "must be > 0 with checkpoint_interval: auto and checkpoint_mode: async "
+                                                           "(Daly's interval needs the snapshot's stall)"});
+    }
     non_negative("restart_s", config.restart_s);
     non_negative("reboot_s", config.reboot_s);
     non_negative("link_outage_s", config.link_outage_s);

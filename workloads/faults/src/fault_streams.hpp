@@ -31,7 +31,16 @@ struct FaultStreams {
     std::vector<std::int32_t> gateway_satellites;  // each with a gateway-terminal stream (host only)
     double gateway_outage_rate_per_s = 0.0;
     std::uint64_t key = 0;  // Philox key: derive_seed(seed, core::faults_seed_tag)
+    // Operational faults (host only, a few events per trial): each satellite's constant rate
+    // (rate_scale and its weight applied), the causes' cumulative shares, and the table itself.
+    std::vector<double> operational_rate_per_s;
+    std::vector<double> operational_cumulative;
+    OperationalFaults operational;
 };
+
+// The operational stream's id kind (fault_stream_id(trial, satellite, 6)): after the dose-driven
+// stream (0), link outages (4) and gateway outages (5), so those draw what they drew before.
+inline constexpr std::uint32_t operational_stream = 6;
 
 // Checks the series and the model (std::invalid_argument) and builds the shared inputs.
 FaultStreams prepare_fault_streams(const DoseRateSeries& series, const FaultModel& model, double duration_s,

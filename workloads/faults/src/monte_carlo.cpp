@@ -168,7 +168,7 @@ MonteCarloResult monte_carlo_goodput(const DoseRateSeries& series, const FaultMo
                                  const GoodputResult r = simulate_training_with_faults(ev, series.satellite_count, duration_s,
                                                                                        steps, c, false, fabric, stop);
                                  rows[static_cast<std::size_t>(trial)] = {trial_summary(r), static_cast<std::int64_t>(ev.size()),
-                                                                          r.events_by_kind};
+                                                                          r.events_by_kind, r.operational};
                              },
                              stop, share);
     } catch (const TrialsInterrupted&) {
@@ -188,6 +188,13 @@ MonteCarloResult monte_carlo_goodput(const DoseRateSeries& series, const FaultMo
         for (int j = 0; j < fault_kind_count; ++j)
             out.mean_events_by_kind[static_cast<std::size_t>(j)] +=
                 static_cast<double>(row.events_by_kind[static_cast<std::size_t>(j)]) / trials;
+        out.total_interruptions += static_cast<double>(row.trial.rollbacks);
+        if (model.operational.enabled())
+            for (std::size_t j = 0; j < static_cast<std::size_t>(max_operational_causes); ++j) {
+                out.mean_events_by_cause[j] += static_cast<double>(row.operational.events[j]) / trials;
+                out.mean_interruptions_by_cause[j] += static_cast<double>(row.operational.interruptions[j]) / trials;
+                out.mean_lost_by_cause_s[j] += row.operational.lost_s[j] / trials;
+            }
     }
     out.goodput = trial_statistics(out.goodput_per_trial);
     out.interruptions_per_day = trial_statistics(interrupts);

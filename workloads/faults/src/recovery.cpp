@@ -18,12 +18,20 @@ namespace skyfabric::workloads {
 
 using detail::kind_index;
 
+double checkpoint_stall_s(const RecoveryConfig& c) {
+    if (c.checkpoint_mode == CheckpointMode::blocking) return c.checkpoint_cost_s;
+    return c.snapshot_bandwidth_Bps > 0.0 ? c.snapshot_bytes_per_rank / c.snapshot_bandwidth_Bps : 0.0;
+}
+
 double resolve_checkpoint_interval_s(const RecoveryConfig& c) {
     if (c.checkpoint_interval_s > 0.0) return c.checkpoint_interval_s;
     if (!(c.mtbf_s > 0.0))
         throw std::invalid_argument("auto checkpoint interval needs mtbf_s > 0 (see interruption_mtbf_s)");
-    if (!(c.checkpoint_cost_s > 0.0)) throw std::invalid_argument("auto checkpoint interval needs checkpoint_cost_s > 0");
-    return daly_interval_s(c.checkpoint_cost_s, c.mtbf_s);
+    // Daly's interval at what a checkpoint stops the job for: an async write's time costs a constant
+    // W/M per failure (the rollback reaches W further back), which does not move the optimum.
+    const double cost = checkpoint_stall_s(c);
+    if (!(cost > 0.0)) throw std::invalid_argument("auto checkpoint interval needs a checkpoint cost > 0");
+    return daly_interval_s(cost, c.mtbf_s);
 }
 
 namespace {
@@ -126,6 +134,7 @@ public:
     GoodputResult run() {
         while (t_ < T_) {
             poll_stop();
+            if (pending_.active && t_ >= pending_.done_s) commit_pending();
             if (since_ckpt_s_ > 0.0 && since_ckpt_s_ >= tau_ * (1.0 - 1e-12)) {
                 checkpoint();
                 continue;
@@ -137,6 +146,7 @@ public:
             }
             step(extra);
         }
+        if (pending_.active) commit_pending();  // a write cut by the end: its work counts, as the tail's
         res_.useful_s = useful_committed_ + since_useful_s_;
         commit_fabric();
         res_.shrunk_s += since_shrunk_s_;
@@ -162,7 +172,9 @@ private:
         const FaultEvent& e = events_[i_];
         if (e.satellite < 0 || e.satellite >= n_sat_) throw std::invalid_argument("fault event satellite out of range");
         if (i_ > 0 && e.time_s < events_[i_ - 1].time_s) throw std::invalid_argument("fault events must be sorted by time");
-        ++res_.events_by_kind[kind_index(e.kind)];
+        if (e.cause < 0) ++res_.events_by_kind[kind_index(e.kind)];
+        else if (e.cause < max_operational_causes) ++res_.operational.events[static_cast<std::size_t>(e.cause)];
+        else throw std::invalid_argument("fault event cause out of range");
         return e;
     }
     bool active(const FaultEvent& e) const { return is_active_[static_cast<std::size_t>(e.satellite)] != 0; }
@@ -223,9 +235,12 @@ private:
     double recover(double t_fail, const FaultEvent& first) {
         double begin = t_fail;
         std::int32_t failed = fault_crashes(first.kind) ? first.satellite : -1;
+        // An operational fault may hold the job (a person, a failed retry chain) before its restart.
+        double held_until = first.hold_s > 0.0f ? t_fail + first.hold_s : t_fail;
         for (;;) {
             if (failed >= 0) take_down(failed, begin + config_.reboot_s);
             double ready = begin;
+            if (held_until > ready) ready = held_until;
             if (config_.on_rank_loss == RankLossPolicy::shrink) {
                 // Every rank that is down leaves the ring (at least rank_multiple stay: then they
                 // wait); survivors beyond a whole multiple idle.
@@ -276,8 +291,10 @@ private:
                 if (active(e) && fault_interrupts(e.kind) && (e.time_s >= ready || fault_crashes(e.kind))) {
                     res_.effects[i_] = FaultEffect::rollback;
                     ++res_.rollbacks;
+                    if (e.cause >= 0) ++res_.operational.interruptions[static_cast<std::size_t>(e.cause)];
                     if (fault_crashes(e.kind)) ++res_.ranks_lost;
                     res_.restart_total_s += std::max(0.0, e.time_s - ready);
+                    if (e.hold_s > 0.0f) held_until = std::max(held_until, e.time_s + e.hold_s);
                     begin = e.time_s;
                     failed = fault_crashes(e.kind) ? e.satellite : -1;
                     ++i_;
@@ -299,6 +316,16 @@ private:
     void interrupt(JobPhase cut) {
         const FaultEvent& e = events_[i_];
         const std::size_t k = kind_index(e.kind);
+        // An async write that completed before the fault is a checkpoint; one still in flight is lost
+        // with the work before its snapshot: the rollback goes to the last completed checkpoint.
+        if (pending_.active && e.time_s >= pending_.done_s) commit_pending();
+        double lost_pending_s = 0.0;
+        if (pending_.active) {
+            lost_pending_s = pending_.ckpt_s + pending_.stall_s;
+            kept_from_ = pending_.kept_from;
+            pending_.active = false;
+        }
+        const double rework_before = res_.rework_s[k] + res_.stalled_s;
         log(t_, e.time_s, cut);
         for (std::size_t j = kept_from_; j < res_.timeline.size(); ++j)
             if (res_.timeline[j].phase == JobPhase::step || res_.timeline[j].phase == JobPhase::step_corrupted)
@@ -308,12 +335,19 @@ private:
         if (fault_crashes(e.kind)) ++res_.ranks_lost;
         if (cut == JobPhase::stalled) res_.stalled_s += e.time_s - t_;
         else res_.rework_s[k] += e.time_s - t_;
-        res_.rework_s[k] += since_ckpt_s_;
+        res_.rework_s[k] += since_ckpt_s_ + lost_pending_s;
         since_ckpt_s_ = since_useful_s_ = since_fabric_loss_s_ = since_fabric_gain_s_ = since_shrunk_s_ = 0.0;
         steps_since_ = corrupt_since_ = 0;
         ++i_;
+        const int cause = e.cause;
+        const double time_s = e.time_s;
         const double resume = recover(e.time_s, e);
-        res_.recovery_s[k] += std::min(resume, T_) - e.time_s;
+        res_.recovery_s[k] += std::min(resume, T_) - time_s;
+        if (cause >= 0) {
+            const auto c = static_cast<std::size_t>(cause);
+            ++res_.operational.interruptions[c];
+            res_.operational.lost_s[c] += res_.rework_s[k] + res_.stalled_s - rework_before + std::min(resume, T_) - time_s;
+        }
         log(e.time_s, std::min(resume, T_), JobPhase::recovery);
         kept_from_ = res_.timeline.size();
         t_ = resume;
@@ -329,6 +363,10 @@ private:
     }
 
     void checkpoint() {
+        if (config_.checkpoint_mode == CheckpointMode::async) {
+            snapshot();
+            return;
+        }
         const double end = t_ + config_.checkpoint_cost_s;
         while (i_ < events_.size() && events_[i_].time_s < std::min(end, T_)) {
             const FaultEvent& e = next_event();
@@ -355,6 +393,46 @@ private:
         // Rebooted satellites that left a shrunk ring rejoin it from this checkpoint (in whole
         // multiples of rank_multiple: the rest idle on).
         rejoin_up_ranks();
+    }
+
+    // Async: the job stops for the snapshot (and for a previous write still in flight: one write at
+    // a time), then the write of checkpoint_cost_s runs beside training; the state since the last
+    // completed checkpoint is pending until it completes (commit_pending).
+    void snapshot() {
+        double end = t_ + checkpoint_stall_s(config_);
+        if (pending_.active) end = std::max(end, pending_.done_s);
+        while (i_ < events_.size() && events_[i_].time_s < std::min(end, T_)) {
+            const FaultEvent& e = next_event();
+            if (active(e) && fault_interrupts(e.kind)) {
+                interrupt(JobPhase::checkpoint_interrupted);
+                return;
+            }
+            passive(e);
+            ++i_;
+        }
+        if (cut_by_end(end)) return;
+        log(t_, end, JobPhase::checkpoint);
+        if (pending_.active) commit_pending();  // done by end
+        pending_ = {true, since_ckpt_s_, since_useful_s_, since_fabric_loss_s_, since_fabric_gain_s_, since_shrunk_s_,
+                    steps_since_, corrupt_since_, kept_from_, end - t_, end + config_.checkpoint_cost_s};
+        kept_from_ = res_.timeline.size();
+        since_ckpt_s_ = since_useful_s_ = since_fabric_loss_s_ = since_fabric_gain_s_ = since_shrunk_s_ = 0.0;
+        steps_since_ = corrupt_since_ = 0;
+        t_ = end;
+        rejoin_up_ranks();
+    }
+
+    void commit_pending() {
+        const Pending& p = pending_;
+        ++res_.checkpoints;
+        res_.checkpoint_s += p.stall_s;
+        useful_committed_ += p.useful_s;
+        res_.fabric_loss_s += p.fabric_loss_s;
+        res_.fabric_gain_s += p.fabric_gain_s;
+        res_.shrunk_s += p.shrunk_s;
+        steps_committed_ += p.steps;
+        corrupt_committed_ += p.corrupt;
+        pending_.active = false;
     }
 
     void rejoin_up_ranks() {
@@ -542,6 +620,14 @@ private:
     std::int64_t steps_since_ = 0, corrupt_since_ = 0, steps_committed_ = 0, corrupt_committed_ = 0;
     double useful_committed_ = 0.0;
     std::size_t kept_from_ = 0;  // timeline: steps since the last checkpoint start here
+    // Async: the state snapshotted and being written (its work and stall), and when the write completes.
+    struct Pending {
+        bool active = false;
+        double ckpt_s = 0.0, useful_s = 0.0, fabric_loss_s = 0.0, fabric_gain_s = 0.0, shrunk_s = 0.0;
+        std::int64_t steps = 0, corrupt = 0;
+        std::size_t kept_from = 0;
+        double stall_s = 0.0, done_s = 0.0;
+    } pending_;
     std::vector<double> step_times_;
     StepDurationCursor step_durations_;
 

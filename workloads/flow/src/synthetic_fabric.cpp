@@ -45,6 +45,7 @@ std::vector<std::string> keys_for(FabricKind kind) {
     switch (kind) {
         case FabricKind::torus2d: return {"x", "y", "bw_gbps", "latency_ns"};
         case FabricKind::edge_list: return {};
+        case FabricKind::switch_star: return {"p", "leaf", "bw_gbps", "uplink_gbps", "latency_ns"};
         default: return {"p", "bw_gbps", "latency_ns"};
     }
 }
@@ -125,12 +126,12 @@ FabricSpec parse_fabric_spec(std::string_view text) {
             if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
                 throw FabricSpecError(kind + ": unknown key " + quoted_input(key) + suggestion(key, allowed));
             if (!given.insert(key).second) throw FabricSpecError(kind + ": " + key + ": given twice");
-            if (key == "bw_gbps") {
+            if (key == "bw_gbps" || key == "uplink_gbps") {
                 const auto v = to_number_in(value, min_fabric_bw_gbps, max_fabric_bw_gbps);
                 if (!v)
-                    throw FabricSpecError(kind + ": bw_gbps: expected a finite number in " + bw_range + ", got " +
+                    throw FabricSpecError(kind + ": " + key + ": expected a finite number in " + bw_range + ", got " +
                                           quoted_input(value));
-                out.bandwidth_bps = *v * 1e9;
+                (key == "bw_gbps" ? out.bandwidth_bps : out.uplink_bps) = *v * 1e9;
             } else if (key == "latency_ns") {
                 const auto v = to_number_in(value, 0.0, max_fabric_latency_ns);
                 if (!v)
@@ -143,7 +144,7 @@ FabricSpec parse_fabric_spec(std::string_view text) {
                 if (!v || *v < minimum)
                     throw FabricSpecError(kind + ": " + key + ": expected an integer >= " + std::to_string(minimum) +
                                           ", got " + quoted_input(value));
-                (key == "p" ? out.p : key == "x" ? out.x : out.y) = static_cast<std::int32_t>(*v);
+                (key == "p" ? out.p : key == "x" ? out.x : key == "leaf" ? out.leaf : out.y) = static_cast<std::int32_t>(*v);
             }
         }
     }
@@ -284,6 +285,17 @@ void check_fabric_spec(const FabricSpec& spec) {
     } else if (spec.p < 2) {
         throw FabricSpecError(kind + ": p: expected an integer >= 2, got " + std::to_string(spec.p));
     }
+    if (spec.kind != FabricKind::switch_star && (spec.leaf != 0 || spec.uplink_bps != 0.0))
+        throw FabricSpecError(kind + ": leaf, uplink_gbps: a two-level switch's keys (switch:p=…,leaf=…)");
+    if (spec.kind == FabricKind::switch_star) {
+        if (spec.leaf < 0 || (spec.leaf > 0 && spec.leaf >= spec.p))
+            throw FabricSpecError("switch: leaf: expected an integer in [1, p) ranks per leaf switch (leave it out for one switch), got " +
+                                  std::to_string(spec.leaf));
+        const double up_gbps = spec.uplink_bps / 1e9;
+        if (spec.uplink_bps != 0.0 && !(up_gbps >= min_fabric_bw_gbps && up_gbps <= max_fabric_bw_gbps))
+            throw FabricSpecError("switch: uplink_gbps: expected a finite number in " + bw_range + ", got " + format_readable(up_gbps));
+        if (spec.uplink_bps != 0.0 && spec.leaf == 0) throw FabricSpecError("switch: uplink_gbps: needs leaf (a two-level switch)");
+    }
 }
 
 std::int32_t fabric_ranks(const FabricSpec& spec) {
@@ -300,7 +312,7 @@ std::int64_t fabric_link_count(const FabricSpec& spec) {
     const std::int64_t p = spec.p, x = spec.x, y = spec.y;
     switch (spec.kind) {
         case FabricKind::ring: return cycle(p);
-        case FabricKind::switch_star: return std::max<std::int64_t>(p, 0);
+        case FabricKind::switch_star: return std::max<std::int64_t>(p, 0) + (spec.leaf > 0 ? (p + spec.leaf - 1) / spec.leaf : 0);
         case FabricKind::fully_connected: return p < 2 ? 0 : p * (p - 1) / 2;
         case FabricKind::torus2d: return x < 1 || y < 1 ? 0 : y * cycle(x) + x * cycle(y);
         case FabricKind::edge_list:
@@ -311,12 +323,18 @@ std::int64_t fabric_link_count(const FabricSpec& spec) {
 
 namespace {
 
+// A two-level switch's leaf-to-spine link: given, or non-blocking (leaf × a rank's link).
+double uplink_bps(const FabricSpec& spec) { return spec.uplink_bps > 0.0 ? spec.uplink_bps : spec.leaf * spec.bandwidth_bps; }
+
 std::string describe(const FabricSpec& spec) {
     if (spec.kind == FabricKind::edge_list) return "file:" + (spec.file_path.empty() ? spec.csv_name : spec.file_path);
     const std::string counts = spec.kind == FabricKind::torus2d
                                    ? "torus2d:x=" + std::to_string(spec.x) + ",y=" + std::to_string(spec.y)
                                    : to_string(spec.kind) + ":p=" + std::to_string(spec.p);
-    return counts + ",bw_gbps=" + format_readable(spec.bandwidth_bps / 1e9) +
+    const std::string levels = spec.kind == FabricKind::switch_star && spec.leaf > 0
+                                   ? ",leaf=" + std::to_string(spec.leaf) + ",uplink_gbps=" + format_readable(uplink_bps(spec) / 1e9)
+                                   : "";
+    return counts + levels + ",bw_gbps=" + format_readable(spec.bandwidth_bps / 1e9) +
            ",latency_ns=" + format_readable(spec.latency_s * 1e9);
 }
 
@@ -347,8 +365,16 @@ Fabric make_fabric(const FabricSpec& spec) {
             f.placement = identity_placement(f.ranks);
             break;
         case FabricKind::switch_star:
-            t.node_count = spec.p + 1;
-            for (std::int32_t i = 0; i < spec.p; ++i) add(i, spec.p);
+            if (spec.leaf > 0) {
+                // Two levels: each rank to its leaf switch, each leaf to the one spine.
+                const std::int32_t leaves = (spec.p + spec.leaf - 1) / spec.leaf, spine = spec.p + leaves;
+                t.node_count = spine + 1;
+                for (std::int32_t i = 0; i < spec.p; ++i) add(i, spec.p + i / spec.leaf);
+                for (std::int32_t l = 0; l < leaves; ++l) t.links.push_back(make_link(spec.p + l, spine, uplink_bps(spec), a));
+            } else {
+                t.node_count = spec.p + 1;
+                for (std::int32_t i = 0; i < spec.p; ++i) add(i, spec.p);
+            }
             f.ranks = spec.p;
             f.placement = identity_placement(f.ranks);
             break;

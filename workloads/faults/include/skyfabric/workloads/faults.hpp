@@ -86,6 +86,65 @@ DeviceCrossSections device_preset(const std::string& name);
 double cross_section_cm2(double rad_per_event);
 double rad_per_event(double cross_section_cm2);
 
+// ---- Operational faults: what clusters on the ground see (docs/faults.md "Operational faults") ----
+
+// What an operational fault does (the play treats it as the radiation kind named):
+enum class OperationalEffect : std::uint8_t {
+    restart = 0,    // the job rolls back and restarts; no rank lost (a software bug, a watchdog timeout): as hbm_uecc
+    reboot = 1,     // a rank's node is lost: rollback, the node out for reboot_s, on_rank_loss applies: as chip_crash
+    manual = 2,     // as reboot, and the job waits manual_s for a person before its restart
+    link_down = 3,  // one of the rank's links down for link_outage_s (rerouted with a fabric): as link_outage
+};
+inline constexpr auto operational_effect_names = physics::enum_names<OperationalEffect>({
+    {OperationalEffect::restart, "restart"},
+    {OperationalEffect::reboot, "reboot"},
+    {OperationalEffect::manual, "manual"},
+    {OperationalEffect::link_down, "link_down"},
+});
+// The causes an operational table may hold (a fixed bound, so a trial's counts per cause stay a
+// plain array that the MPI gather copies as bytes).
+inline constexpr int max_operational_causes = 32;
+
+struct OperationalCause {
+    std::string name;
+    double rate_per_gpu_s = 0.0;  // events per accelerator-second (the sources count per GPU of the job)
+    OperationalEffect effect = OperationalEffect::reboot;
+    double manual_s = 0.0;        // manual: how long the job waits for a person before its restart
+};
+
+// Failure rates per component-day by cause, with what each does; constant in time. Each rank
+// (satellite or node) carries gpus_per_rank accelerators, so its rate is gpus_per_rank Σ_c rate_c
+// (× its weight below), on every rank alike unless hot_ranks are set.
+struct OperationalFaults {
+    std::vector<OperationalCause> causes;
+    std::int32_t gpus_per_rank = 1;
+    // A few bad nodes: the first hot_ranks ranks carry hot_share of every cause's events between
+    // them, the others the rest (0 hot ranks: uniform).
+    std::int32_t hot_ranks = 0;
+    double hot_share = 0.0;
+    // Automatic retry chains after an interrupt: one succeeds with retry_success_probability (the
+    // restart R follows); a failed chain costs retry_attempts × retry_interval_s, then
+    // manual_recovery_s, before the restart. Drawn with the event (its mark).
+    double retry_success_probability = 1.0;
+    std::int32_t retry_attempts = 0;
+    double retry_interval_s = 0.0;
+    double manual_recovery_s = 0.0;
+    bool enabled() const { return !causes.empty(); }
+};
+// Presets with their sources (docs/references.md "Failures on the ground"): "llama3_405b" (Meta's
+// 54-day snapshot on 16,384 H100: 419 unexpected interruptions by cause) and "b200_504" (63 nodes
+// of 8 B200, 10 GPU failures in 55 days, three nodes with half of them, retry chains succeeding a
+// third of the time). Throws std::invalid_argument for another name.
+OperationalFaults operational_preset(const std::string& name);
+inline constexpr const char* operational_preset_names[] = {"llama3_405b", "b200_504"};
+// Per-rank rate of every cause together (1/s).
+double operational_rate_per_rank_s(const OperationalFaults& faults);
+// Rate of the causes that interrupt the job (every effect but link_down), per rank, 1/s.
+double operational_interrupt_rate_per_rank_s(const OperationalFaults& faults);
+// Rank r's share of the ranks' events (1/ranks when uniform).
+double operational_rank_weight(const OperationalFaults& faults, std::int32_t rank, std::int32_t ranks);
+physics::SettingsProblems check(const OperationalFaults& faults);
+
 struct FaultModel {
     DeviceCrossSections device = trillium_v6e();
     std::int32_t chips_per_satellite = 1;   // accelerators per satellite (tensor_parallel)
@@ -99,6 +158,9 @@ struct FaultModel {
     // Every rate (dose-driven and link outages) multiplied by this: a stress test that makes faults
     // happen in every trial of a short run (scenario radiation.rate_scale).
     double rate_scale = 1.0;
+    // Operational faults beside (or instead of) the dose-driven ones: constant-rate streams per
+    // satellite, fault_stream_id(trial, satellite, 6); rate_scale does not apply to them.
+    OperationalFaults operational;
 };
 
 // What the fault draw refuses, by field name: a detection probability outside [0, 1], negative
@@ -131,11 +193,20 @@ struct FaultEvent {
     bool detected = false;  // SDC only: caught by the step's checks (drawn with the event)
     double mark = 0.0;      // link outage only: a uniform in [0, 1) that picks which of its links
     bool gateway = false;   // link outage only: of the gateway terminal (one of its links to other clusters)
+    // An operational fault: its cause in FaultModel::operational.causes (-1: a radiation event), and
+    // how long the job waits before its restart beyond the usual recovery (manual intervention, a
+    // failed retry chain). Both in the padding: the event stays 32 bytes.
+    std::int16_t cause = -1;
+    float hold_s = 0.0f;
 };
+static_assert(sizeof(FaultEvent) == 32, "a batch of trials holds up to max_fault_events_in_memory events");
 
-// Expected event counts ∫_0^T Σ_sat λ_k dt per kind (exact for the piecewise-linear rate).
+// Expected event counts ∫_0^T Σ_sat λ_k dt per kind (exact for the piecewise-linear rate); the
+// radiation kinds and terminal outages only (the operational ones: expected_operational_counts).
 std::array<double, fault_kind_count> expected_fault_counts(const DoseRateSeries& series, const FaultModel& model,
                                                            double duration_s);
+// Expected operational events by cause over [0, duration_s) on `satellites` ranks.
+std::vector<double> expected_operational_counts(const FaultModel& model, std::int32_t satellites, double duration_s);
 
 // Events over [0, duration_s) for one trial, sorted by (time, satellite, kind). The Philox key
 // is derive_seed(seed, faults tag). Per satellite, the dose-driven kinds (sdc, hbm_uecc,
@@ -168,6 +239,14 @@ inline constexpr auto rank_loss_policy_names = physics::enum_names<RankLossPolic
     {RankLossPolicy::wait, "wait"}, {RankLossPolicy::shrink, "shrink"}, {RankLossPolicy::spare, "spare"}});
 inline const char* rank_loss_policy_name(RankLossPolicy policy) { return rank_loss_policy_names.name(policy); }
 
+// How a checkpoint is taken: blocking (the job stops for checkpoint_cost_s while it is written) or
+// async (the job stops only to snapshot its state to host memory; the write to storage, lasting
+// checkpoint_cost_s, overlaps training, and a fault before it completes rolls back to the last
+// completed checkpoint).
+enum class CheckpointMode : std::uint8_t { blocking = 0, async = 1 };
+inline constexpr auto checkpoint_mode_names =
+    physics::enum_names<CheckpointMode>({{CheckpointMode::blocking, "blocking"}, {CheckpointMode::async, "async"}});
+
 struct RecoveryConfig {
     double checkpoint_interval_s = 0.0;  // useful compute between checkpoints, τ; 0 = auto
     double mtbf_s = 0.0;                 // interruption MTBF for auto (Daly); see interruption_mtbf_s
@@ -190,7 +269,15 @@ struct RecoveryConfig {
     // its all-to-all groups must be whole); the survivors left over idle until the next checkpoint
     // at which enough ranks are up to fill a group (GoodputResult::ranks_idled).
     std::int32_t rank_multiple = 1;
+    CheckpointMode checkpoint_mode = CheckpointMode::blocking;
+    // async: each rank copies snapshot_bytes_per_rank to host memory at snapshot_bandwidth_Bps
+    // (the ranks in parallel); the job stalls for that copy only (checkpoint_stall_s).
+    double snapshot_bytes_per_rank = 0.0;
+    double snapshot_bandwidth_Bps = 0.0;
 };
+
+// What a checkpoint stops the job for: checkpoint_cost_s (blocking) or the snapshot's copy (async).
+double checkpoint_stall_s(const RecoveryConfig& config);
 
 // Whether satellite s starts as a hot spare: among the last spare_satellites of its group.
 bool starts_as_spare(const RecoveryConfig& config, std::int32_t satellite, std::int32_t satellite_count);
@@ -328,6 +415,12 @@ struct LinkOutage {
     std::int32_t target = 0;
 };
 
+struct OperationalCounts {
+    std::array<std::int64_t, max_operational_causes> events{};
+    std::array<std::int64_t, max_operational_causes> interruptions{};
+    std::array<double, max_operational_causes> lost_s{};
+};
+
 struct GoodputResult {
     double elapsed_s = 0.0;
     double useful_s = 0.0;              // compute of completed steps not rolled back
@@ -363,7 +456,11 @@ struct GoodputResult {
     double stalled_s = 0.0;             // waiting for a path: the damaged fabric could not complete a step
     double shrunk_s = 0.0;              // work a shrunk ring did not do: step time × (1 − ranks/initial ranks)
     double restart_total_s = 0.0;       // the restarts R within recovery_s (repeats included)
-    std::array<std::int64_t, fault_kind_count> events_by_kind{};  // events in [0, elapsed)
+    std::array<std::int64_t, fault_kind_count> events_by_kind{};  // radiation events in [0, elapsed)
+    // Operational events (FaultEvent::cause >= 0), by cause: those in [0, elapsed), those that
+    // interrupted the job, and the time each cause cost (its rework and recovery, also in the
+    // per-kind arrays above under the kind its effect plays as).
+    OperationalCounts operational;
     std::vector<FaultEffect> effects;   // one per input event
     // With record_timeline: the job's phases in order, tiling [0, elapsed_s).
     std::vector<JobInterval> timeline;
@@ -456,6 +553,11 @@ struct MonteCarloResult {
     TrialStatistics interruptions_per_day;  // rollbacks per day of elapsed time
     TrialStatistics events_per_day;         // all fault events in the run, per day
     std::array<double, fault_kind_count> mean_events_by_kind{};
+    // Operational causes, means over the trials: events, interruptions, time lost (s).
+    std::array<double, max_operational_causes> mean_events_by_cause{};
+    std::array<double, max_operational_causes> mean_interruptions_by_cause{};
+    std::array<double, max_operational_causes> mean_lost_by_cause_s{};
+    double total_interruptions = 0.0;  // every trial's rollbacks summed (Poisson: poisson_rate_ci95)
     std::vector<double> goodput_per_trial;
     // Per trial: where the time went (s) and what the fabric lost.
     struct Trial {
@@ -497,6 +599,7 @@ struct TrialRow {
     MonteCarloResult::Trial trial;
     std::int64_t events = 0;                                      // fault events the trial drew
     std::array<std::int64_t, fault_kind_count> events_by_kind{};  // of them, by kind
+    OperationalCounts operational;                                // operational ones, by cause
 };
 struct TrialShare {
     std::int32_t part = 0;

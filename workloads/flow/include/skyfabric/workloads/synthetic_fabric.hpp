@@ -8,6 +8,8 @@
 // Spec strings (keys in any order; bw_gbps and latency_ns may be left out):
 //   ring:p=64,bw_gbps=400,latency_ns=500        p nodes, link i — i+1 (mod p)
 //   switch:p=16,bw_gbps=400,latency_ns=500      p ranks, each linked to switch node p
+//   switch:p=16,leaf=4,uplink_gbps=800,…        two levels: rank i to leaf switch p + i/leaf, each
+//                                               leaf to one spine (the last node) at uplink_gbps
 //   torus2d:x=8,y=8,bw_gbps=400,latency_ns=500  node r·x + c, wrap-around in both dims
 //   fully_connected:p=8,bw_gbps=400,latency_ns=500
 //   file:PATH                                   edge list CSV (see parse_edge_list_csv)
@@ -69,6 +71,10 @@ struct FabricSpec {
     std::int32_t p = 0;        // ring, switch, fully_connected: ranks
     std::int32_t x = 0;        // torus2d: columns
     std::int32_t y = 0;        // torus2d: rows
+    // switch with two levels: ranks per leaf switch (0: one switch), and each leaf's link to the
+    // spine, per direction (0: leaf × bandwidth_bps, non-blocking).
+    std::int32_t leaf = 0;
+    double uplink_bps = 0.0;
     double bandwidth_bps = default_fabric_bandwidth_bps;  // per link, per direction
     double latency_s = default_fabric_latency_s;          // per link (per hop)
     std::string csv_text;      // edge_list: the CSV itself
@@ -80,8 +86,9 @@ struct FabricSpec {
 struct Fabric {
     FabricSpec spec;           // csv_text dropped
     links::Topology topology;  // time_s = 0
-    // Ranks are nodes 0 … ranks−1. For switch the switch is node `ranks` and is no rank;
-    // otherwise ranks == node_count.
+    // Ranks are nodes 0 … ranks−1. For switch the switch is node `ranks` and is no rank (two
+    // levels: the leaves are nodes ranks … ranks+L−1 and the spine the last); otherwise ranks ==
+    // node_count.
     std::int32_t ranks = 0;
     // rank → node: the best ring embedding the fabric has (identity for ring, switch and
     // fully_connected; a boustrophedon snake for torus2d; ring_placement() for file).
