@@ -108,6 +108,51 @@ Breakdown algorithm_breakdown(const AlgorithmRecord& a) {
     return b;
 }
 
+// Each replica of a replicated algorithm (DiLoCo, NoLoCo) over its rounds, in the order they first
+// appear: where its time went, so that the replica that sets the pace (least waiting) and those that
+// wait for it show side by side. Compute at full speed is its inner steps at the algorithm's compute
+// per step; the rest of the inner steps (power throttling, stragglers, the in-cluster all-reduce) is
+// derived; waiting and the outer sync are the round's own times.
+std::vector<Breakdown> replica_breakdowns(const std::vector<ReplicaRoundRecord>& rounds, const std::vector<AlgorithmRecord>& algorithms) {
+    struct Sums {
+        double rounds = 0.0, steps = 0.0, total = 0.0, inner = 0.0, wait = 0.0, sync = 0.0, residual = 0.0;
+    };
+    std::vector<std::pair<std::pair<std::string, int>, Sums>> by;  // (algorithm, replica), first-seen order
+    for (const auto& r : rounds) {
+        auto it = std::find_if(by.begin(), by.end(), [&](const auto& e) { return e.first == std::make_pair(r.algorithm, r.replica); });
+        if (it == by.end()) it = by.insert(by.end(), {{r.algorithm, r.replica}, Sums{}});
+        Sums& s = it->second;
+        s.rounds += 1.0;
+        s.steps += r.inner_steps;
+        const double total = r.end_s - r.start_s, inner = r.ready_s - r.start_s, wait = r.sync_start_s - r.ready_s,
+                     sync = r.end_s - r.sync_start_s;
+        s.total += total;
+        s.inner += inner;
+        s.wait += wait;
+        s.sync += sync;
+        s.residual = std::max(s.residual, relative_residual(inner + wait + sync, total));
+    }
+    std::vector<Breakdown> out;
+    for (const auto& [key, s] : by) {
+        double per_step = 0.0;
+        for (const auto& a : algorithms)
+            if (a.name == key.first) per_step = std::max(0.0, a.compute_per_step_s);
+        const double full = std::min(s.inner, per_step * s.steps);
+        Breakdown b;
+        b.subject = key.first + " replica " + std::to_string(key.second) + " (cluster " + std::to_string(key.second) + ", " +
+                    number(s.rounds) + " rounds, /constellation/rounds)";
+        b.total_name = "run time";
+        b.total_s = s.total;
+        b.parts = {{"compute at full speed (inner steps x compute per step)", full},
+                   {"rest of the inner steps (derived: throttling, stragglers, in-cluster all-reduce)", s.inner - full},
+                   {"waiting for other replicas (outer barrier)", s.wait},
+                   {"outer sync", s.sync}};
+        b.max_relative_residual = std::max(s.residual, relative_residual(b.parts_sum_s(), b.total_s));
+        out.push_back(std::move(b));
+    }
+    return out;
+}
+
 Breakdown fault_breakdown(const FaultInput& f) {
     Breakdown b;
     b.subject = f.algorithm + " job under faults (mean of " + std::to_string(f.trials) + " trials)";
@@ -557,6 +602,7 @@ Analysis analyse(const Input& in) {
             view.straggler_per_step_s = b.parts[2].seconds;
         }
     }
+    for (auto& b : replica_breakdowns(in.rounds, in.algorithms)) out.breakdowns.push_back(std::move(b));
     for (const auto& f : in.faults) out.breakdowns.push_back(fault_breakdown(f));
 
     // Serving: TTFT = queueing + prefill + KV transfer for every completed request, in the mean and in the p99 tail.

@@ -186,6 +186,21 @@ void read_algorithms(const Run& run, analysis::Input& in) {
         a.outer_wait_mean_s = number_at(r, {"outer_wait_mean_s"});
         in.algorithms.push_back(a);
     }
+    // DiLoCo's and NoLoCo's rounds, each replica's (result.h5 of runs before they were written has none).
+    const auto algorithm = column(run, "/constellation/rounds/algorithm");
+    if (algorithm.empty()) return;
+    const std::size_t n = algorithm.size();
+    const auto replica = column(run, "/constellation/rounds/replica", n);
+    const auto inner_steps = column(run, "/constellation/rounds/inner_steps", n);
+    const auto start = column(run, "/constellation/rounds/start_s", n);
+    const auto ready = column(run, "/constellation/rounds/ready_s", n);
+    const auto sync_start = column(run, "/constellation/rounds/sync_start_s", n);
+    const auto end = column(run, "/constellation/rounds/end_s", n);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (!(algorithm[i] >= 0 && algorithm[i] < static_cast<double>(names.size()))) continue;
+        in.rounds.push_back({std::string(names.name(static_cast<workloads::ClusterAlgorithm>(static_cast<int>(algorithm[i])))),
+                             static_cast<int>(replica[i]), inner_steps[i], start[i], ready[i], sync_start[i], end[i]});
+    }
 }
 
 void read_links(const Run& run, const std::vector<double>& cluster_of, analysis::Input& in) {

@@ -101,6 +101,27 @@ void write_constellation(Hdf5File& file, const std::vector<workloads::ClusterTra
     write_column(file, g + "compute_throttled_s", rows, [](const R& r) { return r.compute_throttled_s; }, "s");
     write_column(file, g + "truncated", rows, [](const R& r) { return r.truncated ? 1 : 0; }, "1");
     index_dimension(file, "/constellation/algorithms", "row", rows.size());
+    // DiLoCo's and NoLoCo's rounds, each replica's (`analyze` breaks a replica's time down from them).
+    struct Round {
+        workloads::ClusterAlgorithm algorithm;
+        workloads::ReplicaRound round;
+    };
+    std::vector<Round> rounds;
+    for (const auto& r : rows)
+        for (const auto& round : r.rounds) rounds.push_back({r.algorithm, round});
+    if (rounds.empty()) return;
+    const std::string h = "/constellation/rounds/";
+    write_column(file, h + "algorithm", rounds, [](const Round& r) { return static_cast<int>(r.algorithm); }, "1");
+    file.set_enum_names(h + "algorithm", "algorithm_names", workloads::cluster_algorithm_names.numbered());
+    write_column(file, h + "replica", rounds, [](const Round& r) { return r.round.replica; }, "1");
+    write_column(file, h + "round", rounds, [](const Round& r) { return r.round.round; }, "1");
+    write_column(file, h + "peer", rounds, [](const Round& r) { return r.round.peer; }, "1");
+    write_column(file, h + "inner_steps", rounds, [](const Round& r) { return r.round.inner_steps; }, "1");
+    write_column(file, h + "start_s", rounds, [](const Round& r) { return r.round.start_s; }, "s");
+    write_column(file, h + "ready_s", rounds, [](const Round& r) { return r.round.ready_s; }, "s");
+    write_column(file, h + "sync_start_s", rounds, [](const Round& r) { return r.round.sync_start_s; }, "s");
+    write_column(file, h + "end_s", rounds, [](const Round& r) { return r.round.end_s; }, "s");
+    index_dimension(file, "/constellation/rounds", "row", rounds.size());
 }
 
 // The gateway layer's egress per bin (a constellation's serving run): start and mean rate.

@@ -157,3 +157,46 @@ TEST(CriticalPath, EachStepGoesThroughTheCollectiveThatEndsItAndOnToTheStepItGat
 }
 
 }  // namespace
+
+namespace {
+
+using namespace skyfabric::analysis;
+
+TEST(Analysis, EachReplicaOfALocalSgdAlgorithmIsBrokenDownOverItsRounds) {
+    // DiLoCo at 1 s of compute per inner step at full speed; two replicas, two rounds of 4 inner steps each,
+    // both rounds starting together ([0, 6) and [6, 16)); each outer sync starts when both are ready and
+    // takes 1 s. Replica 0 (slowed) is ready at 5 s and 15 s: inner 5 + 9 = 14 s (8 at full speed, 6 more),
+    // no wait, 2 s of sync. Replica 1 is ready at 4 s and 10 s: inner 4 + 4 = 8 s, waits 1 + 5 = 6 s for
+    // replica 0, 2 s of sync. Both: 16 s.
+    Input in;
+    AlgorithmRecord a;
+    a.name = "diloco";
+    a.compute_per_step_s = 1.0;
+    in.algorithms = {a};
+    in.rounds = {{"diloco", 0, 4, 0.0, 5.0, 5.0, 6.0},
+                 {"diloco", 1, 4, 0.0, 4.0, 5.0, 6.0},
+                 {"diloco", 0, 4, 6.0, 15.0, 15.0, 16.0},
+                 {"diloco", 1, 4, 6.0, 10.0, 15.0, 16.0}};
+    const auto out = analyse(in);
+    std::vector<const Breakdown*> replicas;
+    for (const auto& b : out.breakdowns)
+        if (b.subject.rfind("diloco replica", 0) == 0) replicas.push_back(&b);
+    ASSERT_EQ(replicas.size(), 2u);
+    const auto& r0 = *replicas[0];
+    const auto& r1 = *replicas[1];
+    EXPECT_EQ(r0.subject.rfind("diloco replica 0 (cluster 0, 2 rounds", 0), 0u) << r0.subject;
+    EXPECT_DOUBLE_EQ(r0.total_s, 16.0);
+    EXPECT_DOUBLE_EQ(r0.parts[0].seconds, 8.0);   // 8 inner steps at 1 s
+    EXPECT_DOUBLE_EQ(r0.parts[1].seconds, 6.0);   // inner 5 + 9 = 14 s, 6 beyond full speed
+    EXPECT_DOUBLE_EQ(r0.parts[2].seconds, 0.0);   // it sets the pace
+    EXPECT_DOUBLE_EQ(r0.parts[3].seconds, 2.0);
+    EXPECT_DOUBLE_EQ(r1.total_s, 16.0);
+    EXPECT_DOUBLE_EQ(r1.parts[0].seconds, 8.0);
+    EXPECT_DOUBLE_EQ(r1.parts[1].seconds, 0.0);
+    EXPECT_DOUBLE_EQ(r1.parts[2].seconds, 6.0);   // 1 + 5 s waiting for replica 0
+    EXPECT_DOUBLE_EQ(r1.parts[3].seconds, 2.0);
+    EXPECT_LE(r0.max_relative_residual, 1e-12);
+    EXPECT_LE(r1.max_relative_residual, 1e-12);
+}
+
+}  // namespace

@@ -43,6 +43,15 @@ struct AlgorithmRecord {
     double outer_wait_mean_s = 0.0;
 };
 
+// One DiLoCo/NoLoCo replica's round (/constellation/rounds): its inner steps over [start_s, ready_s),
+// then the wait for the replicas it syncs with until sync_start_s, then the outer sync until end_s.
+struct ReplicaRoundRecord {
+    std::string algorithm;
+    int replica = 0;  // = its cluster
+    double inner_steps = 0.0;
+    double start_s = 0.0, ready_s = 0.0, sync_start_s = 0.0, end_s = 0.0;
+};
+
 // A link's training traffic over the run (/workload/link_utilisation).
 struct LinkUse {
     int source = 0;
@@ -119,6 +128,7 @@ struct Input {
     std::string scenario;
     std::optional<TrainingInput> training;
     std::vector<AlgorithmRecord> algorithms;  // a constellation's
+    std::vector<ReplicaRoundRecord> rounds;   // its replicated algorithms' rounds
     std::vector<LinkUse> links;
     PowerInput power;
     std::vector<FaultInput> faults;  // one per algorithm played against faults
