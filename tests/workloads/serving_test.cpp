@@ -145,6 +145,51 @@ TEST(ServingQueue, TwoRequestsQueueForOnePrefillAndShipTheirKvOverOneLink) {
     EXPECT_DOUBLE_EQ(r.summary.slo_attainment, 0.0);  // both TTFTs exceed the default 2 s objective
 }
 
+TEST(ServingMixedHardware, PrefillRunsOnItsRoleChipsAndDecodeOnTheirs) {
+    // The queue above with a role's own chips: prefill on a chip of 4e12 FLOP/s (2e12 · 1000 / 4e12 = 0.5 s),
+    // decode on one of 10 GB at 0.5e12 B/s. A's first token: prefill [0, 0.5], its 1e6 B cache 1 s + 0.01 s →
+    // 1.51 s. Its decode step with 1000 + 1 tokens of context reads 2e9 + 1000 · 1001 B at 0.5e12 B/s =
+    // 4.002002 ms, not the run chip's 2.001001 ms; the KV capacity is (10e9 − 2e9) / 1000 = 8e6 tokens.
+    const Topology link = sw::testing::ring(2, 8e6, 0.01);
+    auto c = round_config(1, 1);
+    c.engines.prefill.accelerator = sw::Accelerator{"fast", 4e12, 100e9, 1e12};
+    c.engines.decode.accelerator = sw::Accelerator{"wide", 1e12, 10e9, 0.5e12};
+    c.trace = {request(0, 0.0, 1000, 2)};
+    const auto r = sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&link, 1)));
+    ASSERT_EQ(r.requests.size(), 1u);
+    const auto& a = r.requests[0];
+    EXPECT_NEAR(a.prefill_end_s, 0.5, 1e-12);
+    EXPECT_NEAR(a.ttft_s(), 1.51, 1e-12);
+    EXPECT_NEAR(a.tpot_s(), (2e9 + 1000.0 * 1001.0) / 0.5e12, 1e-12);
+    EXPECT_EQ(r.summary.kv_capacity_tokens, 8'000'000);
+    // The dedicated group (prfaas) on its own chips: instance 0 at 8e12 FLOP/s prefills in 0.25 s, instance 1 on
+    // the prefill role's 4e12 in 0.5 s.
+    const Topology three = sw::testing::complete(3, 8e6, 0.01);
+    auto p = c;
+    p.engines.prefill.instances = 2;
+    p.engines.dedicated_prefill_accelerator = sw::Accelerator{"dense", 8e12, 100e9, 1e12};
+    p.routing = sw::ServingRouting::prfaas;
+    p.threshold_tokens = 500;
+    p.dedicated_prefill_instances = 1;
+    p.trace = {request(0, 0.0, 1000, 2), request(1, 0.0, 400, 2)};
+    const auto q = sw::simulate_serving(p, round_accelerator(), sw::topology_source(std::span(&three, 1)));
+    ASSERT_EQ(q.requests.size(), 2u);
+    EXPECT_EQ(q.requests[0].prefill_instance, 0);
+    EXPECT_NEAR(q.requests[0].prefill_end_s, 0.25, 1e-12);
+    EXPECT_EQ(q.requests[1].prefill_instance, 1);
+    EXPECT_NEAR(q.requests[1].prefill_end_s, 2e9 * 400 / 4e12, 1e-12);
+    // The engines' rate counts each instance's own chip: 1 / 0.25 + 1 / 0.5 prefills of 1000 tokens a second.
+    auto rate = p;
+    rate.trace = {request(0, 0.0, 1000, 2)};
+    rate.engines.max_batch = 1;  // decode: 1 / (2 tokens · ≈ 4 ms) ≈ 125 requests/s, far above
+    EXPECT_NEAR(sw::sustainable_request_rate_per_s(rate, round_accelerator()), 4.0 + 2.0, 1e-9);
+    EXPECT_TRUE(sw::check_fits(rate, round_accelerator()).empty());
+    rate.engines.dedicated_prefill_accelerator->hbm_bytes = 1e9;  // 2e9 B of weights do not fit the dedicated chip
+    const auto problems = sw::check_fits(rate, round_accelerator());
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_EQ(problems[0].key, "engines.prefill.satellites_per_instance");
+}
+
 TEST(ServingQueue, TransfersSharingALinkGetHalfItEach) {
     // A line 0 — 1 — 2 of 8 Mbit/s links, 10 ms each: prefill instances on 0 and 1, decode on 2.
     // Both requests arrive at 0 and prefill at once (2 s); both KV caches (1e6 B) then cross 1 → 2,
