@@ -9,7 +9,10 @@
 
 #include <gtest/gtest.h>
 
+#include "md1_wait.hpp"
+
 #include <skyfabric/workloads/serving.hpp>
+#include <skyfabric/workloads/serving_capacity.hpp>
 
 #include "test_helpers.hpp"
 
@@ -318,22 +321,6 @@ TEST(ServingQueue, PrefillQueueIsMD1) {
     EXPECT_NEAR(static_cast<double>(r.summary.arrived) / c.end_s, 0.5, 0.01);
 }
 
-namespace {
-
-// M/D/1 waiting time with D = 1 s at load ρ = λ: P(W ≤ t) = (1 − ρ) Σ_{k=0}^{⌊t⌋} [ρ(k − t)]^k / k! · e^{−ρ(k − t)}
-// (Erlang 1909; Gross & Harris, Fundamentals of Queueing Theory, the M/D/1 waiting-time distribution).
-double md1_wait_cdf(double rho, double t) {
-    double sum = 0.0, factorial = 1.0;
-    for (int k = 0; k <= static_cast<int>(std::floor(t)); ++k) {
-        if (k > 0) factorial *= k;
-        const double x = rho * (k - t);
-        sum += std::pow(x, k) / factorial * std::exp(-x);
-    }
-    return (1.0 - rho) * sum;
-}
-
-}  // namespace
-
 TEST(ServingIntervals, NinetyFivePercentIntervalsCoverTheMD1WaitingTimeDistribution) {
     // The M/D/1 queue of PrefillQueueIsMD1 (ρ = 0.5, D = 1 s, transfers of a nanosecond, one output token):
     // TTFT = W + 1 s. With a TTFT objective of 2.5 s the SLO attainment is P(W ≤ 1.5) = 0.8980, and the TTFT
@@ -341,10 +328,10 @@ TEST(ServingIntervals, NinetyFivePercentIntervalsCoverTheMD1WaitingTimeDistribut
     // 10,000 requests, the sectioning intervals must cover them about 95 % of the time: at least 34 of 40
     // (for a true coverage of 95 % the chance of fewer is 3 %; it is deterministic with these seeds), and
     // be narrow enough to mean something.
-    const double attainment = md1_wait_cdf(0.5, 1.5);
+    const double attainment = skyfabric_test::md1_wait_cdf(0.5, 1.5);
     EXPECT_NEAR(attainment, 0.5 * (std::exp(0.75) - 0.25 * std::exp(0.25)), 1e-12);  // the two terms by hand
     double lo = 1.0, hi = 2.0;  // t₉₀ by bisection: the CDF is continuous and increasing above 0
-    for (int i = 0; i < 60; ++i) (md1_wait_cdf(0.5, 0.5 * (lo + hi)) < 0.9 ? lo : hi) = 0.5 * (lo + hi);
+    for (int i = 0; i < 60; ++i) (skyfabric_test::md1_wait_cdf(0.5, 0.5 * (lo + hi)) < 0.9 ? lo : hi) = 0.5 * (lo + hi);
     const double ttft_p90 = 1.0 + 0.5 * (lo + hi);
     const Topology link = sw::testing::ring(2, 1e15, 0.0);
     int slo_covered = 0, p90_covered = 0;
@@ -872,4 +859,29 @@ TEST(ServingQueueLimit, OverloadWithCrashesHoldsAtMostTheLimitAndAccountsForEver
     ASSERT_EQ(streamed.size(), kept.requests.size());
     for (std::size_t k = 0; k < streamed.size(); ++k) expect_same_record(streamed[k], kept.requests[k]);
     expect_same_summary(r.summary, kept.summary);
+}
+
+TEST(ServingCapacity, BisectionBracketsAThresholdWithinTheResolution) {
+    // A run that meets its objective up to 3.7 requests/s: from 1/s the search doubles to 4 (misses), then
+    // bisects geometrically until the rate that misses is within 2 % of the one that meets.
+    const auto meets = [](double rate) { return rate <= 3.7; };
+    sw::CapacitySearch search;
+    search.start_rate_per_s = 1.0;
+    const auto up = sw::find_capacity(meets, search);
+    EXPECT_LE(up.capacity_per_s, 3.7);
+    EXPECT_GT(up.failing_rate_per_s, 3.7);
+    EXPECT_LE(up.failing_rate_per_s, up.capacity_per_s * 1.02);
+    search.start_rate_per_s = 100.0;  // from above: halves to 3.125, then bisects
+    const auto down = sw::find_capacity(meets, search);
+    EXPECT_LE(down.capacity_per_s, 3.7);
+    EXPECT_GT(down.failing_rate_per_s, 3.7);
+    EXPECT_LE(down.failing_rate_per_s, down.capacity_per_s * 1.02);
+    // Nothing meets: capacity 0; everything meets: no failing rate.
+    search.max_doublings = 5;
+    EXPECT_EQ(sw::find_capacity([](double) { return false; }, search).capacity_per_s, 0.0);
+    const auto all = sw::find_capacity([](double) { return true; }, search);
+    EXPECT_TRUE(std::isinf(all.failing_rate_per_s));
+    EXPECT_EQ(all.capacity_per_s, 100.0 * 32.0);
+    search.resolution = 0.0;
+    EXPECT_THROW(sw::find_capacity(meets, search), std::invalid_argument);
 }
