@@ -180,6 +180,14 @@ TEST(InferenceScenario, ShippedServingScenariosLoadAndPlaceTheDedicatedPrefillAp
     const auto two = load_scenario_file(std::string(SKYFABRIC_SOURCE_DIR) + "/scenarios/serving-two-datacentres.yaml");
     EXPECT_TRUE(two.fabric.has_value());
     EXPECT_DOUBLE_EQ(two.inference.accelerator.hbm_bandwidth_Bps, 4800e9);
+    // The PrfaaS case study: the dedicated group on H200, everything else on the workload's H20.
+    const auto prfaas = load_scenario_file(std::string(SKYFABRIC_SOURCE_DIR) + "/scenarios/prfaas-case-study.yaml");
+    const auto& e = prfaas.inference.serving.engines;
+    EXPECT_EQ(prfaas.inference.accelerator.name, "h20");
+    ASSERT_TRUE(e.dedicated_prefill_accelerator.has_value());
+    EXPECT_EQ(e.dedicated_prefill_accelerator->name, "h200");
+    EXPECT_EQ(prfaas.inference.serving.dedicated_prefill_instances, 4);
+    EXPECT_EQ(e.prefill.instances + e.decode.instances, 12);
 }
 
 namespace {
