@@ -6,6 +6,7 @@
 #include "cli/analyze_command.hpp"
 #include "cli/oem_command.hpp"
 #include "cli/season_command.hpp"
+#include "cli/serve_capacity_command.hpp"
 #include "cli/progress.hpp"
 #include "cli/run_ranks.hpp"
 #include "cli/sweep_command.hpp"
@@ -256,6 +257,8 @@ int main(int argc, char** argv) {
     const auto sweep = add_sweep_command(app, sweep_cmd);
     CLI::App* season_cmd = nullptr;
     const auto season = add_season_command(app, season_cmd);
+    CLI::App* serve_capacity_cmd = nullptr;
+    const auto serve_capacity = add_serve_capacity_command(app, serve_capacity_cmd);
     CLI::App* oem_cmd = nullptr;
     const auto oem = add_oem_command(app, oem_cmd);
     CLI::App* analyze_cmd = nullptr;
@@ -282,6 +285,7 @@ int main(int argc, char** argv) {
         if (collective_cmd->parsed()) return collective();
         if (sweep_cmd->parsed()) return sweep();
         if (season_cmd->parsed()) return season();
+        if (serve_capacity_cmd->parsed()) return serve_capacity();
         if (oem_cmd->parsed()) return oem();
         if (analyze_cmd->parsed()) return analyze();
     } catch (const scenario::ScenarioError& e) {

@@ -486,6 +486,10 @@ json inference_json(const scenario::Scenario& sc, const simulation::RunSummary& 
         {"routing", workloads::to_string(s.inference_routing.front())},
         {"routings", routings},
     };
+    // Mixed hardware (docs/inference.md): each role's chips, only where a role has its own.
+    if (v.engines.prefill.accelerator) j["prefill_accelerator"] = v.engines.prefill.accelerator->name;
+    if (v.engines.dedicated_prefill_accelerator) j["dedicated_prefill_accelerator"] = v.engines.dedicated_prefill_accelerator->name;
+    if (v.engines.decode.accelerator) j["decode_accelerator"] = v.engines.decode.accelerator->name;
     if (s.training_without_serving) j["beside_training"] = beside_training_json(sc, s);
     return j;
 }

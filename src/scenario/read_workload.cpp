@@ -21,12 +21,15 @@ namespace skyfabric::scenario::detail {
 
 namespace {
 
-// workload.accelerator and its overrides, shared by both kinds of workload.
-workloads::Accelerator read_accelerator(Section& s) {
-    const std::string name = s.choice("accelerator", {"tpu_v6e", "custom"}, "tpu_v6e");
-    workloads::Accelerator a;
-    if (name != "custom") a = workloads::accelerator_preset(name);
-    else a.name = "custom";
+// workload.accelerator and its overrides, shared by both kinds of workload and the serving roles
+// (engines.prefill / decode / prefill.dedicated); `base`: what custom starts from.
+workloads::Accelerator read_accelerator(Section& s, workloads::Accelerator base = workloads::tpu_v6e()) {
+    workloads::Accelerator a = base;
+    if (s.has("accelerator")) {
+        const std::string name = s.choice("accelerator", {"tpu_v6e", "h200", "h20", "custom"});
+        if (name != "custom") a = workloads::accelerator_preset(name);
+        else a.name = "custom";
+    }
     a.peak_flops = 1e12 * s.number("peak_tflops", 1e-3, 1e6, a.peak_flops / 1e12, "TFLOP/s");
     a.hbm_bytes = 1e9 * s.number("hbm_gb", 0.001, 1e6, a.hbm_bytes / 1e9, "GB");
     a.hbm_bandwidth_Bps = 1e9 * s.number("hbm_bandwidth_gbs", 1e-3, 1e7, a.hbm_bandwidth_Bps / 1e9, "GB/s");
@@ -42,11 +45,18 @@ workloads::LengthDistribution read_lengths(Section s, workloads::LengthDistribut
     return d;
 }
 
-workloads::EngineGroup read_engine_group(Section s) {
+// A serving role's own accelerator (mixed hardware): given when any accelerator key is; its peak_tflops,
+// hbm_gb and hbm_bandwidth_gbs alone override the workload's accelerator.
+std::optional<workloads::Accelerator> read_role_accelerator(Section& s, const workloads::Accelerator& workload) {
+    if (!s.has("accelerator") && !s.has("peak_tflops") && !s.has("hbm_gb") && !s.has("hbm_bandwidth_gbs")) return std::nullopt;
+    return read_accelerator(s, workload);
+}
+
+workloads::EngineGroup read_engine_group(Section& s, const workloads::Accelerator& workload) {
     workloads::EngineGroup g;
     g.instances = static_cast<std::int32_t>(s.integer("instances", 1, max_satellites, {}));
     g.satellites_per_instance = static_cast<std::int32_t>(s.integer("satellites_per_instance", 1, max_satellites, 1));
-    s.finish();
+    g.accelerator = read_role_accelerator(s, workload);
     return g;
 }
 
@@ -129,8 +139,18 @@ InferenceConfig read_inference(Section s, const std::string& source_name, std::u
     }
     {
         Section e = in.section("engines", true);
-        v.engines.prefill = read_engine_group(e.section("prefill", true));
-        v.engines.decode = read_engine_group(e.section("decode", true));
+        Section prefill = e.section("prefill", true);
+        v.engines.prefill = read_engine_group(prefill, c.accelerator);
+        if (prefill.has("dedicated")) {  // prfaas's dedicated group on its own chips; checked against the routing below
+            Section d = prefill.section("dedicated");
+            v.engines.dedicated_prefill_accelerator = read_role_accelerator(d, c.accelerator);
+            if (!v.engines.dedicated_prefill_accelerator) d.fail("accelerator", "the dedicated prefill instances' accelerator is missing");
+            d.finish();
+        }
+        prefill.finish();
+        Section decode = e.section("decode", true);
+        v.engines.decode = read_engine_group(decode, c.accelerator);
+        decode.finish();
         v.engines.chips_per_satellite = static_cast<std::int32_t>(e.integer("chips_per_satellite", 1, 1024, 1));
         v.engines.mfu = e.number("mfu", 1e-4, 1.0, v.engines.mfu);
         v.engines.max_batch = static_cast<std::int32_t>(e.integer("max_batch", 1, 1000000, v.engines.max_batch));
@@ -148,6 +168,8 @@ InferenceConfig read_inference(Section s, const std::string& source_name, std::u
     } else {
         for (const char* key : {"threshold_tokens", "dedicated_prefill_instances"})
             if (in.has(key)) in.fail(key, "applies to routing: prfaas (or compare_routing: true) only");
+        if (v.engines.dedicated_prefill_accelerator)
+            in.section("engines").section("prefill").fail("dedicated", "applies to routing: prfaas (or compare_routing: true) only");
     }
     {  // compare_routing runs prfaas too
         auto checked = v;

@@ -67,6 +67,38 @@ TEST(InferenceScenario, ServingKeysLoadIntoTheServingConfig) {
     EXPECT_EQ(skyfabric::scenario::inference_nodes(sc), (std::vector<std::int32_t>{0, 1, 2, 3, 4, 5}));
 }
 
+TEST(InferenceScenario, EachRoleMayHaveItsOwnAccelerator) {
+    // Mixed hardware: the dedicated prefill group on H200, the other prefill instances on the workload's chip with
+    // its bandwidth overridden, decode on H20 (the catalogue: docs/references.md "Accelerators").
+    const auto sc = load_scenario_text(
+        replaced(replaced(serving, "prefill: { instances: 2 }",
+                          "prefill: { instances: 2, hbm_bandwidth_gbs: 2000, dedicated: { accelerator: h200 } }"),
+                 "decode: { instances: 2,", "decode: { instances: 2, accelerator: h20,"),
+        "test.yaml");
+    const auto& e = sc.inference.serving.engines;
+    ASSERT_TRUE(e.dedicated_prefill_accelerator && e.prefill.accelerator && e.decode.accelerator);
+    EXPECT_EQ(e.dedicated_prefill_accelerator->name, "h200");
+    EXPECT_DOUBLE_EQ(e.dedicated_prefill_accelerator->peak_flops, 989e12);
+    EXPECT_DOUBLE_EQ(e.prefill.accelerator->peak_flops, 918e12);  // the workload's tpu_v6e ...
+    EXPECT_DOUBLE_EQ(e.prefill.accelerator->hbm_bandwidth_Bps, 2000e9);  // ... at another bandwidth
+    EXPECT_EQ(e.decode.accelerator->name, "h20");
+    EXPECT_DOUBLE_EQ(e.decode.accelerator->peak_flops, 148e12);
+    EXPECT_DOUBLE_EQ(e.decode.accelerator->hbm_bytes, 96e9);
+    EXPECT_DOUBLE_EQ(e.decode.accelerator->hbm_bandwidth_Bps, 4000e9);
+    // Without role keys: none, the workload's accelerator throughout.
+    const auto plain = load_scenario_text(serving, "test.yaml");
+    EXPECT_FALSE(plain.inference.serving.engines.prefill.accelerator || plain.inference.serving.engines.decode.accelerator ||
+                 plain.inference.serving.engines.dedicated_prefill_accelerator);
+    EXPECT_NE(error_of(replaced(serving, "decode: { instances: 2,", "decode: { instances: 2, accelerator: b200,"))
+                  .find("key 'workload.inference.engines.decode.accelerator': expected one of tpu_v6e, h200, h20, custom, got 'b200'"),
+              std::string::npos);
+    // The dedicated group exists only where prfaas runs.
+    EXPECT_NE(error_of(replaced(replaced(replaced(serving, "routing: prfaas", "routing: local"), "    threshold_tokens: 1000\n", ""),
+                                "prefill: { instances: 2 }", "prefill: { instances: 2, dedicated: { accelerator: h200 } }"))
+                  .find("key 'workload.inference.engines.prefill.dedicated': applies to routing: prfaas"),
+              std::string::npos);
+}
+
 TEST(InferenceScenario, BadServingKeysAreNamedWithTheirLocation) {
     EXPECT_NE(error_of(replaced(serving, "kind: inference", "kind: serving"))
                   .find("test.yaml:5:9: key 'workload.kind': expected one of training, inference, got 'serving'"),
@@ -148,6 +180,14 @@ TEST(InferenceScenario, ShippedServingScenariosLoadAndPlaceTheDedicatedPrefillAp
     const auto two = load_scenario_file(std::string(SKYFABRIC_SOURCE_DIR) + "/scenarios/serving-two-datacentres.yaml");
     EXPECT_TRUE(two.fabric.has_value());
     EXPECT_DOUBLE_EQ(two.inference.accelerator.hbm_bandwidth_Bps, 4800e9);
+    // The PrfaaS case study: the dedicated group on H200, everything else on the workload's H20.
+    const auto prfaas = load_scenario_file(std::string(SKYFABRIC_SOURCE_DIR) + "/scenarios/prfaas-case-study.yaml");
+    const auto& e = prfaas.inference.serving.engines;
+    EXPECT_EQ(prfaas.inference.accelerator.name, "h20");
+    ASSERT_TRUE(e.dedicated_prefill_accelerator.has_value());
+    EXPECT_EQ(e.dedicated_prefill_accelerator->name, "h200");
+    EXPECT_EQ(prfaas.inference.serving.dedicated_prefill_instances, 4);
+    EXPECT_EQ(e.prefill.instances + e.decode.instances, 12);
 }
 
 namespace {

@@ -9,7 +9,10 @@
 
 #include <gtest/gtest.h>
 
+#include "md1_wait.hpp"
+
 #include <skyfabric/workloads/serving.hpp>
+#include <skyfabric/workloads/serving_capacity.hpp>
 
 #include "test_helpers.hpp"
 
@@ -145,6 +148,51 @@ TEST(ServingQueue, TwoRequestsQueueForOnePrefillAndShipTheirKvOverOneLink) {
     EXPECT_DOUBLE_EQ(r.summary.slo_attainment, 0.0);  // both TTFTs exceed the default 2 s objective
 }
 
+TEST(ServingMixedHardware, PrefillRunsOnItsRoleChipsAndDecodeOnTheirs) {
+    // The queue above with a role's own chips: prefill on a chip of 4e12 FLOP/s (2e12 · 1000 / 4e12 = 0.5 s),
+    // decode on one of 10 GB at 0.5e12 B/s. A's first token: prefill [0, 0.5], its 1e6 B cache 1 s + 0.01 s →
+    // 1.51 s. Its decode step with 1000 + 1 tokens of context reads 2e9 + 1000 · 1001 B at 0.5e12 B/s =
+    // 4.002002 ms, not the run chip's 2.001001 ms; the KV capacity is (10e9 − 2e9) / 1000 = 8e6 tokens.
+    const Topology link = sw::testing::ring(2, 8e6, 0.01);
+    auto c = round_config(1, 1);
+    c.engines.prefill.accelerator = sw::Accelerator{"fast", 4e12, 100e9, 1e12};
+    c.engines.decode.accelerator = sw::Accelerator{"wide", 1e12, 10e9, 0.5e12};
+    c.trace = {request(0, 0.0, 1000, 2)};
+    const auto r = sw::simulate_serving(c, round_accelerator(), sw::topology_source(std::span(&link, 1)));
+    ASSERT_EQ(r.requests.size(), 1u);
+    const auto& a = r.requests[0];
+    EXPECT_NEAR(a.prefill_end_s, 0.5, 1e-12);
+    EXPECT_NEAR(a.ttft_s(), 1.51, 1e-12);
+    EXPECT_NEAR(a.tpot_s(), (2e9 + 1000.0 * 1001.0) / 0.5e12, 1e-12);
+    EXPECT_EQ(r.summary.kv_capacity_tokens, 8'000'000);
+    // The dedicated group (prfaas) on its own chips: instance 0 at 8e12 FLOP/s prefills in 0.25 s, instance 1 on
+    // the prefill role's 4e12 in 0.5 s.
+    const Topology three = sw::testing::complete(3, 8e6, 0.01);
+    auto p = c;
+    p.engines.prefill.instances = 2;
+    p.engines.dedicated_prefill_accelerator = sw::Accelerator{"dense", 8e12, 100e9, 1e12};
+    p.routing = sw::ServingRouting::prfaas;
+    p.threshold_tokens = 500;
+    p.dedicated_prefill_instances = 1;
+    p.trace = {request(0, 0.0, 1000, 2), request(1, 0.0, 400, 2)};
+    const auto q = sw::simulate_serving(p, round_accelerator(), sw::topology_source(std::span(&three, 1)));
+    ASSERT_EQ(q.requests.size(), 2u);
+    EXPECT_EQ(q.requests[0].prefill_instance, 0);
+    EXPECT_NEAR(q.requests[0].prefill_end_s, 0.25, 1e-12);
+    EXPECT_EQ(q.requests[1].prefill_instance, 1);
+    EXPECT_NEAR(q.requests[1].prefill_end_s, 2e9 * 400 / 4e12, 1e-12);
+    // The engines' rate counts each instance's own chip: 1 / 0.25 + 1 / 0.5 prefills of 1000 tokens a second.
+    auto rate = p;
+    rate.trace = {request(0, 0.0, 1000, 2)};
+    rate.engines.max_batch = 1;  // decode: 1 / (2 tokens · ≈ 4 ms) ≈ 125 requests/s, far above
+    EXPECT_NEAR(sw::sustainable_request_rate_per_s(rate, round_accelerator()), 4.0 + 2.0, 1e-9);
+    EXPECT_TRUE(sw::check_fits(rate, round_accelerator()).empty());
+    rate.engines.dedicated_prefill_accelerator->hbm_bytes = 1e9;  // 2e9 B of weights do not fit the dedicated chip
+    const auto problems = sw::check_fits(rate, round_accelerator());
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_EQ(problems[0].key, "engines.prefill.satellites_per_instance");
+}
+
 TEST(ServingQueue, TransfersSharingALinkGetHalfItEach) {
     // A line 0 — 1 — 2 of 8 Mbit/s links, 10 ms each: prefill instances on 0 and 1, decode on 2.
     // Both requests arrive at 0 and prefill at once (2 s); both KV caches (1e6 B) then cross 1 → 2,
@@ -273,22 +321,6 @@ TEST(ServingQueue, PrefillQueueIsMD1) {
     EXPECT_NEAR(static_cast<double>(r.summary.arrived) / c.end_s, 0.5, 0.01);
 }
 
-namespace {
-
-// M/D/1 waiting time with D = 1 s at load ρ = λ: P(W ≤ t) = (1 − ρ) Σ_{k=0}^{⌊t⌋} [ρ(k − t)]^k / k! · e^{−ρ(k − t)}
-// (Erlang 1909; Gross & Harris, Fundamentals of Queueing Theory, the M/D/1 waiting-time distribution).
-double md1_wait_cdf(double rho, double t) {
-    double sum = 0.0, factorial = 1.0;
-    for (int k = 0; k <= static_cast<int>(std::floor(t)); ++k) {
-        if (k > 0) factorial *= k;
-        const double x = rho * (k - t);
-        sum += std::pow(x, k) / factorial * std::exp(-x);
-    }
-    return (1.0 - rho) * sum;
-}
-
-}  // namespace
-
 TEST(ServingIntervals, NinetyFivePercentIntervalsCoverTheMD1WaitingTimeDistribution) {
     // The M/D/1 queue of PrefillQueueIsMD1 (ρ = 0.5, D = 1 s, transfers of a nanosecond, one output token):
     // TTFT = W + 1 s. With a TTFT objective of 2.5 s the SLO attainment is P(W ≤ 1.5) = 0.8980, and the TTFT
@@ -296,10 +328,10 @@ TEST(ServingIntervals, NinetyFivePercentIntervalsCoverTheMD1WaitingTimeDistribut
     // 10,000 requests, the sectioning intervals must cover them about 95 % of the time: at least 34 of 40
     // (for a true coverage of 95 % the chance of fewer is 3 %; it is deterministic with these seeds), and
     // be narrow enough to mean something.
-    const double attainment = md1_wait_cdf(0.5, 1.5);
+    const double attainment = skyfabric_test::md1_wait_cdf(0.5, 1.5);
     EXPECT_NEAR(attainment, 0.5 * (std::exp(0.75) - 0.25 * std::exp(0.25)), 1e-12);  // the two terms by hand
     double lo = 1.0, hi = 2.0;  // t₉₀ by bisection: the CDF is continuous and increasing above 0
-    for (int i = 0; i < 60; ++i) (md1_wait_cdf(0.5, 0.5 * (lo + hi)) < 0.9 ? lo : hi) = 0.5 * (lo + hi);
+    for (int i = 0; i < 60; ++i) (skyfabric_test::md1_wait_cdf(0.5, 0.5 * (lo + hi)) < 0.9 ? lo : hi) = 0.5 * (lo + hi);
     const double ttft_p90 = 1.0 + 0.5 * (lo + hi);
     const Topology link = sw::testing::ring(2, 1e15, 0.0);
     int slo_covered = 0, p90_covered = 0;
@@ -827,4 +859,29 @@ TEST(ServingQueueLimit, OverloadWithCrashesHoldsAtMostTheLimitAndAccountsForEver
     ASSERT_EQ(streamed.size(), kept.requests.size());
     for (std::size_t k = 0; k < streamed.size(); ++k) expect_same_record(streamed[k], kept.requests[k]);
     expect_same_summary(r.summary, kept.summary);
+}
+
+TEST(ServingCapacity, BisectionBracketsAThresholdWithinTheResolution) {
+    // A run that meets its objective up to 3.7 requests/s: from 1/s the search doubles to 4 (misses), then
+    // bisects geometrically until the rate that misses is within 2 % of the one that meets.
+    const auto meets = [](double rate) { return rate <= 3.7; };
+    sw::CapacitySearch search;
+    search.start_rate_per_s = 1.0;
+    const auto up = sw::find_capacity(meets, search);
+    EXPECT_LE(up.capacity_per_s, 3.7);
+    EXPECT_GT(up.failing_rate_per_s, 3.7);
+    EXPECT_LE(up.failing_rate_per_s, up.capacity_per_s * 1.02);
+    search.start_rate_per_s = 100.0;  // from above: halves to 3.125, then bisects
+    const auto down = sw::find_capacity(meets, search);
+    EXPECT_LE(down.capacity_per_s, 3.7);
+    EXPECT_GT(down.failing_rate_per_s, 3.7);
+    EXPECT_LE(down.failing_rate_per_s, down.capacity_per_s * 1.02);
+    // Nothing meets: capacity 0; everything meets: no failing rate.
+    search.max_doublings = 5;
+    EXPECT_EQ(sw::find_capacity([](double) { return false; }, search).capacity_per_s, 0.0);
+    const auto all = sw::find_capacity([](double) { return true; }, search);
+    EXPECT_TRUE(std::isinf(all.failing_rate_per_s));
+    EXPECT_EQ(all.capacity_per_s, 100.0 * 32.0);
+    search.resolution = 0.0;
+    EXPECT_THROW(sw::find_capacity(meets, search), std::invalid_argument);
 }

@@ -49,7 +49,7 @@ public:
         decode_.resize(static_cast<std::size_t>(e.decode.instances));
         prefill_chips_ = static_cast<std::int64_t>(e.prefill.satellites_per_instance) * e.chips_per_satellite;
         decode_chips_ = static_cast<std::int64_t>(e.decode.satellites_per_instance) * e.chips_per_satellite;
-        capacity_tokens_ = e.max_tokens > 0 ? e.max_tokens : kv_capacity_tokens(c.model, a, decode_chips_);
+        capacity_tokens_ = e.max_tokens > 0 ? e.max_tokens : kv_capacity_tokens(c.model, decode_accelerator(c, a), decode_chips_);
         kv_per_token_ = kv_bytes_per_token(c.model);
         prefill_queue_.resize(static_cast<std::size_t>(e.prefill.instances));
         prefill_down_until_.assign(static_cast<std::size_t>(e.prefill.instances), -inf);
@@ -492,7 +492,7 @@ private:
         rec.prefill_instance = p;
         rec.prefill_start_s = std::max(now, prefill_free_s_[static_cast<std::size_t>(p)]);
         const std::int64_t tokens = r.uncached_tokens() + rec.tokens_generated;
-        rec.prefill_end_s = work_done_s(p, rec.prefill_start_s, prefill_time_s(c_.model, a_, prefill_chips_, c_.engines.mfu, tokens));
+        rec.prefill_end_s = work_done_s(p, rec.prefill_start_s, prefill_time_s(c_.model, prefill_accelerator(c_, p, a_), prefill_chips_, c_.engines.mfu, tokens));
         prefill_free_s_[static_cast<std::size_t>(p)] = rec.prefill_end_s;
         prefill_queue_[static_cast<std::size_t>(p)].push_back(id);
         rec.decode_instance = d;
@@ -714,7 +714,7 @@ private:
         if (!inst.stepping) return;
         const auto batch = static_cast<std::int64_t>(inst.running.size());
         push(work_done_s(c_.engines.prefill.instances + d, now,
-                         decode_step_time_s(c_.model, a_, decode_chips_, c_.engines.mfu, batch, inst.context_tokens)),
+                         decode_step_time_s(c_.model, decode_accelerator(c_, a_), decode_chips_, c_.engines.mfu, batch, inst.context_tokens)),
              EventKind::decode_step, d, decode_generation_[static_cast<std::size_t>(d)]);
         ++summary_.decode_steps;
     }

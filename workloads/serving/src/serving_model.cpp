@@ -208,6 +208,16 @@ physics::SettingsProblems check(const ServingConfig& c) {
     return problems;
 }
 
+const Accelerator& prefill_accelerator(const ServingConfig& c, std::int32_t instance, const Accelerator& a) {
+    const auto& e = c.engines;
+    if (e.dedicated_prefill_accelerator && instance < c.dedicated_prefill_instances) return *e.dedicated_prefill_accelerator;
+    return e.prefill.accelerator ? *e.prefill.accelerator : a;
+}
+
+const Accelerator& decode_accelerator(const ServingConfig& c, const Accelerator& a) {
+    return c.engines.decode.accelerator ? *c.engines.decode.accelerator : a;
+}
+
 physics::SettingsProblems check_fits(const ServingConfig& c, const Accelerator& a) {
     physics::SettingsProblems problems;
     const auto& e = c.engines;
@@ -217,20 +227,25 @@ physics::SettingsProblems check_fits(const ServingConfig& c, const Accelerator& 
         std::snprintf(text, sizeof text, "%.4g GB", bytes / 1e9);
         return std::string(text);
     };
-    const auto instance = [&](const EngineGroup& g) {
+    const auto instance = [&](const EngineGroup& g, const Accelerator& chip) {
         return std::to_string(g.satellites_per_instance) + " satellites x " + std::to_string(e.chips_per_satellite) + " chips x " +
-               gb(a.hbm_bytes) + " = " + gb(static_cast<double>(g.satellites_per_instance) * e.chips_per_satellite * a.hbm_bytes);
+               gb(chip.hbm_bytes) + " = " + gb(static_cast<double>(g.satellites_per_instance) * e.chips_per_satellite * chip.hbm_bytes);
     };
-    if (weights > static_cast<double>(e.prefill.satellites_per_instance) * e.chips_per_satellite * a.hbm_bytes)
+    // The prefill instance with the least HBM (mixed hardware: the dedicated group's chips may differ).
+    const Accelerator* prefill_chip = &prefill_accelerator(c, 0, a);
+    for (std::int32_t p = 1; p < e.prefill.instances; ++p)
+        if (prefill_accelerator(c, p, a).hbm_bytes < prefill_chip->hbm_bytes) prefill_chip = &prefill_accelerator(c, p, a);
+    if (weights > static_cast<double>(e.prefill.satellites_per_instance) * e.chips_per_satellite * prefill_chip->hbm_bytes)
         problems.push_back({"engines.prefill.satellites_per_instance",
-                            "the model's weights (" + gb(weights) + ") do not fit a prefill instance's HBM (" + instance(e.prefill) +
-                                "): more satellites per instance, chips_per_satellite or a smaller model"});
+                            "the model's weights (" + gb(weights) + ") do not fit a prefill instance's HBM (" +
+                                instance(e.prefill, *prefill_chip) + "): more satellites per instance, chips_per_satellite or a smaller model"});
+    const Accelerator& decode_chip = decode_accelerator(c, a);
     const std::int64_t decode_chips = static_cast<std::int64_t>(e.decode.satellites_per_instance) * e.chips_per_satellite;
-    const std::int64_t hbm_tokens = kv_capacity_tokens(c.model, a, decode_chips);
+    const std::int64_t hbm_tokens = kv_capacity_tokens(c.model, decode_chip, decode_chips);
     if (hbm_tokens < 1) {
         problems.push_back({"engines.decode.satellites_per_instance",
                             "the model's weights (" + gb(weights) + ") leave no room for a KV cache in a decode instance's HBM (" +
-                                instance(e.decode) + "): more satellites per instance, chips_per_satellite or a smaller model"});
+                                instance(e.decode, decode_chip) + "): more satellites per instance, chips_per_satellite or a smaller model"});
         return problems;
     }
     // The fewest tokens (prompt + output) a request can need.
@@ -271,11 +286,18 @@ double sustainable_request_rate_per_s(const ServingConfig& c, const Accelerator&
     }
     const std::int64_t prefill_chips = static_cast<std::int64_t>(e.prefill.satellites_per_instance) * e.chips_per_satellite;
     const std::int64_t decode_chips = static_cast<std::int64_t>(e.decode.satellites_per_instance) * e.chips_per_satellite;
-    const double prefill_s = prefill_time_s(c.model, a, prefill_chips, e.mfu, std::max<std::int64_t>(1, std::llround(uncached)));
-    const double prefill_rate = static_cast<double>(e.prefill.instances) / prefill_s;
-    const double capacity = static_cast<double>(e.max_tokens > 0 ? e.max_tokens : kv_capacity_tokens(c.model, a, decode_chips));
+    // The dedicated group's chips may differ from the other prefill instances' (mixed hardware).
+    const std::int32_t own = e.dedicated_prefill_accelerator ? c.dedicated_prefill_instances : 0;
+    const auto group_rate = [&](std::int32_t instances, std::int32_t first) {
+        if (instances <= 0) return 0.0;
+        return static_cast<double>(instances) / prefill_time_s(c.model, prefill_accelerator(c, first, a), prefill_chips, e.mfu,
+                                                               std::max<std::int64_t>(1, std::llround(uncached)));
+    };
+    const double prefill_rate = group_rate(e.prefill.instances - own, own) + group_rate(own, 0);
+    const Accelerator& decode_chip = decode_accelerator(c, a);
+    const double capacity = static_cast<double>(e.max_tokens > 0 ? e.max_tokens : kv_capacity_tokens(c.model, decode_chip, decode_chips));
     const double batch = std::max(1.0, std::min(static_cast<double>(e.max_batch), std::floor(capacity / (prompt + output))));
-    const double step_s = decode_step_time_s(c.model, a, decode_chips, e.mfu, static_cast<std::int64_t>(batch),
+    const double step_s = decode_step_time_s(c.model, decode_chip, decode_chips, e.mfu, static_cast<std::int64_t>(batch),
                                              batch * (prompt + 0.5 * output));
     const double decode_rate = static_cast<double>(e.decode.instances) * batch / (std::max(1.0, output) * step_s);
     return std::min(prefill_rate, decode_rate);

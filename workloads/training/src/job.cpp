@@ -10,7 +10,10 @@ Accelerator tpu_v6e() { return Accelerator{"tpu_v6e", 918e12, 32e9, 1640e9}; }
 
 Accelerator accelerator_preset(const std::string& name) {
     if (name == "tpu_v6e" || name == "trillium") return tpu_v6e();
-    throw std::invalid_argument("unknown accelerator preset '" + name + "' (known: tpu_v6e)");
+    // docs/references.md "Accelerators": dense bf16 peak, HBM, HBM bandwidth.
+    if (name == "h200") return Accelerator{"h200", 989e12, 141e9, 4800e9};
+    if (name == "h20") return Accelerator{"h20", 148e12, 96e9, 4000e9};
+    throw std::invalid_argument("unknown accelerator preset '" + name + "' (known: tpu_v6e, h200, h20)");
 }
 
 physics::SettingsProblems check(const TrainingJob& job) {

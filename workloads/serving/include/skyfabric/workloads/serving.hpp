@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string_view>
@@ -114,6 +115,7 @@ private:
 struct EngineGroup {
     std::int32_t instances = 1;
     std::int32_t satellites_per_instance = 1;
+    std::optional<Accelerator> accelerator;  // this role's chips (mixed hardware); none: the run's accelerator
 };
 
 struct ServingEngines {
@@ -125,6 +127,9 @@ struct ServingEngines {
     // KV tokens a decode instance holds (its running sequences' prompt + output, reserved on admission);
     // 0: what its HBM holds beside the weights (kv_capacity_tokens).
     std::int64_t max_tokens = 0;
+    // prfaas's dedicated prefill instances (the first dedicated_prefill_instances of the prefill ones, in either
+    // routing: hardware does not change with the routing); none: the prefill role's accelerator.
+    std::optional<Accelerator> dedicated_prefill_accelerator;
 };
 
 // FLOPs per token's pass: 2 · active parameters (attention's context-length term left out, docs/inference.md).
@@ -242,6 +247,11 @@ struct ServingConfig {
     // the run ends at the current event, what is in flight unfinished, and ServingResult::stopped says so.
     const std::atomic<bool>* stop = nullptr;
 };
+
+// The chips each role runs on (mixed hardware, docs/inference.md): prefill instance `instance`'s (the
+// dedicated group's, the prefill role's or the run's `accelerator`), and the decode instances' (theirs or the run's).
+const Accelerator& prefill_accelerator(const ServingConfig& config, std::int32_t instance, const Accelerator& accelerator);
+const Accelerator& decode_accelerator(const ServingConfig& config, const Accelerator& accelerator);
 
 // What the serving run refuses in its engines, by field name ("engines.prefill.instances"): groups
 // of at least one instance of at least one satellite; with prfaas at least two prefill instances, of

@@ -19,7 +19,7 @@ struct Accelerator {
 
 // Trillium (TPU v6e): 918 TFLOP/s bf16, 32 GB HBM at 1,640 GB/s (docs/references.md, "Training at scale").
 Accelerator tpu_v6e();
-// Named preset; throws std::invalid_argument for an unknown name.
+// Named preset (tpu_v6e, h200, h20; docs/references.md "Accelerators"); throws std::invalid_argument for an unknown name.
 Accelerator accelerator_preset(const std::string& name);
 
 enum class SyncMode : std::uint8_t {
