@@ -44,11 +44,17 @@ std::string link_name(const LinkUse& l) { return std::to_string(l.source) + "-" 
 // ---- breakdowns ----
 
 // Each step split into compute at full speed, compute slowed (power, stragglers), exposed
-// communication stalled on topology changes, exposed transfer; the parts partition end − start.
+// communication stalled on topology changes, exposed transfer; the parts partition end − start. The
+// exposed transfer is split by collective kind, each taking the share of it that its time inside the
+// step's exposed window [start + compute, end] is of that window (collectives run one after another);
+// what no recorded collective covers is named as such.
 Breakdown step_breakdown(const TrainingInput& t, double& exposed_share, double& slowed_share) {
     Breakdown b;
     b.total_name = "step time";
     double full = 0.0, throttled = 0.0, straggled = 0.0, stalled = 0.0, transfer = 0.0, total = 0.0;
+    std::vector<std::pair<std::string, double>> by_collective;  // kind → exposed transfer, first-seen order
+    double outside = 0.0;
+    bool recorded = false;
     const double cause_sum = t.throttled_s + t.straggler_s;
     // Compute beyond full speed split between power and stragglers by the run's totals of each
     // (stragglers are always counted, so without a total it is power's).
@@ -64,6 +70,29 @@ Breakdown step_breakdown(const TrainingInput& t, double& exposed_share, double& 
         const double parts[] = {at_full, slowed_power, slowed - slowed_power, stall, exposed - stall};
         double sum = 0.0;
         for (double p : parts) sum += p;
+        if (!s.collectives.empty()) {
+            recorded = true;
+            const double from = s.start_s + compute;
+            double covered = 0.0;
+            std::vector<double> overlap;
+            for (const auto& c : s.collectives) {
+                overlap.push_back(std::max(0.0, std::min(c.end_s, s.end_s) - std::max(c.start_s, from)));
+                covered += overlap.back();
+            }
+            const double scale = covered > 0.0 ? parts[4] / std::max(covered, exposed) : 0.0;
+            double given = 0.0;
+            for (std::size_t k = 0; k < s.collectives.size(); ++k) {
+                if (!(overlap[k] > 0.0)) continue;
+                auto it = std::find_if(by_collective.begin(), by_collective.end(),
+                                       [&](const auto& e) { return e.first == s.collectives[k].name; });
+                if (it == by_collective.end()) it = by_collective.insert(by_collective.end(), {s.collectives[k].name, 0.0});
+                it->second += overlap[k] * scale;
+                given += overlap[k] * scale;
+            }
+            outside += parts[4] - given;
+        } else {
+            outside += parts[4];
+        }
         b.max_relative_residual = std::max(b.max_relative_residual, relative_residual(sum, step));
         full += parts[0];
         throttled += parts[1];
@@ -78,8 +107,13 @@ Breakdown step_breakdown(const TrainingInput& t, double& exposed_share, double& 
     b.parts = {{"compute at full speed", full / n},
                {"compute slowed by power throttling", throttled / n},
                {"compute slowed by stragglers", straggled / n},
-               {"exposed communication: stalled (topology changes, waiting for a path)", stalled / n},
-               {"exposed communication: transfer", transfer / n}};
+               {"exposed communication: stalled (topology changes, waiting for a path)", stalled / n}};
+    if (!recorded) {
+        b.parts.push_back({"exposed communication: transfer", transfer / n});
+    } else {
+        for (const auto& [name, seconds] : by_collective) b.parts.push_back({"exposed communication: transfer in " + name, seconds / n});
+        b.parts.push_back({"exposed communication: transfer outside the recorded collectives (derived)", outside / n});
+    }
     exposed_share = b.total_s > 0.0 ? (stalled + transfer) / total : 0.0;
     slowed_share = b.total_s > 0.0 ? (throttled + straggled) / total : 0.0;
     return b;

@@ -18,6 +18,7 @@
 
 #include <skyfabric/analysis/analysis.hpp>
 #include <skyfabric/workloads/cluster_training.hpp>
+#include <skyfabric/workloads/collectives.hpp>
 #include <skyfabric/workloads/faults.hpp>
 
 #include <nlohmann/json.hpp>
@@ -130,10 +131,26 @@ void read_training(const Run& run, analysis::Input& in) {
     const auto compute = column(run, "/workload/steps/compute_s", start.size());
     const auto step_index = column(run, "/workload/steps/step", start.size());
     std::map<long, double> stalled;  // step → its collectives' stalled + lost
+    std::map<long, std::vector<analysis::CollectiveSpan>> spans;  // step → its collectives
     if (const auto c_step = column(run, "/workload/collectives/step"); !c_step.empty()) {
-        const auto c_stalled = column(run, "/workload/collectives/stalled_s", c_step.size());
-        const auto c_lost = column(run, "/workload/collectives/lost_s", c_step.size());
-        for (std::size_t i = 0; i < c_step.size(); ++i) stalled[std::lround(c_step[i])] += c_stalled[i] + c_lost[i];
+        const std::size_t n = c_step.size();
+        const auto c_stalled = column(run, "/workload/collectives/stalled_s", n);
+        const auto c_lost = column(run, "/workload/collectives/lost_s", n);
+        const auto c_op = column(run, "/workload/collectives/op", n);
+        const auto c_algorithm = column(run, "/workload/collectives/algorithm", n);
+        const auto c_start = column(run, "/workload/collectives/start_s", n);
+        const auto c_end = column(run, "/workload/collectives/end_s", n);
+        const auto name_of = [](const auto& names, double code) {  // "unknown" for a code outside the table
+            using Enum = std::decay_t<decltype(names.entries[0].value)>;
+            return std::string(names.name(static_cast<Enum>(std::lround(code))));
+        };
+        for (std::size_t i = 0; i < n; ++i) {
+            stalled[std::lround(c_step[i])] += c_stalled[i] + c_lost[i];
+            if (c_op.empty() || c_algorithm.empty() || c_start.empty() || c_end.empty()) continue;
+            spans[std::lround(c_step[i])].push_back({name_of(workloads::collective_op_names, c_op[i]) + " " +
+                                                         name_of(workloads::algorithm_names, c_algorithm[i]),
+                                                     c_start[i], c_end[i]});
+        }
     }
     analysis::TrainingInput t;
     const auto& s = run.summary;
@@ -155,7 +172,9 @@ void read_training(const Run& run, analysis::Input& in) {
             throw scenario::ScenarioError((run.dir / "result.h5").string() + ": /workload/steps row " + std::to_string(i) +
                                           " is not a finite step with end_s >= start_s (a damaged or altered file?)");
         const auto it = stalled.find(std::lround(step_index[i]));
-        t.steps.push_back({start[i], end[i], compute[i], it == stalled.end() ? 0.0 : it->second});
+        const auto collectives = spans.find(std::lround(step_index[i]));
+        t.steps.push_back({start[i], end[i], compute[i], it == stalled.end() ? 0.0 : it->second,
+                           collectives == spans.end() ? std::vector<analysis::CollectiveSpan>{} : collectives->second});
     }
     in.training = std::move(t);
 }

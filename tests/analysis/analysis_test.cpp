@@ -200,3 +200,32 @@ TEST(Analysis, EachReplicaOfALocalSgdAlgorithmIsBrokenDownOverItsRounds) {
 }
 
 }  // namespace
+
+namespace {
+
+using namespace skyfabric::analysis;
+
+TEST(Analysis, TheExposedTransferIsSplitByTheCollectivesInTheExposedWindow) {
+    // Step 0 [0, 3): 2 s of compute, 0.2 s stalled; all_to_all over [1.5, 2.5) and all_reduce over [2.5, 3):
+    // each covers 0.5 s of the exposed window [2, 3), so each takes half of the 0.8 s of transfer.
+    // Step 1 [3, 6): 2 s of compute, no stall; all_reduce over [5.5, 6) covers half the window [5, 6):
+    // 0.5 s to it, 0.5 s outside any recorded collective. Means over the two steps: 0.2, 0.45, 0.25.
+    Input in;
+    TrainingInput t;
+    t.compute_full_speed_s = 2.0;
+    t.steps = {{0.0, 3.0, 2.0, 0.2, {{"all_to_all ring", 1.5, 2.5}, {"all_reduce ring", 2.5, 3.0}}},
+               {3.0, 6.0, 2.0, 0.0, {{"all_reduce ring", 5.5, 6.0}}}};
+    in.training = t;
+    const auto a = analyse(in);
+    const auto& b = a.breakdowns.at(0);
+    ASSERT_EQ(b.parts.size(), 7u);
+    EXPECT_EQ(b.parts[4].name, "exposed communication: transfer in all_to_all ring");
+    EXPECT_NEAR(b.parts[4].seconds, 0.2, 1e-12);
+    EXPECT_EQ(b.parts[5].name, "exposed communication: transfer in all_reduce ring");
+    EXPECT_NEAR(b.parts[5].seconds, 0.45, 1e-12);
+    EXPECT_NEAR(b.parts[6].seconds, 0.25, 1e-12);
+    EXPECT_NEAR(b.parts[3].seconds, 0.1, 1e-12);
+    EXPECT_NEAR(b.parts_sum_s(), b.total_s, 1e-12);
+}
+
+}  // namespace

@@ -13,12 +13,20 @@ namespace skyfabric::analysis {
 enum class RunKind { formation, constellation, fabric, serving };
 const char* to_string(RunKind kind);
 
+// A collective of a step (/workload/collectives): its kind ("all_reduce ring") and when it ran.
+struct CollectiveSpan {
+    std::string name;
+    double start_s = 0.0;
+    double end_s = 0.0;
+};
+
 // One training step of the run's /workload/steps, with the stalls of its collectives.
 struct StepRecord {
     double start_s = 0.0;
     double end_s = 0.0;
     double compute_s = 0.0;
     double stalled_s = 0.0;  // its collectives' stalled_s + lost_s (waiting for a path, topology changes)
+    std::vector<CollectiveSpan> collectives;  // empty: not recorded (the exposed transfer stays one part)
 };
 
 // The step-by-step record of the run's training (a constellation: its first algorithm's).
