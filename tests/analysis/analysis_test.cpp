@@ -229,3 +229,44 @@ TEST(Analysis, TheExposedTransferIsSplitByTheCollectivesInTheExposedWindow) {
 }
 
 }  // namespace
+
+namespace {
+
+using namespace skyfabric::analysis;
+
+TEST(Analysis, ExposedCommunicationOfRingRecommendsTheFasterSynchronousAlgorithmTheRunMeasured) {
+    // A constellation whose ring steps take 4 s, 3 of them exposed communication (0.75 of the step), and
+    // whose hierarchical steps took 1.5 s on the same fabric: the change is hierarchical, expected
+    // 1.5 / 4 − 1 = −62.5 %, its metric read for hierarchical after the change. Without a faster
+    // synchronous algorithm (diloco's steps are not the same updates) the bucket heuristic stays.
+    Input in;
+    in.kind = RunKind::constellation;
+    TrainingInput t;
+    t.algorithm = "ring";
+    t.compute_full_speed_s = 1.0;
+    t.steps = {{0.0, 4.0, 1.0, 0.0}, {4.0, 8.0, 1.0, 0.0}};
+    in.training = t;
+    AlgorithmRecord ring, hierarchical, diloco;
+    ring.name = "ring", ring.steps = 2, ring.step_time_mean_s = 4.0, ring.compute_per_step_s = 1.0;
+    hierarchical.name = "hierarchical", hierarchical.steps = 5, hierarchical.step_time_mean_s = 1.5, hierarchical.compute_per_step_s = 1.0;
+    diloco.name = "diloco", diloco.steps = 7, diloco.step_time_mean_s = 1.1, diloco.compute_per_step_s = 1.0;
+    in.algorithms = {ring, hierarchical, diloco};
+    auto a = analyse(in);
+    const auto* p = find(a, "exposed_communication");
+    ASSERT_NE(p, nullptr);
+    ASSERT_EQ(p->recommendations.size(), 1u);
+    const auto& r = p->recommendations[0];
+    EXPECT_EQ(r.set_argument(), "constellation.algorithms=[hierarchical]");
+    EXPECT_EQ(r.metric, "step_time_mean_s");
+    EXPECT_EQ(r.algorithm, "ring");
+    EXPECT_EQ(r.after_algorithm, "hierarchical");
+    EXPECT_NEAR(r.expected_relative_change, -0.625, 1e-12);
+    in.algorithms = {ring, diloco};
+    a = analyse(in);
+    p = find(a, "exposed_communication");
+    ASSERT_NE(p, nullptr);
+    ASSERT_EQ(p->recommendations.size(), 1u);
+    EXPECT_EQ(p->recommendations[0].key, "workload.gradient_buckets");
+}
+
+}  // namespace
