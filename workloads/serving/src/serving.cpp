@@ -224,8 +224,9 @@ private:
         events_.push(Event{t, order_++, kind, subject, generation});
     }
 
-    // Brings every shard's remaining bytes from settled_s_ to now_. The rates hold between solves, so the
-    // shards are settled only where their set, paths or rates change, or a drain needs them: a turn that
+    // Brings every busy group's work (and so each shard's bytes left: finish_work − work) from settled_s_
+    // to now_. The rates hold between solves, so the shards are settled only where their set, paths or
+    // rates change, or a drain needs them: a turn that
     // touches no shard (a decode step, an arrival) costs nothing per shard in flight, where a backlog of
     // thousands of caches sharing one link had made every turn walk them all.
     void settle() {
