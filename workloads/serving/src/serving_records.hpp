@@ -73,7 +73,7 @@ PercentileIntervals percentile_intervals(const Percentiles& whole, const std::ar
 // The sectioning interval of `whole` (the whole run's estimate) from the spans' own estimates.
 Interval95 sectioning_interval(double whole, const std::vector<double>& sections);
 
-// Nearest-rank p50, p90, p99 of the values (sorted in place).
+// Nearest-rank p50, p90, p99 of the values (reordered: selected, not sorted).
 Percentiles percentiles_of(std::vector<double>& values);
 
 }  // namespace skyfabric::workloads::detail

@@ -72,15 +72,10 @@ bool embedded(const TrainingOptions& o, const Network& net, const Placement& pla
 
 }  // namespace
 
-namespace {
-
-// The 0-based position of rank ceil(q·n), at least 1, among n > 0 sorted values.
 std::size_t nearest_rank_index(std::size_t n, double q) {
     const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(n)));
     return std::min(n, std::max<std::size_t>(rank, 1)) - 1;
 }
-
-}  // namespace
 
 double nearest_rank_percentile(std::span<const double> sorted, double q) {
     return sorted.empty() ? 0.0 : sorted[nearest_rank_index(sorted.size(), q)];

@@ -160,6 +160,8 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
 
 // Nearest-rank percentile (the value at rank ceil(q·n), at least 1) of sorted values; 0 when empty.
 double nearest_rank_percentile(std::span<const double> sorted, double q);
+// Its 0-based position among n > 0 sorted values.
+std::size_t nearest_rank_index(std::size_t n, double q);
 // The same value from unsorted values, by selection (O(n), not a sort); reorders them.
 double select_nearest_rank(std::span<double> values, double q);
 TrainingResult simulate_training(const TrainingJob& job, const Accelerator& accelerator,
