@@ -362,22 +362,28 @@ private:
         return true;
     }
 
+    // The events while the job stands still for a checkpoint (or its snapshot) until `end`: false when
+    // one interrupts it or the run ends first (handled: the caller returns).
+    bool checkpoint_holds_until(double end) {
+        while (i_ < events_.size() && events_[i_].time_s < std::min(end, T_)) {
+            const FaultEvent& e = next_event();
+            if (active(e) && fault_interrupts(e.kind)) {
+                interrupt(JobPhase::checkpoint_interrupted);
+                return false;
+            }
+            passive(e);
+            ++i_;
+        }
+        return !cut_by_end(end);
+    }
+
     void checkpoint() {
         if (config_.checkpoint_mode == CheckpointMode::async) {
             snapshot();
             return;
         }
         const double end = t_ + config_.checkpoint_cost_s;
-        while (i_ < events_.size() && events_[i_].time_s < std::min(end, T_)) {
-            const FaultEvent& e = next_event();
-            if (active(e) && fault_interrupts(e.kind)) {
-                interrupt(JobPhase::checkpoint_interrupted);
-                return;
-            }
-            passive(e);
-            ++i_;
-        }
-        if (cut_by_end(end)) return;
+        if (!checkpoint_holds_until(end)) return;
         log(t_, end, JobPhase::checkpoint);
         kept_from_ = res_.timeline.size();
         ++res_.checkpoints;
@@ -401,16 +407,7 @@ private:
     void snapshot() {
         double end = t_ + checkpoint_stall_s(config_);
         if (pending_.active) end = std::max(end, pending_.done_s);
-        while (i_ < events_.size() && events_[i_].time_s < std::min(end, T_)) {
-            const FaultEvent& e = next_event();
-            if (active(e) && fault_interrupts(e.kind)) {
-                interrupt(JobPhase::checkpoint_interrupted);
-                return;
-            }
-            passive(e);
-            ++i_;
-        }
-        if (cut_by_end(end)) return;
+        if (!checkpoint_holds_until(end)) return;
         log(t_, end, JobPhase::checkpoint);
         if (pending_.active) commit_pending();  // done by end
         pending_ = {true, since_ckpt_s_, since_useful_s_, since_fabric_loss_s_, since_fabric_gain_s_, since_shrunk_s_,
