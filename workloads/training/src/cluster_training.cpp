@@ -163,6 +163,7 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
             o.start_s = t[gi];
             o.max_steps = s.job.local_steps;
             o.record_collectives = false;
+            o.link_bytes_only = true;  // classes.add reads bytes alone
             // Each replica's rounds draw their own stragglers (the steps restart at 0 every round).
             o.stragglers.seed = physics::rng::derive_seed(o.stragglers.seed, (static_cast<std::uint64_t>(g) << 32) ^
                                                                                    static_cast<std::uint64_t>(round));

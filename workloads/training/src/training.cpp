@@ -111,6 +111,7 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
     const double end = options.end_s >= 0.0 ? options.end_s : std::numeric_limits<double>::infinity();
     TrainingResult out;
     if (options.record_link_epochs) clock.record_epochs(&out.link_epochs);
+    if (options.link_bytes_only) clock.account_bytes_only();
     clock.advance_to(start);
     clock.start_accounting(start);
     CollectiveEngine engine(clock, options.flow);
@@ -331,7 +332,7 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
         out.routes = engine.routes();
         out.tours = std::make_shared<const std::vector<RingTour>>(std::move(first_tours));
     }
-    out.links = clock.link_utilisation(sum.end_s);
+    out.links = options.link_bytes_only ? clock.carried_links() : clock.link_utilisation(sum.end_s);
     if (options.record_link_epochs) {
         clock.record_open_epoch(sum.end_s);
         clock.record_epochs(nullptr);

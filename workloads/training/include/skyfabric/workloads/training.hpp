@@ -60,6 +60,10 @@ struct TrainingOptions {
     std::int64_t max_steps = -1;  // < 0: no limit
     bool record_collectives = true;
     bool record_link_epochs = false;  // TrainingResult::link_epochs (the trace's link counters)
+    // TrainingResult::links with bytes only, no capacity or utilisation: each epoch then folds the
+    // links that carried bytes, not every link of the network (a constellation's replica rounds,
+    // each on one cluster of thousands of satellites' links). Same byte sums, to the bit.
+    bool link_bytes_only = false;
     // TrainingResult::routes and ::tours (one topology: a damaged copy's seed).
     bool keep_routes = false;
     // A damaged copy's: the ring tours its undamaged solve planned (one per rank group, or one over
