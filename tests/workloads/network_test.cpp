@@ -502,6 +502,18 @@ TEST(RouteStore, EqualNetworksShareATableAndAnyDifferenceGetsItsOwn) {
     EXPECT_NE(store.table_for(net, sw::RoutingPolicy::widest, 2), table);
     EXPECT_EQ(store.tables(), 5u);
 
+    // Asked with a keyframe's shared object: the same table (first by content, then by the object),
+    // and another object with equal content still shares it; an object that is not the network, refused.
+    const auto object = std::make_shared<const sw::Network>(sw::build_network(topology));
+    EXPECT_EQ(store.table_for(*object, policy, 2, object), table);
+    EXPECT_EQ(store.table_for(*object, policy, 2, object), table);
+    EXPECT_EQ(store.table_for(net, policy, 2), table);
+    EXPECT_NE(store.table_for(*object, policy, 3, object), table);  // the object, other paths: another table
+    const auto slower_object = std::make_shared<const sw::Network>(sw::build_network(slower));
+    EXPECT_NE(store.table_for(*slower_object, policy, 2, slower_object), table);
+    EXPECT_THROW((void)store.table_for(net, policy, 2, object), std::invalid_argument);
+    EXPECT_EQ(store.tables(), 5u);
+
     // A second cache sharing the table is served the paths the first found (the same objects: no
     // search), and they are the paths a cache of its own finds.
     sw::RouteCache first, second, alone;

@@ -260,7 +260,7 @@ void CollectiveEngine::check_epoch() {
     phase_cache_entries_ = 0;
     if (options_.route_store && !options_.routes_before_damage)
         routes_.share(options_.route_store->table_for(clock_.network(), options_.routing,
-                                                      std::max(1, options_.paths_per_transfer)));
+                                                      std::max(1, options_.paths_per_transfer), clock_.shared_network()));
     else if (options_.route_store)
         routes_.share(options_.route_store->private_table());  // a damaged copy's own, by the store's model
     else

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstring>
+#include <stdexcept>
 
 namespace skyfabric::workloads {
 
@@ -65,13 +66,20 @@ RouteStore::Fingerprint RouteStore::fingerprint(const Network& network, RoutingP
 }
 
 std::optional<RouteStore::Fingerprint> RouteStore::known_fingerprint(const Network& network, RoutingPolicy policy,
-                                                                     std::int32_t paths) {
+                                                                     std::int32_t paths, const std::shared_ptr<const Network>& shared) {
+    if (shared)  // the very object, alive (its address not reused): equal content, not compared
+        for (auto it = known_.begin(); it != known_.end(); ++it)
+            if (it->policy == policy && it->paths == paths && it->object.lock() == shared) {
+                known_.splice(known_.begin(), known_, it);
+                return known_.front().fingerprint;
+            }
     for (auto it = known_.begin(); it != known_.end(); ++it) {
         const Known& k = *it;
         if (k.policy == policy && k.paths == paths && k.network.node_count == network.node_count &&
             k.network.edge_to.size() == network.edge_to.size() && k.network.latency_s == network.latency_s &&
             k.network.capacity_Bps == network.capacity_Bps && k.network.edge_from == network.edge_from &&
             k.network.edge_to == network.edge_to) {
+            if (shared) it->object = shared;  // the next ask with this object skips the comparison
             known_.splice(known_.begin(), known_, it);
             return known_.front().fingerprint;
         }
@@ -79,8 +87,10 @@ std::optional<RouteStore::Fingerprint> RouteStore::known_fingerprint(const Netwo
     return std::nullopt;
 }
 
-void RouteStore::remember(const Network& network, RoutingPolicy policy, std::int32_t paths, Fingerprint f) {
+void RouteStore::remember(const Network& network, RoutingPolicy policy, std::int32_t paths, Fingerprint f,
+                          const std::shared_ptr<const Network>& shared) {
     Known k;
+    k.object = shared;
     k.network.node_count = network.node_count;
     k.network.capacity_Bps = network.capacity_Bps;
     k.network.latency_s = network.latency_s;
@@ -93,14 +103,16 @@ void RouteStore::remember(const Network& network, RoutingPolicy policy, std::int
     if (known_.size() > known_keep) known_.pop_back();
 }
 
-std::shared_ptr<RouteTable> RouteStore::table_for(const Network& network, RoutingPolicy policy, std::int32_t paths) {
+std::shared_ptr<RouteTable> RouteStore::table_for(const Network& network, RoutingPolicy policy, std::int32_t paths,
+                                                  const std::shared_ptr<const Network>& shared) {
+    if (shared && shared.get() != &network) throw std::invalid_argument("RouteStore::table_for: shared is another network");
     std::unique_lock lock(mutex_);
-    std::optional<Fingerprint> known = known_fingerprint(network, policy, paths);
+    std::optional<Fingerprint> known = known_fingerprint(network, policy, paths, shared);
     if (!known) {
         lock.unlock();  // hashed outside the lock, as before
         known = fingerprint(network, policy, paths);
         lock.lock();
-        remember(network, policy, paths, *known);
+        remember(network, policy, paths, *known, shared);
     }
     const Fingerprint key = *known;
     std::shared_ptr<RouteTable> table;

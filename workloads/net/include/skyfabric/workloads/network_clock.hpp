@@ -4,6 +4,7 @@
 // collective engine and the serving engine. Pure: no I/O.
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <utility>
 #include <vector>
@@ -42,6 +43,7 @@ public:
     explicit NetworkClock(TopologySource source);  // each topology's network built here
     const links::Topology& topology() const { return *current_.topology; }
     const Network& network() const { return *current_.network; }
+    const std::shared_ptr<const Network>& shared_network() const { return current_.network; }
     double epoch_start_s() const { return current_.topology->time_s; }
     double next_change_s() const { return next_change_s_; }
     std::int64_t epoch() const { return epoch_; }

@@ -39,7 +39,11 @@ public:
 
     // The table of routes found by policy, with `paths` disjoint paths per pair, on networks with
     // this one's content: an empty one the first time.
-    std::shared_ptr<RouteTable> table_for(const Network& network, RoutingPolicy policy, std::int32_t paths);
+    // `shared`: the same network as an object held by its keyframe (a timeline hands one object to
+    // every engine on that keyframe), if it is one: asked again with that object, while it lives, its
+    // fingerprint is taken without comparing content (a constant object is unchanged).
+    std::shared_ptr<RouteTable> table_for(const Network& network, RoutingPolicy policy, std::int32_t paths,
+                                          const std::shared_ptr<const Network>& shared = nullptr);
     std::size_t tables() const;
     std::size_t bytes() const;  // the kept tables' estimate
 
@@ -66,14 +70,17 @@ private:
     // anew and asked with it; hashing it was a seventh of a 64-cluster run.
     struct Known {
         Network network;  // node_count, edge ends, capacities and latencies (no adjacency)
+        std::weak_ptr<const Network> object;  // the shared object it was asked with, if any
         RoutingPolicy policy = RoutingPolicy::shortest_latency;
         std::int32_t paths = 1;
         Fingerprint fingerprint;
     };
     static constexpr std::size_t known_keep = 4;
     // Under mutex_: the fingerprint of a kept network equal to this one (nullopt: none), and keeping one.
-    std::optional<Fingerprint> known_fingerprint(const Network& network, RoutingPolicy policy, std::int32_t paths);
-    void remember(const Network& network, RoutingPolicy policy, std::int32_t paths, Fingerprint f);
+    std::optional<Fingerprint> known_fingerprint(const Network& network, RoutingPolicy policy, std::int32_t paths,
+                                                 const std::shared_ptr<const Network>& shared);
+    void remember(const Network& network, RoutingPolicy policy, std::int32_t paths, Fingerprint f,
+                  const std::shared_ptr<const Network>& shared);
     std::list<Known> known_;  // most recent first
     mutable std::mutex mutex_;
     std::unordered_map<Fingerprint, Entry, Hash> entries_;
