@@ -177,7 +177,7 @@ InferenceConfig read_inference(Section s, const std::string& source_name, std::u
         auto checked = v;
         if (dedicated) checked.routing = workloads::ServingRouting::prfaas;
         fail_on_problems(in, workloads::check(checked), serving_keys);
-        fail_on_problems(in, workloads::check_fits(checked, c.accelerator), serving_fit_keys);
+        // check_fits once the chips of where the instances stand are known (check_across_sections).
     }
     v.network_routing = in.choice("network_routing", workloads::routing_policy_names, workloads::RoutingPolicy::shortest_latency);
     in.finish();

@@ -114,9 +114,8 @@ std::vector<StationTimeline> ground_timelines(const GroundSegmentConfig& config,
 TopologySource ground_fabric(TopologySource space, const GroundSegmentConfig& config, std::vector<StationTimeline> timelines,
                              std::vector<std::int32_t> cluster_terminal, std::int32_t satellites) {
     const std::int32_t nodes = ground_fabric_node_count(config, satellites);
-    const auto station_node = [&](std::size_t s) {
-        return satellites + static_cast<std::int32_t>(config.datacentres.size() + s);
-    };
+    const std::int32_t first_station = satellites + static_cast<std::int32_t>(config.datacentres.size());
+    const auto station_node = [first_station](std::size_t s) { return first_station + static_cast<std::int32_t>(s); };
     // The fibres, fixed; and the stations whose link a data centre uses, with the times their links change.
     std::vector<links::Link> fibres;
     std::vector<std::size_t> linked;
