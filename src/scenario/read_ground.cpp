@@ -176,12 +176,18 @@ void resolve_site_accelerators(Section& top, Scenario& sc, const std::vector<std
     const std::size_t prefill_end = static_cast<std::size_t>(e.prefill.instances) * p;
     Section prefill = engines.section("prefill");
     const char* prefill_key = prefill.has("accelerator") ? "accelerator" : prefill.has("peak_tflops") ? "peak_tflops" : prefill.has("hbm_gb") ? "hbm_gb" : "hbm_bandwidth_gbs";
-    if (dedicated > 0 && e.dedicated_prefill_accelerator.has_value() == false) {
-        // The dedicated group without its own chips is the prefill role's: one site for all of them.
-        resolve(prefill, prefill_key, e.prefill.accelerator, 0, prefill_end);
-    } else {
-        if (dedicated > 0) resolve(prefill.section("dedicated"), "accelerator", e.dedicated_prefill_accelerator, 0, dedicated);
+    if (dedicated > 0) {
+        // The dedicated group (cluster 0 in a constellation) takes its own site's chips, the other prefill instances theirs.
+        const auto role_own = e.prefill.accelerator;
+        resolve(prefill, "dedicated", e.dedicated_prefill_accelerator, 0, dedicated);
         if (dedicated < prefill_end) resolve(prefill, prefill_key, e.prefill.accelerator, dedicated, prefill_end);
+        // Neither its own chips nor its site's: it keeps what the prefill role had before its site gave it chips.
+        if (!e.dedicated_prefill_accelerator && e.prefill.accelerator.has_value() && !role_own)
+            e.dedicated_prefill_accelerator = in.accelerator;
+        else if (!e.dedicated_prefill_accelerator && role_own && e.prefill.accelerator && !same(*role_own, *e.prefill.accelerator))
+            e.dedicated_prefill_accelerator = role_own;
+    } else {
+        resolve(prefill, prefill_key, e.prefill.accelerator, 0, prefill_end);
     }
     Section decode = engines.section("decode");
     const char* decode_key = decode.has("accelerator") ? "accelerator" : decode.has("peak_tflops") ? "peak_tflops" : decode.has("hbm_gb") ? "hbm_gb" : "hbm_bandwidth_gbs";
