@@ -119,6 +119,11 @@ void read_ground_datacentres(Section& top, Scenario& sc) {
     if (!in.enabled) return;
     sc.ground.placement.prefill_datacentre = site_of("prefill", in.prefill_site);
     sc.ground.placement.decode_datacentre = site_of("decode", in.decode_site);
+    // The data centres reach each other only through orbit, and a cache handed over inside one is not modelled.
+    if (sc.ground.placement.prefill_datacentre >= 0 && sc.ground.placement.decode_datacentre >= 0)
+        workload_section(top, true).section("inference").section("engines").section("decode").fail(
+            "site", "the prefill role is on the ground too; place one of the two roles in orbit (a hand-over of KV caches between "
+                    "or inside ground data centres is not modelled)");
 }
 
 void resolve_site_accelerators(Section& top, Scenario& sc, const std::vector<std::int32_t>& nodes) {
