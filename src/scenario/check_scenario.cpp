@@ -370,8 +370,7 @@ void check_across_sections(Section& top, Scenario& sc, const LoadOptions& option
         const auto& a = sc.workload.accelerator;
         for (std::size_t c = 0; c < sc.constellation.clusters.size(); ++c) {
             const auto& own = sc.constellation.clusters[c].accelerator;
-            if (own && !(own->name == a.name && own->peak_flops == a.peak_flops && own->hbm_bytes == a.hbm_bytes &&
-                         own->hbm_bandwidth_Bps == a.hbm_bandwidth_Bps)) {
+            if (own && *own != a) {
                 Section cluster = top.section("constellation").item(top.section("constellation").sequence("clusters")[c],
                                                                     "constellation.clusters[" + std::to_string(c) + "]");
                 cluster.fail(cluster.has("accelerator") ? "accelerator" : cluster.has("peak_tflops") ? "peak_tflops" : cluster.has("hbm_gb") ? "hbm_gb" : "hbm_bandwidth_gbs",

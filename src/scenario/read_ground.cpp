@@ -136,9 +136,6 @@ void resolve_site_accelerators(Section& top, Scenario& sc, const std::vector<std
     const auto sizes = cluster_sizes(sc);
     for (std::size_t c = 0; c < sizes.size(); ++c) cluster_of.insert(cluster_of.end(), sizes[c], static_cast<std::int32_t>(c));
     Section engines = workload_section(top, true).section("inference").section("engines");
-    const auto same = [](const workloads::Accelerator& a, const workloads::Accelerator& b) {
-        return a.name == b.name && a.peak_flops == b.peak_flops && a.hbm_bytes == b.hbm_bytes && a.hbm_bandwidth_Bps == b.hbm_bandwidth_Bps;
-    };
     // The chips where nodes [from, to) stand: a data centre's, or their clusters' (a cluster that gives none
     // holds the workload's); none when no site there gives any. A role on sites of two kinds of chips is
     // refused at `instances`.
@@ -159,7 +156,7 @@ void resolve_site_accelerators(Section& top, Scenario& sc, const std::vector<std
         std::string where;
         for (std::size_t k = from; k < to; ++k) {
             const auto here = declared(nodes[k]).value_or(in.accelerator);
-            if (found && !same(*found, here))
+            if (found && *found != here)
                 role.fail("instances", "its instances stand on " + where + " (" + found->name + ") and on " + site_name(nodes[k]) + " (" +
                                            here.name + "); place a role's instances on chips of one kind");
             if (!found) found = here, where = site_name(nodes[k]);
@@ -170,7 +167,7 @@ void resolve_site_accelerators(Section& top, Scenario& sc, const std::vector<std
     const auto resolve = [&](Section role, const std::string& key, std::optional<workloads::Accelerator>& own, std::size_t from, std::size_t to) {
         const auto site = site_accelerator(role, from, to);
         if (!site) return;
-        if (own && !same(*own, *site))
+        if (own && *own != *site)
             role.fail(key, "gives " + own->name + " chips, but its instances stand where the chips are " + site->name +
                                " (the site's accelerator); leave the role's accelerator keys out");
         own = site;
@@ -179,24 +176,25 @@ void resolve_site_accelerators(Section& top, Scenario& sc, const std::vector<std
     const std::size_t dedicated = (in.serving.routing == workloads::ServingRouting::prfaas || in.compare_routing)
                                       ? static_cast<std::size_t>(in.serving.dedicated_prefill_instances) * p : 0;
     const std::size_t prefill_end = static_cast<std::size_t>(e.prefill.instances) * p;
+    // A role's accelerator keys: the first given is the one a contradiction is reported at.
+    const auto key_of = [](Section& role) {
+        for (const char* key : {"accelerator", "peak_tflops", "hbm_gb", "hbm_bandwidth_gbs"})
+            if (role.has(key)) return key;
+        return "accelerator";
+    };
     Section prefill = engines.section("prefill");
-    const char* prefill_key = prefill.has("accelerator") ? "accelerator" : prefill.has("peak_tflops") ? "peak_tflops" : prefill.has("hbm_gb") ? "hbm_gb" : "hbm_bandwidth_gbs";
     if (dedicated > 0) {
         // The dedicated group (cluster 0 in a constellation) takes its own site's chips, the other prefill instances theirs.
-        const auto role_own = e.prefill.accelerator;
+        const bool role_own = e.prefill.accelerator.has_value();
         resolve(prefill, "dedicated", e.dedicated_prefill_accelerator, 0, dedicated);
-        if (dedicated < prefill_end) resolve(prefill, prefill_key, e.prefill.accelerator, dedicated, prefill_end);
-        // Neither its own chips nor its site's: it keeps what the prefill role had before its site gave it chips.
-        if (!e.dedicated_prefill_accelerator && e.prefill.accelerator.has_value() && !role_own)
-            e.dedicated_prefill_accelerator = in.accelerator;
-        else if (!e.dedicated_prefill_accelerator && role_own && e.prefill.accelerator && !same(*role_own, *e.prefill.accelerator))
-            e.dedicated_prefill_accelerator = role_own;
+        if (dedicated < prefill_end) resolve(prefill, key_of(prefill), e.prefill.accelerator, dedicated, prefill_end);
+        // A dedicated group whose site gives no chips keeps the workload's, not those the others' site gave them.
+        if (!e.dedicated_prefill_accelerator && !role_own && e.prefill.accelerator) e.dedicated_prefill_accelerator = in.accelerator;
     } else {
-        resolve(prefill, prefill_key, e.prefill.accelerator, 0, prefill_end);
+        resolve(prefill, key_of(prefill), e.prefill.accelerator, 0, prefill_end);
     }
     Section decode = engines.section("decode");
-    const char* decode_key = decode.has("accelerator") ? "accelerator" : decode.has("peak_tflops") ? "peak_tflops" : decode.has("hbm_gb") ? "hbm_gb" : "hbm_bandwidth_gbs";
-    resolve(decode, decode_key, e.decode.accelerator, prefill_end, prefill_end + static_cast<std::size_t>(e.decode.instances) * d);
+    resolve(decode, key_of(decode), e.decode.accelerator, prefill_end, prefill_end + static_cast<std::size_t>(e.decode.instances) * d);
     // A data centre holds the chips of the instances placed on it.
     for (std::size_t k = 0; k < dcs.size(); ++k) {
         std::int64_t chips = 0;
