@@ -330,7 +330,7 @@ void GroundSegment::downlink(std::span<const RequestRecord> records) {
         const auto home = static_cast<std::size_t>(j.home_station);
         // A cache between orbit and a data centre waits, from its prefill's end, for the data centre's station link.
         const std::int32_t ground_dc = placement_.prefill_datacentre >= 0 ? placement_.prefill_datacentre : placement_.decode_datacentre;
-        if ((placement_.prefill_datacentre >= 0) != (placement_.decode_datacentre >= 0) && std::isfinite(r.prefill_end_s)) {
+        if ((placement_.prefill_datacentre >= 0) != (placement_.decode_datacentre >= 0) && r.prefill_end_s < end_s_) {  // NaN: none
             ++kv_caches_crossing_;
             const auto s = static_cast<std::size_t>(config_.datacentres[static_cast<std::size_t>(ground_dc)].station);
             const Open open = next_open(s, r.prefill_end_s, -std::numeric_limits<double>::infinity());
