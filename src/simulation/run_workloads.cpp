@@ -267,13 +267,10 @@ void RunState::serve(const Topologies& topologies) {
     const bool datacentres = sc_.ground.enabled && !sc_.ground.segment.datacentres.empty();
     const auto satellites = static_cast<std::int32_t>(scenario::node_count(sc_));
     std::vector<std::int32_t> terminals;
-    workloads::ServingConfig timing = in.serving;
-    timing.start_s = 0.0;
-    timing.end_s = summary_.simulated_s;
     const auto fabric = [&](double from_s) -> workloads::TopologySource {
         if (!datacentres) return topologies(from_s);
         if (terminals.empty()) terminals = scenario::cluster_ground_terminals(sc_);
-        return workloads::ground_fabric(topologies(from_s), sc_.ground.segment, station_timelines(timing), terminals, satellites);
+        return workloads::ground_fabric(topologies(from_s), sc_.ground.segment, station_timelines(0.0, summary_.simulated_s), terminals, satellites);
     };
     std::vector<workloads::ServingRouting> routings{in.serving.routing};
     if (in.compare_routing)
@@ -356,17 +353,17 @@ void RunState::serve(const Topologies& topologies) {
     }
 }
 
-const std::vector<workloads::StationTimeline>& RunState::station_timelines(const workloads::ServingConfig& config) {
+const std::vector<workloads::StationTimeline>& RunState::station_timelines(double start_s, double end_s) {
     if (chief_orbits_.empty() || chief_orbits_.front().states_eci.empty())
         throw std::logic_error("ground segment: no chief orbit was kept");
     // The orbits end at the last sample on the grid of output steps (the run's end, or up to a step before it).
-    const double end_s = std::min(config.end_s, chief_orbits_.front().end_s());
-    if (ground_timelines_.empty()) ground_timelines_ = workloads::ground_timelines(sc_.ground.segment, chief_orbits_, config.start_s, end_s);
+    end_s = std::min(end_s, chief_orbits_.front().end_s());
+    if (ground_timelines_.empty()) ground_timelines_ = workloads::ground_timelines(sc_.ground.segment, chief_orbits_, start_s, end_s);
     return ground_timelines_;
 }
 
 workloads::GroundSegment RunState::ground_segment(const workloads::ServingConfig& config) {
-    station_timelines(config);
+    station_timelines(config.start_s, config.end_s);
     const double end_s = std::min(config.end_s, chief_orbits_.front().end_s());
     // Each instance's cluster: that of its first satellite.
     const auto& e = config.engines;
