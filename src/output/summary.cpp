@@ -430,7 +430,7 @@ json ground_json(const workloads::GroundServingSummary& g) {
             {"bytes_down_per_day", st.bytes_down_per_day},
         });
     }
-    return {
+    json j = {
         {"requests", g.requests},
         {"uplinked", g.uplinked},
         {"waiting_on_ground", g.waiting_on_ground},
@@ -450,6 +450,15 @@ json ground_json(const workloads::GroundServingSummary& g) {
         {"slo_attainment_ci95", interval_json(g.slo_attainment_ground_ci95)},
         {"stations", stations},
     };
+    if (g.kv_crosses_ground_link) {  // a role on a ground data centre: how long its KV caches waited for a contact
+        j["kv_caches_crossing"] = g.kv_caches_crossing;
+        j["kv_waited_for_contact"] = g.kv_waited_for_contact;
+        j["kv_no_contact_before_end"] = g.kv_no_contact_before_end;
+        j["kv_contact_wait_s"] = percentiles_json(g.kv_contact_wait_s);
+        j["kv_contact_wait_mean_s"] = g.kv_contact_wait_mean_s;
+        j["kv_contact_wait_max_s"] = g.kv_contact_wait_max_s;
+    }
+    return j;
 }
 
 // A serving workload: its set-up, then each routing's figures (docs/output-format.md, "inference").

@@ -332,6 +332,14 @@ std::string summary_table(const nlohmann::json& j) {
                        num(nlohmann::json(g["uplink_wait_mean_s"].get<double>() / 60.0), "%.3g min") + ", max " +
                        num(nlohmann::json(g["uplink_wait_max_s"].get<double>() / 60.0), "%.3g min");
             });
+            if (in["routings"][names.front()]["ground"].contains("kv_caches_crossing")) {  // a role on a ground data centre
+                ground("ground: KV waited for a contact", [&](const nlohmann::json& g) {
+                    return std::to_string(g["kv_waited_for_contact"].get<std::int64_t>()) + " of " +
+                           std::to_string(g["kv_caches_crossing"].get<std::int64_t>()) + ", mean " +
+                           num(nlohmann::json(g["kv_contact_wait_mean_s"].get<double>() / 60.0), "%.3g min") + ", max " +
+                           num(nlohmann::json(g["kv_contact_wait_max_s"].get<double>() / 60.0), "%.3g min");
+                });
+            }
             ground("ground: TTFT p50 / p90 / p99", [&](const nlohmann::json& g) { return p3(g["ttft_s"], 1.0, "s"); });
             ground("  95 % interval", [&](const nlohmann::json& g) { return p3_interval(g, "ttft_s_ci95", 1.0, "s"); });
             ground("ground: SLO attainment", [&](const nlohmann::json& g) {

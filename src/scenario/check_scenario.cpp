@@ -359,6 +359,25 @@ void check_across_sections(Section& top, Scenario& sc, const LoadOptions& option
                                                                     "of " + std::to_string(sizes.front()) + " and " + std::to_string(sizes.back()) + ")"
                                                                   : "; there are " + std::to_string(satellites)));
         }
+        // Instances take the chips of where they stand (a cluster's or a ground data centre's accelerator).
+        resolve_site_accelerators(top, sc, inference_nodes(sc));
+        auto checked = sc.inference.serving;
+        if (sc.inference.compare_routing) checked.routing = workloads::ServingRouting::prfaas;
+        fail_on_problems(workload.section("inference"), workloads::check_fits(checked, sc.inference.accelerator), serving_fit_keys);
+    }
+    if (sc.workload.enabled && sc.constellation.enabled) {
+        // Mixed hardware is modelled for serving only: a training job's clusters run the workload's chips.
+        const auto& a = sc.workload.accelerator;
+        for (std::size_t c = 0; c < sc.constellation.clusters.size(); ++c) {
+            const auto& own = sc.constellation.clusters[c].accelerator;
+            if (own && *own != a) {
+                Section cluster = top.section("constellation").item(top.section("constellation").sequence("clusters")[c],
+                                                                    "constellation.clusters[" + std::to_string(c) + "]");
+                cluster.fail(cluster.has("accelerator") ? "accelerator" : cluster.has("peak_tflops") ? "peak_tflops" : cluster.has("hbm_gb") ? "hbm_gb" : "hbm_bandwidth_gbs",
+                             "gives this cluster " + own->name + " chips, but the training job runs on " + a.name +
+                                 ": mixed accelerators are modelled for serving only (a training job's clusters must hold the workload's accelerator)");
+            }
+        }
     }
     if (sc.workload.enabled) {
         // Every step computes for at least the job's compute time: an upper bound on the steps.

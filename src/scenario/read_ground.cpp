@@ -3,6 +3,7 @@
 // from the ground").
 #include "scenario/section_readers.hpp"
 
+#include <algorithm>
 #include <set>
 
 namespace skyfabric::scenario::detail {
@@ -68,6 +69,143 @@ GroundConfig read_ground_stations(Section& top, const Scenario& sc) {
         seg.stations.push_back(st);
     }
     return g;
+}
+
+void read_ground_datacentres(Section& top, Scenario& sc) {
+    auto& in = sc.inference;
+    const auto site_of = [&](const std::string& role, const std::string& name) -> std::int32_t {
+        if (name == "orbit") return -1;
+        const auto& dcs = sc.ground.segment.datacentres;
+        for (std::size_t d = 0; d < dcs.size(); ++d)
+            if (dcs[d].name == name) return static_cast<std::int32_t>(d);
+        Section role_section = workload_section(top, true).section("inference").section("engines").section(role);
+        std::string names;
+        for (const auto& dc : dcs) names += (names.empty() ? "" : ", ") + dc.name;
+        role_section.fail("site", "'" + name + "' is neither orbit nor a ground data centre (" +
+                                      (names.empty() ? std::string("ground_datacentres lists none") : "ground_datacentres: " + names) + ")");
+    };
+    if (!top.has("ground_datacentres")) {
+        top.refuse_empty("ground_datacentres", "a list of ground data centres");
+    } else {
+        if (!sc.ground.enabled)
+            top.fail("ground_datacentres", "needs ground_stations: a data centre reaches orbit through a ground station's link");
+        const auto items = top.sequence("ground_datacentres");
+        if (items.empty()) top.fail("ground_datacentres", "expected at least one data centre");
+        std::set<std::string> names;
+        const auto& stations = sc.ground.segment.stations;
+        for (std::size_t i = 0; i < items.size(); ++i) {
+            Section s = top.item(items[i], "ground_datacentres[" + std::to_string(i) + "]");
+            workloads::GroundDatacentre dc;
+            dc.name = s.text("name");
+            if (dc.name.empty()) s.fail("name", "must not be empty");
+            if (dc.name == "orbit") s.fail("name", "'orbit' is the serving roles' site in orbit; name the data centre otherwise");
+            if (!names.insert(dc.name).second) s.fail("name", "'" + dc.name + "' names another data centre already");
+            dc.site.latitude_rad = s.number("latitude_deg", -90.0, 90.0, {}, "deg") * deg;
+            dc.site.longitude_rad = s.number("longitude_deg", -180.0, 180.0, {}, "deg") * deg;
+            dc.site.altitude_m = s.number("altitude_m", -500.0, 9000.0, 0.0, "m");
+            if (!s.has("accelerator")) s.fail("accelerator", "missing: the data centre's chips, one of tpu_v6e, h200, h20, custom");
+            dc.accelerator = read_accelerator(s);
+            dc.accelerators = s.integer("accelerators", 1, std::int64_t{1000000000}, {});
+            const std::string station = s.text("station");
+            const auto it = std::find_if(stations.begin(), stations.end(), [&](const auto& st) { return st.name == station; });
+            if (it == stations.end()) s.fail("station", "'" + station + "' names no ground station (ground_stations)");
+            dc.station = static_cast<std::int32_t>(it - stations.begin());
+            dc.fibre_m = 1e3 * s.number("fibre_km", 0.0, 40000.0, {}, "km");
+            dc.fibre_rate_bps = 1e9 * s.number("fibre_gbps", 1e-3, 1e6, dc.fibre_rate_bps / 1e9, "Gbit/s");
+            s.finish();
+            sc.ground.segment.datacentres.push_back(dc);
+        }
+    }
+    if (!in.enabled) return;
+    sc.ground.placement.prefill_datacentre = site_of("prefill", in.prefill_site);
+    sc.ground.placement.decode_datacentre = site_of("decode", in.decode_site);
+    // The data centres reach each other only through orbit, and a cache handed over inside one is not modelled.
+    if (sc.ground.placement.prefill_datacentre >= 0 && sc.ground.placement.decode_datacentre >= 0)
+        workload_section(top, true).section("inference").section("engines").section("decode").fail(
+            "site", "the prefill role is on the ground too; place one of the two roles in orbit (a hand-over of KV caches between "
+                    "or inside ground data centres is not modelled)");
+}
+
+void resolve_site_accelerators(Section& top, Scenario& sc, const std::vector<std::int32_t>& nodes) {
+    auto& in = sc.inference;
+    auto& e = in.serving.engines;
+    const auto& dcs = sc.ground.segment.datacentres;
+    const auto& placement = sc.ground.placement;
+    const auto satellites = static_cast<std::int32_t>(node_count(sc));
+    std::vector<std::int32_t> cluster_of;  // each satellite's cluster
+    const auto sizes = cluster_sizes(sc);
+    for (std::size_t c = 0; c < sizes.size(); ++c) cluster_of.insert(cluster_of.end(), sizes[c], static_cast<std::int32_t>(c));
+    Section engines = workload_section(top, true).section("inference").section("engines");
+    // The chips where nodes [from, to) stand: a data centre's, or their clusters' (a cluster that gives none
+    // holds the workload's); none when no site there gives any. A role on sites of two kinds of chips is
+    // refused at `instances`.
+    const auto declared = [&](std::int32_t node) -> std::optional<workloads::Accelerator> {
+        if (node >= satellites) return dcs[static_cast<std::size_t>(node - satellites)].accelerator;
+        if (!sc.constellation.enabled) return std::nullopt;
+        return sc.constellation.clusters[static_cast<std::size_t>(cluster_of[static_cast<std::size_t>(node)])].accelerator;
+    };
+    const auto site_name = [&](std::int32_t node) {
+        return node >= satellites ? "ground data centre " + dcs[static_cast<std::size_t>(node - satellites)].name
+                                  : "cluster " + std::to_string(sc.constellation.enabled ? cluster_of[static_cast<std::size_t>(node)] : 0);
+    };
+    const auto site_accelerator = [&](Section& role, std::size_t from, std::size_t to) -> std::optional<workloads::Accelerator> {
+        bool any = false;
+        for (std::size_t k = from; k < to; ++k) any = any || declared(nodes[k]).has_value();
+        if (!any) return std::nullopt;
+        std::optional<workloads::Accelerator> found;
+        std::string where;
+        for (std::size_t k = from; k < to; ++k) {
+            const auto here = declared(nodes[k]).value_or(in.accelerator);
+            if (found && *found != here)
+                role.fail("instances", "its instances stand on " + where + " (" + found->name + ") and on " + site_name(nodes[k]) + " (" +
+                                           here.name + "); place a role's instances on chips of one kind");
+            if (!found) found = here, where = site_name(nodes[k]);
+        }
+        return found;
+    };
+    // A role takes its site's chips; its own accelerator keys, when given, must name the same chips.
+    const auto resolve = [&](Section role, const std::string& key, std::optional<workloads::Accelerator>& own, std::size_t from, std::size_t to) {
+        const auto site = site_accelerator(role, from, to);
+        if (!site) return;
+        if (own && *own != *site)
+            role.fail(key, "gives " + own->name + " chips, but its instances stand where the chips are " + site->name +
+                               " (the site's accelerator); leave the role's accelerator keys out");
+        own = site;
+    };
+    const auto p = static_cast<std::size_t>(e.prefill.satellites_per_instance), d = static_cast<std::size_t>(e.decode.satellites_per_instance);
+    const std::size_t dedicated = (in.serving.routing == workloads::ServingRouting::prfaas || in.compare_routing)
+                                      ? static_cast<std::size_t>(in.serving.dedicated_prefill_instances) * p : 0;
+    const std::size_t prefill_end = static_cast<std::size_t>(e.prefill.instances) * p;
+    // A role's accelerator keys: the first given is the one a contradiction is reported at.
+    const auto key_of = [](Section& role) {
+        for (const char* key : {"accelerator", "peak_tflops", "hbm_gb", "hbm_bandwidth_gbs"})
+            if (role.has(key)) return key;
+        return "accelerator";
+    };
+    Section prefill = engines.section("prefill");
+    if (dedicated > 0) {
+        // The dedicated group (cluster 0 in a constellation) takes its own site's chips, the other prefill instances theirs.
+        const bool role_own = e.prefill.accelerator.has_value();
+        resolve(prefill, "dedicated", e.dedicated_prefill_accelerator, 0, dedicated);
+        if (dedicated < prefill_end) resolve(prefill, key_of(prefill), e.prefill.accelerator, dedicated, prefill_end);
+        // A dedicated group whose site gives no chips keeps the workload's, not those the others' site gave them.
+        if (!e.dedicated_prefill_accelerator && !role_own && e.prefill.accelerator) e.dedicated_prefill_accelerator = in.accelerator;
+    } else {
+        resolve(prefill, key_of(prefill), e.prefill.accelerator, 0, prefill_end);
+    }
+    Section decode = engines.section("decode");
+    resolve(decode, key_of(decode), e.decode.accelerator, prefill_end, prefill_end + static_cast<std::size_t>(e.decode.instances) * d);
+    // A data centre holds the chips of the instances placed on it.
+    for (std::size_t k = 0; k < dcs.size(); ++k) {
+        std::int64_t chips = 0;
+        if (placement.prefill_datacentre == static_cast<std::int32_t>(k)) chips += std::int64_t{e.prefill.instances} * e.prefill.satellites_per_instance * e.chips_per_satellite;
+        if (placement.decode_datacentre == static_cast<std::int32_t>(k)) chips += std::int64_t{e.decode.instances} * e.decode.satellites_per_instance * e.chips_per_satellite;
+        if (chips > dcs[k].accelerators) {
+            Section dc = top.item(top.sequence("ground_datacentres")[k], "ground_datacentres[" + std::to_string(k) + "]");
+            dc.fail("accelerators", "holds " + std::to_string(dcs[k].accelerators) + " chips; the serving instances placed here need " +
+                                        std::to_string(chips) + " (instances x satellites_per_instance x engines.chips_per_satellite)");
+        }
+    }
 }
 
 }  // namespace skyfabric::scenario::detail

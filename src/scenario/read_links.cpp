@@ -127,6 +127,7 @@ ConstellationConfig read_constellation(Section s, bool present, const FormationC
                 cluster.radius_m = item.number("radius_m", 1.0, 1e6, {}, "m");
                 check_lattice_size(item, formation, *cluster.radius_m);  // its lattice is the formation's
             }
+            cluster.accelerator = read_optional_accelerator(item, workloads::tpu_v6e());  // checked against the workload's later
             item.finish();
             c.clusters.push_back(cluster);
         }
@@ -138,7 +139,7 @@ ConstellationConfig read_constellation(Section s, bool present, const FormationC
         const auto count = s.integer("clusters", 2, static_cast<std::int64_t>(max_clusters), {});
         if (!spacing_m) s.fail("spacing_km", "missing: with a count of clusters give their spacing along-track, in km");
         for (std::int64_t k = 0; k < count; ++k)
-            c.clusters.push_back(ClusterConfig{*spacing_m * static_cast<double>(k), raan_step_rad * static_cast<double>(k), {}});
+            c.clusters.push_back(ClusterConfig{*spacing_m * static_cast<double>(k), raan_step_rad * static_cast<double>(k), {}, {}});
     }
     // auto: flat while its guided searches serve (every cluster's gateway links within the guide's
     // limit, workloads::max_entries: up to 17 clusters of 4 gateways), where they are the faster;

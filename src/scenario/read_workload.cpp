@@ -21,9 +21,33 @@ namespace skyfabric::scenario::detail {
 
 namespace {
 
-// workload.accelerator and its overrides, shared by both kinds of workload and the serving roles
-// (engines.prefill / decode / prefill.dedicated); `base`: what custom starts from.
-workloads::Accelerator read_accelerator(Section& s, workloads::Accelerator base = workloads::tpu_v6e()) {
+workloads::LengthDistribution read_lengths(Section s, workloads::LengthDistribution d) {
+    d.kind = s.choice("distribution", workloads::length_kind_names, workloads::LengthKind::fixed);
+    d.mean_tokens = s.number("mean", 1.0, 1e8, d.mean_tokens, "tokens");
+    d.sigma = s.number("sigma", 0.0, 10.0, d.kind == workloads::LengthKind::lognormal ? 1.0 : 0.0);
+    if (d.kind == workloads::LengthKind::fixed && d.sigma != 0.0) s.fail("sigma", "applies to distribution: lognormal only");
+    s.finish();
+    return d;
+}
+
+workloads::EngineGroup read_engine_group(Section& s, const workloads::Accelerator& workload) {
+    workloads::EngineGroup g;
+    g.instances = static_cast<std::int32_t>(s.integer("instances", 1, max_satellites, {}));
+    g.satellites_per_instance = static_cast<std::int32_t>(s.integer("satellites_per_instance", 1, max_satellites, 1));
+    g.accelerator = read_optional_accelerator(s, workload);
+    return g;
+}
+
+// workload.power_policy: what the compute does when the power section's battery or radiator limits it.
+physics::PowerPolicy read_power_policy(Section& s) {
+    return s.choice("power_policy", physics::power_policy_names, physics::PowerPolicy::throttle);
+}
+
+}  // namespace
+
+// workload.accelerator and its overrides, shared by both kinds of workload, the serving roles
+// (engines.prefill / decode / prefill.dedicated), a constellation's clusters and the ground data centres.
+workloads::Accelerator read_accelerator(Section& s, workloads::Accelerator base) {
     workloads::Accelerator a = base;
     if (s.has("accelerator")) {
         const std::string name = s.choice("accelerator", {"tpu_v6e", "h200", "h20", "custom"});
@@ -36,36 +60,12 @@ workloads::Accelerator read_accelerator(Section& s, workloads::Accelerator base 
     return a;
 }
 
-workloads::LengthDistribution read_lengths(Section s, workloads::LengthDistribution d) {
-    d.kind = s.choice("distribution", workloads::length_kind_names, workloads::LengthKind::fixed);
-    d.mean_tokens = s.number("mean", 1.0, 1e8, d.mean_tokens, "tokens");
-    d.sigma = s.number("sigma", 0.0, 10.0, d.kind == workloads::LengthKind::lognormal ? 1.0 : 0.0);
-    if (d.kind == workloads::LengthKind::fixed && d.sigma != 0.0) s.fail("sigma", "applies to distribution: lognormal only");
-    s.finish();
-    return d;
-}
-
-// A serving role's own accelerator (mixed hardware): given when any accelerator key is; its peak_tflops,
-// hbm_gb and hbm_bandwidth_gbs alone override the workload's accelerator.
-std::optional<workloads::Accelerator> read_role_accelerator(Section& s, const workloads::Accelerator& workload) {
+// A role's (or a cluster's) own accelerator: given when any accelerator key is; its peak_tflops, hbm_gb and
+// hbm_bandwidth_gbs alone override `base`.
+std::optional<workloads::Accelerator> read_optional_accelerator(Section& s, const workloads::Accelerator& base) {
     if (!s.has("accelerator") && !s.has("peak_tflops") && !s.has("hbm_gb") && !s.has("hbm_bandwidth_gbs")) return std::nullopt;
-    return read_accelerator(s, workload);
+    return read_accelerator(s, base);
 }
-
-workloads::EngineGroup read_engine_group(Section& s, const workloads::Accelerator& workload) {
-    workloads::EngineGroup g;
-    g.instances = static_cast<std::int32_t>(s.integer("instances", 1, max_satellites, {}));
-    g.satellites_per_instance = static_cast<std::int32_t>(s.integer("satellites_per_instance", 1, max_satellites, 1));
-    g.accelerator = read_role_accelerator(s, workload);
-    return g;
-}
-
-// workload.power_policy: what the compute does when the power section's battery or radiator limits it.
-physics::PowerPolicy read_power_policy(Section& s) {
-    return s.choice("power_policy", physics::power_policy_names, physics::PowerPolicy::throttle);
-}
-
-}  // namespace
 
 // workload.kind: inference (docs/inference.md). `s` is the workload section.
 InferenceConfig read_inference(Section s, const std::string& source_name, std::uint64_t seed) {
@@ -141,15 +141,17 @@ InferenceConfig read_inference(Section s, const std::string& source_name, std::u
         Section e = in.section("engines", true);
         Section prefill = e.section("prefill", true);
         v.engines.prefill = read_engine_group(prefill, c.accelerator);
+        c.prefill_site = prefill.text("site", "orbit");  // resolved by read_ground_datacentres
         if (prefill.has("dedicated")) {  // prfaas's dedicated group on its own chips; checked against the routing below
             Section d = prefill.section("dedicated");
-            v.engines.dedicated_prefill_accelerator = read_role_accelerator(d, c.accelerator);
+            v.engines.dedicated_prefill_accelerator = read_optional_accelerator(d, c.accelerator);
             if (!v.engines.dedicated_prefill_accelerator) d.fail("accelerator", "the dedicated prefill instances' accelerator is missing");
             d.finish();
         }
         prefill.finish();
         Section decode = e.section("decode", true);
         v.engines.decode = read_engine_group(decode, c.accelerator);
+        c.decode_site = decode.text("site", "orbit");
         decode.finish();
         v.engines.chips_per_satellite = static_cast<std::int32_t>(e.integer("chips_per_satellite", 1, 1024, 1));
         v.engines.mfu = e.number("mfu", 1e-4, 1.0, v.engines.mfu);
@@ -175,7 +177,7 @@ InferenceConfig read_inference(Section s, const std::string& source_name, std::u
         auto checked = v;
         if (dedicated) checked.routing = workloads::ServingRouting::prfaas;
         fail_on_problems(in, workloads::check(checked), serving_keys);
-        fail_on_problems(in, workloads::check_fits(checked, c.accelerator), serving_fit_keys);
+        // check_fits once the chips of where the instances stand are known (check_across_sections).
     }
     v.network_routing = in.choice("network_routing", workloads::routing_policy_names, workloads::RoutingPolicy::shortest_latency);
     in.finish();

@@ -105,6 +105,7 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
     else
         sc.workload = read_workload(top.section("workload"), top.has("workload"), sc.seed);
     sc.ground = read_ground_stations(top, sc);
+    read_ground_datacentres(top, sc);
     sc.radiation = read_radiation(top.section("radiation"), top.has("radiation"), sc.orbit.epoch);
     sc.faults = read_faults(top.section("faults"), top.has("faults"), sc.radiation.enabled, sc.workload.job.tensor_parallel);
     sc.power = read_power(top.section("power"), top.has("power"),

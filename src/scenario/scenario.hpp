@@ -129,6 +129,9 @@ struct InferenceConfig {
     workloads::ServingConfig serving;  // requests (or the trace), engines, routing; nodes and times set by the run
     std::string trace_file;            // arrivals.trace as resolved (empty: the Poisson stream)
     bool compare_routing = false;      // run local PD and PrfaaS on the same requests, side by side
+    // engines.prefill.site / decode.site as written: "orbit" or a ground data centre's name (resolved
+    // into GroundConfig::placement once ground_datacentres is read).
+    std::string prefill_site = "orbit", decode_site = "orbit";
     physics::PowerPolicy power_policy = physics::PowerPolicy::throttle;  // with a power section
 };
 
@@ -137,6 +140,7 @@ struct InferenceConfig {
 struct GroundConfig {
     bool enabled = false;
     workloads::GroundSegmentConfig segment;  // epoch and seed set from the orbit and the scenario
+    workloads::GroundPlacement placement;    // the serving roles on ground data centres (engines.*.site)
 };
 
 // power: present = enabled. Each satellite's array, battery, loads and radiator (physics/power.hpp);
@@ -176,6 +180,9 @@ struct ClusterConfig {
     double along_track_m = 0.0;
     double raan_offset_rad = 0.0;
     std::optional<double> radius_m;  // this cluster's formation radius (absent: formation.radius_m)
+    // This cluster's chips (absent: the workload's): serving instances placed here run on them; a training
+    // job refuses clusters whose chips differ (mixed hardware is not modelled for training).
+    std::optional<workloads::Accelerator> accelerator;
 };
 
 struct ConstellationConfig {
@@ -290,8 +297,13 @@ std::size_t node_count(const Scenario& scenario);
 // The satellites of a serving workload's instances, in ServingConfig::nodes order (prefill instances,
 // then decode; satellites_per_instance each): packed from node 0, except in a constellation, where the
 // dedicated prefill instances (prfaas, compare_routing) start at cluster 0's first satellite and every
-// other instance at the last cluster's. Empty when they do not fit.
+// other instance at the last cluster's. A role on a ground data centre (engines.*.site) stands on the
+// data centre's node instead (after the satellites, workloads::ground_datacentre_node) and takes no
+// satellite. Empty when they do not fit.
 std::vector<std::int32_t> inference_nodes(const Scenario& scenario);
+// Each cluster's ground terminal (the satellite a station's open link joins to a ground data centre):
+// the cluster's satellite nearest its chief at the start.
+std::vector<std::int32_t> cluster_ground_terminals(const Scenario& scenario);
 // A training job beside a serving one (workload.clusters): the satellites of its clusters that hold no
 // serving instance, in node order; empty without such a job.
 std::vector<std::int32_t> shared_training_nodes(const Scenario& scenario);

@@ -24,22 +24,51 @@ using namespace detail;
 std::vector<std::int32_t> inference_nodes(const Scenario& sc) {
     const auto& v = sc.inference.serving;
     const auto& e = v.engines;
-    const std::int64_t dedicated = static_cast<std::int64_t>(v.dedicated_prefill_instances) * e.prefill.satellites_per_instance;
-    const std::int64_t all = static_cast<std::int64_t>(e.prefill.instances) * e.prefill.satellites_per_instance +
-                             static_cast<std::int64_t>(e.decode.instances) * e.decode.satellites_per_instance;
+    const auto& placement = sc.ground.placement;
+    const bool prefill_ground = placement.prefill_datacentre >= 0, decode_ground = placement.decode_datacentre >= 0;
+    const std::int64_t prefill = static_cast<std::int64_t>(e.prefill.instances) * e.prefill.satellites_per_instance;
+    const std::int64_t decode = static_cast<std::int64_t>(e.decode.instances) * e.decode.satellites_per_instance;
+    // The roles in orbit are packed as below; a role on a ground data centre stands on its node (after the satellites).
+    const std::int64_t dedicated =
+        prefill_ground ? 0 : static_cast<std::int64_t>(v.dedicated_prefill_instances) * e.prefill.satellites_per_instance;
+    const std::int64_t all = (prefill_ground ? 0 : prefill) + (decode_ground ? 0 : decode);
     const auto sizes = cluster_sizes(sc);
-    std::vector<std::int32_t> nodes;
+    std::vector<std::int32_t> orbit;
     if (!sc.constellation.enabled || dedicated == 0) {
         if (all > static_cast<std::int64_t>(node_count(sc))) return {};
-        for (std::int32_t i = 0; i < all; ++i) nodes.push_back(i);
-        return nodes;
+        for (std::int32_t i = 0; i < all; ++i) orbit.push_back(i);
+    } else {
+        // Dedicated prefill instances from cluster 0's first satellite, every other instance from the last cluster's.
+        const auto last_first = static_cast<std::int32_t>(std::accumulate(sizes.begin(), sizes.end() - 1, std::size_t{0}));
+        if (dedicated > static_cast<std::int64_t>(sizes.front()) || all - dedicated > static_cast<std::int64_t>(sizes.back())) return {};
+        for (std::int32_t i = 0; i < dedicated; ++i) orbit.push_back(i);
+        for (std::int32_t i = 0; i < all - dedicated; ++i) orbit.push_back(last_first + i);
     }
-    // Dedicated prefill instances from cluster 0's first satellite, every other instance from the last cluster's.
-    const auto last_first = static_cast<std::int32_t>(std::accumulate(sizes.begin(), sizes.end() - 1, std::size_t{0}));
-    if (dedicated > static_cast<std::int64_t>(sizes.front()) || all - dedicated > static_cast<std::int64_t>(sizes.back())) return {};
-    for (std::int32_t i = 0; i < dedicated; ++i) nodes.push_back(i);
-    for (std::int32_t i = 0; i < all - dedicated; ++i) nodes.push_back(last_first + i);
+    if (!prefill_ground && !decode_ground) return orbit;
+    const auto satellites = static_cast<std::int32_t>(node_count(sc));
+    std::vector<std::int32_t> nodes;
+    auto next = orbit.begin();
+    const auto place = [&](bool ground, std::int32_t datacentre, std::int64_t count) {
+        for (std::int64_t i = 0; i < count; ++i) nodes.push_back(ground ? workloads::ground_datacentre_node(satellites, static_cast<std::size_t>(datacentre)) : *next++);
+    };
+    place(prefill_ground, placement.prefill_datacentre, prefill);
+    place(decode_ground, placement.decode_datacentre, decode);
     return nodes;
+}
+
+std::vector<std::int32_t> cluster_ground_terminals(const Scenario& sc) {
+    // Each cluster's ground terminal: its satellite nearest its chief (where the stations' view is computed).
+    std::vector<std::int32_t> terminals;
+    std::int32_t first = 0;
+    for (std::size_t c = 0; c < cluster_count(sc); ++c) {
+        const auto states = c == 0 ? initial_formation(sc) : initial_formation(cluster_scenario(sc, c));
+        std::size_t best = 0;
+        for (std::size_t k = 1; k < states.size(); ++k)
+            if (states[k].position_m.norm() < states[best].position_m.norm()) best = k;
+        terminals.push_back(first + static_cast<std::int32_t>(best));
+        first += static_cast<std::int32_t>(states.size());
+    }
+    return terminals;
 }
 
 std::vector<std::vector<std::int32_t>> cluster_satellites(const Scenario& sc) {

@@ -78,6 +78,18 @@ std::optional<workloads::FabricSpec> read_fabric(Section& top, const std::string
 PowerConfig read_power(Section s, bool present, int chips_per_satellite);
 // `ground_stations:` at the top level: a serving workload's users on the ground (after the workload and orbit).
 GroundConfig read_ground_stations(Section& top, const Scenario& sc);
+// `ground_datacentres:` at the top level (after ground_stations): data centres on the ground holding
+// serving instances, and the serving roles' engines.*.site resolved against them.
+void read_ground_datacentres(Section& top, Scenario& sc);
+// Each serving role's chips from where its instances stand (`nodes`, inference_nodes'): a ground data
+// centre's, or a cluster's `accelerator`; a role's own keys that contradict them are refused, as are a
+// role's instances on chips of two kinds and a data centre too small for its instances.
+void resolve_site_accelerators(Section& top, Scenario& sc, const std::vector<std::int32_t>& nodes);
+// An accelerator preset and its overrides (workload.accelerator, a serving role's, a cluster's, a ground
+// data centre's); `base`: what custom starts from.
+workloads::Accelerator read_accelerator(Section& s, workloads::Accelerator base = workloads::tpu_v6e());
+// Given when any accelerator key is (accelerator, peak_tflops, hbm_gb, hbm_bandwidth_gbs).
+std::optional<workloads::Accelerator> read_optional_accelerator(Section& s, const workloads::Accelerator& base);
 RadiationConfig read_radiation(Section s, bool present, const physics::UtcEpoch& epoch);
 // The checkpoint and restart keys `radiation` and `faults` share, into `c`.
 void read_recovery(Section& s, workloads::RecoveryConfig& c);

@@ -40,6 +40,8 @@ private:
     void keep_chief_orbits(std::size_t k);
     // A serving run's ground segment (docs/inference.md "Serving from the ground"), one per routing.
     workloads::GroundSegment ground_segment(const workloads::ServingConfig& config);
+    // Each station's open link over the serving run (computed once, shared by the routings).
+    const std::vector<workloads::StationTimeline>& station_timelines(double start_s, double end_s);
 
     // Dose rate at every satellite; the dose integrates it by the trapezoid rule.
     void sample_radiation(std::size_t k);

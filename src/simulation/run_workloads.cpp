@@ -262,13 +262,23 @@ void RunState::add_faults_and_power(workloads::ServingConfig& config) {
 template <class Topologies>
 void RunState::serve(const Topologies& topologies) {
     const auto& in = sc_.inference;
+    // Ground data centres are nodes of the serving fabric, after the satellites, joined through their stations'
+    // open links (workloads::ground_fabric); timelines and terminals computed on first use.
+    const bool datacentres = sc_.ground.enabled && !sc_.ground.segment.datacentres.empty();
+    const auto satellites = static_cast<std::int32_t>(scenario::node_count(sc_));
+    std::vector<std::int32_t> terminals;
+    const auto fabric = [&](double from_s) -> workloads::TopologySource {
+        if (!datacentres) return topologies(from_s);
+        if (terminals.empty()) terminals = scenario::cluster_ground_terminals(sc_);
+        return workloads::ground_fabric(topologies(from_s), sc_.ground.segment, station_timelines(0.0, summary_.simulated_s), terminals, satellites);
+    };
     std::vector<workloads::ServingRouting> routings{in.serving.routing};
     if (in.compare_routing)
         routings.push_back(in.serving.routing == workloads::ServingRouting::local ? workloads::ServingRouting::prfaas
                                                                                 : workloads::ServingRouting::local);
     // A training job beside the serving one: placed and scheduled once, for every run that carries it.
     const std::optional<workloads::SharedTraining> training =
-        scenario::workloads_share_fabric(sc_) ? std::optional(shared_training(topologies)) : std::nullopt;
+        scenario::workloads_share_fabric(sc_) ? std::optional(shared_training(fabric)) : std::nullopt;
     // A stop (Ctrl-C) ends the serving run in progress at its current event and the rest are not run.
     const auto stopped = [this](const workloads::ServingResult& r) {
         if (!r.stopped) return false;
@@ -292,6 +302,8 @@ void RunState::serve(const Topologies& topologies) {
             config.cluster_of.assign(clusters_->cluster_of().begin(), clusters_->cluster_of().end());
             config.egress_bin_s = sc_.output_step_s;
         }
+        if (datacentres && !config.cluster_of.empty())  // the ground's nodes are no cluster's
+            config.cluster_of.resize(static_cast<std::size_t>(workloads::ground_fabric_node_count(sc_.ground.segment, satellites)), -1);
         add_faults_and_power(config);
         for (auto* r : recorders_) r->phase(std::string("serving, ") + workloads::to_string(routing) + " routing");
         // With ground stations the requests arrive on the ground: the serving run takes those that reach orbit,
@@ -313,7 +325,7 @@ void RunState::serve(const Topologies& topologies) {
             for (auto* r : recorders_) r->requests(run, routing, rows);
         }};
         summary_.inference_routing.push_back(routing);
-        summary_.inference.push_back(workloads::simulate_serving(config, in.accelerator, topologies(0.0), sink));
+        summary_.inference.push_back(workloads::simulate_serving(config, in.accelerator, fabric(0.0), sink));
         if (ground) {
             summary_.inference_ground.push_back(ground->summary(config.ttft_slo_s, config.tpot_slo_s));
             summary_.inference_ground_journeys.push_back(ground->take_journeys());
@@ -326,7 +338,7 @@ void RunState::serve(const Topologies& topologies) {
             alone.trace.clear();
             alone.requests.rate_per_s = 0.0;
             for (auto* r : recorders_) r->phase("training alone on the serving engine");
-            const auto result = workloads::simulate_serving(alone, in.accelerator, topologies(0.0));
+            const auto result = workloads::simulate_serving(alone, in.accelerator, fabric(0.0));
             summary_.training_without_serving = result.training;
             if (stopped(result)) break;
         }
@@ -334,23 +346,31 @@ void RunState::serve(const Topologies& topologies) {
         for (auto* r : recorders_) r->phase(std::string("serving beside training, ") + workloads::to_string(routing) + " routing");
         // The figures are the summary's; the records written are the run alone's: these are dropped as they come.
         const workloads::RequestSink drop{[](std::span<const workloads::RequestRecord>) {}};
-        auto beside = workloads::simulate_serving(config, in.accelerator, topologies(0.0), drop);
+        auto beside = workloads::simulate_serving(config, in.accelerator, fabric(0.0), drop);
         const bool stop_now = stopped(beside);
         summary_.inference_beside_training.push_back(std::move(beside));
         if (stop_now) break;
     }
 }
 
-workloads::GroundSegment RunState::ground_segment(const workloads::ServingConfig& config) {
+const std::vector<workloads::StationTimeline>& RunState::station_timelines(double start_s, double end_s) {
     if (chief_orbits_.empty() || chief_orbits_.front().states_eci.empty())
         throw std::logic_error("ground segment: no chief orbit was kept");
     // The orbits end at the last sample on the grid of output steps (the run's end, or up to a step before it).
+    end_s = std::min(end_s, chief_orbits_.front().end_s());
+    if (ground_timelines_.empty()) ground_timelines_ = workloads::ground_timelines(sc_.ground.segment, chief_orbits_, start_s, end_s);
+    return ground_timelines_;
+}
+
+workloads::GroundSegment RunState::ground_segment(const workloads::ServingConfig& config) {
+    station_timelines(config.start_s, config.end_s);
     const double end_s = std::min(config.end_s, chief_orbits_.front().end_s());
-    if (ground_timelines_.empty()) ground_timelines_ = workloads::ground_timelines(sc_.ground.segment, chief_orbits_, config.start_s, end_s);
     // Each instance's cluster: that of its first satellite.
     const auto& e = config.engines;
     const auto node = [&](std::size_t k) { return config.nodes.empty() ? static_cast<std::int32_t>(k) : config.nodes[k]; };
-    const auto cluster = [&](std::int32_t n) {
+    const auto satellites = static_cast<std::int32_t>(scenario::node_count(sc_));
+    const auto cluster = [&](std::int32_t n) {  // -1: on a ground data centre
+        if (n >= satellites) return -1;
         return clusters_ ? static_cast<std::int32_t>(clusters_->cluster_of_satellite(static_cast<std::size_t>(n))) : 0;
     };
     std::vector<std::int32_t> prefill, decode;
@@ -359,7 +379,7 @@ workloads::GroundSegment RunState::ground_segment(const workloads::ServingConfig
     const std::size_t first_decode = static_cast<std::size_t>(e.prefill.instances) * p;
     for (std::size_t i = 0; i < static_cast<std::size_t>(e.decode.instances); ++i) decode.push_back(cluster(node(first_decode + i * d)));
     return workloads::GroundSegment(sc_.ground.segment, ground_timelines_, chief_orbits_, std::move(prefill), std::move(decode),
-                                    config.start_s, end_s);
+                                    config.start_s, end_s, sc_.ground.placement);
 }
 
 template <class Topologies>

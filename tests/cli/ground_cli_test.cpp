@@ -6,11 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace fs = std::filesystem;
 using namespace skyfabric_test;
@@ -127,4 +129,179 @@ TEST(CliGround, SeasonPrintsEachStationsContactOverTheYear) {
         EXPECT_NEAR(clear[m], 0.686 * contact[m], 0.09) << m;  // each printed to 0.1 min: 0.05 + 0.686 · 0.05
     }
     for (const char* station : {"octl-table-mountain", "oca-meo-calern"}) EXPECT_NE(r.output.find(station), std::string::npos) << station;
+}
+
+namespace {
+
+// The polar orbit over the pole above, with a data centre at the pole station (Ka-band, 1 Gbit/s; no fibre
+// length, no backhaul to the users there) holding one H200, the workload's chip a custom 0.04 TFLOP/s (MFU
+// 0.4); the decode role on the data centre, the prefill in orbit (`--set`s turn them round). The requests:
+// `trace` (ground arrivals).
+struct PolarPass {
+    double mu = 3.986004418e14, a = 6378137.0 + 650e3, b = 6378137.0 * (1.0 - 1.0 / 298.257223563), c = 299792458.0;
+    double n = std::sqrt(mu / (a * a * a)), period = 2.0 * M_PI / n;
+    double eps = 10.0 * M_PI / 180.0, psi = std::acos(b * std::cos(eps) / a) - eps;
+    double t_pole = 0.5 * M_PI / n, rise0 = t_pole - psi / n, rise1 = t_pole + period - psi / n;
+    // The light time over the range at t, the central angle from the pole |n (t − t_pole)| (mod a revolution).
+    double light(double t) const {
+        const double angle = std::remainder(n * (t - t_pole), 2.0 * M_PI);
+        return std::sqrt(a * a + b * b - 2.0 * a * b * std::cos(angle)) / c;
+    }
+    // A link's range is held over 10 s segments from the rise, at the segment's middle.
+    static double segment_mid(double rise, double t) { return rise + 10.0 * std::floor((t - rise) / 10.0) + 5.0; }
+};
+
+void write_pole_datacentre(const fs::path& dir, const std::string& trace) {
+    const PolarPass pass;
+    char step[64];
+    std::snprintf(step, sizeof step, "%.17g", pass.period / 600.0);
+    std::ofstream(dir / "requests.csv") << trace;
+    std::ofstream(dir / "dc.yaml") << "name: ground-dc\nduration_orbits: 2\noutput_step_s: " << step << R"(
+orbit: { altitude_km: 650, inclination_deg: 90 }
+formation:
+  layout: explicit
+  satellites: [{position_m: [0, 100, 0]}, {position_m: [0, -100, 0]}]
+dynamics: { model: nonlinear, j2: false }
+links: {}
+workload:
+  kind: inference
+  accelerator: custom
+  peak_tflops: 0.04
+  inference:
+    model: { parameters: 8.0e9, layers: 32, kv_heads: 8, head_dim: 128, attention: dense }
+    arrivals: { trace: requests.csv }
+    engines:
+      prefill: { instances: 1 }
+      decode: { instances: 1, site: pole-dc }
+      mfu: 0.4
+ground_stations:
+  - { name: north-pole, latitude_deg: 90, longitude_deg: 0, min_elevation_deg: 10, kind: ka_band, rate_gbps: 1 }
+ground_datacentres:
+  - { name: pole-dc, latitude_deg: 90, longitude_deg: 0, accelerator: h200, accelerators: 1, station: north-pole, fibre_km: 0 }
+output: { hdf5: true, eci: false, vtk: false }
+)";
+}
+
+// Each ground request's times from the run: ground arrival, arrival in the serving run, prefill end, first
+// token (serving), TTFT on the ground, last − first token on the ground; then the summary's KV wait.
+struct DatacentreRun {
+    std::vector<std::array<double, 6>> rows;
+    double wait_max = 0.0;
+    int crossing = 0, waited = 0;
+    std::string prefill_accelerator, decode_accelerator;
+};
+
+DatacentreRun run_pole_datacentre(const fs::path& dir, const std::string& sets) {
+    const auto r = run_command(skyfabric() + " run " + (dir / "dc.yaml").string() + " -o " + (dir / "out").string() + sets);
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("ground: KV waited for a contact    1 of 2"), std::string::npos) << r.output;
+    std::ofstream(dir / "check.py") << R"(
+import h5py, json, sys
+s = json.load(open(sys.argv[1] + '/summary.json'))['inference']
+g = s['routings']['local']['ground']
+f = h5py.File(sys.argv[1] + '/result.h5', 'r')
+req, j = f['inference/requests'], f['inference/ground_requests']
+for k in list(j['ground_arrival_s'][:].argsort()):
+    print(repr(j['ground_arrival_s'][k]), repr(j['orbit_arrival_s'][k]), repr(req['prefill_end_s'][k]), repr(req['first_token_s'][k]),
+          repr(j['ttft_ground_s'][k]), repr(j['last_token_ground_s'][k] - j['first_token_ground_s'][k]))
+print(repr(g['kv_contact_wait_max_s']), g['kv_caches_crossing'], g['kv_waited_for_contact'],
+      s.get('prefill_accelerator', s['accelerator']), s.get('decode_accelerator', s['accelerator']))
+)";
+    const auto check = run_command("/usr/bin/python3 " + (dir / "check.py").string() + " " + (dir / "out").string());
+    EXPECT_EQ(check.status, 0) << check.output;
+    DatacentreRun run;
+    std::istringstream rows(check.output);
+    run.rows.resize(2);
+    for (auto& row : run.rows)
+        for (double& v : row) rows >> v;
+    rows >> run.wait_max >> run.crossing >> run.waited >> run.prefill_accelerator >> run.decode_accelerator;
+    EXPECT_TRUE(rows) << check.output;
+    return run;
+}
+
+}  // namespace
+
+// Prefill in orbit, decode on a ground data centre (docs/inference.md "Ground data centres"), by hand and by
+// the closed form of the polar pass (PolarPass). The prefill runs on satellite 0 (also the cluster's ground
+// terminal: the two satellites are equally near the chief, the first wins) at 2 · 8e9 FLOPs a token over
+// 0.04e12 · 0.4 FLOP/s, 2.5 s a token; decode on the data centre's H200. Two requests of 2 output tokens arrive
+// on the ground in the first pass:
+//   B (10 tokens) at rise + 25 s: up in 40 B / 1 Gbit/s + the light time over the segment's range, prefilled in
+//     10 s while the pass goes on, its 1,310,720 B of KV down at 1 Gbit/s (10.49 ms) plus the light time: no wait.
+//   A (1,000 tokens) at t_p: its 2,500 s prefill outlasts the pass (277 s left), so its cache waits in orbit for
+//     the next rise, t_p + T − ψ_max/n, then 131,072,000 B at 1 Gbit/s (1.048576 s) plus the light time.
+// Each decode step on the H200 reads the weights and the KV of prompt + 1 tokens at 4.8 TB/s: the TPOT on the
+// ground. Times agree within 10⁻⁴ s (the passes' rise is bisected to it; found: 10⁻⁵ s).
+TEST(CliGround, PrefillInOrbitDecodeOnAGroundDatacentreIsTheHandCalculationWithTheWaitForTheNextPass) {
+    const auto dir = fresh_dir("ground_datacentre");
+    const PolarPass pass;
+    const double t_b = pass.rise0 + 25.0, t_a = pass.t_pole;
+    char times[128];
+    std::snprintf(times, sizeof times, "arrival_s,prompt_tokens,output_tokens\n%.17g,10,2\n%.17g,1000,2\n", t_b, t_a);
+    write_pole_datacentre(dir, times);
+    const auto run = run_pole_datacentre(dir, "");
+    const auto& got = run.rows;
+    const double rate_Bps = 1e9 / 8.0, weights = 16e9, kv_per_token = 131072.0, h200_Bps = 4.8e12;
+    // B: no wait.
+    const double up_b = t_b + 40.0 / rate_Bps + pass.light(PolarPass::segment_mid(pass.rise0, t_b));
+    const double prefill_b = up_b + 2.0 * 8e9 * 10.0 / (0.04e12 * 0.4);
+    const double first_b = prefill_b + 10.0 * kv_per_token / rate_Bps + pass.light(PolarPass::segment_mid(pass.rise0, prefill_b));
+    EXPECT_NEAR(got[0][0], t_b, 1e-9);
+    EXPECT_NEAR(got[0][1], up_b, 1e-4);
+    EXPECT_NEAR(got[0][2], prefill_b, 1e-4);
+    EXPECT_NEAR(got[0][3], first_b, 1e-4);
+    EXPECT_NEAR(got[0][4], first_b - t_b, 1e-4);
+    EXPECT_NEAR(got[0][5], (weights + kv_per_token * 11.0) / h200_Bps, 1e-9);
+    // A: its cache waits for the next pass.
+    const double up_a = t_a + 4000.0 / rate_Bps + pass.light(PolarPass::segment_mid(pass.rise0, t_a));
+    const double prefill_a = up_a + 2.0 * 8e9 * 1000.0 / (0.04e12 * 0.4);
+    ASSERT_GT(prefill_a, pass.t_pole + pass.psi / pass.n);  // the pass has ended
+    const double first_a = pass.rise1 + 1000.0 * kv_per_token / rate_Bps + pass.light(pass.rise1 + 5.0);
+    EXPECT_NEAR(got[1][1], up_a, 1e-4);
+    EXPECT_NEAR(got[1][2], prefill_a, 1e-4);
+    EXPECT_NEAR(got[1][3], first_a, 1e-4);
+    EXPECT_NEAR(got[1][4], first_a - t_a, 1e-4);
+    EXPECT_NEAR(got[1][5], (weights + kv_per_token * 1001.0) / h200_Bps, 1e-9);
+    EXPECT_NEAR(run.wait_max, pass.rise1 - prefill_a, 1e-4);
+    EXPECT_EQ(run.crossing, 2);
+    EXPECT_EQ(run.waited, 1);
+    EXPECT_EQ(run.decode_accelerator, "h200");  // the data centre's chips, taken by the role placed there
+    fs::remove_all(dir);
+}
+
+// The reverse: prefill on the ground data centre's H200 (2 · 8e9 FLOPs a token over 989e12 · 0.4 FLOP/s), decode
+// in orbit on satellite 0 (the terminal) at the custom chip's compute bound, 2 · 8e9 / (0.04e12 · 0.4) = 1 s a
+// step. The users reach the data centre over the backhaul (0 km here), so a request needs no pass to be
+// prefilled; its cache goes up over the station's link, and its tokens come down through the station.
+//   B (10 tokens) at rise + 25 s: prefilled at once, its cache up in 10.49 ms plus the light time; the first
+//     token down at once (4 B) plus the light time; the last one (8 B) a step (1 s) later, in the same segment.
+//   A (1,000 tokens) at t_p + 300 s, after the pass: its cache waits on the ground for the next rise.
+TEST(CliGround, PrefillOnAGroundDatacentreDecodeInOrbitWaitsOnTheGroundForTheNextPass) {
+    const auto dir = fresh_dir("ground_datacentre_reverse");
+    const PolarPass pass;
+    const double t_b = pass.rise0 + 25.0, t_a = pass.t_pole + 300.0;
+    char times[128];
+    std::snprintf(times, sizeof times, "arrival_s,prompt_tokens,output_tokens\n%.17g,10,2\n%.17g,1000,2\n", t_b, t_a);
+    write_pole_datacentre(dir, times);
+    const auto run = run_pole_datacentre(dir, " --set workload.inference.engines.prefill.site=pole-dc --set workload.inference.engines.decode.site=orbit");
+    const auto& got = run.rows;
+    const double rate_Bps = 1e9 / 8.0, kv_per_token = 131072.0, h200_flops = 989e12 * 0.4, step = 2.0 * 8e9 / (0.04e12 * 0.4);
+    const double prefill_b = t_b + 2.0 * 8e9 * 10.0 / h200_flops;
+    const double first_b = prefill_b + 10.0 * kv_per_token / rate_Bps + pass.light(PolarPass::segment_mid(pass.rise0, prefill_b));
+    const double down_b = first_b + 4.0 / rate_Bps + pass.light(PolarPass::segment_mid(pass.rise0, first_b));
+    EXPECT_NEAR(got[0][1], t_b, 1e-9);  // at the data centre at once
+    EXPECT_NEAR(got[0][2], prefill_b, 1e-9);
+    EXPECT_NEAR(got[0][3], first_b, 1e-4);
+    EXPECT_NEAR(got[0][4], down_b - t_b, 1e-4);
+    EXPECT_NEAR(got[0][5], step + 4.0 / rate_Bps, 1e-6);  // the last token's 8 B against the first's 4 B
+    const double prefill_a = t_a + 2.0 * 8e9 * 1000.0 / h200_flops;
+    const double first_a = pass.rise1 + 1000.0 * kv_per_token / rate_Bps + pass.light(pass.rise1 + 5.0);
+    EXPECT_NEAR(got[1][2], prefill_a, 1e-9);
+    EXPECT_NEAR(got[1][3], first_a, 1e-4);
+    EXPECT_NEAR(got[1][4], first_a + 4.0 / rate_Bps + pass.light(pass.rise1 + 5.0) - t_a, 1e-4);
+    EXPECT_NEAR(run.wait_max, pass.rise1 - prefill_a, 1e-4);
+    EXPECT_EQ(run.crossing, 2);
+    EXPECT_EQ(run.waited, 1);
+    EXPECT_EQ(run.prefill_accelerator, "h200");
+    fs::remove_all(dir);
 }

@@ -631,3 +631,59 @@ TEST(ConstellationScenario, RunEstimateGrowsWithTheClustersAsMeasuredAndRefusesT
         EXPECT_NE(std::string(error.what()).find("256"), std::string::npos) << error.what();
     }
 }
+
+// Serving instances take the chips of where they stand (docs/inference.md "Ground data centres"): PrfaaS's
+// dedicated group on cluster 0 (H200), the other instances on the last cluster (H20); a decode role placed on
+// a ground data centre stands on its node (after the satellites) and runs on its chips.
+TEST(ScenarioLoader, ServingRolesTakeTheChipsOfTheirClusterOrGroundDatacentre) {
+    const std::string serving = R"(name: t
+duration_s: 60
+orbit: { altitude_km: 650 }
+formation:
+  layout: explicit
+  satellites: [{position_m: [0, 100, 0]}, {position_m: [0, -100, 0]}, {position_m: [0, 0, 100]}]
+links: {}
+constellation:
+  gateways: { per_cluster: 2 }
+  clusters:
+    - { along_track_km: 0, accelerator: h200 }
+    - { along_track_km: 100, accelerator: h20 }
+workload:
+  kind: inference
+  inference:
+    model: { parameters: 8.0e9, layers: 32, kv_heads: 8, head_dim: 128, attention: dense }
+    arrivals: { rate_per_s: 1 }
+    engines:
+      prefill: { instances: 2 }
+      decode: { instances: 1 }
+    routing: prfaas
+    threshold_tokens: 1000
+)";
+    const auto sc = load_scenario_text(serving, "t.yaml");
+    const auto& e = sc.inference.serving.engines;
+    ASSERT_TRUE(e.dedicated_prefill_accelerator && e.prefill.accelerator && e.decode.accelerator);
+    EXPECT_EQ(e.dedicated_prefill_accelerator->name, "h200");
+    EXPECT_EQ(e.prefill.accelerator->name, "h20");
+    EXPECT_EQ(e.decode.accelerator->name, "h20");
+    EXPECT_EQ(skyfabric::scenario::inference_nodes(sc), (std::vector<std::int32_t>{0, 3, 4}));
+
+    const std::string ground = R"(ground_stations:
+  - { name: a, latitude_deg: 28.3, longitude_deg: -16.5, kind: ka_band, rate_gbps: 1 }
+ground_datacentres:
+  - { name: dc, latitude_deg: 28.3, longitude_deg: -16.4, accelerator: h20, accelerators: 8, station: a, fibre_km: 10, fibre_gbps: 400 }
+)";
+    auto text = serving + ground;
+    const auto replace = [&](const std::string& from, const std::string& to) { text.replace(text.find(from), from.size(), to); };
+    replace("decode: { instances: 1 }", "decode: { instances: 2, site: dc }");
+    replace("- { along_track_km: 100, accelerator: h20 }", "- { along_track_km: 100 }");
+    const auto g = load_scenario_text(text, "t.yaml");
+    const auto& ge = g.inference.serving.engines;
+    EXPECT_EQ(ge.dedicated_prefill_accelerator->name, "h200");
+    EXPECT_EQ(ge.prefill.accelerator, std::nullopt);  // cluster 1 gives none: the workload's (tpu_v6e)
+    EXPECT_EQ(ge.decode.accelerator->name, "h20");
+    EXPECT_EQ(g.ground.placement.decode_datacentre, 0);
+    EXPECT_EQ(skyfabric::scenario::inference_nodes(g), (std::vector<std::int32_t>{0, 3, 6, 6}));  // the data centre: node 6
+    ASSERT_EQ(g.ground.segment.datacentres.size(), 1u);
+    EXPECT_EQ(g.ground.segment.datacentres[0].fibre_m, 10e3);
+    EXPECT_EQ(g.ground.segment.datacentres[0].fibre_rate_bps, 400e9);
+}

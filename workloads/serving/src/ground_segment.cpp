@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <numeric>
 
 namespace skyfabric::workloads {
@@ -110,11 +111,87 @@ std::vector<StationTimeline> ground_timelines(const GroundSegmentConfig& config,
     return timelines;
 }
 
+TopologySource ground_fabric(TopologySource space, const GroundSegmentConfig& config, std::vector<StationTimeline> timelines,
+                             std::vector<std::int32_t> cluster_terminal, std::int32_t satellites) {
+    const std::int32_t nodes = ground_fabric_node_count(config, satellites);
+    const std::int32_t first_station = satellites + static_cast<std::int32_t>(config.datacentres.size());
+    const auto station_node = [first_station](std::size_t s) { return first_station + static_cast<std::int32_t>(s); };
+    // The fibres, fixed; and the stations whose link a data centre uses, with the times their links change.
+    std::vector<links::Link> fibres;
+    std::vector<std::size_t> linked;
+    std::vector<double> changes;
+    for (std::size_t d = 0; d < config.datacentres.size(); ++d) {
+        const auto& dc = config.datacentres[d];
+        const auto s = static_cast<std::size_t>(dc.station);
+        links::Link fibre;
+        fibre.source = ground_datacentre_node(satellites, d);
+        fibre.target = station_node(s);
+        fibre.distance_m = dc.fibre_m;
+        fibre.capacity_bps = dc.fibre_rate_bps;
+        fibre.latency_s = dc.fibre_m / config.backhaul_speed_m_s;
+        fibres.push_back(fibre);
+        if (std::find(linked.begin(), linked.end(), s) != linked.end()) continue;
+        linked.push_back(s);
+        for (const auto& c : timelines[s].contacts) changes.insert(changes.end(), {c.start_s, c.end_s});
+    }
+    std::sort(changes.begin(), changes.end());
+    changes.erase(std::unique(changes.begin(), changes.end()), changes.end());
+    struct State {
+        TopologySource space;
+        links::Topology current, pending;
+        bool started = false, has_pending = false;
+        std::size_t next_change = 0;
+        double last_s = -std::numeric_limits<double>::infinity();
+    };
+    auto state = std::make_shared<State>();
+    state->space = std::move(space);
+    return [=, timelines = std::move(timelines), cluster_terminal = std::move(cluster_terminal)](links::Topology& out) {
+        auto& st = *state;
+        double t;
+        if (!st.started) {
+            st.started = true;
+            if (!st.space(st.current)) return false;
+            st.has_pending = st.space(st.pending);
+            t = st.current.time_s;
+        } else {
+            while (st.next_change < changes.size() && changes[st.next_change] <= st.last_s) ++st.next_change;
+            const double t_space = st.has_pending ? st.pending.time_s : std::numeric_limits<double>::infinity();
+            const double t_ground = st.next_change < changes.size() ? changes[st.next_change] : std::numeric_limits<double>::infinity();
+            t = std::min(t_space, t_ground);
+            if (!std::isfinite(t)) return false;
+            if (t_space <= t) {
+                st.current = std::move(st.pending);
+                st.has_pending = st.space(st.pending);
+            }
+        }
+        st.last_s = t;
+        out.time_s = t;
+        out.node_count = nodes;
+        out.links = st.current.links;
+        out.links.insert(out.links.end(), fibres.begin(), fibres.end());
+        for (const std::size_t s : linked) {
+            const auto& contacts = timelines[s].contacts;
+            const auto it = std::upper_bound(contacts.begin(), contacts.end(), t, [](double x, const GroundContact& c) { return x < c.end_s; });
+            if (it == contacts.end() || it->start_s > t) continue;
+            links::Link up;
+            up.source = cluster_terminal[static_cast<std::size_t>(it->cluster)];
+            up.target = station_node(s);
+            up.distance_m = it->range_m;
+            up.capacity_bps = it->rate_bps;
+            up.latency_s = it->range_m / c_m_s;
+            out.links.push_back(up);
+        }
+        std::sort(out.links.begin(), out.links.end(),
+                  [](const links::Link& a, const links::Link& b) { return a.source != b.source ? a.source < b.source : a.target < b.target; });
+        return true;
+    };
+}
+
 GroundSegment::GroundSegment(const GroundSegmentConfig& config, std::vector<StationTimeline> timelines,
                              std::span<const physics::SampledOrbit> cluster_orbits, std::vector<std::int32_t> prefill_cluster,
-                             std::vector<std::int32_t> decode_cluster, double start_s, double end_s)
+                             std::vector<std::int32_t> decode_cluster, double start_s, double end_s, GroundPlacement placement)
     : config_(config), timelines_(std::move(timelines)), orbits_(cluster_orbits), prefill_cluster_(std::move(prefill_cluster)),
-      decode_cluster_(std::move(decode_cluster)), start_s_(start_s), end_s_(end_s) {
+      decode_cluster_(std::move(decode_cluster)), placement_(placement), start_s_(start_s), end_s_(end_s) {
     const std::size_t n = config_.stations.size();
     double total = 0.0;
     for (const auto& s : config_.stations) total += s.users_share;
@@ -146,9 +223,11 @@ GroundSegment::Open GroundSegment::next_open(std::size_t s, double t_s, double f
 
 double GroundSegment::backhaul_s(std::size_t a, std::size_t b) const {
     if (a == b) return 0.0;
+    return backhaul_s(config_.stations[a].site, config_.stations[b].site);
+}
+
+double GroundSegment::backhaul_s(const physics::Geodetic& p, const physics::Geodetic& q) const {
     // Great circle on a sphere of the equatorial radius (haversine).
-    const auto& p = config_.stations[a].site;
-    const auto& q = config_.stations[b].site;
     const double h = std::pow(std::sin(0.5 * (q.latitude_rad - p.latitude_rad)), 2) +
                      std::cos(p.latitude_rad) * std::cos(q.latitude_rad) * std::pow(std::sin(0.5 * (q.longitude_rad - p.longitude_rad)), 2);
     return 2.0 * physics::earth_equatorial_radius_m * std::asin(std::min(1.0, std::sqrt(h))) / config_.backhaul_speed_m_s;
@@ -171,6 +250,20 @@ std::vector<Request> GroundSegment::uplink(std::span<const Request> ground_reque
         ++arrivals_in_section_[detail::arrival_section(request.arrival_s, start_s_, end_s_)];
         const double t0 = request.arrival_s;
         const auto home = static_cast<std::size_t>(home_station(request.id));
+        if (placement_.prefill_datacentre >= 0) {  // prefilled on the ground: the prompt goes to the data centre by the backhaul
+            const auto& dc = config_.datacentres[static_cast<std::size_t>(placement_.prefill_datacentre)];
+            GroundJourney j;
+            j.ground_arrival_s = j.uplink_start_s = t0;
+            j.home_station = static_cast<std::int32_t>(home);
+            j.orbit_arrival_s = t0 + backhaul_s(config_.stations[home].site, dc.site);
+            j.first_token_ground_s = j.last_token_ground_s = nan;
+            if (j.orbit_arrival_s >= end_s_) continue;
+            journeys.push_back(j);
+            Request r = request;
+            r.arrival_s = j.orbit_arrival_s;
+            trace.push_back(r);
+            continue;
+        }
         bool open_now = false;
         std::size_t best_station = n;
         Open best_open;
@@ -234,8 +327,17 @@ void GroundSegment::downlink(std::span<const RequestRecord> records) {
     const std::size_t n = config_.stations.size();
     for (const auto& r : records) {
         auto& j = journeys_[static_cast<std::size_t>(r.request.id)];
-        if (!std::isfinite(r.first_token_s)) continue;
         const auto home = static_cast<std::size_t>(j.home_station);
+        // A cache between orbit and a data centre waits, from its prefill's end, for the data centre's station link.
+        const std::int32_t ground_dc = placement_.prefill_datacentre >= 0 ? placement_.prefill_datacentre : placement_.decode_datacentre;
+        if ((placement_.prefill_datacentre >= 0) != (placement_.decode_datacentre >= 0) && r.prefill_end_s < end_s_) {  // NaN: none
+            ++kv_caches_crossing_;
+            const auto s = static_cast<std::size_t>(config_.datacentres[static_cast<std::size_t>(ground_dc)].station);
+            const Open open = next_open(s, r.prefill_end_s, -std::numeric_limits<double>::infinity());
+            if (open.found && open.at_s < end_s_) kv_contact_wait_.push_back(open.at_s - r.prefill_end_s);
+            else ++kv_no_contact_;
+        }
+        if (!std::isfinite(r.first_token_s)) continue;
         const std::int32_t prefill_cluster = r.prefill_instance >= 0 ? prefill_cluster_[static_cast<std::size_t>(r.prefill_instance)] : -1;
         const std::int32_t decode_cluster = r.decode_instance >= 0 ? decode_cluster_[static_cast<std::size_t>(r.decode_instance)] : -1;
         // The prompt's hops from the satellite overhead to its prefill instance's cluster (the serving run
@@ -261,22 +363,32 @@ void GroundSegment::downlink(std::span<const RequestRecord> records) {
         };
         std::size_t station = n;
         double open_at = 0.0;
-        const double first = down(r.first_token_s + up_hops, config_.bytes_per_token, station, open_at);
+        // Decoded on the ground: the tokens go from the data centre to the user's station by the backhaul.
+        const double terrestrial =
+            placement_.decode_datacentre >= 0
+                ? backhaul_s(config_.datacentres[static_cast<std::size_t>(placement_.decode_datacentre)].site, config_.stations[home].site)
+                : 0.0;
+        const double first = placement_.decode_datacentre >= 0 ? r.first_token_s + up_hops + terrestrial
+                                                               : down(r.first_token_s + up_hops, config_.bytes_per_token, station, open_at);
         if (!(first < end_s_)) continue;
         j.first_token_ground_s = first;
-        j.down_station = static_cast<std::int32_t>(station);
-        if (j.down_station != j.up_station) ++station_handovers_;
-        downlink_wait_.push_back(open_at - (r.first_token_s + up_hops));
+        if (placement_.decode_datacentre < 0) {
+            j.down_station = static_cast<std::int32_t>(station);
+            if (j.down_station != j.up_station) ++station_handovers_;
+            downlink_wait_.push_back(open_at - (r.first_token_s + up_hops));
+        }
         ttft_.push_back(j.ttft_ground_s());
         const auto section = static_cast<std::uint8_t>(detail::arrival_section(j.ground_arrival_s, start_s_, end_s_));
         ttft_section_.push_back(section);
         if (r.status != RequestStatus::completed) continue;
         const double bytes = static_cast<double>(r.tokens_generated) * config_.bytes_per_token;
-        const double last = down(r.finish_s + up_hops, bytes, station, open_at);
+        const double last = placement_.decode_datacentre >= 0 ? r.finish_s + up_hops + terrestrial : down(r.finish_s + up_hops, bytes, station, open_at);
         if (!(last < end_s_)) continue;
         j.last_token_ground_s = last;
-        ++requests_down_[station];
-        bytes_down_[station] += bytes;
+        if (placement_.decode_datacentre < 0) {
+            ++requests_down_[station];
+            bytes_down_[station] += bytes;
+        }
         completion_.push_back(last - j.ground_arrival_s);
         const double tpot = r.tokens_generated > 1 ? (last - first) / static_cast<double>(r.tokens_generated - 1) : 0.0;
         ttft_tpot_.push_back({j.ttft_ground_s(), tpot, section});
@@ -320,6 +432,14 @@ GroundServingSummary GroundSegment::summary(double ttft_slo_s, double tpot_slo_s
     for (std::size_t k = 0; k < arrivals_in_section_.size(); ++k)
         if (arrivals_in_section_[k] > 0) attainment.push_back(static_cast<double>(met_in[k]) / static_cast<double>(arrivals_in_section_[k]));
     g.slo_attainment_ground_ci95 = detail::sectioning_interval(g.slo_attainment_ground, attainment);
+    g.kv_crosses_ground_link = (placement_.prefill_datacentre >= 0) != (placement_.decode_datacentre >= 0);
+    g.kv_caches_crossing = kv_caches_crossing_;
+    g.kv_no_contact_before_end = kv_no_contact_;
+    g.kv_waited_for_contact = std::count_if(kv_contact_wait_.begin(), kv_contact_wait_.end(), [](double w) { return w > 0.0; });
+    g.kv_contact_wait_mean_s = mean(kv_contact_wait_);
+    g.kv_contact_wait_max_s = kv_contact_wait_.empty() ? 0.0 : *std::max_element(kv_contact_wait_.begin(), kv_contact_wait_.end());
+    copy = kv_contact_wait_;
+    g.kv_contact_wait_s = detail::percentiles_of(copy);
     for (std::size_t s = 0; s < config_.stations.size(); ++s) {
         const auto& line = timelines_[s];
         GroundStationSummary st;

@@ -251,9 +251,11 @@ private:
             g.edges = paths.front().edges;
             g.latency_s = paths.front().latency_s;
             if (!c_.cluster_of.empty())
-                for (const std::int32_t e : g.edges)
-                    g.gateway_hops += c_.cluster_of[static_cast<std::size_t>(net.edge_from[e])] !=
-                                      c_.cluster_of[static_cast<std::size_t>(net.edge_to[e])];
+                for (const std::int32_t e : g.edges) {  // a node on the ground (cluster -1) is no gateway's
+                    const std::int32_t a = c_.cluster_of[static_cast<std::size_t>(net.edge_from[e])];
+                    const std::int32_t b = c_.cluster_of[static_cast<std::size_t>(net.edge_to[e])];
+                    g.gateway_hops += a >= 0 && b >= 0 && a != b;
+                }
         }
     }
 

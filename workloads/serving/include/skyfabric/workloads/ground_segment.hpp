@@ -32,8 +32,22 @@ struct GroundStation {
     double users_share = 0.0;  // of the requests; the stations' shares are normalised (all 0: equal)
 };
 
+// A data centre on the ground (docs/inference.md "Ground data centres"): a node of the serving fabric
+// whose instances run on its own accelerators, joined by fibre to one ground station, through whose
+// open link (the station's, as for the users' requests) it reaches the cluster overhead.
+struct GroundDatacentre {
+    std::string name;
+    physics::Geodetic site;
+    Accelerator accelerator;              // its chips: the instances placed here run on them
+    std::int64_t accelerators = 0;        // chips it holds: its instances' chips must fit
+    std::int32_t station = 0;             // the ground station it reaches orbit through
+    double fibre_m = 0.0;                 // the fibre's length to that station (at backhaul_speed_m_s)
+    double fibre_rate_bps = 100e9;        // per direction
+};
+
 struct GroundSegmentConfig {
     std::vector<GroundStation> stations;
+    std::vector<GroundDatacentre> datacentres;
     double bytes_per_token = 4.0;        // prompt tokens go up, output tokens come down (text, not KV)
     double backhaul_speed_m_s = 2.0e8;   // between stations on the ground: fibre along the great circle
     double segment_s = 10.0;             // the link's rate and serving cluster are held over segments this long
@@ -66,6 +80,28 @@ std::vector<StationTimeline> ground_timelines(const GroundSegmentConfig& config,
                                               std::span<const physics::SampledOrbit> cluster_orbits, double start_s,
                                               double end_s);
 
+// The serving fabric with the ground data centres on it. Nodes: the satellites (0 … satellites − 1) as
+// `space` gives them, then one per data centre, then one per station. Each data centre is joined to its
+// station by its fibre; each station that a data centre reaches orbit through is joined, while its link is
+// open (its StationTimeline's contacts: the contact's rate, its light time over the contact's range), to
+// the terminal satellite of the contact's cluster (cluster_terminal[c]). A topology is given whenever
+// space's or the contacts' change: a KV cache bound for the ground crosses the link a contact opens, and
+// waits without a path (the serving run's stalled transfer) while none is open.
+TopologySource ground_fabric(TopologySource space, const GroundSegmentConfig& config, std::vector<StationTimeline> timelines,
+                             std::vector<std::int32_t> cluster_terminal, std::int32_t satellites);
+inline std::int32_t ground_datacentre_node(std::int32_t satellites, std::size_t datacentre) {
+    return satellites + static_cast<std::int32_t>(datacentre);
+}
+inline std::int32_t ground_fabric_node_count(const GroundSegmentConfig& config, std::int32_t satellites) {
+    return satellites + static_cast<std::int32_t>(config.datacentres.size() + config.stations.size());
+}
+
+// Where the serving roles run: in orbit (-1) or on a ground data centre (its index).
+struct GroundPlacement {
+    std::int32_t prefill_datacentre = -1;
+    std::int32_t decode_datacentre = -1;
+};
+
 // One request's journey through the ground segment; times NaN when not reached.
 struct GroundJourney {
     double ground_arrival_s = 0.0;
@@ -73,7 +109,7 @@ struct GroundJourney {
     std::int32_t up_station = -1;
     std::int32_t up_cluster = -1;
     double uplink_start_s = 0.0;    // its prompt starts up (after waiting for a link and for the requests ahead)
-    double orbit_arrival_s = 0.0;   // at the satellite overhead: the serving run's arrival
+    double orbit_arrival_s = 0.0;   // at the satellite overhead (or, prefill on the ground, at its data centre): the serving run's arrival
     std::int32_t down_station = -1;
     double first_token_ground_s = 0.0;
     double last_token_ground_s = 0.0;
@@ -119,6 +155,16 @@ struct GroundServingSummary {
     // 95 % intervals by sectioning over spans of ground arrival time, as ServingSummary's.
     PercentileIntervals ttft_ground_ci95;
     Interval95 slo_attainment_ground_ci95;
+    // A KV cache between orbit and a ground data centre (one role on each): from its prefill's end, the
+    // wait until its data centre's station link is open (0 when open then). Of the caches whose prefill
+    // ended in the run; those with no contact before the end are counted apart.
+    bool kv_crosses_ground_link = false;  // one role in orbit, the other on a ground data centre
+    std::int64_t kv_caches_crossing = 0;
+    std::int64_t kv_waited_for_contact = 0;
+    std::int64_t kv_no_contact_before_end = 0;
+    Percentiles kv_contact_wait_s;
+    double kv_contact_wait_mean_s = 0.0;
+    double kv_contact_wait_max_s = 0.0;
     std::vector<GroundStationSummary> stations;
 };
 
@@ -130,7 +176,7 @@ public:
     // the chiefs' distance: the gateway hops, added to the ground-to-ground latency).
     GroundSegment(const GroundSegmentConfig& config, std::vector<StationTimeline> timelines,
                   std::span<const physics::SampledOrbit> cluster_orbits, std::vector<std::int32_t> prefill_cluster,
-                  std::vector<std::int32_t> decode_cluster, double start_s, double end_s);
+                  std::vector<std::int32_t> decode_cluster, double start_s, double end_s, GroundPlacement placement = {});
 
     // Requests in ground-arrival order. Returns those that reach orbit before end_s, as the serving run's
     // trace: in orbit-arrival order, ids 0, 1, ... (journey(id) is each one's).
@@ -153,6 +199,7 @@ private:
     // The first moment at or after t_s that station s's link is open (and free from free_s), if any.
     Open next_open(std::size_t s, double t_s, double free_s) const;
     double backhaul_s(std::size_t a, std::size_t b) const;
+    double backhaul_s(const physics::Geodetic& p, const physics::Geodetic& q) const;
     double gateway_light_s(std::int32_t a, std::int32_t b, double t_s) const;
     std::int32_t home_station(std::int64_t index) const;
 
@@ -160,6 +207,9 @@ private:
     std::vector<StationTimeline> timelines_;
     std::span<const physics::SampledOrbit> orbits_;
     std::vector<std::int32_t> prefill_cluster_, decode_cluster_;
+    GroundPlacement placement_;
+    std::vector<double> kv_contact_wait_;
+    std::int64_t kv_caches_crossing_ = 0, kv_no_contact_ = 0;
     double start_s_ = 0.0, end_s_ = 0.0;
     std::vector<double> cumulative_share_;
     std::vector<double> link_free_s_;  // each station's uplink busy until

@@ -231,7 +231,8 @@ struct ServingConfig {
     std::vector<SatelliteOutage> outages;  // any order; satellites holding no instance are ignored
     ComputeThrottle throttle;
     // Cluster of each node (a constellation); links between clusters are the gateway layer, whose
-    // egress is reported. Empty: one cluster, no gateway figures.
+    // egress is reported; -1: a node on the ground (docs/inference.md "Ground data centres"), never a gateway.
+    // Empty: one cluster, no gateway figures.
     std::vector<std::int32_t> cluster_of;
     double egress_bin_s = 0.0;  // > 0: the gateway egress as a series of bins this long from start_s
     // A training job on the same fabric (empty rank_nodes: none). With requests.rate_per_s 0 and no trace,

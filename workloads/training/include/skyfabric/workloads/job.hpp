@@ -15,6 +15,7 @@ struct Accelerator {
     double peak_flops = 918e12;   // dense bf16 FLOP/s per chip
     double hbm_bytes = 32e9;
     double hbm_bandwidth_Bps = 1640e9;  // what a memory-bound decode step reads its weights and KV at
+    bool operator==(const Accelerator&) const = default;  // the same chips: name and every figure
 };
 
 // Trillium (TPU v6e): 918 TFLOP/s bf16, 32 GB HBM at 1,640 GB/s (docs/references.md, "Training at scale").
