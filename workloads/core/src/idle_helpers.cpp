@@ -73,4 +73,14 @@ void IdleHelpers::close() {
     changed_.notify_all();
 }
 
+HelperThreads::HelperThreads(IdleHelpers& helpers, std::int32_t threads) : helpers_(helpers) {
+    if (threads == 0) threads = static_cast<std::int32_t>(std::max(1u, std::thread::hardware_concurrency()));
+    for (std::int32_t t = 1; t < threads; ++t) threads_.emplace_back([this] { helpers_.serve(); });
+}
+
+HelperThreads::~HelperThreads() {
+    helpers_.close();
+    for (auto& t : threads_) t.join();
+}
+
 }  // namespace skyfabric::workloads

@@ -12,6 +12,7 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 namespace skyfabric::workloads {
@@ -44,6 +45,21 @@ private:
     std::vector<Job*> jobs_;  // run()s under way
     std::atomic<std::int32_t> idle_{0};
     bool closed_ = false;
+};
+
+// threads − 1 threads serving `helpers` while it lives (0: every core): a pool for a caller with
+// one thing to do at a time (`skyfabric collective --threads`, a benchmark), whose runs the caller
+// and they share.
+class HelperThreads {
+public:
+    HelperThreads(IdleHelpers& helpers, std::int32_t threads);
+    ~HelperThreads();
+    HelperThreads(const HelperThreads&) = delete;
+    HelperThreads& operator=(const HelperThreads&) = delete;
+
+private:
+    IdleHelpers& helpers_;
+    std::vector<std::thread> threads_;
 };
 
 }  // namespace skyfabric::workloads
