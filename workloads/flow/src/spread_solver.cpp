@@ -46,7 +46,10 @@ void SpreadMaxMin::solve(const FlowProblem& p, const unsigned char* active, doub
     const int* fo = p.flow_offsets.data();
     const int* fl = p.flow_links.data();
     const int* lo = link_flows_.offsets.data();
-    const int* lf = link_flows_.flows.data();
+    live_flows_.assign(link_flows_.flows.begin(), link_flows_.flows.end());
+    live_.resize(static_cast<std::size_t>(nl));
+    int* lf = live_flows_.data();
+    int* live = live_.data();
     link_remaining_.resize(static_cast<std::size_t>(nl));
     share_count_.resize(static_cast<std::size_t>(nl));
     saturated_.resize(static_cast<std::size_t>(nl));
@@ -59,8 +62,10 @@ void SpreadMaxMin::solve(const FlowProblem& p, const unsigned char* active, doub
     const double* capacity = p.capacity_Bps.data();
 
     for_chunks(helpers, nl, [&](std::int32_t b, std::int32_t e) {
-        for (std::int32_t l = b; l < e; ++l)
+        for (std::int32_t l = b; l < e; ++l) {
             core::spread_start_link(l, capacity, lo, lf, active, fo, weight, remaining, count);
+            live[l] = lo[l + 1] - lo[l];
+        }
     });
     for_chunks(helpers, nf, [&](std::int32_t b, std::int32_t e) {
         int n = 0;
@@ -74,7 +79,7 @@ void SpreadMaxMin::solve(const FlowProblem& p, const unsigned char* active, doub
         });
         for_chunks(helpers, nl, [&](std::int32_t b, std::int32_t e) {
             for (std::int32_t l = b; l < e; ++l)
-                saturated[l] = core::spread_link_saturated(l, lo, lf, remaining, count, rate, frozen);
+                saturated[l] = core::spread_link_saturated(l, lo, lf, live, remaining, count, rate, frozen);
         });
         for_chunks(helpers, nf, [&](std::int32_t b, std::int32_t e) {
             int n = 0;
@@ -83,7 +88,7 @@ void SpreadMaxMin::solve(const FlowProblem& p, const unsigned char* active, doub
         });
         unfrozen -= std::accumulate(counts_.begin(), counts_.end(), std::int64_t{0});
         for_chunks(helpers, nl, [&](std::int32_t b, std::int32_t e) {
-            for (std::int32_t l = b; l < e; ++l) core::spread_link_take(l, lo, lf, rate, frozen, weight, remaining, count);
+            for (std::int32_t l = b; l < e; ++l) core::spread_link_take(l, lo, lf, live, rate, frozen, weight, remaining, count);
         });
     }
     for (std::int32_t f = 0; f < nf; ++f) core::spread_finish_flow(f, active, fo, rate);

@@ -27,7 +27,8 @@ constexpr unsigned full_mask = 0xffffffffu;
 struct Device {
     int nl, nf;
     const double* capacity;
-    const int *fo, *fl, *lo, *lf;
+    const int *fo, *fl, *lo;
+    int *lf, *live;  // each link's live flows (a copy of the index, kept to the unfrozen), their count
     const unsigned char* active;
     double *rate, *remaining;
     int* count;
@@ -47,6 +48,7 @@ __global__ void start_links(Device d) {
     if (lane == 0) {
         d.remaining[l] = core::start_capacity(d.capacity[l]);
         d.count[l] = count;
+        d.live[l] = d.lo[l + 1] - d.lo[l];
     }
 }
 
@@ -71,7 +73,7 @@ __global__ void links_saturated(Device d) {
     }
     const double share = core::link_share(d.remaining, d.count, l);
     bool keeps = false;
-    for (int k = d.lo[l] + lane; k < d.lo[l + 1] && !keeps; k += warp)
+    for (int k = d.lo[l] + lane; k < d.lo[l] + d.live[l] && !keeps; k += warp)
         keeps = core::keeps_link_unsaturated(share, d.lf[k], d.rate, d.frozen);
     const bool any = __any_sync(full_mask, keeps);
     if (lane == 0) d.saturated[l] = any ? 0 : 1;
@@ -87,20 +89,32 @@ __global__ void links_take(Device d) {
     const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
     const int l = static_cast<int>(t / warp), lane = static_cast<int>(t % warp);
     if (l >= d.nl) return;
+    const int begin = d.lo[l], end = begin + d.live[l];
     double remaining = d.remaining[l];
     int count = d.count[l];
-    for (int base = d.lo[l]; base < d.lo[l + 1]; base += warp) {
+    int kept = begin;
+    for (int base = begin; base < end; base += warp) {
         const int k = base + lane;
-        const bool taken = k < d.lo[l + 1] && d.frozen[d.lf[k]] == core::newly_frozen;
-        unsigned mask = __ballot_sync(full_mask, taken);
-        // Lane 0 subtracts the newly frozen flows in the link's order, rising flow index.
-        if (lane == 0)
-            for (; mask != 0; mask &= mask - 1)
-                core::take_from_link(remaining, count, d.rate[d.lf[base + __ffs(mask) - 1]], 1);
+        const int f = k < end ? d.lf[k] : 0;
+        const unsigned char state = k < end ? d.frozen[f] : core::frozen_before;
+        const double r = state == core::newly_frozen ? d.rate[f] : 0.0;
+        unsigned taken = __ballot_sync(full_mask, state == core::newly_frozen);
+        const unsigned keep = __ballot_sync(full_mask, state == core::unfrozen);
+        // The newly frozen flows' rates subtracted in the list's order (rising flow index), as the
+        // CPU does, each passed to lane 0; the unfrozen stay, in order (every lane has read its
+        // entry before any writes).
+        for (; taken != 0; taken &= taken - 1) {
+            const double rf = __shfl_sync(full_mask, r, __ffs(taken) - 1);
+            if (lane == 0) core::take_from_link(remaining, count, rf, 1);
+        }
+        if (state == core::unfrozen) d.lf[kept + __popc(keep & ((1u << lane) - 1u))] = f;
+        kept += __popc(keep);
+        __syncwarp();
     }
     if (lane == 0) {
         d.remaining[l] = remaining;
         d.count[l] = count;
+        d.live[l] = kept - begin;
     }
 }
 
@@ -117,15 +131,17 @@ public:
 
     void rates(const unsigned char* active, double* rate) {
         check_cuda(cudaMemcpy(active_.data, active, static_cast<std::size_t>(nf_), cudaMemcpyHostToDevice), "copy in");
-        const Device d{nl_, nf_, capacity_.data, fo_.data, fl_.data, lo_.data, lf_.data, active_.data,
+        if (incidences_ > 0)
+            check_cuda(cudaMemcpy(live_flows_.data, lf_.data, incidences_ * sizeof(int), cudaMemcpyDeviceToDevice),
+                       "copy");
+        const Device d{nl_, nf_, capacity_.data, fo_.data, fl_.data, lo_.data, live_flows_.data, live_.data, active_.data,
                        rate_.data, remaining_.data, count_.data, saturated_.data, frozen_.data, counter_.data};
         const int flow_blocks = blocks_for(nf_);
         const int link_blocks = blocks_for(static_cast<long long>(nl_) * warp);
-        int unfrozen = 0;
         set_counter(0);
         if (nl_ > 0) start_links<<<link_blocks, block>>>(d);
         if (nf_ > 0) start_flows<<<flow_blocks, block>>>(d);
-        unfrozen = read_counter();
+        int unfrozen = read_counter();
         while (unfrozen > 0) {
             set_counter(0);
             flow_shares<<<flow_blocks, block>>>(d);
@@ -150,7 +166,8 @@ private:
     }
     DeviceProblem(const FlowProblem& p, const LinkFlows& index)
         : nl_(p.link_count()), nf_(p.flow_count()), capacity_(p.capacity_Bps), fo_(p.flow_offsets), fl_(p.flow_links),
-          lo_(index.offsets), lf_(index.flows), active_(static_cast<std::size_t>(nf_)),
+          lo_(index.offsets), lf_(index.flows), live_flows_(index.flows.size()), live_(static_cast<std::size_t>(nl_)),
+          incidences_(index.flows.size()), active_(static_cast<std::size_t>(nf_)),
           rate_(static_cast<std::size_t>(nf_)), remaining_(static_cast<std::size_t>(nl_)),
           count_(static_cast<std::size_t>(nl_)), saturated_(static_cast<std::size_t>(nl_)),
           frozen_(static_cast<std::size_t>(nf_)), counter_(1) {}
@@ -164,6 +181,8 @@ private:
     DeviceArray<double> capacity_;
     DeviceArray<int> fo_, fl_;
     DeviceArray<int> lo_, lf_;  // the link → flow CSR
+    DeviceArray<int> live_flows_, live_;  // a solve's copy of lf_, kept to the unfrozen; per link its length
+    std::size_t incidences_;              // lf_'s length
     DeviceArray<unsigned char> active_;
     DeviceArray<double> rate_, remaining_;
     DeviceArray<int> count_;

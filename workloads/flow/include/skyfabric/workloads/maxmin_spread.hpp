@@ -14,7 +14,8 @@
 //   4 per link  what the newly frozen flows take, subtracted in rising flow index (the order
 //               maxmin_rates takes them in: link_take_frozen), so the remaining capacity is
 //               maxmin_rates' to the bit whatever the workers' number or order.
-// Steps 2 and 4 walk a link → flow index (LinkFlows) in rising flow index. No global minimum is
+// Steps 2 and 4 walk a link → flow index (LinkFlows) in rising flow index, each link's list kept
+// to its unfrozen flows by step 4 (a copy of the index per solve: link_live counts each list). No global minimum is
 // taken: as in maxmin_rates each round saturates every link whose share is the least on all its
 // flows, which includes the global minimum's links.
 
@@ -36,7 +37,8 @@ constexpr unsigned char newly_frozen = 2;
 // once per time its path crosses the link, as flow_links lists it).
 
 // Before the first round, per link: all its capacity, and the weight of the flows that take part
-// (a sum of integers: any order gives the same).
+// (a sum of integers: any order gives the same); its live list is then the whole list (the flows
+// that take no part are frozen, and leave it at the first step 4).
 SKYFABRIC_HD inline double start_capacity(double capacity) { return capacity > 0.0 ? capacity : 0.0; }
 SKYFABRIC_HD inline int share_weight(int f, const unsigned char* active, const int* flow_offsets, const int* weight) {
     return takes_part(f, active, flow_offsets) ? (weight ? weight[f] : 1) : 0;
@@ -76,13 +78,14 @@ SKYFABRIC_HD inline bool keeps_link_unsaturated(double share, int f, const doubl
     return flow_frozen[f] == unfrozen && share > saturation_threshold(rate[f]);
 }
 
-// Step 2 for link l.
+// Step 2 for link l, over its live flows (link_live[l] of them from link_flow_offsets[l] on).
 SKYFABRIC_HD inline unsigned char spread_link_saturated(int l, const int* link_flow_offsets, const int* link_flows,
-                                                        const double* link_remaining, const int* link_share_count,
-                                                        const double* rate, const unsigned char* flow_frozen) {
+                                                        const int* link_live, const double* link_remaining,
+                                                        const int* link_share_count, const double* rate,
+                                                        const unsigned char* flow_frozen) {
     if (link_share_count[l] <= 0) return 0;
     const double share = link_share(link_remaining, link_share_count, l);
-    for (int k = link_flow_offsets[l]; k < link_flow_offsets[l + 1]; ++k)
+    for (int k = link_flow_offsets[l]; k < link_flow_offsets[l] + link_live[l]; ++k)
         if (keeps_link_unsaturated(share, link_flows[k], rate, flow_frozen)) return 0;
     return 1;
 }
@@ -100,15 +103,21 @@ SKYFABRIC_HD inline int spread_flow_freezes(int f, const int* flow_offsets, cons
     return 0;
 }
 
-// Step 4 for link l.
-SKYFABRIC_HD inline void spread_link_take(int l, const int* link_flow_offsets, const int* link_flows, const double* rate,
-                                          const unsigned char* flow_frozen, const int* weight, double* link_remaining,
-                                          int* link_share_count) {
-    for (int k = link_flow_offsets[l]; k < link_flow_offsets[l + 1]; ++k) {
+// Step 4 for link l: the newly frozen flows' rates taken in the list's order, and the list kept to
+// its unfrozen flows (in the same order), so later rounds walk only those, as maxmin_rates does.
+SKYFABRIC_HD inline void spread_link_take(int l, const int* link_flow_offsets, int* link_flows, int* link_live,
+                                          const double* rate, const unsigned char* flow_frozen, const int* weight,
+                                          double* link_remaining, int* link_share_count) {
+    const int begin = link_flow_offsets[l];
+    int kept = begin;
+    for (int k = begin; k < begin + link_live[l]; ++k) {
         const int f = link_flows[k];
         if (flow_frozen[f] == newly_frozen)
             take_from_link(link_remaining[l], link_share_count[l], rate[f], weight ? weight[f] : 1);
+        else if (flow_frozen[f] == unfrozen)
+            link_flows[kept++] = f;
     }
+    link_live[l] = kept - begin;
 }
 
 // After the last round, per flow: 0 for a flow that takes no part (as maxmin_rates ends).

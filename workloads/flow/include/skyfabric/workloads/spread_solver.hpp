@@ -31,7 +31,7 @@ private:
                const std::int32_t* weight);
     LinkFlows link_flows_;
     std::vector<double> link_remaining_, rate_, left_;
-    std::vector<int> share_count_, order_, counts_;
+    std::vector<int> share_count_, order_, counts_, live_flows_, live_;
     std::vector<unsigned char> saturated_, frozen_, active_;
 };
 
