@@ -103,6 +103,15 @@ SKYFABRIC_HD inline int spread_flow_freezes(int f, const int* flow_offsets, cons
     return 0;
 }
 
+// Step 4 for one entry f of a link's live list: a newly frozen f's rate taken from the link;
+// returns whether f stays on the list (unfrozen).
+SKYFABRIC_HD inline bool spread_take_entry(int f, const double* rate, const unsigned char* flow_frozen, const int* weight,
+                                           double& remaining, int& share_count) {
+    const unsigned char state = flow_frozen[f];
+    if (state == newly_frozen) take_from_link(remaining, share_count, rate[f], weight ? weight[f] : 1);
+    return state == unfrozen;
+}
+
 // Step 4 for link l: the newly frozen flows' rates taken in the list's order, and the list kept to
 // its unfrozen flows (in the same order), so later rounds walk only those, as maxmin_rates does.
 SKYFABRIC_HD inline void spread_link_take(int l, const int* link_flow_offsets, int* link_flows, int* link_live,
@@ -110,13 +119,15 @@ SKYFABRIC_HD inline void spread_link_take(int l, const int* link_flow_offsets, i
                                           double* link_remaining, int* link_share_count) {
     const int begin = link_flow_offsets[l];
     int kept = begin;
+    double remaining = link_remaining[l];
+    int count = link_share_count[l];
     for (int k = begin; k < begin + link_live[l]; ++k) {
         const int f = link_flows[k];
-        if (flow_frozen[f] == newly_frozen)
-            take_from_link(link_remaining[l], link_share_count[l], rate[f], weight ? weight[f] : 1);
-        else if (flow_frozen[f] == unfrozen)
-            link_flows[kept++] = f;
+        link_flows[kept] = f;  // counted only if it stays: no branch
+        kept += spread_take_entry(f, rate, flow_frozen, weight, remaining, count) ? 1 : 0;
     }
+    link_remaining[l] = remaining;
+    link_share_count[l] = count;
     link_live[l] = kept - begin;
 }
 

@@ -27,11 +27,12 @@ public:
     double drain(const FlowProblem& p, double* finish_s, IdleHelpers& helpers, const std::atomic<bool>* stop);
 
 private:
+    void build_index(const FlowProblem& p, IdleHelpers& helpers);
     void solve(const FlowProblem& p, const unsigned char* active, double* rate, IdleHelpers& helpers,
                const std::int32_t* weight);
     LinkFlows link_flows_;
     std::vector<double> link_remaining_, rate_, left_;
-    std::vector<int> share_count_, order_, counts_, live_flows_, live_;
+    std::vector<int> share_count_, order_, counts_, live_flows_, live_, slice_place_;
     std::vector<unsigned char> saturated_, frozen_, active_;
 };
 
