@@ -274,8 +274,11 @@ void BM_OnePhase_Cuda(benchmark::State& state) {
     const auto& p = cluster_ring_phase(static_cast<std::int32_t>(state.range(0)));
     for (auto _ : state) benchmark::DoNotOptimize(sw::device_spread_drain(p));
 }
+// Where spreading starts to pay (spread_min_flows): the sizes on 1 and 2 threads; and the
+// 5,184-rank phase on up to 16 (bench/gpu.sh's "one" section).
 BENCHMARK(BM_OnePhase_Cpu)
     ->ArgsProduct({{648, 1296, 2592, 5184}, {0, 1, 2}})
+    ->ArgsProduct({{5184}, {4, 8, 16}})
     ->ArgNames({"ranks", "threads"})
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_OnePhase_Cuda)->Arg(5184)->ArgName("ranks")->Unit(benchmark::kMillisecond);

@@ -21,6 +21,8 @@ class IdleHelpers {
 public:
     // Whether some thread waits in serve() now: when none does, run() does every item itself.
     bool any_idle() const { return idle_.load(std::memory_order_relaxed) > 0; }
+    // How many wait in serve() now.
+    std::int32_t idle_count() const { return idle_.load(std::memory_order_relaxed); }
     // body(0) … body(n − 1), each once, on this thread and on the helpers idle now; returns once
     // all are done, rethrowing the first exception a body threw.
     void run(std::size_t n, const std::function<void(std::size_t)>& body);
