@@ -29,6 +29,7 @@ void IdleHelpers::run(std::size_t n, const std::function<void(std::size_t)>& bod
         for (std::size_t i = 0; i < n; ++i) body(i);
         return;
     }
+    shared_runs_.fetch_add(1, std::memory_order_relaxed);
     Job job;
     job.n = n;
     job.body = &body;

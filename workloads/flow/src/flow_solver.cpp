@@ -91,8 +91,9 @@ public:
             const auto l = static_cast<std::size_t>(p.link_count());
             DrainResult& r = out[i];
             r.finish_s.resize(f);
-            // Spread only where a helper is idle now: alone, this thread is faster on its own loop.
-            if (helpers && p.flow_count() >= spread_min_flows && helpers->any_idle()) {
+            // Spread only where enough helpers are idle now: with fewer, this thread is faster on
+            // its own loop (the same bits either way).
+            if (helpers && p.flow_count() >= spread_min_flows && helpers->idle_count() >= spread_min_idle_helpers) {
                 r.makespan_s = spread.drain(p, r.finish_s.data(), *helpers, stop);
                 throw_if_stopped(stop);
                 continue;

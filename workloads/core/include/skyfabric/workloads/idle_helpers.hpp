@@ -23,6 +23,8 @@ public:
     bool any_idle() const { return idle_.load(std::memory_order_relaxed) > 0; }
     // How many wait in serve() now.
     std::int32_t idle_count() const { return idle_.load(std::memory_order_relaxed); }
+    // How many run() calls so far were offered to helpers (some idle when they began).
+    std::int64_t shared_runs() const { return shared_runs_.load(std::memory_order_relaxed); }
     // body(0) … body(n − 1), each once, on this thread and on the helpers idle now; returns once
     // all are done, rethrowing the first exception a body threw.
     void run(std::size_t n, const std::function<void(std::size_t)>& body);
@@ -46,6 +48,7 @@ private:
     std::condition_variable changed_;
     std::vector<Job*> jobs_;  // run()s under way
     std::atomic<std::int32_t> idle_{0};
+    std::atomic<std::int64_t> shared_runs_{0};
     bool closed_ = false;
 };
 

@@ -51,7 +51,8 @@ public:
     // Ctrl-C) the CPU solver leaves its drain at the next event and throws Interrupted (a GPU
     // batch is polled before it is sent).
     // With `helpers` (threads with nothing else to do) a problem of spread_min_flows or more
-    // flows is spread over those idle at the time (SpreadMaxMin): the same bits, sooner.
+    // flows is spread over those idle at the time, when spread_min_idle_helpers or more are
+    // (SpreadMaxMin): the same bits, sooner.
     virtual void drain_batch(std::span<const FlowProblem> problems, std::vector<DrainResult>& out,
                              const std::atomic<bool>* stop, IdleHelpers* helpers) const = 0;
     void drain_batch(std::span<const FlowProblem> problems, std::vector<DrainResult>& out,
@@ -75,11 +76,15 @@ std::unique_ptr<FlowSolver> make_flow_solver(Backend requested);
 // its copies. On an H100 the crossover lies between 64 and 256 (docs/benchmarks.md, "On a GPU").
 inline constexpr std::size_t device_batch_min_problems = 256;
 
-// One problem of this many flows or more is spread over the CPU threads a caller lends
-// (drain_batch's helpers; SpreadMaxMin): below it the steps' barriers cost more than the threads
-// save. Measured on 2 cores (docs/benchmarks.md, "One large max-min problem"): a pairwise
-// all-to-all phase on a 64-cluster fabric pays from about 4,096 flows on.
+// One problem of spread_min_flows or more flows is spread over the CPU threads a caller lends
+// (drain_batch's helpers; SpreadMaxMin) when at least spread_min_idle_helpers of them are idle:
+// spread, a solve does about 1.6× the one-thread solver's work (the link → flow index, the
+// per-link walks) plus a barrier per step, so it pays from three threads on, and from a few
+// thousand flows. Measured on the 2-core VM, under load (docs/benchmarks.md, "One large max-min
+// problem"): two threads never paid up to 5,184 flows; the figures on 16 cores are to be
+// measured (bench/gpu.sh "one").
 inline constexpr std::int32_t spread_min_flows = 4096;
+inline constexpr std::int32_t spread_min_idle_helpers = 2;
 // Under a CUDA request, a problem of this many flows or more in a batch smaller than
 // device_batch_min_problems is spread over the GPU (a thread per flow, a warp per link). A
 // default to be measured on a GPU machine (bench/gpu.sh, "one"), not yet measured.
