@@ -3,8 +3,11 @@
 // reductions: an AND for saturation, a sum for the share counts, the subtractions in rising flow
 // index by one lane after a ballot, as the CPU takes them). The same host/device functions as the
 // CPU's SpreadMaxMin and maxmin_rates, compiled with -fmad=false: the same bits. The drain's event
-// loop (drain_flows_by) runs on the host, each solve on the device.
+// loop (drain_flows_by) runs on the host, each solve on the device. The link → flow index is built
+// on the device: the crossings sorted by link with a stable radix sort keep each link's flows in
+// rising index, LinkFlows::build's order.
 
+#include <cub/device/device_radix_sort.cuh>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -118,6 +121,24 @@ __global__ void links_take(Device d) {
     }
 }
 
+// Index building: crossing k's flow, then each link's first place among the sorted crossings.
+__global__ void crossing_flows(int nf, const int* fo, int* flow_of) {
+    const int f = blockIdx.x * blockDim.x + threadIdx.x;
+    if (f >= nf) return;
+    for (int k = fo[f]; k < fo[f + 1]; ++k) flow_of[k] = f;
+}
+__global__ void link_starts(int nl, int crossings, const int* sorted_links, int* lo) {
+    const int l = blockIdx.x * blockDim.x + threadIdx.x;
+    if (l > nl) return;
+    int a = 0, b = crossings;  // the first place whose link is l or later
+    while (a < b) {
+        const int m = a + (b - a) / 2;
+        if (sorted_links[m] < l) a = m + 1;
+        else b = m;
+    }
+    lo[l] = a;
+}
+
 __global__ void flows_finish(Device d) {
     const int f = blockIdx.x * blockDim.x + threadIdx.x;
     if (f < d.nf) core::spread_finish_flow(f, d.active, d.fo, d.rate);
@@ -127,7 +148,15 @@ __global__ void flows_finish(Device d) {
 // copying the active flags in and the rates out.
 class DeviceProblem {
 public:
-    explicit DeviceProblem(const FlowProblem& p) : DeviceProblem(p, link_index(p)) {}
+    explicit DeviceProblem(const FlowProblem& p)
+        : nl_(p.link_count()), nf_(p.flow_count()), capacity_(p.capacity_Bps), fo_(p.flow_offsets), fl_(p.flow_links),
+          lo_(static_cast<std::size_t>(nl_) + 1), lf_(p.flow_links.size()), live_flows_(p.flow_links.size()),
+          live_(static_cast<std::size_t>(nl_)), incidences_(p.flow_links.size()), active_(static_cast<std::size_t>(nf_)),
+          rate_(static_cast<std::size_t>(nf_)), remaining_(static_cast<std::size_t>(nl_)),
+          count_(static_cast<std::size_t>(nl_)), saturated_(static_cast<std::size_t>(nl_)),
+          frozen_(static_cast<std::size_t>(nf_)), counter_(1) {
+        build_index();
+    }
 
     void rates(const unsigned char* active, double* rate) {
         check_cuda(cudaMemcpy(active_.data, active, static_cast<std::size_t>(nf_), cudaMemcpyHostToDevice), "copy in");
@@ -159,18 +188,27 @@ public:
     }
 
 private:
-    static LinkFlows link_index(const FlowProblem& p) {
-        LinkFlows index;
-        index.build(p.link_count(), p.flow_count(), p.flow_offsets.data(), p.flow_links.data());
-        return index;
+    // lo_ and lf_: the crossings (link, flow) sorted by link, stably.
+    void build_index() {
+        const int crossings = static_cast<int>(incidences_);
+        DeviceArray<int> flow_of(incidences_), sorted_links(incidences_);
+        if (crossings > 0) {
+            crossing_flows<<<blocks_for(nf_), block>>>(nf_, fo_.data, flow_of.data);
+            int bits = 1;
+            while (bits < 31 && (1 << bits) < nl_) ++bits;
+            std::size_t temp_bytes = 0;
+            check_cuda(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, fl_.data, sorted_links.data, flow_of.data,
+                                                       lf_.data, crossings, 0, bits),
+                       "sort size");
+            DeviceArray<unsigned char> temp(temp_bytes);
+            check_cuda(cub::DeviceRadixSort::SortPairs(temp.data, temp_bytes, fl_.data, sorted_links.data, flow_of.data,
+                                                       lf_.data, crossings, 0, bits),
+                       "sort");
+        }
+        link_starts<<<blocks_for(static_cast<long long>(nl_) + 1), block>>>(nl_, crossings, sorted_links.data, lo_.data);
+        check_cuda(cudaGetLastError(), "kernel launch");
+        check_cuda(cudaDeviceSynchronize(), "index");
     }
-    DeviceProblem(const FlowProblem& p, const LinkFlows& index)
-        : nl_(p.link_count()), nf_(p.flow_count()), capacity_(p.capacity_Bps), fo_(p.flow_offsets), fl_(p.flow_links),
-          lo_(index.offsets), lf_(index.flows), live_flows_(index.flows.size()), live_(static_cast<std::size_t>(nl_)),
-          incidences_(index.flows.size()), active_(static_cast<std::size_t>(nf_)),
-          rate_(static_cast<std::size_t>(nf_)), remaining_(static_cast<std::size_t>(nl_)),
-          count_(static_cast<std::size_t>(nl_)), saturated_(static_cast<std::size_t>(nl_)),
-          frozen_(static_cast<std::size_t>(nf_)), counter_(1) {}
     void set_counter(int v) { check_cuda(cudaMemcpy(counter_.data, &v, sizeof v, cudaMemcpyHostToDevice), "copy in"); }
     int read_counter() {
         int v = 0;

@@ -96,9 +96,9 @@ DrainResult device_spread_drain(const FlowProblem& problem);
 
 // The solver CollectiveEngine hands its batches to, one per process and backend: for cpu the
 // CPU solver; for automatic and cuda one that sends a batch of device_batch_min_problems or more
-// to resolve_backend(requested)'s solver (resolved at the first such batch) and smaller ones to
-// the CPU solver; in a smaller batch a problem of device_spread_min_flows or more flows is spread
-// over the device, the others go to the CPU solver. Thread-safe.
+// to resolve_backend(requested)'s solver (resolved at the first such batch), and of a smaller
+// batch the problems of device_spread_min_flows or more flows too (spread over the device) and the
+// others to the CPU solver. Thread-safe.
 const FlowSolver& batch_flow_solver(Backend requested);
 
 }  // namespace skyfabric::workloads
