@@ -83,7 +83,10 @@ void SpreadMaxMin::build_index(const FlowProblem& p, IdleHelpers& helpers) {
     const std::int32_t nl = p.link_count(), nf = p.flow_count();
     const int* fo = p.flow_offsets.data();
     const int* fl = p.flow_links.data();
-    const std::int32_t slices = std::clamp(nf / 1024, 1, 64);
+    // Up to 64 slices of 1,024 flows or more, and no more slices than a link has crossings on
+    // average (the per-slice places then hold no more than the index itself).
+    const std::int64_t per_link = static_cast<std::int64_t>(p.flow_links.size()) / std::max(1, nl);
+    const auto slices = static_cast<std::int32_t>(std::clamp<std::int64_t>(std::min<std::int64_t>(nf / 1024, per_link), 1, 64));
     const std::int32_t per_slice = (nf + slices - 1) / slices;
     const auto at = [nl](std::int32_t slice, std::int32_t l) {
         return static_cast<std::size_t>(slice) * static_cast<std::size_t>(nl) + static_cast<std::size_t>(l);
