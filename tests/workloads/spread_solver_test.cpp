@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -221,6 +222,17 @@ TEST(SpreadMaxMin, CudaSpreadEqualsTheCpu) {
         const auto a = cpu->solve_rates(q), b = gpu->solve_rates(q);
         for (std::size_t f = 0; f < a.size(); ++f) expect_close(a[f], b[f], f);
         const auto da = cpu->drain(q), db = gpu->drain(q);
+        expect_close(da.makespan_s, db.makespan_s, 0);
+        for (std::size_t f = 0; f < da.finish_s.size(); ++f) expect_close(da.finish_s[f], db.finish_s[f], f);
+        // The engine's way there: one large problem in a small batch.
+        std::vector<sw::DrainResult> out;
+        sw::batch_flow_solver(sw::Backend::cuda).drain_batch(std::span<const sw::FlowProblem>(&q, 1), out);
+        expect_close(da.makespan_s, out.at(0).makespan_s, 0);
+    }
+    // Small problems forced onto the spread kernels: links down, idle flows, flows with no links.
+    for (std::uint32_t seed = 0; seed < 6; ++seed) {
+        const auto q = random_problem(seed + 300, 20 + static_cast<std::int32_t>(seed) * 50, 200, seed % 2 == 0);
+        const auto da = cpu->drain(q), db = sw::device_spread_drain(q);
         expect_close(da.makespan_s, db.makespan_s, 0);
         for (std::size_t f = 0; f < da.finish_s.size(); ++f) expect_close(da.finish_s[f], db.finish_s[f], f);
     }
