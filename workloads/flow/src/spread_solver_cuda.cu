@@ -10,6 +10,7 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -144,88 +145,120 @@ __global__ void flows_finish(Device d) {
     if (f < d.nf) core::spread_finish_flow(f, d.active, d.fo, d.rate);
 }
 
-// One problem on the device for the length of a drain: its arrays copied in once, each solve
-// copying the active flags in and the rates out.
+// A device buffer that grows and is kept: a drain's dozen arrays would otherwise cost a
+// cudaMalloc and a (synchronising) cudaFree each, every phase.
+template <typename T>
+struct Buffer {
+    T* data = nullptr;
+    std::size_t capacity = 0;
+    Buffer() = default;
+    Buffer(const Buffer&) = delete;
+    Buffer& operator=(const Buffer&) = delete;
+    ~Buffer() {
+        if (data) cudaFree(data);
+    }
+    T* hold(std::size_t n) {
+        if (n > capacity) {
+            if (data) cudaFree(data);
+            data = nullptr;
+            capacity = 0;
+            check_cuda(cudaMalloc(&data, n * sizeof(T)), "cudaMalloc");
+            capacity = n;
+        }
+        return data;
+    }
+    T* hold(const std::vector<T>& host) {
+        hold(host.size());
+        if (!host.empty())
+            check_cuda(cudaMemcpy(data, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), "copy in");
+        return data;
+    }
+};
+
+// Every array of a spread solve, kept per host thread (one DeviceProblem at a time on a thread).
+struct Scratch {
+    Buffer<double> capacity, rate, remaining;
+    Buffer<int> fo, fl, lo, lf, live_flows, live, count, counter, flow_of, sorted_links;
+    Buffer<unsigned char> active, saturated, frozen, sort_temp;
+};
+
+// One problem on the device for the length of a drain: its arrays copied in once and its index
+// built there, each solve copying the active flags in and the rates out.
 class DeviceProblem {
 public:
-    explicit DeviceProblem(const FlowProblem& p)
-        : nl_(p.link_count()), nf_(p.flow_count()), capacity_(p.capacity_Bps), fo_(p.flow_offsets), fl_(p.flow_links),
-          lo_(static_cast<std::size_t>(nl_) + 1), lf_(p.flow_links.size()), live_flows_(p.flow_links.size()),
-          live_(static_cast<std::size_t>(nl_)), incidences_(p.flow_links.size()), active_(static_cast<std::size_t>(nf_)),
-          rate_(static_cast<std::size_t>(nf_)), remaining_(static_cast<std::size_t>(nl_)),
-          count_(static_cast<std::size_t>(nl_)), saturated_(static_cast<std::size_t>(nl_)),
-          frozen_(static_cast<std::size_t>(nf_)), counter_(1) {
+    explicit DeviceProblem(const FlowProblem& p) : nl_(p.link_count()), nf_(p.flow_count()), crossings_(static_cast<int>(p.flow_links.size())) {
+        thread_local Scratch scratch;
+        s_ = &scratch;
+        const auto nl = static_cast<std::size_t>(nl_), nf = static_cast<std::size_t>(nf_);
+        const auto nc = static_cast<std::size_t>(crossings_);
+        d_ = Device{nl_, nf_, s_->capacity.hold(p.capacity_Bps), s_->fo.hold(p.flow_offsets), s_->fl.hold(p.flow_links),
+                    s_->lo.hold(nl + 1), s_->live_flows.hold(nc), s_->live.hold(nl), s_->active.hold(nf),
+                    s_->rate.hold(nf), s_->remaining.hold(nl), s_->count.hold(nl), s_->saturated.hold(nl),
+                    s_->frozen.hold(nf), s_->counter.hold(1)};
+        s_->lf.hold(nc);
         build_index();
     }
 
     void rates(const unsigned char* active, double* rate) {
-        check_cuda(cudaMemcpy(active_.data, active, static_cast<std::size_t>(nf_), cudaMemcpyHostToDevice), "copy in");
-        if (incidences_ > 0)
-            check_cuda(cudaMemcpy(live_flows_.data, lf_.data, incidences_ * sizeof(int), cudaMemcpyDeviceToDevice),
+        check_cuda(cudaMemcpy(s_->active.data, active, static_cast<std::size_t>(nf_), cudaMemcpyHostToDevice), "copy in");
+        if (crossings_ > 0)  // each solve starts from the whole index
+            check_cuda(cudaMemcpy(d_.lf, s_->lf.data, static_cast<std::size_t>(crossings_) * sizeof(int),
+                                  cudaMemcpyDeviceToDevice),
                        "copy");
-        const Device d{nl_, nf_, capacity_.data, fo_.data, fl_.data, lo_.data, live_flows_.data, live_.data, active_.data,
-                       rate_.data, remaining_.data, count_.data, saturated_.data, frozen_.data, counter_.data};
         const int flow_blocks = blocks_for(nf_);
         const int link_blocks = blocks_for(static_cast<long long>(nl_) * warp);
         set_counter(0);
-        if (nl_ > 0) start_links<<<link_blocks, block>>>(d);
-        if (nf_ > 0) start_flows<<<flow_blocks, block>>>(d);
+        if (nl_ > 0) start_links<<<link_blocks, block>>>(d_);
+        if (nf_ > 0) start_flows<<<flow_blocks, block>>>(d_);
         int unfrozen = read_counter();
         while (unfrozen > 0) {
             set_counter(0);
-            flow_shares<<<flow_blocks, block>>>(d);
-            links_saturated<<<link_blocks, block>>>(d);
-            flows_freeze<<<flow_blocks, block>>>(d);
-            links_take<<<link_blocks, block>>>(d);
+            flow_shares<<<flow_blocks, block>>>(d_);
+            links_saturated<<<link_blocks, block>>>(d_);
+            flows_freeze<<<flow_blocks, block>>>(d_);
+            links_take<<<link_blocks, block>>>(d_);
             unfrozen -= read_counter();  // waits for the round
         }
-        if (nf_ > 0) flows_finish<<<flow_blocks, block>>>(d);
+        if (nf_ > 0) flows_finish<<<flow_blocks, block>>>(d_);
         check_cuda(cudaGetLastError(), "kernel launch");
         check_cuda(cudaDeviceSynchronize(), "kernel");
         if (nf_ > 0)
-            check_cuda(cudaMemcpy(rate, rate_.data, static_cast<std::size_t>(nf_) * sizeof(double), cudaMemcpyDeviceToHost),
+            check_cuda(cudaMemcpy(rate, d_.rate, static_cast<std::size_t>(nf_) * sizeof(double), cudaMemcpyDeviceToHost),
                        "copy out");
     }
 
 private:
-    // lo_ and lf_: the crossings (link, flow) sorted by link, stably.
+    // The index (s_->lf and d_.lo): the crossings (link, flow) sorted by link, stably.
     void build_index() {
-        const int crossings = static_cast<int>(incidences_);
-        DeviceArray<int> flow_of(incidences_), sorted_links(incidences_);
-        if (crossings > 0) {
-            crossing_flows<<<blocks_for(nf_), block>>>(nf_, fo_.data, flow_of.data);
+        const auto nc = static_cast<std::size_t>(crossings_);
+        int* sorted_links = s_->sorted_links.hold(nc);
+        if (crossings_ > 0) {
+            int* flow_of = s_->flow_of.hold(nc);
+            crossing_flows<<<blocks_for(nf_), block>>>(nf_, d_.fo, flow_of);
             int bits = 1;
             while (bits < 31 && (1 << bits) < nl_) ++bits;
             std::size_t temp_bytes = 0;
-            check_cuda(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, fl_.data, sorted_links.data, flow_of.data,
-                                                       lf_.data, crossings, 0, bits),
+            check_cuda(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, d_.fl, sorted_links, flow_of, s_->lf.data,
+                                                       crossings_, 0, bits),
                        "sort size");
-            DeviceArray<unsigned char> temp(temp_bytes);
-            check_cuda(cub::DeviceRadixSort::SortPairs(temp.data, temp_bytes, fl_.data, sorted_links.data, flow_of.data,
-                                                       lf_.data, crossings, 0, bits),
+            unsigned char* temp = s_->sort_temp.hold(std::max<std::size_t>(temp_bytes, 1));
+            check_cuda(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, d_.fl, sorted_links, flow_of, s_->lf.data,
+                                                       crossings_, 0, bits),
                        "sort");
         }
-        link_starts<<<blocks_for(static_cast<long long>(nl_) + 1), block>>>(nl_, crossings, sorted_links.data, lo_.data);
+        link_starts<<<blocks_for(static_cast<long long>(nl_) + 1), block>>>(nl_, crossings_, sorted_links, s_->lo.data);
         check_cuda(cudaGetLastError(), "kernel launch");
         check_cuda(cudaDeviceSynchronize(), "index");
     }
-    void set_counter(int v) { check_cuda(cudaMemcpy(counter_.data, &v, sizeof v, cudaMemcpyHostToDevice), "copy in"); }
+    void set_counter(int v) { check_cuda(cudaMemcpy(d_.counter, &v, sizeof v, cudaMemcpyHostToDevice), "copy in"); }
     int read_counter() {
         int v = 0;
-        check_cuda(cudaMemcpy(&v, counter_.data, sizeof v, cudaMemcpyDeviceToHost), "copy out");
+        check_cuda(cudaMemcpy(&v, d_.counter, sizeof v, cudaMemcpyDeviceToHost), "copy out");
         return v;
     }
-    int nl_, nf_;
-    DeviceArray<double> capacity_;
-    DeviceArray<int> fo_, fl_;
-    DeviceArray<int> lo_, lf_;  // the link → flow CSR
-    DeviceArray<int> live_flows_, live_;  // a solve's copy of lf_, kept to the unfrozen; per link its length
-    std::size_t incidences_;              // lf_'s length
-    DeviceArray<unsigned char> active_;
-    DeviceArray<double> rate_, remaining_;
-    DeviceArray<int> count_;
-    DeviceArray<unsigned char> saturated_, frozen_;
-    DeviceArray<int> counter_;
+    int nl_, nf_, crossings_;
+    Scratch* s_ = nullptr;
+    Device d_{};
 };
 
 }  // namespace
