@@ -2,22 +2,23 @@
 // One max-min problem spread over many workers (CPU threads or GPU threads): maxmin_core's
 // progressive filling cut into steps whose elements are independent, so each step can run on
 // any number of workers and give the same bits. Written once for host and device, as
-// maxmin_core.hpp: the CPU's spread solver (flow_solver.cpp) and the CUDA kernels
-// (flow_solver_cuda.cu) call these functions, and maxmin_rates runs the same ones in turn.
+// maxmin_core.hpp: the CPU's spread solver (spread_solver.cpp) and the CUDA kernels
+// (spread_solver_cuda.cu) call these functions, which are built from the same per-element
+// arithmetic maxmin_rates runs (flow_least_share, saturation_threshold, take_from_link, takes_part).
 //
 // A round of maxmin_rates, step by step (a barrier between steps):
-//   1 per flow  its least link share (a segmented min over the flow's links: flow_least_share);
+//   1 per flow  its least link share (a segmented min over the flow's links: spread_flow_share);
 //   2 per link  saturated when no unfrozen flow on it has a least share below its own (a
-//               segmented AND over the link's flows: link_saturated);
-//   3 per flow  frozen when one of its links is saturated (marked newly frozen: flow_freezes),
-//               the count of flows still unfrozen a sum over the flows;
+//               segmented AND over the link's flows: spread_link_saturated);
+//   3 per flow  frozen when one of its links is saturated (marked newly frozen:
+//               spread_flow_freezes), the count of flows still unfrozen a sum over the flows;
 //   4 per link  what the newly frozen flows take, subtracted in rising flow index (the order
-//               maxmin_rates takes them in: link_take_frozen), so the remaining capacity is
+//               maxmin_rates takes them in: spread_link_take), so the remaining capacity is
 //               maxmin_rates' to the bit whatever the workers' number or order.
 // Steps 2 and 4 walk a link → flow index (LinkFlows) in rising flow index, each link's list kept
-// to its unfrozen flows by step 4 (a copy of the index per solve: link_live counts each list). No global minimum is
-// taken: as in maxmin_rates each round saturates every link whose share is the least on all its
-// flows, which includes the global minimum's links.
+// to its unfrozen flows by step 4 (a copy of the index per solve; link_live counts each list). No
+// global minimum is taken: as in maxmin_rates each round saturates every link whose share is the
+// least on all its flows, which includes the global minimum's links.
 
 #include <cstdint>
 #include <vector>
