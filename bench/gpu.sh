@@ -6,6 +6,10 @@
 #            fault events of 256 / 4,096 / 65,536 Monte Carlo trials (81 satellites, a day), and
 #            drains of 64 / 256 / 1,000 / 10,000 independent flow problems (one 81-rank ring step
 #            each): where the GPU starts to pay (device_batch_min_problems, flow_solver.hpp);
+#   one      one large max-min problem (issue 48 item 3): a pairwise all-to-all step over 5,184 ranks
+#            (64 clusters of 81; BM_OnePhase in workloads_bench) drained by the one-thread solver,
+#            spread over 1 and N CPU threads (THREADS' first, default every core; SpreadMaxMin) and
+#            spread over the GPU: N threads over 1, and the GPU over N threads (goal ≥ 10×);
 #   trials   TRIALS coupled fault trials of suncatcher-81's x100 day (bench/coupled_trials.sh's
 #            run), workload.backend cpu and cuda, on each of THREADS (default: every core, and 2):
 #            the Monte Carlo part's wall time (summary.json radiation.monte_carlo.wall_s);
@@ -23,7 +27,7 @@ build="${1:-$root/build/release}"
 out="${2:-${TMPDIR:-/tmp}/skyfabric-gpu-bench}"
 reps="${REPS:-3}"
 trials="${TRIALS:-10000}"
-only="${ONLY:-info batches trials day stress}"
+only="${ONLY:-info batches one trials day stress}"
 want() { [[ " $only " == *" $1 "* ]]; }
 exe="$build/src/skyfabric"
 bench="$build/bench/workloads_bench"
@@ -60,6 +64,40 @@ for (family, arg), t in sorted(rows.items()):
     ratio = "%.1fx" % (cpu / gpu) if cpu and gpu else "-"
     print("  %-11s %6d   cpu %10.2f ms   cuda %10s ms   cpu/cuda %s"
           % (family, arg, cpu or float("nan"), "%.2f" % gpu if gpu else "-", ratio))
+PY
+fi
+
+if want one; then
+  [ -x "$bench" ] || { echo "gpu.sh: no benchmark program at $bench (configure with SKYFABRIC_BENCH=ON)" >&2; exit 2; }
+  n=$(set -- ${THREADS:-$cores}; echo "$1")
+  case " 1 2 4 8 16 " in *" $n "*) ;; *) n=16 ;; esac  # the thread counts BM_OnePhase_Cpu registers
+  echo "== one 5,184-rank all-to-all phase: median of $reps repetitions (one thread, $n threads, CUDA)"
+  "$bench" --benchmark_filter="BM_OnePhase_(Cpu/ranks:5184/threads:(0|1|$n)\$|Cuda)" --benchmark_repetitions="$reps" \
+      --benchmark_report_aggregates_only=true --benchmark_out="$out/one.json" --benchmark_out_format=json \
+      >"$out/one.txt" 2>&1 || { cat "$out/one.txt"; exit 1; }
+  "$py" - "$out/one.json" "$n" <<'PY'
+import json, sys
+t, single = {}, {}
+for b in json.load(open(sys.argv[1]))["benchmarks"]:
+    if b.get("error_occurred"):
+        continue
+    if b.get("aggregate_name") == "median":
+        t[b["run_name"]] = b["real_time"]  # ms
+    elif b.get("run_type") == "iteration":
+        single.setdefault(b["run_name"], b["real_time"])  # REPS=1: no median
+t = t or single
+n = sys.argv[2]
+one = t.get("BM_OnePhase_Cpu/ranks:5184/threads:0")
+spread1 = t.get("BM_OnePhase_Cpu/ranks:5184/threads:1")
+spreadn = t.get("BM_OnePhase_Cpu/ranks:5184/threads:%s" % n)
+gpu = t.get("BM_OnePhase_Cuda/ranks:5184")
+fmt = lambda v: "%.3f ms" % v if v else "-"
+ratio = lambda a, b: "%.1fx" % (a / b) if a and b else "-"
+print("  one-thread solver   %s" % fmt(one))
+print("  spread, 1 thread    %s   (its cost beside the one-thread solver: %s)" % (fmt(spread1), ratio(spread1, one)))
+print("  spread, %2s threads  %s   over the one-thread solver: %s" % (n, fmt(spreadn), ratio(one, spreadn)))
+print("  spread, CUDA        %s   over %s CPU threads: %s (goal >= 10x)   over one thread: %s"
+      % (fmt(gpu), n, ratio(spreadn, gpu), ratio(one, gpu)))
 PY
 fi
 

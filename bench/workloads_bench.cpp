@@ -8,10 +8,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include <skyfabric/workloads/faults.hpp>
 #include <skyfabric/workloads/flow_solver.hpp>
+#include <skyfabric/workloads/idle_helpers.hpp>
+#include <skyfabric/workloads/spread_solver.hpp>
 #include <skyfabric/workloads/network.hpp>
 #include <skyfabric/workloads/training.hpp>
 
@@ -201,6 +204,84 @@ void BM_DrainBatch_Cpu(benchmark::State& state) { drain_batch(state, sw::Backend
 void BM_DrainBatch_Cuda(benchmark::State& state) { drain_batch(state, sw::Backend::cuda); }
 BENCHMARK(BM_DrainBatch_Cpu)->Arg(64)->Arg(256)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DrainBatch_Cuda)->Arg(64)->Arg(256)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
+
+// One large problem: pairwise all-to-all step k = p/2 + 1 (rank i sends to i + k) over p ranks of
+// clusters of 81 (9 × 9 tori, 400 Gbps links of 1–2 µs), the clusters on a ring, each joined to the
+// next by 4 gateway links of 100 Gbps (50–150 µs): p = 5,184 is the 64-cluster constellation's size.
+// Paths are the shortest-latency routes, so a step's flows cross up to half the ring and share its
+// gateway links: a solve of tens of rounds over ~10^5 link crossings.
+const sw::FlowProblem& cluster_ring_phase(std::int32_t ranks) {
+    static std::map<std::int32_t, sw::FlowProblem> made;
+    if (auto it = made.find(ranks); it != made.end()) return it->second;
+    const std::int32_t side = 9, per = side * side, clusters = ranks / per;
+    Topology t;
+    t.node_count = clusters * per;
+    const auto link = [&](int a, int b, double gbps, double latency_s) {
+        Link l;
+        l.source = std::min(a, b);
+        l.target = std::max(a, b);
+        l.capacity_bps = gbps * 1e9;
+        l.latency_s = latency_s;
+        t.links.push_back(l);
+    };
+    for (int c = 0; c < clusters; ++c)
+        for (int r = 0; r < side; ++r)
+            for (int q = 0; q < side; ++q) {
+                const int v = c * per + r * side + q;
+                const double jitter = 1e-6 * (1.0 + static_cast<double>(mix(static_cast<std::uint64_t>(v)) % 1000) / 1000.0);
+                link(v, c * per + r * side + (q + 1) % side, 400.0, jitter);
+                link(v, c * per + ((r + 1) % side) * side + q, 400.0, jitter * 1.1);
+            }
+    for (int c = 0; c < clusters; ++c)
+        for (int g = 0; g < 4; ++g) {
+            const int a = c * per + g * 20, b = ((c + 1) % clusters) * per + g * 20 + 10;
+            link(a, b, 100.0, 1e-4 * (0.5 + static_cast<double>(mix(static_cast<std::uint64_t>(c * 4 + g)) % 1000) / 1000.0));
+        }
+    const auto net = sw::build_network(t);
+    sw::FlowProblem& p = made[ranks];
+    p.capacity_Bps = net.capacity_Bps;
+    const std::int32_t p_ranks = clusters * per, k = p_ranks / 2 + 1;
+    for (std::int32_t i = 0; i < p_ranks; ++i) {
+        const auto path = sw::route(net, i, (i + k) % p_ranks, sw::RoutingPolicy::shortest_latency);
+        if (path) p.add_flow(path->edges, 1e9 / p_ranks, path->latency_s);
+    }
+    return p;
+}
+
+// Arg 0: ranks; arg 1: threads (0: the one-thread solver, as the engine drains a phase alone;
+// N: SpreadMaxMin on N threads).
+void BM_OnePhase_Cpu(benchmark::State& state) {
+    const auto& p = cluster_ring_phase(static_cast<std::int32_t>(state.range(0)));
+    const auto threads = static_cast<std::int32_t>(state.range(1));
+    state.counters["flows"] = p.flow_count();
+    state.counters["crossings"] = static_cast<double>(p.flow_links.size());
+    if (threads == 0) {
+        const auto solver = sw::make_flow_solver(sw::Backend::cpu);
+        for (auto _ : state) benchmark::DoNotOptimize(solver->drain(p));
+        return;
+    }
+    sw::IdleHelpers helpers;
+    const sw::HelperThreads pool(helpers, threads);
+    sw::SpreadMaxMin spread;
+    std::vector<double> finish(static_cast<std::size_t>(p.flow_count()));
+    for (auto _ : state) benchmark::DoNotOptimize(spread.drain(p, finish.data(), helpers, nullptr));
+}
+void BM_OnePhase_Cuda(benchmark::State& state) {
+    if (sw::cuda_device_count() == 0) {
+        state.SkipWithError(("no CUDA device: " + sw::cuda_unavailable_reason()).c_str());
+        return;
+    }
+    const auto& p = cluster_ring_phase(static_cast<std::int32_t>(state.range(0)));
+    for (auto _ : state) benchmark::DoNotOptimize(sw::device_spread_drain(p));
+}
+// Where spreading starts to pay (spread_min_flows): the sizes on 1 and 2 threads; and the
+// 5,184-rank phase on up to 16 (bench/gpu.sh's "one" section).
+BENCHMARK(BM_OnePhase_Cpu)
+    ->ArgsProduct({{648, 1296, 2592, 5184}, {0, 1, 2}})
+    ->ArgsProduct({{5184}, {4, 8, 16}})
+    ->ArgNames({"ranks", "threads"})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_OnePhase_Cuda)->Arg(5184)->ArgName("ranks")->Unit(benchmark::kMillisecond);
 
 // Fault events of range(0) Monte Carlo trials for 81 satellites over one day (10 s dose-rate
 // samples with an SAA-like pass every orbit, 4 chips per satellite, link outages on), drawn

@@ -15,6 +15,7 @@
 #include <skyfabric/workloads/collectives.hpp>
 #include <skyfabric/workloads/collective_table.hpp>
 #include <skyfabric/workloads/flow_simulation.hpp>
+#include <skyfabric/workloads/idle_helpers.hpp>
 #include <skyfabric/workloads/input_text.hpp>
 #include <skyfabric/workloads/synthetic_fabric.hpp>
 
@@ -82,6 +83,7 @@ struct Options {
     std::string sizes = "1MiB..16GiB";
     std::string format = "table";
     int ranks = 0;
+    int threads = 0;
 };
 
 // Where the table goes, row by row as each size is timed: nccl-tests' table (what a person reads),
@@ -224,6 +226,10 @@ int run(const Options& o) {
     common::install_stop_handlers(common::InterruptedCalls::restart);
     const bool progress = stderr_is_terminal();  // which size is being timed, on stderr, erased before its row
     options.flow.stop = &common::stop_requested();  // and inside a size: its solve stops at the next event
+    // Threads beside this one for a large phase's solve (SpreadMaxMin): the same numbers sooner.
+    auto helpers = std::make_shared<workloads::IdleHelpers>();
+    const workloads::HelperThreads helper_threads(*helpers, o.threads);
+    options.flow.helpers = helpers;
     for (std::size_t i = 0; i < sizes.size() && !common::stop_requested().load(); ++i) {
         if (progress) std::fprintf(stderr, "[size %zu of %zu: %.0f B]\r", i + 1, sizes.size(), sizes[i]), std::fflush(stderr);
         const std::span<const double> size(&sizes[i], 1);
@@ -287,6 +293,9 @@ std::function<int()> add_collective_command(CLI::App& app, CLI::App*& command) {
     command->add_option("--trace", o->trace, "Write the sizes' collectives as a Chrome trace-event timeline to FILE (- : standard output)")
         ->type_name("FILE");
     command->add_option("--ranks", o->ranks, "Ranks (0 = every satellite)")->capture_default_str()->check(CLI::NonNegativeNumber);
+    add_threads_option(*command, o->threads)
+        ->description("At most N CPU threads for the flow solve of a phase of " + std::to_string(workloads::spread_min_flows) +
+                      " or more flows, which they share (0: every core; the same numbers at any N)");
     command
         ->add_option("--format", o->format,
                      "table (nccl-tests style, ending with '# Avg bus bandwidth : X GB/s'), csv or json (SI units: "

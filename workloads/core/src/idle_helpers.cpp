@@ -29,6 +29,7 @@ void IdleHelpers::run(std::size_t n, const std::function<void(std::size_t)>& bod
         for (std::size_t i = 0; i < n; ++i) body(i);
         return;
     }
+    shared_runs_.fetch_add(1, std::memory_order_relaxed);
     Job job;
     job.n = n;
     job.body = &body;
@@ -71,6 +72,16 @@ void IdleHelpers::close() {
         closed_ = true;
     }
     changed_.notify_all();
+}
+
+HelperThreads::HelperThreads(IdleHelpers& helpers, std::int32_t threads) : helpers_(helpers) {
+    if (threads == 0) threads = static_cast<std::int32_t>(std::max(1u, std::thread::hardware_concurrency()));
+    for (std::int32_t t = 1; t < threads; ++t) threads_.emplace_back([this] { helpers_.serve(); });
+}
+
+HelperThreads::~HelperThreads() {
+    helpers_.close();
+    for (auto& t : threads_) t.join();
 }
 
 }  // namespace skyfabric::workloads

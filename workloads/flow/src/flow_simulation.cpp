@@ -336,7 +336,7 @@ const CollectiveEngine::Cached& CollectiveEngine::phase_result(const Schedule& s
     const std::size_t i = batch.add(phase.pattern);
     const bool routed = build_phase(schedule, phase, placement, batch.problems[i], batch.global_edges[i]);
     if (routed) {
-        solver_.drain_batch(batch.built(), batch.results, options_.stop);
+        solver_.drain_batch(batch.built(), batch.results, options_.stop, options_.helpers.get());
         ++rate_solves_;
     }
     take_solution(routed, batch.problems[i], batch.global_edges[i], routed ? batch.results[i].makespan_s : inf, fresh);
@@ -407,7 +407,7 @@ double CollectiveEngine::run_static(const Schedule& schedule, const Placement& p
             slots.push_back(slot);
         }
         if (batch.used > 0) {
-            solver_.drain_batch(batch.built(), batch.results, options_.stop);
+            solver_.drain_batch(batch.built(), batch.results, options_.stop, options_.helpers.get());
             rate_solves_ += std::count(routed.begin(), routed.end(), 1);
         }
         solutions.assign(batch.used, Cached{});

@@ -1,9 +1,12 @@
 #include <skyfabric/workloads/flow_solver.hpp>
 
+#include <algorithm>
 #include <mutex>
 #include <stdexcept>
 
+#include <skyfabric/workloads/idle_helpers.hpp>
 #include <skyfabric/workloads/maxmin_core.hpp>
+#include <skyfabric/workloads/spread_solver.hpp>
 
 #include "flow_solver_cuda.hpp"
 
@@ -75,10 +78,11 @@ public:
     }
 
     void drain_batch(std::span<const FlowProblem> problems, std::vector<DrainResult>& out,
-                     const std::atomic<bool>* stop) const override {
+                     const std::atomic<bool>* stop, IdleHelpers* helpers) const override {
         // The engine calls this for every collective it solves, on every trial thread: scratch
         // per thread, grown and never shrunk, so a solve allocates nothing once warm.
         thread_local Scratch s;
+        thread_local SpreadMaxMin spread;
         out.resize(problems.size());
         for (std::size_t i = 0; i < problems.size(); ++i) {
             const FlowProblem& p = problems[i];
@@ -87,6 +91,13 @@ public:
             const auto l = static_cast<std::size_t>(p.link_count());
             DrainResult& r = out[i];
             r.finish_s.resize(f);
+            // Spread only where enough helpers are idle now: with fewer, this thread is faster on
+            // its own loop (the same bits either way).
+            if (helpers && p.flow_count() >= spread_min_flows && helpers->idle_count() >= spread_min_idle_helpers) {
+                r.makespan_s = spread.drain(p, r.finish_s.data(), *helpers, stop);
+                throw_if_stopped(stop);
+                continue;
+            }
             s.size(f, l);
             r.makespan_s = core::drain_flows(p.link_count(), p.capacity_Bps.data(), p.flow_count(),
                                              p.flow_offsets.data(), p.flow_links.data(), p.flow_bytes.data(),
@@ -120,14 +131,39 @@ public:
     Backend backend() const override { return Backend::cuda; }
     std::vector<std::vector<double>> solve_rates_batch(std::span<const FlowProblem> problems) const override {
         for (const auto& p : problems) check(p);
+        if (problems.size() == 1 && spread_on_device(problems[0])) return {detail::cuda_spread_rates(problems[0])};
         return detail::cuda_solve_rates_batch(problems);
     }
+    // Each problem of device_spread_min_flows or more spread over the device, the others in one
+    // launch, a GPU thread each.
     void drain_batch(std::span<const FlowProblem> problems, std::vector<DrainResult>& out,
-                     const std::atomic<bool>* stop) const override {
+                     const std::atomic<bool>* stop, IdleHelpers*) const override {
         for (const auto& p : problems) check(p);
         throw_if_stopped(stop);
-        detail::cuda_drain_batch(problems, out);
+        if (std::none_of(problems.begin(), problems.end(), spread_on_device)) {
+            detail::cuda_drain_batch(problems, out);
+            return;
+        }
+        out.resize(problems.size());
+        std::vector<FlowProblem> rest;
+        std::vector<std::size_t> rest_at;
+        for (std::size_t i = 0; i < problems.size(); ++i) {
+            if (spread_on_device(problems[i])) {
+                throw_if_stopped(stop);
+                detail::cuda_spread_drain(problems[i], out[i]);
+            } else {
+                rest.push_back(problems[i]);
+                rest_at.push_back(i);
+            }
+        }
+        if (rest.empty()) return;
+        std::vector<DrainResult> rest_out;
+        detail::cuda_drain_batch(rest, rest_out);
+        for (std::size_t j = 0; j < rest.size(); ++j) out[rest_at[j]] = std::move(rest_out[j]);
     }
+
+private:
+    static bool spread_on_device(const FlowProblem& p) { return p.flow_count() >= device_spread_min_flows; }
 };
 
 // Small batches on the CPU, large ones on the requested backend, resolved at the first large one.
@@ -140,8 +176,27 @@ public:
         return pick(problems.size()).solve_rates_batch(problems);
     }
     void drain_batch(std::span<const FlowProblem> problems, std::vector<DrainResult>& out,
-                     const std::atomic<bool>* stop) const override {
-        pick(problems.size()).drain_batch(problems, out, stop);
+                     const std::atomic<bool>* stop, IdleHelpers* helpers) const override {
+        if (problems.size() >= device_batch_min_problems) {
+            large().drain_batch(problems, out, stop, helpers);
+            return;
+        }
+        // A small batch: its problems of device_spread_min_flows or more on the device (spread),
+        // each run of the others on the CPU.
+        out.resize(problems.size());
+        thread_local std::vector<DrainResult> part;
+        for (std::size_t i = 0; i < problems.size();) {
+            const bool device = problems[i].flow_count() >= device_spread_min_flows;
+            std::size_t end = i + 1;
+            while (end < problems.size() && (problems[end].flow_count() >= device_spread_min_flows) == device) ++end;
+            if (i == 0 && end == problems.size()) {
+                (device ? large() : cpu_).drain_batch(problems, out, stop, helpers);
+                return;
+            }
+            (device ? large() : cpu_).drain_batch(problems.subspan(i, end - i), part, stop, helpers);
+            for (std::size_t j = i; j < end; ++j) std::swap(out[j], part[j - i]);
+            i = end;
+        }
     }
 
 private:
@@ -163,6 +218,14 @@ private:
 std::unique_ptr<FlowSolver> make_flow_solver(Backend requested) {
     if (resolve_backend(requested) == Backend::cuda) return std::make_unique<CudaFlowSolver>();
     return std::make_unique<CpuFlowSolver>();
+}
+
+DrainResult device_spread_drain(const FlowProblem& problem) {
+    check(problem);
+    (void)resolve_backend(Backend::cuda);  // a clear error without a device
+    DrainResult out;
+    detail::cuda_spread_drain(problem, out);
+    return out;
 }
 
 const FlowSolver& batch_flow_solver(Backend requested) {

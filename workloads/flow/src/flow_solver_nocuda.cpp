@@ -13,6 +13,8 @@ namespace {
 
 std::vector<std::vector<double>> cuda_solve_rates_batch(std::span<const FlowProblem>) { refuse(); }
 void cuda_drain_batch(std::span<const FlowProblem>, std::vector<DrainResult>&) { refuse(); }
+void cuda_spread_drain(const FlowProblem&, DrainResult&) { refuse(); }
+std::vector<double> cuda_spread_rates(const FlowProblem&) { refuse(); }
 
 }  // namespace skyfabric::workloads::detail
 

@@ -12,6 +12,7 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 namespace skyfabric::workloads {
@@ -20,6 +21,10 @@ class IdleHelpers {
 public:
     // Whether some thread waits in serve() now: when none does, run() does every item itself.
     bool any_idle() const { return idle_.load(std::memory_order_relaxed) > 0; }
+    // How many wait in serve() now.
+    std::int32_t idle_count() const { return idle_.load(std::memory_order_relaxed); }
+    // How many run() calls so far were offered to helpers (some idle when they began).
+    std::int64_t shared_runs() const { return shared_runs_.load(std::memory_order_relaxed); }
     // body(0) … body(n − 1), each once, on this thread and on the helpers idle now; returns once
     // all are done, rethrowing the first exception a body threw.
     void run(std::size_t n, const std::function<void(std::size_t)>& body);
@@ -43,7 +48,23 @@ private:
     std::condition_variable changed_;
     std::vector<Job*> jobs_;  // run()s under way
     std::atomic<std::int32_t> idle_{0};
+    std::atomic<std::int64_t> shared_runs_{0};
     bool closed_ = false;
+};
+
+// threads − 1 threads serving `helpers` while it lives (0: every core): a pool for a caller with
+// one thing to do at a time (`skyfabric collective --threads`, a benchmark), whose runs the caller
+// and they share.
+class HelperThreads {
+public:
+    HelperThreads(IdleHelpers& helpers, std::int32_t threads);
+    ~HelperThreads();
+    HelperThreads(const HelperThreads&) = delete;
+    HelperThreads& operator=(const HelperThreads&) = delete;
+
+private:
+    IdleHelpers& helpers_;
+    std::vector<std::thread> threads_;
 };
 
 }  // namespace skyfabric::workloads

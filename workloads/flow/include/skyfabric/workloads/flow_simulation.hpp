@@ -47,8 +47,10 @@ struct FlowOptions {
     // undamaged steps) share their routes here; not used with routes_before_damage (a damaged
     // network is a trial's own).
     std::shared_ptr<RouteStore> route_store;
-    // Threads with nothing else to do (simulate_cluster_trainings'): a phase's pairs missing from the
-    // route store's table are searched on them too (RouteCache::prefetch). The same routes.
+    // Threads with nothing else to do (simulate_cluster_trainings', `skyfabric collective --threads`'s):
+    // a phase's pairs missing from the route store's table are searched on them too
+    // (RouteCache::prefetch), and a phase of spread_min_flows or more flows is solved on them too
+    // (SpreadMaxMin). The same routes and the same bits.
     std::shared_ptr<IdleHelpers> helpers;
     // Where the engine's batches of phases are drained (batch_flow_solver), and how large they
     // grow (larger for a GPU): a run passes workload.backend resolved. On the CPU the numbers do

@@ -24,6 +24,42 @@ constexpr double drain_tie_rel = 1e-12;
 // Device code needs --expt-relaxed-constexpr for numeric_limits (set in CMake).
 SKYFABRIC_HD inline double infinity_value() { return std::numeric_limits<double>::infinity(); }
 
+// The per-element arithmetic of progressive filling, shared with the spread solver's steps
+// (maxmin_spread.hpp).
+// A link's fair share of what it has left.
+SKYFABRIC_HD inline double link_share(const double* link_remaining, const int* link_share_count, int l) {
+    return link_remaining[l] / link_share_count[l];
+}
+
+// The least share over flow f's links (+inf for none).
+SKYFABRIC_HD inline double flow_least_share(int f, const int* flow_offsets, const int* flow_links,
+                                            const double* link_remaining, const int* link_share_count) {
+    double m = infinity_value();
+    for (int k = flow_offsets[f]; k < flow_offsets[f + 1]; ++k) {
+        const double share = link_share(link_remaining, link_share_count, flow_links[k]);
+        if (share < m) m = share;
+    }
+    return m;
+}
+
+// A link whose share is above this is not the bottleneck of a flow with this least share, so
+// the link does not saturate this round.
+SKYFABRIC_HD inline double saturation_threshold(double least_share) {
+    return least_share + least_share * share_tie_rel;
+}
+
+// What a frozen flow of weight w at rate r takes from a link.
+SKYFABRIC_HD inline void take_from_link(double& remaining, int& share_count, double r, int w) {
+    remaining -= w == 1 ? r : r * w;
+    if (remaining < 0.0) remaining = 0.0;
+    share_count -= w;
+}
+
+// Whether flow f takes part in the solve at all.
+SKYFABRIC_HD inline bool takes_part(int f, const unsigned char* active, const int* flow_offsets) {
+    return active[f] != 0 && flow_offsets[f + 1] > flow_offsets[f];
+}
+
 // Progressive filling over directed links.
 //   capacity[link_count]        bytes/s per directed link
 //   flow_offsets[flow_count+1]  CSR into flow_links (link indices)
@@ -46,9 +82,9 @@ SKYFABRIC_HD inline void maxmin_rates(int link_count, const double* capacity, in
     int unfrozen = 0;
     for (int f = 0; f < flow_count; ++f) {
         rate[f] = 0.0;
-        const bool takes_part = active[f] != 0 && flow_offsets[f + 1] > flow_offsets[f];
-        flow_frozen[f] = takes_part ? 0 : 1;
-        if (!takes_part) continue;
+        const bool part = takes_part(f, active, flow_offsets);
+        flow_frozen[f] = part ? 0 : 1;
+        if (!part) continue;
         ++unfrozen;
         const int w = weight ? weight[f] : 1;
         for (int k = flow_offsets[f]; k < flow_offsets[f + 1]; ++k) link_share_count[flow_links[k]] += w;
@@ -61,21 +97,15 @@ SKYFABRIC_HD inline void maxmin_rates(int link_count, const double* capacity, in
         // rate[f] holds the flow's smallest link share until the flow freezes.
         for (int f = 0; f < flow_count; ++f) {
             if (flow_frozen[f]) continue;
-            double m = infinity_value();
-            for (int k = flow_offsets[f]; k < flow_offsets[f + 1]; ++k) {
-                const int l = flow_links[k];
-                const double share = link_remaining[l] / link_share_count[l];
-                if (share < m) m = share;
-            }
-            rate[f] = m;
+            rate[f] = flow_least_share(f, flow_offsets, flow_links, link_remaining, link_share_count);
         }
         for (int l = 0; l < link_count; ++l) link_saturated[l] = link_share_count[l] > 0;
         for (int f = 0; f < flow_count; ++f) {
             if (flow_frozen[f]) continue;
-            const double threshold = rate[f] + rate[f] * share_tie_rel;
+            const double threshold = saturation_threshold(rate[f]);
             for (int k = flow_offsets[f]; k < flow_offsets[f + 1]; ++k) {
                 const int l = flow_links[k];
-                if (link_remaining[l] / link_share_count[l] > threshold) link_saturated[l] = 0;
+                if (link_share(link_remaining, link_share_count, l) > threshold) link_saturated[l] = 0;
             }
         }
         for (int f = 0; f < flow_count; ++f) {
@@ -90,14 +120,12 @@ SKYFABRIC_HD inline void maxmin_rates(int link_count, const double* capacity, in
             const int w = weight ? weight[f] : 1;
             for (int k = flow_offsets[f]; k < flow_offsets[f + 1]; ++k) {
                 const int l = flow_links[k];
-                link_remaining[l] -= w == 1 ? rate[f] : rate[f] * w;
-                if (link_remaining[l] < 0.0) link_remaining[l] = 0.0;
-                link_share_count[l] -= w;
+                take_from_link(link_remaining[l], link_share_count[l], rate[f], w);
             }
         }
     }
     for (int f = 0; f < flow_count; ++f)
-        if (!(active[f] != 0 && flow_offsets[f + 1] > flow_offsets[f])) rate[f] = 0.0;
+        if (!takes_part(f, active, flow_offsets)) rate[f] = 0.0;
 }
 
 // Flows that carry the same bytes at rates that stay fixed (drain_flows says when they do)
@@ -184,14 +212,13 @@ SKYFABRIC_HD inline void drain_at_fixed_rates(const double* bytes, const double*
 struct NeverStopped {
     SKYFABRIC_HD bool operator()() const { return false; }
 };
-template <class Stopped = NeverStopped>
-SKYFABRIC_HD inline double drain_flows(int link_count, const double* capacity, int flow_count,
-                                       const int* flow_offsets, const int* flow_links,
-                                       const double* bytes, const double* latency_s,
-                                       double* finish_s, double* rate, double* remaining,
-                                       unsigned char* active, double* link_remaining,
-                                       int* link_share_count, unsigned char* link_saturated,
-                                       unsigned char* flow_frozen, int* order, Stopped stopped = {}) {
+// drain_flows_by is that loop with the solve given: rates(active, rate) fills rate[flow_count] with
+// the max-min rates of the flows active marks (maxmin_rates, or the spread solver of
+// maxmin_spread.hpp, which gives the same bits).
+template <class Rates, class Stopped = NeverStopped>
+SKYFABRIC_HD inline double drain_flows_by(Rates rates, int flow_count, const int* flow_offsets, const double* bytes,
+                                          const double* latency_s, double* finish_s, double* rate, double* remaining,
+                                          unsigned char* active, int* order, Stopped stopped = {}) {
     const double inf = infinity_value();
     int active_count = 0;
     bool equal_bytes = true;
@@ -211,8 +238,7 @@ SKYFABRIC_HD inline double drain_flows(int link_count, const double* capacity, i
     double t = 0.0;
     for (bool first = true; active_count > 0; first = false) {
         if (stopped()) break;
-        maxmin_rates(link_count, capacity, flow_count, flow_offsets, flow_links, active, rate,
-                     link_remaining, link_share_count, link_saturated, flow_frozen);
+        rates(active, rate);
         if (first && equal_bytes) {
             bool every_rate_positive = true;  // a zero can come from rounding: then solve again
             for (int i = 0; i < active_count && every_rate_positive; ++i) every_rate_positive = rate[order[i]] > 0.0;
@@ -248,6 +274,22 @@ SKYFABRIC_HD inline double drain_flows(int link_count, const double* capacity, i
         if (finish_s[f] > makespan) makespan = finish_s[f];
     }
     return makespan;
+}
+
+template <class Stopped = NeverStopped>
+SKYFABRIC_HD inline double drain_flows(int link_count, const double* capacity, int flow_count,
+                                       const int* flow_offsets, const int* flow_links,
+                                       const double* bytes, const double* latency_s,
+                                       double* finish_s, double* rate, double* remaining,
+                                       unsigned char* active, double* link_remaining,
+                                       int* link_share_count, unsigned char* link_saturated,
+                                       unsigned char* flow_frozen, int* order, Stopped stopped = {}) {
+    const auto rates = [=](const unsigned char* on, double* out) {
+        maxmin_rates(link_count, capacity, flow_count, flow_offsets, flow_links, on, out, link_remaining,
+                     link_share_count, link_saturated, flow_frozen);
+    };
+    return drain_flows_by(rates, flow_count, flow_offsets, bytes, latency_s, finish_s, rate, remaining, active, order,
+                          stopped);
 }
 
 }  // namespace skyfabric::workloads::core
