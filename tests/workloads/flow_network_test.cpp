@@ -1,6 +1,7 @@
 // FlowNetwork (flow_network.hpp), the flow front door: transfers' completion times against max-min
-// fair shares worked out by hand (Bertsekas & Gallager, Data Networks, 2nd ed., 6.5.2: progressive
-// filling), with a transfer's last byte landing its path's latency after it leaves.
+// fair shares worked out by hand (each link's capacity shared equally by the flows it bottlenecks,
+// what they leave going to the others), a transfer's last byte landing its path's latency after it
+// leaves.
 
 #include <cstdint>
 #include <limits>

@@ -3,7 +3,7 @@
 // when each one's last byte leaves; how they share the links is decided here, by max-min fair
 // rates (maxmin_core.hpp) over the network the clock gives, re-solved whenever the transfers, their
 // paths or the topology change. The role ASTRA-sim's network API plays for its workload layer
-// (Won et al., ASTRA-sim 2.0, ISPASS 2023: sim_send / sim_recv with a completion callback).
+// (a send, and a call back when it is done; docs/references.md "Independent checks").
 //
 // Transfers between the same two nodes follow the same path, so max-min gives each the same rate:
 // they are one flow of the solve weighted by how many they are (a group), and they drain in the
@@ -17,6 +17,7 @@
 // with the same max-min core over the same compact local problems (docs/architecture.md, "Flows").
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <queue>
