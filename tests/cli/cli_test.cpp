@@ -294,7 +294,7 @@ TEST(Cli, RefusesToOverwriteCompleteRunWithoutForce) {
     const auto again = run_scenario("scenarios/smoke.yaml", "", dir);
     EXPECT_EQ(again.status, 2) << again.output;
     EXPECT_NE(again.output.find("--force"), std::string::npos) << again.output;
-    EXPECT_EQ(run_command(skyfabric() + " run -q --force " + source("scenarios/smoke.yaml") + " -o " + dir.string()).status, 0);
+    EXPECT_EQ(run_scenario("scenarios/smoke.yaml", " --force", dir).status, 0);
     fs::remove_all(dir);
 }
 
