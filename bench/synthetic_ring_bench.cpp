@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include <skyfabric/workloads/flow_simulation.hpp>
+#include <skyfabric/workloads/collective_engine.hpp>
 #include <skyfabric/workloads/synthetic_fabric.hpp>
 
 namespace sw = skyfabric::workloads;

@@ -617,16 +617,6 @@ void detect_serving(const Input& in, const std::vector<TtftSplit>& completed, st
 
 }  // namespace
 
-const char* to_string(RunKind kind) {
-    switch (kind) {
-        case RunKind::formation: return "formation";
-        case RunKind::constellation: return "constellation";
-        case RunKind::fabric: return "fabric";
-        case RunKind::serving: return "serving";
-    }
-    return "formation";
-}
-
 double Breakdown::parts_sum_s() const {
     double sum = 0.0;
     for (const auto& p : parts) sum += p.seconds;

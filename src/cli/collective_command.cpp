@@ -14,7 +14,7 @@
 
 #include <skyfabric/workloads/collectives.hpp>
 #include <skyfabric/workloads/collective_table.hpp>
-#include <skyfabric/workloads/flow_simulation.hpp>
+#include <skyfabric/workloads/collective_engine.hpp>
 #include <skyfabric/workloads/idle_helpers.hpp>
 #include <skyfabric/workloads/input_text.hpp>
 #include <skyfabric/workloads/synthetic_fabric.hpp>

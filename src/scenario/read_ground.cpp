@@ -33,8 +33,7 @@ GroundConfig read_ground_stations(Section& top, const Scenario& sc) {
         st.site.longitude_rad = s.number("longitude_deg", -180.0, 180.0, {}, "deg") * deg;
         st.site.altitude_m = s.number("altitude_m", -500.0, 9000.0, 0.0, "m");
         st.min_elevation_rad = s.number("min_elevation_deg", 0.0, 89.0, 20.0, "deg") * deg;
-        st.kind = s.choice("kind", {"optical", "ka_band"}) == "optical" ? links::GroundLinkKind::optical
-                                                                        : links::GroundLinkKind::ka_band;
+        st.kind = s.choice("kind", links::ground_link_kind_names);
         st.users_share = s.number("users_share", 0.0, 1.0, 0.0);  // all 0: the users shared equally
         if (st.kind == links::GroundLinkKind::ka_band) {
             st.ka_band_rate_bps = s.number("rate_gbps", 1e-6, 1e3, {}, "Gbit/s") * 1e9;

@@ -104,7 +104,10 @@ ConstellationConfig read_constellation(Section s, bool present, const FormationC
         if (names.empty()) s.fail("algorithms", "list at least one of " + listed);
     }
     for (const auto& n : names) c.algorithms.push_back(*workloads::cluster_algorithm_from_name(n));
-    const std::string routing_model = s.choice("routing_model", {"auto", "two_level", "flat"}, "auto");
+    // auto, or a routing model by its name.
+    std::vector<std::string> routing_models{"auto"};
+    for (auto& name : workloads::routing_model_names.names()) routing_models.push_back(std::move(name));
+    const auto named_model = workloads::routing_model_names.value(s.choice("routing_model", routing_models, "auto"));
     // One home for local SGD's settings, whatever its replica (workloads/job.hpp).
     const std::pair<const char*, const char*> moved[] = {{"inner_steps", "local_steps"}, {"outer_bytes_per_element", "outer_bytes_per_element"}};
     for (const auto& [old_key, new_key] : moved)
@@ -146,10 +149,9 @@ ConstellationConfig read_constellation(Section s, bool present, const FormationC
     // two-level beyond, where a flat search settles most of the constellation (docs/routing.md).
     const auto gateway_links_into_a_cluster =
         static_cast<std::int64_t>(gw.gateways_per_cluster) * (static_cast<std::int64_t>(c.clusters.size()) - 1);
-    c.routing_model = routing_model == "flat" ? workloads::RoutingModel::flat
-                      : routing_model == "two_level" || gateway_links_into_a_cluster > workloads::max_entries
-                          ? workloads::RoutingModel::two_level
-                          : workloads::RoutingModel::flat;
+    c.routing_model = named_model ? *named_model
+                      : gateway_links_into_a_cluster > workloads::max_entries ? workloads::RoutingModel::two_level
+                                                                              : workloads::RoutingModel::flat;
     // Two clusters in one orbital plane whose lattices overlap along-track (at one place, or
     // closer than their radii) would run into each other's satellites: refused here, not met
     // as a separation alarm in the run. (An explicit layout's extent is its own; only a

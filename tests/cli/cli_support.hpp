@@ -68,6 +68,16 @@ inline std::string read_file(const fs::path& path) {
 inline std::string skyfabric() { return SKYFABRIC_EXE; }
 inline std::string source(const std::string& relative) { return std::string(SKYFABRIC_SOURCE_DIR) + "/" + relative; }
 
+// The tests' run set-up: `skyfabric run [-q] <scenario> <args> -o <out>`, the scenario a path in the
+// source tree and args its `--set`s and flags (each with a leading space). run_line gives the
+// command, for more flags after it or for signal_when; run_scenario runs it.
+inline std::string run_line(const std::string& scenario, const std::string& args, const fs::path& out, bool quiet = true) {
+    return skyfabric() + (quiet ? " run -q " : " run ") + source(scenario) + args + " -o " + out.string();
+}
+inline Result run_scenario(const std::string& scenario, const std::string& args, const fs::path& out, bool quiet = true) {
+    return run_command(run_line(scenario, args, out, quiet));
+}
+
 // An empty folder of its own for one test.
 inline fs::path fresh_dir(const std::string& name) {
     const fs::path dir = fs::temp_directory_path() / ("skyfabric_test_" + name + "_" + std::to_string(getpid()));

@@ -41,8 +41,7 @@ TEST(Cli, ProvenanceInEveryOutput) {
     // by tests/cli/check_provenance.py (hashlib and git, not skyfabric's code).
     const auto dir = fresh_dir("provenance");
     const auto run_dir = dir / "run", trace = dir / "run.trace.json";
-    const auto r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") +
-                               " --set duration_s=60 --set output.vtk=false -o " + run_dir.string() + " --trace " + trace.string());
+    const auto r = run_command(run_line("scenarios/smoke.yaml", " --set duration_s=60 --set output.vtk=false", run_dir) + " --trace " + trace.string());
     ASSERT_EQ(r.status, 0) << r.output;
     const auto sweep = run_command(skyfabric() + " sweep " + source("scenarios/smoke.yaml") +
                                    " --set duration_s=60 --set output.vtk=false --vary seed=1,2 --no-plot -q -o " +
@@ -64,8 +63,7 @@ TEST(Cli, OemExportEqualsTheRunsEciStates) {
     // epoch has a fraction of a second and the run crosses a year's end.
     const auto dir = fresh_dir("oem");
     const auto run_dir = dir / "run";
-    auto r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") +
-                         " --set orbit.epoch_utc=2027-12-31T23:55:00.25Z --set output.vtk=false -o " + run_dir.string());
+    auto r = run_scenario("scenarios/smoke.yaml", " --set orbit.epoch_utc=2027-12-31T23:55:00.25Z --set output.vtk=false", run_dir);
     ASSERT_EQ(r.status, 0) << r.output;
     r = run_command(skyfabric() + " oem " + run_dir.string() + " 2>&1");
     ASSERT_EQ(r.status, 0) << r.output;
@@ -88,8 +86,7 @@ TEST(Cli, OemExportEqualsTheRunsEciStates) {
     EXPECT_EQ(r.status, 2) << r.output;
     EXPECT_NE(r.output.find("no result.h5"), std::string::npos) << r.output;
     const auto no_eci = dir / "no_eci";
-    r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") + " --set output.eci=false --set output.vtk=false -o " +
-                    no_eci.string());
+    r = run_scenario("scenarios/smoke.yaml", " --set output.eci=false --set output.vtk=false", no_eci);
     ASSERT_EQ(r.status, 0) << r.output;
     r = run_command(skyfabric() + " oem " + no_eci.string() + " 2>&1");
     EXPECT_EQ(r.status, 2) << r.output;
@@ -105,15 +102,14 @@ TEST(Cli, ConstellationComparesEachClusterWithItsOwnNonlinearTruth) {
     // with itself has no error at all.
     const auto dir = fresh_dir("compare_clusters");
     const std::string common = " --set duration_s=3000 --set dynamics.compare_to=nonlinear --set output.vtk=false";
-    auto r = run_command(skyfabric() + " run -q " + source("scenarios/constellation-4x81.yaml") + common +
-                         " --set dynamics.model=hcw --set constellation.clusters=2 --set constellation.algorithms=ring -o " +
-                         (dir / "two").string());
+    auto r = run_scenario("scenarios/constellation-4x81.yaml", common +
+                         " --set dynamics.model=hcw --set constellation.clusters=2 --set constellation.algorithms=ring", dir / "two");
     ASSERT_EQ(r.status, 0) << r.output;
-    r = run_command(skyfabric() + " run -q " + source("scenarios/suncatcher-81.yaml") + common +
-                    " --set dynamics.model=hcw -o " + (dir / "one").string());
+    r = run_scenario("scenarios/suncatcher-81.yaml", common +
+                    " --set dynamics.model=hcw", dir / "one");
     ASSERT_EQ(r.status, 0) << r.output;
-    r = run_command(skyfabric() + " run -q " + source("scenarios/constellation-4x81.yaml") + common +
-                    " --set constellation.clusters=2 --set constellation.algorithms=ring -o " + (dir / "self").string());
+    r = run_scenario("scenarios/constellation-4x81.yaml", common +
+                    " --set constellation.clusters=2 --set constellation.algorithms=ring", dir / "self");
     ASSERT_EQ(r.status, 0) << r.output;
     std::ofstream(dir / "check.py") << R"(import sys, h5py, numpy as np
 two, one, itself = (h5py.File(p, "r")["dynamics/model_error_m"][...] for p in sys.argv[1:4])
@@ -134,10 +130,8 @@ TEST(Cli, ConstellationSummaryWritesLocalStepsAndItsOldNameInnerSteps) {
     // Issue 54: summary.json's constellation.inner_steps is now local_steps, the name of the key it
     // comes from (workload.local_steps); the old name is written beside it for one release.
     const auto dir = fresh_dir("local_steps_alias");
-    const auto r = run_command(skyfabric() + " run -q " + source("scenarios/constellation-4x81.yaml") +
-                               " --set duration_s=60 --set output.vtk=false --set output.hdf5=false"
-                               " --set constellation.algorithms=ring --set workload.local_steps=7 --yes -o " +
-                               (dir / "out").string());
+    const auto r = run_scenario("scenarios/constellation-4x81.yaml", " --set duration_s=60 --set output.vtk=false --set output.hdf5=false"
+                               " --set constellation.algorithms=ring --set workload.local_steps=7 --yes", dir / "out");
     ASSERT_EQ(r.status, 0) << r.output;
     const auto c = nlohmann::json::parse(read_file(dir / "out" / "summary.json"))["constellation"];
     EXPECT_EQ(c["local_steps"], 7) << c.dump();
@@ -155,8 +149,8 @@ TEST(Cli, ConstellationRecordsItsRoutingModelAndBothModelsTrainAlike) {
     const auto dir = fresh_dir("routing_model");
     const std::string common = " --set duration_s=600 --set output.vtk=false --set constellation.algorithms=[ring,diloco]";
     const auto run = [&](const std::string& name, const std::string& sets) {
-        const auto r = run_command(skyfabric() + " run -q " + source("scenarios/constellation-4x81.yaml") + common + sets +
-                                   " --yes -o " + (dir / name).string());
+        const auto r = run_scenario("scenarios/constellation-4x81.yaml", common + sets +
+                                   " --yes", dir / name);
         EXPECT_EQ(r.status, 0) << r.output;
     };
     run("auto4", "");
@@ -192,7 +186,7 @@ TEST(Cli, PrintedWallTimeIncludesWritingTheFiles) {
     // Issue 28: the wall time printed and in summary.json (wall_s) spans the files' writing, after the
     // simulation's own figure (simulation_wall_s) was taken: wall_s > simulation_wall_s, and the table prints wall_s.
     const auto dir = fresh_dir("wall_time");
-    const auto r = run_command(skyfabric() + " run " + source("scenarios/smoke.yaml") + " -o " + dir.string());
+    const auto r = run_scenario("scenarios/smoke.yaml", "", dir, false);
     ASSERT_EQ(r.status, 0) << r.output;
     const auto check = run_command(
         "/usr/bin/python3 -c \"import json,sys; s=json.load(open(sys.argv[1]+'/summary.json')); "
@@ -206,7 +200,7 @@ TEST(Cli, PrintedWallTimeIncludesWritingTheFiles) {
 
 TEST(Cli, RunsSmokeAndWritesReadableHdf5) {
     const auto dir = fresh_dir("smoke");
-    const auto r = run_command(skyfabric() + " run " + source("scenarios/smoke.yaml") + " -o " + dir.string());
+    const auto r = run_scenario("scenarios/smoke.yaml", "", dir, false);
     ASSERT_EQ(r.status, 0) << r.output;
     EXPECT_NE(r.output.find("minimum separation"), std::string::npos) << r.output;
     ASSERT_TRUE(fs::exists(dir / "result.h5"));
@@ -254,13 +248,12 @@ TEST(Cli, StationKeepingReportsAcquisitionApartAndASteadyRateBesideTheDifferenti
     const std::string sets = " --set station_keeping.enabled=true --set dynamics.drag.enabled=true"
                              " --set dynamics.drag.dispersion=0.1 --set links.enabled=false --set workload.enabled=false"
                              " --set radiation.enabled=false --set output.vtk=false --set output_step_s=30";
-    const auto r = run_command(skyfabric() + " run " + source("scenarios/smoke.yaml") + " -o " + (dir / "two_days").string() +
+    const auto r = run_command(run_line("scenarios/smoke.yaml", "", dir / "two_days", false) +
                                sets + " --set duration_s=172800");
     ASSERT_EQ(r.status, 0) << r.output;
     EXPECT_NE(r.output.find("excl. acquisition"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("differential-drag minimum"), std::string::npos) << r.output;
-    const auto short_run = run_command(skyfabric() + " run " + source("scenarios/smoke.yaml") + " -o " +
-                                       (dir / "short").string() + sets);
+    const auto short_run = run_command(run_line("scenarios/smoke.yaml", "", dir / "short", false) + sets);
     ASSERT_EQ(short_run.status, 0) << short_run.output;
     EXPECT_NE(short_run.output.find("n/a (window"), std::string::npos) << short_run.output;
     const std::string script = R"(
@@ -297,11 +290,11 @@ print('ok')
 
 TEST(Cli, RefusesToOverwriteCompleteRunWithoutForce) {
     const auto dir = fresh_dir("force");
-    ASSERT_EQ(run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") + " -o " + dir.string()).status, 0);
-    const auto again = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") + " -o " + dir.string());
+    ASSERT_EQ(run_scenario("scenarios/smoke.yaml", "", dir).status, 0);
+    const auto again = run_scenario("scenarios/smoke.yaml", "", dir);
     EXPECT_EQ(again.status, 2) << again.output;
     EXPECT_NE(again.output.find("--force"), std::string::npos) << again.output;
-    EXPECT_EQ(run_command(skyfabric() + " run -q --force " + source("scenarios/smoke.yaml") + " -o " + dir.string()).status, 0);
+    EXPECT_EQ(run_scenario("scenarios/smoke.yaml", " --force", dir).status, 0);
     fs::remove_all(dir);
 }
 
@@ -394,8 +387,7 @@ TEST(Cli, InterruptLeavesValidIncompleteOutputs) {
     const auto dir = fresh_dir("interrupt");
     // Twenty orbits of the 81-satellite cluster take many seconds; interrupt once frames
     // (every 6th sample) have been written.
-    const auto r = signal_when(skyfabric() + " run -q " + source("scenarios/suncatcher-81.yaml") +
-                                   " --set duration_orbits=20 -o " + dir.string(),
+    const auto r = signal_when(run_line("scenarios/suncatcher-81.yaml", " --set duration_orbits=20", dir),
                                staged_exists(dir, "vtk/formation_000002.vtp"), "INT");
     EXPECT_EQ(r.status, 130) << r.output;
     EXPECT_NE(r.output.find("marked incomplete"), std::string::npos) << r.output;
@@ -426,9 +418,8 @@ TEST(Cli, InterruptDuringTheFaultTrialsStopsThemPromptly) {
     // The Monte Carlo trials run after the samples, for minutes on a big constellation: Ctrl-C there
     // stops them (no further trial starts), and the physics and the nominal trial are kept.
     const auto dir = fresh_dir("interrupt_trials");
-    const auto r = signal_when(skyfabric() + " run -q " + source("scenarios/constellation-4x81.yaml") +
-                                   " --set duration_s=600 --set radiation.enabled=true --set radiation.rate_scale=100"
-                                   " --set radiation.trials=5000 -o " + dir.string(),
+    const auto r = signal_when(run_line("scenarios/constellation-4x81.yaml", " --set duration_s=600 --set radiation.enabled=true --set radiation.rate_scale=100"
+                                   " --set radiation.trials=5000", dir),
                                staged_exists(dir, "vtk/formation_000010.vtp"), "INT", 120);
     EXPECT_EQ(r.status, 130) << r.output;
     EXPECT_NE(r.output.find("interrupted during the fault trials"), std::string::npos) << r.output;
@@ -443,8 +434,7 @@ TEST(Cli, RadiationDoseAndFaultsOverADay) {
     // calibrated to about 150 rad(Si)/yr (docs/references.md), dose only grows, and every fault
     // event lies inside the run with a known kind and effect.
     const auto dir = fresh_dir("radiation");
-    const auto r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") +
-                               " --set duration_s=86400 --set output_step_s=60 --set output.vtk=false -o " + dir.string());
+    const auto r = run_scenario("scenarios/smoke.yaml", " --set duration_s=86400 --set output_step_s=60 --set output.vtk=false", dir);
     ASSERT_EQ(r.status, 0) << r.output;
     const auto check = run_command(
         "/usr/bin/python3 -c \"import h5py,json,sys,numpy as np; d=sys.argv[1]; f=h5py.File(d+'/result.h5','r'); "
@@ -475,9 +465,8 @@ TEST(Cli, SunlightSeriesShowTheDecemberEclipseAndNoneAtTheMarchEquinox) {
     const char* epochs[2] = {"2027-12-22T00:00:00Z", "2027-03-20T00:00:00Z"};
     for (int k = 0; k < 2; ++k) {
         const auto dir = fresh_dir(std::string("sun_") + std::to_string(k));
-        const auto r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") + " --set duration_s=5871 " +
-                                   "--set output_step_s=5 --set output.vtk=false --set orbit.epoch_utc=" + epochs[k] +
-                                   " -o " + dir.string());
+        const auto r = run_scenario("scenarios/smoke.yaml", std::string(" --set duration_s=5871 ") +
+                                   "--set output_step_s=5 --set output.vtk=false --set orbit.epoch_utc=" + epochs[k], dir);
         ASSERT_EQ(r.status, 0) << r.output;
         const std::string expect = k == 0 ? "assert abs(shadow - 20.2) < 0.3 and abs(umbra - 19.3) < 0.3, (shadow, umbra); "
                                             "assert abs(beta + 58.6) < 0.3, beta; assert s['samples_in_shadow'] > 0; "
@@ -502,9 +491,8 @@ TEST(Cli, PowerCyclesTheBatteryThroughShadowsAndThrottlesTrainingByTheDeficit) {
     // satellites out and drops their links.
     auto run = [&](const std::string& name, const std::string& extra) {
         const auto dir = fresh_dir(name);
-        const auto r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") +
-                                   " --set duration_s=86400 --set output_step_s=30 --set output.vtk=false "
-                                   "--set radiation.enabled=false --set power.enabled=true " + extra + " -o " + dir.string());
+        const auto r = run_scenario("scenarios/smoke.yaml", " --set duration_s=86400 --set output_step_s=30 --set output.vtk=false "
+                                   "--set radiation.enabled=false --set power.enabled=true " + extra, dir);
         EXPECT_EQ(r.status, 0) << r.output;
         return dir;
     };
@@ -579,8 +567,8 @@ TEST(Cli, AnnualDoseIsTheOrbitsLongTermAverageWhateverTheRunLength) {
     const char* durations[2] = {"2935", "5871"};
     for (int k = 0; k < 2; ++k) {
         const auto dir = fresh_dir(std::string("annual_dose_") + durations[k]);
-        const auto r = run_command(skyfabric() + " run " + source("scenarios/smoke.yaml") + " --set duration_s=" + durations[k] +
-                                   " --set output_step_s=30 --set output.vtk=false -o " + dir.string());
+        const auto r = run_scenario("scenarios/smoke.yaml", std::string(" --set duration_s=") + durations[k] +
+                                   " --set output_step_s=30 --set output.vtk=false", dir, false);
         ASSERT_EQ(r.status, 0) << r.output;
         EXPECT_NE(r.output.find("annual dose (long-term average)"), std::string::npos) << r.output;
         EXPECT_NE(r.output.find("over this run"), std::string::npos) << r.output;
@@ -604,8 +592,7 @@ TEST(Cli, FaultFreeGoodputIsDividedOut) {
     // Issue 28: with no faults (rate_scale 0) goodput is below 1 (the unfinished last step), and the
     // trials' goodput over the fault-free goodput is 1: the boundary step is divided out.
     const auto dir = fresh_dir("fault_free_ratio");
-    const auto r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") +
-                               " --set radiation.rate_scale=0 --set output.vtk=false -o " + dir.string());
+    const auto r = run_scenario("scenarios/smoke.yaml", " --set radiation.rate_scale=0 --set output.vtk=false", dir);
     ASSERT_EQ(r.status, 0) << r.output;
     const auto check = run_command(
         "/usr/bin/python3 -c \"import json,sys; s=json.load(open(sys.argv[1]+'/summary.json'))['radiation']; "
@@ -619,11 +606,10 @@ TEST(Cli, VtkFramesShowRadiationFaultsRebootsAndSpares) {
     // (crashes every few minutes across the formation) and one hot spare: the frames' status,
     // filled in after the run, must agree with /radiation/events (tests/cli/check_vtk_fault_status.py).
     const auto dir = fresh_dir("vtk_faults");
-    const auto r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") +
-                               " --set duration_s=2400 --set 'radiation.solar_particle_events=[{start_s: 0, "
+    const auto r = run_scenario("scenarios/smoke.yaml", " --set duration_s=2400 --set 'radiation.solar_particle_events=[{start_s: 0, "
                                "duration_s: 100000, flux_factor: 1e6}]' --set radiation.chips_per_satellite=16"
                                " --set radiation.spare_satellites=1 --set radiation.reboot_s=120"
-                               " --set output.vtk_every=1 -o " + dir.string());
+                               " --set output.vtk_every=1", dir);
     ASSERT_EQ(r.status, 0) << r.output;
     const auto check = run_command("/usr/bin/python3 " + source("tests/cli/check_vtk_fault_status.py") + " " +
                                    dir.string() + " 120");
@@ -644,10 +630,8 @@ TEST(Cli, FaultsActOnTheFabricTheirTrialsAndFrames) {
     // shrunk ring and links go down. The trials, trial 0's outages and the frames' fault_down must
     // agree (tests/cli/check_fabric_faults.py), and coupled goodput must fall below the fault-free 1.
     const auto dir = fresh_dir("fabric_faults");
-    const auto r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") +
-                               " --set duration_s=3000 --set radiation.rate_scale=200000 --set radiation.link_outages_per_day=0.0002"
-                               " --set workload.on_rank_loss=shrink --set radiation.trials=16 --set output.vtk_every=1 -o " +
-                               dir.string());
+    const auto r = run_scenario("scenarios/smoke.yaml", " --set duration_s=3000 --set radiation.rate_scale=200000 --set radiation.link_outages_per_day=0.0002"
+                               " --set workload.on_rank_loss=shrink --set radiation.trials=16 --set output.vtk_every=1", dir);
     ASSERT_EQ(r.status, 0) << r.output;
     const auto check = run_command("/usr/bin/python3 " + source("tests/cli/check_fabric_faults.py") + " " + dir.string());
     EXPECT_EQ(check.status, 0) << check.output;
@@ -661,8 +645,7 @@ TEST(Cli, VtkFramesCarryTheTrainingsLinkUtilisation) {
     // equal the run's utilisation per link in /workload/link_utilisation (equal epochs, steady
     // capacities on the smoke run), and some link must be busy.
     const auto dir = fresh_dir("vtk_utilisation");
-    const auto r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") + " --set output.vtk_every=1 -o " +
-                               dir.string());
+    const auto r = run_scenario("scenarios/smoke.yaml", " --set output.vtk_every=1", dir);
     ASSERT_EQ(r.status, 0) << r.output;
     const auto check = run_command(
         "/usr/bin/python3 -c \"import glob,sys,h5py,numpy as np; from vtkmodules.vtkIOXML import vtkXMLPolyDataReader; "
@@ -683,8 +666,7 @@ TEST(Cli, MixtureOfExpertsScenarioBreaksItsStepsDown) {
     // Issue 19: the shipped Kanana-2-class MoE on suncatcher-81 runs, and every step is compute +
     // its MoE all-to-alls + the exposed all-reduce (/workload/steps), as the summary says.
     const auto dir = fresh_dir("moe");
-    const auto r = run_command(skyfabric() + " run " + source("scenarios/suncatcher-81-moe.yaml") +
-                               " --set duration_s=1200 --set output.vtk=false --set radiation.trials=2 -o " + dir.string());
+    const auto r = run_scenario("scenarios/suncatcher-81-moe.yaml", " --set duration_s=1200 --set output.vtk=false --set radiation.trials=2", dir, false);
     ASSERT_EQ(r.status, 0) << r.output;
     EXPECT_NE(r.output.find("MoE all-to-all"), std::string::npos) << r.output;
     const auto check = run_command(
@@ -704,8 +686,7 @@ TEST(Cli, ConstellationTraceHasEveryAlgorithmAndOneTrackForRanksInStep) {
     // track, and DiLoCo's and NoLoCo's replicas one track each, whose rounds end where the outer sync ends.
     const auto dir = fresh_dir("constellation_trace");
     const auto trace = dir / "run.trace.json";
-    const auto r = run_command(skyfabric() + " run -q " + source("scenarios/constellation-4x81.yaml") +
-                               " --set duration_s=1200 --set output.vtk=false -o " + (dir / "run").string() + " --trace " +
+    const auto r = run_command(run_line("scenarios/constellation-4x81.yaml", " --set duration_s=1200 --set output.vtk=false", dir / "run") + " --trace " +
                                trace.string());
     ASSERT_EQ(r.status, 0) << r.output;
     std::ofstream(dir / "check.py") << R"(import json, sys
@@ -748,8 +729,7 @@ print("ok", len(ev))
 TEST(Cli, TraceMatchesTheHdf5StepTimings) {
     const auto dir = fresh_dir("trace");
     const auto trace = dir / "run.trace.json";
-    const auto r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") + " --set output.vtk=false -o " +
-                               dir.string() + " --trace " + trace.string());
+    const auto r = run_command(run_line("scenarios/smoke.yaml", " --set output.vtk=false", dir) + " --trace " + trace.string());
     ASSERT_EQ(r.status, 0) << r.output;
     // The ranks, all in step, share one named track; each written "step N" slice has the start
     // and duration of step N in /workload/steps (microseconds in the trace).
@@ -771,8 +751,7 @@ TEST(Cli, TraceMatchesTheHdf5StepTimings) {
         trace.string() + " " + (dir / "result.h5").string());
     EXPECT_EQ(check.status, 0) << check.output;
     // A trace that cannot hold every step says so (it used to sample silently).
-    const auto small = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") +
-                                   " --set output.vtk=false --set output.trace_max_events=60 -o " + dir.string() +
+    const auto small = run_command(run_line("scenarios/smoke.yaml", " --set output.vtk=false --set output.trace_max_events=60", dir) +
                                    " --force --trace " + trace.string());
     ASSERT_EQ(small.status, 0) << small.output;
     EXPECT_NE(small.output.find("step in"), std::string::npos) << small.output;
@@ -917,11 +896,10 @@ TEST(Cli, CollectiveWritesCsvJsonAndTheAverageBusBandwidth) {
 TEST(Cli, ThreadsCapTheMonteCarloTrials) {
     // Issue 18: --threads N caps the threads a run uses, radiation.threads included.
     const auto dir = fresh_dir("threads");
-    const auto r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") +
-                               " --set output.vtk=false --set radiation.threads=4 --threads 1 -o " + dir.string());
+    const auto r = run_scenario("scenarios/smoke.yaml", " --set output.vtk=false --set radiation.threads=4 --threads 1", dir);
     ASSERT_EQ(r.status, 0) << r.output;
     EXPECT_NE(read_file(dir / "summary.json").find("\"threads\": 1"), std::string::npos) << read_file(dir / "summary.json");
-    EXPECT_EQ(run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") + " --threads -1 -o " + dir.string()).status, 2);
+    EXPECT_EQ(run_scenario("scenarios/smoke.yaml", " --threads -1", dir).status, 2);
     fs::remove_all(dir);
 }
 
@@ -930,8 +908,7 @@ TEST(Cli, ResultOpensInXarrayWithNamedDimensionsAndTheEpoch) {
     // h5netcdf engine opens the file and each of its groups with named dimensions; the epoch is a
     // root attribute in ISO-8601 UTC.
     const auto dir = fresh_dir("xarray");
-    const auto r = run_command(skyfabric() + " run -q " + source("scenarios/smoke.yaml") +
-                               " --set orbit.epoch_utc=2027-06-01T12:30:00Z --set radiation.trials=4 -o " + dir.string());
+    const auto r = run_scenario("scenarios/smoke.yaml", " --set orbit.epoch_utc=2027-06-01T12:30:00Z --set radiation.trials=4", dir);
     ASSERT_EQ(r.status, 0) << r.output;
     const std::string script = R"(
 import h5py, sys, xarray as xr
@@ -997,10 +974,9 @@ TEST(Cli, ConstellationRadiationReportsEveryAlgorithmsGoodputAndGatewayLosses) {
     // below its fault-free goodput, gateway terminals lose links, and result.h5 holds one row per
     // algorithm and each algorithm's trials, consistent with summary.json.
     const auto dir = fresh_dir("constellation_radiation");
-    const auto r = run_command(skyfabric() + " run " + source("scenarios/constellation-4x81.yaml") +
-                               " --set duration_s=1800 --set output_step_s=60 --set output.vtk=false"
+    const auto r = run_scenario("scenarios/constellation-4x81.yaml", " --set duration_s=1800 --set output_step_s=60 --set output.vtk=false"
                                " --set workload.local_steps=5 --set radiation.enabled=true --set radiation.rate_scale=1000"
-                               " --set radiation.trials=6 --set radiation.link_outages_per_day=0 -o " + dir.string());
+                               " --set radiation.trials=6 --set radiation.link_outages_per_day=0", dir, false);
     ASSERT_EQ(r.status, 0) << r.output;
     // Issue 52 (item 13): the summary table says the goodput's interval is where the trials lie
     // (min–max of 6), prints the mean's 95 % confidence interval beside it, leaves out the envelope
@@ -1041,8 +1017,8 @@ TEST(Cli, ConstellationHotSparesArePerClusterAndTrainOnlyAsReplacements) {
     const std::string common = " --set duration_s=1200 --set output_step_s=60 --set output.vtk=false --set output.hdf5=false"
                                " --set workload.local_steps=5 --set radiation.enabled=true --set radiation.rate_scale=1000"
                                " --set radiation.trials=4";
-    const auto r = run_command(skyfabric() + " run -q " + source("scenarios/constellation-4x81.yaml") + common +
-                               " --set radiation.spare_satellites=2 -o " + dir.string());
+    const auto r = run_scenario("scenarios/constellation-4x81.yaml", common +
+                               " --set radiation.spare_satellites=2", dir);
     ASSERT_EQ(r.status, 0) << r.output;
     // A rank moves to a spare only once lost (the swaps' counts and costs: ClusterFaults' tests).
     const auto check = run_command(
@@ -1070,17 +1046,16 @@ TEST(Cli, ConstellationRunsItsClustersGatewayLayerAndAlgorithms) {
     for (const char* spacing_km : {"100", "3000"}) {
         const auto dir = fresh_dir(std::string("constellation_") + spacing_km);
         const std::string common = " --set duration_s=600 --set output_step_s=60 --set output.vtk=false";
-        const auto r = run_command(skyfabric() + " run " + source("scenarios/constellation-4x81.yaml") + common +
-                                   " --set constellation.spacing_km=" + spacing_km + " --set workload.local_steps=5 -o " +
-                                   (dir / "four").string());
+        const auto r = run_scenario("scenarios/constellation-4x81.yaml", common +
+                                   " --set constellation.spacing_km=" + spacing_km + " --set workload.local_steps=5", dir / "four", false);
         ASSERT_EQ(r.status, 0) << r.output;
         for (const char* name : {"ring", "hierarchical", "diloco", "noloco"}) EXPECT_NE(r.output.find(name), std::string::npos) << r.output;
         // Cluster 1 alone: suncatcher-81 with its chief moved `spacing` along the orbit (a = R_E + 650 km).
         char arg_latitude_deg[32];
         std::snprintf(arg_latitude_deg, sizeof arg_latitude_deg, "%.17g", std::stod(spacing_km) * 1e3 / (6378137.0 + 650e3) * 180.0 / M_PI);
-        const auto one = run_command(skyfabric() + " run -q " + source("scenarios/suncatcher-81.yaml") + common +
+        const auto one = run_scenario("scenarios/suncatcher-81.yaml", common +
                                      " --set radiation.enabled=false --set orbit.arg_latitude_deg=" +
-                                     arg_latitude_deg + " -o " + (dir / "one").string());
+                                     arg_latitude_deg, dir / "one");
         ASSERT_EQ(one.status, 0) << one.output;
         const auto check = run_command("/usr/bin/python3 " + source("tests/cli/check_constellation.py") + " " +
                                        (dir / "four").string() + " " + (dir / "one").string() + " " + spacing_km);

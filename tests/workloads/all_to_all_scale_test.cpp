@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <skyfabric/workloads/collectives.hpp>
-#include <skyfabric/workloads/flow_simulation.hpp>
+#include <skyfabric/workloads/collective_engine.hpp>
 #include <skyfabric/workloads/flow_solver.hpp>
 #include <skyfabric/workloads/synthetic_fabric.hpp>
 
@@ -65,7 +65,7 @@ double phases_drained_alone(const sw::Schedule& s, int p, double B, double alpha
 }  // namespace
 
 // The engine hands a collective's phases to the flow solver in batches of at most 2^18 flows
-// (flow_simulation.cpp), phases of one pattern sharing a problem. Its duration is still the sum
+// (collective_engine.cpp), phases of one pattern sharing a problem. Its duration is still the sum
 // of each phase drained alone, in order, to the bit: across the batches of a pairwise
 // all-to-all (599 phases of 600 flows), a direct one (one phase larger than a batch) and a ring
 // all-reduce (repeated patterns), with the phase cache (key 0) and without it.

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <skyfabric/workloads/cluster_training.hpp>
-#include <skyfabric/workloads/flow_simulation.hpp>
+#include <skyfabric/workloads/collective_engine.hpp>
 
 #include "test_helpers.hpp"
 

@@ -14,7 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <skyfabric/workloads/collectives.hpp>
-#include <skyfabric/workloads/flow_simulation.hpp>
+#include <skyfabric/workloads/collective_engine.hpp>
 #include <skyfabric/workloads/repeated_sum.hpp>
 #include <skyfabric/workloads/training.hpp>
 

@@ -484,58 +484,7 @@ TEST(Routing, NoGuideWhereItWouldNotPayOrCouldNotBeTrusted) {
     }
 }
 
-TEST(RouteStore, EqualNetworksShareATableAndAnyDifferenceGetsItsOwn) {
-    const auto topology = graph(1);
-    const auto net = sw::build_network(topology);
-    const auto policy = sw::RoutingPolicy::shortest_latency;
-    sw::RouteStore store;
-    const auto table = store.table_for(net, policy, 2);
-    EXPECT_EQ(store.table_for(sw::build_network(topology), policy, 2), table);  // rebuilt: equal content
-    // One capacity, one latency, the disjoint paths asked for or the policy: another table.
-    auto slower = topology;
-    slower.links[3].capacity_bps *= 0.5;
-    auto longer = topology;
-    longer.links[3].latency_s = std::nextafter(longer.links[3].latency_s, inf);
-    EXPECT_NE(store.table_for(sw::build_network(slower), policy, 2), table);
-    EXPECT_NE(store.table_for(sw::build_network(longer), policy, 2), table);
-    EXPECT_NE(store.table_for(net, policy, 3), table);
-    EXPECT_NE(store.table_for(net, sw::RoutingPolicy::widest, 2), table);
-    EXPECT_EQ(store.tables(), 5u);
-
-    // Asked with a keyframe's shared object: the same table (first by content, then by the object),
-    // and another object with equal content still shares it; an object that is not the network, refused.
-    const auto object = std::make_shared<const sw::Network>(sw::build_network(topology));
-    EXPECT_EQ(store.table_for(*object, policy, 2, object), table);
-    EXPECT_EQ(store.table_for(*object, policy, 2, object), table);
-    EXPECT_EQ(store.table_for(net, policy, 2), table);
-    EXPECT_NE(store.table_for(*object, policy, 3, object), table);  // the object, other paths: another table
-    const auto slower_object = std::make_shared<const sw::Network>(sw::build_network(slower));
-    EXPECT_NE(store.table_for(*slower_object, policy, 2, slower_object), table);
-    EXPECT_THROW((void)store.table_for(net, policy, 2, object), std::invalid_argument);
-    EXPECT_EQ(store.tables(), 5u);
-
-    // A second cache sharing the table is served the paths the first found (the same objects: no
-    // search), and they are the paths a cache of its own finds.
-    sw::RouteCache first, second, alone;
-    first.share(table);
-    second.share(store.table_for(net, policy, 2));
-    for (std::int32_t s = 0; s < net.node_count; ++s)
-        for (std::int32_t t = 0; t < net.node_count; ++t) {
-            const auto& found = first.get(net, s, t, policy, 2);
-            const auto& served = second.get(net, s, t, policy, 2);
-            EXPECT_EQ(&served, &found) << s << "→" << t;
-            const auto& own = alone.get(net, s, t, policy, 2);
-            ASSERT_EQ(own.size(), found.size()) << s << "→" << t;
-            for (std::size_t q = 0; q < own.size(); ++q) {
-                EXPECT_EQ(found[q].edges, own[q].edges) << s << "→" << t;
-                EXPECT_EQ(found[q].latency_s, own[q].latency_s) << s << "→" << t;
-            }
-        }
-    EXPECT_GT(table->bytes(), 0u);
-    EXPECT_EQ(store.bytes(), table->bytes());  // the others were never filled
-}
-
-TEST(RouteStore, IdleThreadsPrefetchTheRoutesAGetWouldSearch) {
+TEST(RouteCache, IdleThreadsPrefetchTheRoutesAGetWouldSearch) {
     // RouteCache::prefetch puts in the shared table, for every pair asked, the disjoint paths the
     // textbook search gives (those get() would search), with a helper thread taking a share; with no
     // helper idle it searches nothing (get() searches each pair as it comes, as before).
@@ -605,29 +554,4 @@ TEST(RouteStore, GuidedTablesAndTheirDamagedCopiesGiveTheTextbookPaths) {
             for (std::int32_t t = 0; t < dnet.node_count; ++t)
                 expect_paths(cache.get(dnet, s, t, policy, 4), reference_disjoint(dnet, s, t, policy, 4), s, t);
     }
-}
-
-TEST(RouteStore, DropsTheLeastRecentlyAskedTablesPastItsBudget) {
-    const auto policy = sw::RoutingPolicy::shortest_latency;
-    std::vector<sw::Network> nets;
-    for (int v = 0; v < 3; ++v) nets.push_back(sw::build_network(graph(v)));
-    const auto fill = [&](sw::RouteStore& store, const sw::Network& net) {
-        sw::RouteCache cache;
-        cache.share(store.table_for(net, policy, 2));
-        for (std::int32_t t = 1; t < net.node_count; ++t) (void)cache.get(net, 0, t, policy, 2);
-    };
-    sw::RouteStore unbounded;
-    for (const auto& net : nets) fill(unbounded, net);
-    ASSERT_EQ(unbounded.tables(), 3u);
-    // A budget that holds the first two tables but not the third as well.
-    sw::RouteStore store(unbounded.bytes() - 1);
-    fill(store, nets[0]);
-    fill(store, nets[1]);
-    (void)store.table_for(nets[0], policy, 2);  // asked again: net 1's is now the least recent
-    fill(store, nets[2]);
-    (void)store.table_for(nets[2], policy, 2);  // asked again: counts what the third one now holds
-    EXPECT_LE(store.bytes(), unbounded.bytes() - 1);
-    const auto kept0 = store.table_for(nets[0], policy, 2);
-    EXPECT_GT(kept0->bytes(), 0u) << "the most recently asked table is kept";
-    EXPECT_EQ(store.table_for(nets[1], policy, 2)->bytes(), 0u) << "the least recent is dropped: a new, empty one";
 }

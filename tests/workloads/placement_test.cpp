@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <skyfabric/workloads/collective_table.hpp>
-#include <skyfabric/workloads/flow_simulation.hpp>
+#include <skyfabric/workloads/collective_engine.hpp>
 #include <skyfabric/workloads/placement.hpp>
 
 #include "test_helpers.hpp"

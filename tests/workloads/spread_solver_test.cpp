@@ -16,7 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <skyfabric/workloads/collectives.hpp>
-#include <skyfabric/workloads/flow_simulation.hpp>
+#include <skyfabric/workloads/collective_engine.hpp>
 #include <skyfabric/workloads/flow_solver.hpp>
 #include <skyfabric/workloads/idle_helpers.hpp>
 #include <skyfabric/workloads/maxmin_core.hpp>

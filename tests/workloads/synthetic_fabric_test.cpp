@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <skyfabric/workloads/collectives.hpp>
-#include <skyfabric/workloads/flow_simulation.hpp>
+#include <skyfabric/workloads/collective_engine.hpp>
 #include <skyfabric/workloads/network.hpp>
 #include <skyfabric/workloads/synthetic_fabric.hpp>
 

@@ -3,7 +3,7 @@
 
 The satellite status names come from the frames (field data status_names, written from the C++
 table links::satellite_status_names); STATUS_NAMES is only for frames written before they carried
-them, and tests/viz/pvd_writer.cpp fails when it differs from that table.
+them, and tests/viz/pvd_writer_test.cpp fails when it differs from that table.
 """
 
 STATUS_NAMES = ["ok", "faulted", "rebooting", "spare"]   # index = SatelliteStatus value

@@ -2,7 +2,7 @@
 // Flows of one max-min solve over a compact index of the network edges they use: each filling round
 // of maxmin_core walks every link it is given, and a solve's flows use a few of a fabric's thousands.
 // A link's index does not enter the arithmetic, so the rates are those of a solve over every edge.
-// Shared by the collective engine and the serving engine. Internal.
+// Shared by the collective engine and the flow network (flow_network.hpp). Internal.
 
 #include <skyfabric/workloads/flow_solver.hpp>
 #include <skyfabric/workloads/maxmin_core.hpp>
@@ -38,7 +38,7 @@ inline void release_compact(std::span<const std::int32_t> global_edge, std::vect
 }
 
 // One problem and its rates, solved where each solve depends on the last (flows that end or are
-// rerouted between solves): the engine's phases across a topology change, the serving engine.
+// rerouted between solves): the engine's phases across a topology change, the flow network.
 struct LocalProblem {
     FlowProblem problem;
     std::vector<std::int32_t> global_edge;  // local link → network edge

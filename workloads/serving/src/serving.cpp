@@ -1,11 +1,10 @@
 #include <skyfabric/workloads/serving.hpp>
 
-#include <skyfabric/workloads/maxmin_core.hpp>
+#include <skyfabric/workloads/flow_network.hpp>
 #include <skyfabric/workloads/network.hpp>
 #include <skyfabric/workloads/training.hpp>
 
 #include "instance_share.hpp"
-#include "local_problem.hpp"
 #include "serving_records.hpp"
 #include "shared_training.hpp"
 
@@ -25,12 +24,13 @@ namespace {
 
 constexpr double inf = std::numeric_limits<double>::infinity();
 
-// The event-driven run: arrivals, prefills, KV shards as flows on the clock's network, decode steps.
+// The event-driven run: arrivals, prefills, KV shards as transfers on the flow network (flow_network.hpp)
+// over the clock's topology, decode steps.
 class Serving {
 public:
     Serving(const ServingConfig& c, const Accelerator& a, TopologySource source, const RequestSink* sink)
-        : c_(c), a_(a), clock_(std::move(source)), generator_(c.requests, c.start_s), sink_(sink),
-          tally_(c.ttft_slo_s, c.tpot_slo_s, c.start_s, c.end_s) {
+        : c_(c), a_(a), clock_(std::move(source)), flows_(clock_, c.network_routing, c.cluster_of),
+          generator_(c.requests, c.start_s), sink_(sink), tally_(c.ttft_slo_s, c.tpot_slo_s, c.start_s, c.end_s) {
         const auto& e = c.engines;
         const std::int32_t prefill_nodes = e.prefill.instances * e.prefill.satellites_per_instance;
         const std::int32_t nodes_needed = prefill_nodes + e.decode.instances * e.decode.satellites_per_instance;
@@ -77,48 +77,38 @@ public:
 
     ServingResult run() {
         double now = c_.start_s;
-        now_ = settled_s_ = c_.start_s;
+        now_ = c_.start_s;
         Request next = next_request();
         for (std::uint64_t turn = 1;; ++turn) {
             if (turn % 256 == 0 && c_.stop && c_.stop->load(std::memory_order_relaxed)) {
                 stopped_at_s_ = now;
-                settle();
+                flows_.settle(now_);
                 break;
             }
-            if (dirty_) solve_rates();
-            // The first drain as a duration from settled_s_, not an absolute time: now + d − now loses d's
-            // low bits when now is large, so draining shards are picked by their own durations.
-            const double drain_dt = first_drain_dt_;
-            const double t_drain = settled_s_ + drain_dt;
+            const double t_drain = flows_.next_drain_s(now_);
             const double t_event = events_.empty() ? inf : events_.top().time_s;
             const double t_arrival = next.arrival_s;
-            const double t_topology = clock_.next_change_s();
+            const double t_topology = flows_.next_change_s();
             const double t_outage = next_outage_ < outages_.size() ? outages_[next_outage_].start_s : inf;
             const double t_compute = tenant_ ? tenant_->compute_end_s() : inf;
             const double t = std::min({t_drain, t_event, t_arrival, t_topology, t_outage, t_compute});
             if (!(t < c_.end_s)) {
                 account_gateways(now, c_.end_s - now);
                 now_ = c_.end_s;
-                settle();
+                flows_.settle(now_);
                 break;
             }
             const double dt = t - now;
             account_gateways(now, dt);
             now = now_ = t;
             if (t_drain <= t) {
-                drain(drain_dt, now);
-                settle();
-                dirty_ = true;
+                drained(now);
                 continue;
             }
             if (t_topology <= t) {
-                clock_.advance_to(t);
+                flows_.change_topology(t);
                 ++summary_.topology_epochs;
-                routes_.clear();
                 distances_.clear();
-                settle();
-                for (const std::int32_t i : busy_) route(groups_[static_cast<std::size_t>(i)]);  // the others when next used
-                dirty_ = true;
                 continue;
             }
             if (t_event <= t) {
@@ -142,7 +132,7 @@ public:
             // (a stream far above what the engines serve spends its time here). They change nothing but the
             // counts, so `now` stays: the next turn moves the shards over the whole interval. The rates hold
             // (not dirty), so the first drain is still t_drain; the arrival may have scheduled an event.
-            if (held_ >= c_.max_queued_requests && !dirty_) {
+            if (held_ >= c_.max_queued_requests && flows_.rates_current()) {
                 const double t_next_event = events_.empty() ? inf : events_.top().time_s;
                 const double until = std::min({t_drain, t_next_event, t_topology, t_outage, t_compute, c_.end_s});
                 for (std::uint64_t k = 1; next.arrival_s < until; ++k) {
@@ -159,7 +149,7 @@ public:
 
 private:
     enum class EventKind : std::uint8_t { prefill_done = 0, shard_arrived = 1, decode_step = 2, training_flow_landed = 3 };
-    static constexpr std::int64_t training_flow = -1;  // a Shard's request when it carries the training job's transfer
+    static constexpr std::int64_t training_flow = -1;  // the tag of the training job's transfers (a KV shard's: its request)
     struct Event {
         double time_s;
         std::int64_t order;  // ties: in the order scheduled
@@ -172,36 +162,6 @@ private:
     struct InstanceOutage {
         double start_s, end_s;
         std::int32_t instance;  // prefill instances first, then decode
-    };
-    // One satellite's share of a request's KV cache, in flight from a prefill satellite to a decode satellite
-    // (or a transfer of the shared training job's collective: request training_flow).
-    struct Shard {
-        std::int64_t request = 0;
-        double bytes = 0.0;
-        double finish_work = 0.0;  // its group's work when its last byte leaves (the group's work at its start + bytes)
-        std::uint64_t seq = 0;     // start order: shards that drain together land in it
-        std::int32_t group = -1;   // -1: the slot is free
-    };
-    struct QueuedShard {
-        double finish_work;
-        std::uint64_t seq;
-        std::int32_t slot;
-        bool operator>(const QueuedShard& o) const { return finish_work != o.finish_work ? finish_work > o.finish_work : seq > o.seq; }
-    };
-    // The shards in flight from one node to another. They share a path, so max-min gives each the same rate
-    // and they drain in order of finish_work: the solve and the clock walk groups, not shards (a backlog of
-    // thousands of caches on one link is one weighted flow), and the next to drain is each queue's front.
-    struct ShardGroup {
-        std::int32_t source = 0, target = 0;
-        std::vector<std::int32_t> edges;  // empty: no path now
-        double latency_s = 0.0;
-        std::int32_t gateway_hops = 0;    // edges of the path between clusters
-        std::int64_t routed_in = -1;      // the topology epoch of edges
-        double rate = 0.0;                // each member's, at the last solve
-        double work = 0.0;                // bytes each member sent since the group was last empty
-        std::int32_t members = 0, training_members = 0;
-        std::int32_t busy_at = -1;        // its place in busy_ while it has members
-        std::priority_queue<QueuedShard, std::vector<QueuedShard>, std::greater<>> queue;  // removed shards linger
     };
     struct DecodeInstance {
         std::vector<std::int64_t> running;
@@ -224,130 +184,25 @@ private:
         events_.push(Event{t, order_++, kind, subject, generation});
     }
 
-    // Brings every busy group's work (and so each shard's bytes left: finish_work − work) from settled_s_
-    // to now_. The rates hold between solves, so the shards are settled only where their set, paths or
-    // rates change, or a drain needs them: a turn that
-    // touches no shard (a decode step, an arrival) costs nothing per shard in flight, where a backlog of
-    // thousands of caches sharing one link had made every turn walk them all.
-    void settle() {
-        const double dt = now_ - settled_s_;
-        if (dt > 0.0)
-            for (const std::int32_t i : busy_) {
-                auto& g = groups_[static_cast<std::size_t>(i)];
-                g.work += g.rate * dt;
-                if (g.edges.empty()) summary_.stalled_transfer_s += dt * g.members;
-            }
-        settled_s_ = now_;
-    }
-
-    void route(ShardGroup& g) {
-        const auto& net = clock_.network();
-        const auto& paths = routes_.get(net, g.source, g.target, c_.network_routing, 1);
-        g.edges.clear();
-        g.latency_s = 0.0;
-        g.gateway_hops = 0;
-        g.routed_in = summary_.topology_epochs;
-        if (!paths.empty()) {
-            g.edges = paths.front().edges;
-            g.latency_s = paths.front().latency_s;
-            if (!c_.cluster_of.empty())
-                for (const std::int32_t e : g.edges) {  // a node on the ground (cluster -1) is no gateway's
-                    const std::int32_t a = c_.cluster_of[static_cast<std::size_t>(net.edge_from[e])];
-                    const std::int32_t b = c_.cluster_of[static_cast<std::size_t>(net.edge_to[e])];
-                    g.gateway_hops += a >= 0 && b >= 0 && a != b;
-                }
-        }
-    }
-
-    // Starts a shard at now_ (the shards settled to it).
-    void add_shard(std::int64_t request, std::int32_t source, std::int32_t target, double bytes) {
-        const std::int64_t key = static_cast<std::int64_t>(source) * clock_.topology().node_count + target;
-        auto [it, fresh] = group_of_pair_.try_emplace(key, static_cast<std::int32_t>(groups_.size()));
-        if (fresh) {
-            groups_.emplace_back();
-            groups_.back().source = source;
-            groups_.back().target = target;
-        }
-        auto& g = groups_[static_cast<std::size_t>(it->second)];
-        if (g.routed_in != summary_.topology_epochs) route(g);
-        std::int32_t slot;
-        if (free_slots_.empty()) {
-            slot = static_cast<std::int32_t>(shards_.size());
-            shards_.emplace_back();
-        } else {
-            slot = free_slots_.back();
-            free_slots_.pop_back();
-        }
-        auto& sh = shards_[static_cast<std::size_t>(slot)];
-        sh = Shard{request, bytes, g.work + bytes, next_seq_++, it->second};
-        g.queue.push(QueuedShard{sh.finish_work, sh.seq, slot});
-        if (g.members++ == 0) {
-            g.busy_at = static_cast<std::int32_t>(busy_.size());
-            busy_.push_back(it->second);
-        }
-        if (request == training_flow) ++g.training_members;
-        ++in_flight_;
-    }
-
-    void remove_shard(std::int32_t slot) {
-        auto& sh = shards_[static_cast<std::size_t>(slot)];
-        auto& g = groups_[static_cast<std::size_t>(sh.group)];
-        --g.members;
-        if (sh.request == training_flow) --g.training_members;
-        if (g.members == 0) {  // its work starts from 0 again, and the lingering entries go
-            g.work = 0.0;
-            g.queue = {};
-            const std::int32_t last = busy_.back();
-            busy_[static_cast<std::size_t>(g.busy_at)] = last;
-            groups_[static_cast<std::size_t>(last)].busy_at = g.busy_at;
-            busy_.pop_back();
-            g.busy_at = -1;
-        }
-        sh.group = -1;
-        free_slots_.push_back(slot);
-        --in_flight_;
-    }
-
-    // The group's next shard to drain (removed shards dropped from its queue); null when it has none.
-    const QueuedShard* front(ShardGroup& g) {
-        while (!g.queue.empty()) {
-            const auto& q = g.queue.top();
-            const auto& sh = shards_[static_cast<std::size_t>(q.slot)];
-            if (sh.group >= 0 && sh.seq == q.seq) return &q;
-            g.queue.pop();
-        }
-        return nullptr;
-    }
-
-    // Shards that drain drain_dt after settled_s_ (within rounding of the step): their last bit lands a path
-    // latency later, in the order they started.
-    void drain(double drain_dt, double now) {
-        drained_.clear();
-        for (const std::int32_t i : busy_) {
-            auto& g = groups_[static_cast<std::size_t>(i)];
-            if (!(g.rate > 0.0)) continue;
-            for (const QueuedShard* q = front(g); q && (q->finish_work - g.work) / g.rate <= drain_dt + drain_dt * core::drain_tie_rel;
-                 q = front(g)) {
-                drained_.push_back(*q);
-                g.queue.pop();
-            }
-        }
-        std::sort(drained_.begin(), drained_.end(), [](const QueuedShard& x, const QueuedShard& y) { return x.seq < y.seq; });
-        for (const auto& q : drained_) {
-            const auto& sh = shards_[static_cast<std::size_t>(q.slot)];
-            const double latency_s = groups_[static_cast<std::size_t>(sh.group)].latency_s;
-            if (sh.request == training_flow) {
-                tenant_->add_bytes_sent(sh.bytes);
-                push(now + latency_s, EventKind::training_flow_landed, training_flow, 0);
+    // The KV caches whose last byte has left their prefill satellite land a path latency later, in the
+    // order they started; the shared training job's transfers count towards its phase.
+    void drained(double now) {
+        done_.clear();
+        flows_.drain(now, done_);
+        for (const auto& d : done_) {
+            if (d.tag == training_flow) {
+                tenant_->add_bytes_sent(d.bytes);
+                push(now + d.latency_s, EventKind::training_flow_landed, training_flow, 0);
             } else {
-                push(now + latency_s, EventKind::shard_arrived, sh.request, generation_[static_cast<std::size_t>(sh.request)]);
+                push(now + d.latency_s, EventKind::shard_arrived, d.tag, generation_[static_cast<std::size_t>(d.tag)]);
             }
-            remove_shard(q.slot);
         }
     }
 
-    // The gateway layer's traffic over [from, from + dt), at the rate of the last solve.
+    // The gateway layer's traffic over [from, from + dt): the KV caches' rate on gateway links at the last
+    // solve (rates hold till the next).
     void account_gateways(double from, double dt) {
+        const double gateway_bps_ = flows_.border_bps();
         if (!(dt > 0.0) || !(gateway_bps_ > 0.0)) return;
         gateway_bits_ += gateway_bps_ * dt;
         summary_.gateway_egress_peak_bps = std::max(summary_.gateway_egress_peak_bps, gateway_bps_);
@@ -360,39 +215,6 @@ private:
             if (!(bin_end > t)) break;  // no progress at the rounding limit
             t = bin_end;
         }
-    }
-
-    // Max-min fair rates of every shard in flight on the current network (maxmin_core.hpp).
-    void solve_rates() {
-        dirty_ = false;
-        gateway_bps_ = 0.0;
-        first_drain_dt_ = inf;
-        settle();
-        if (in_flight_ == 0) return;
-        // Over the links the shards use only (local_problem.hpp): a handful of caches on thousands of links.
-        // One flow per group, weighted by its members.
-        const auto& net = clock_.network();
-        if (edge_local_.size() != net.capacity_Bps.size()) edge_local_.assign(net.capacity_Bps.size(), -1);
-        problem_.clear();
-        weights_.clear();
-        front_left_.clear();
-        for (const std::int32_t i : busy_) {
-            auto& g = groups_[static_cast<std::size_t>(i)];
-            front_left_.push_back(front(g)->finish_work - g.work);
-            problem_.add_flow(g.edges, net, edge_local_, front_left_.back(), g.latency_s);
-            weights_.push_back(g.members);
-        }
-        problem_.release(edge_local_);
-        all_active_.assign(busy_.size(), 1);
-        problem_.solve(all_active_, weights_);
-        for (std::size_t f = 0; f < busy_.size(); ++f) {
-            auto& g = groups_[static_cast<std::size_t>(busy_[f])];
-            g.rate = problem_.rate[f];
-            if (g.rate > 0.0) first_drain_dt_ = std::min(first_drain_dt_, front_left_[f] / g.rate);
-            // The KV caches' rate on the gateway layer until the next solve (rates hold till then).
-            if (!c_.cluster_of.empty()) gateway_bps_ += bits_per_byte * g.rate * g.gateway_hops * (g.members - g.training_members);
-        }
-        ++summary_.rate_solves;
     }
 
     std::int32_t prefill_node(std::int32_t instance, std::int32_t k) const {
@@ -513,12 +335,7 @@ private:
             auto& q = prefill_queue_[static_cast<std::size_t>(rec.prefill_instance)];
             if (const auto it = std::find(q.begin(), q.end(), id); it != q.end()) q.erase(it);
         }
-        if (shards_left_.erase(id) > 0) {
-            settle();
-            for (std::size_t slot = 0; slot < shards_.size(); ++slot)
-                if (shards_[slot].group >= 0 && shards_[slot].request == id) remove_shard(static_cast<std::int32_t>(slot));
-            dirty_ = true;
-        }
+        if (shards_left_.erase(id) > 0) flows_.cancel(now_, id);
         if (rec.decode_instance >= 0) decode_[static_cast<std::size_t>(rec.decode_instance)].assigned_tokens -= tokens_needed(rec);
         rec.decode_instance = -1;
     }
@@ -562,9 +379,9 @@ private:
     void prefill_crashed(std::int32_t p, double now) {
         prefill_free_s_[static_cast<std::size_t>(p)] = prefill_down_until_[static_cast<std::size_t>(p)];
         std::vector<std::int64_t> moved(prefill_queue_[static_cast<std::size_t>(p)].begin(), prefill_queue_[static_cast<std::size_t>(p)].end());
-        for (const auto& s : shards_)
-            if (s.group >= 0 && s.request != training_flow && records_[static_cast<std::size_t>(s.request)].prefill_instance == p)
-                moved.push_back(s.request);
+        flows_.for_each_in_flight([&](std::int64_t request) {
+            if (request != training_flow && records_[static_cast<std::size_t>(request)].prefill_instance == p) moved.push_back(request);
+        });
         std::sort(moved.begin(), moved.end());
         moved.erase(std::unique(moved.begin(), moved.end()), moved.end());
         for (const std::int64_t id : moved) requeue_prefill(id, now);
@@ -648,9 +465,7 @@ private:
     void start_training_phase(double now) {
         const auto& transfers = tenant_->advance(now);
         training_flows_left_ = static_cast<std::int64_t>(transfers.size());
-        if (!transfers.empty()) settle();
-        for (const auto& t : transfers) add_shard(training_flow, t.source, t.target, t.bytes);
-        if (!transfers.empty()) dirty_ = true;
+        for (const auto& t : transfers) flows_.start(now_, t.source, t.target, t.bytes, training_flow, false);
     }
 
     void prefill_done(std::int64_t id) {
@@ -664,10 +479,8 @@ private:
         auto& rec = records_[static_cast<std::size_t>(id)];
         const std::int32_t ps = c_.engines.prefill.satellites_per_instance, ds = c_.engines.decode.satellites_per_instance;
         shards_left_[id] = ps;
-        settle();
         for (std::int32_t k = 0; k < ps; ++k)
-            add_shard(id, prefill_node(rec.prefill_instance, k), decode_node(rec.decode_instance, k % ds), rec.kv_bytes / ps);
-        dirty_ = true;
+            flows_.start(now_, prefill_node(rec.prefill_instance, k), decode_node(rec.decode_instance, k % ds), rec.kv_bytes / ps, id);
     }
 
     void shard_arrived(std::int64_t id, double now) {
@@ -767,6 +580,8 @@ private:
             s.output_tokens_per_s = static_cast<double>(tokens_generated_) / span;
         }
         s.kv_capacity_tokens = capacity_tokens_;
+        s.rate_solves = flows_.rate_solves();
+        s.stalled_transfer_s = flows_.stalled_transfer_s();
         s.instance_throttled_s = detail::throttled_time_s(share_, c_.throttle, c_.start_s, c_.end_s);
         s.gateway_bytes = gateway_bits_ / bits_per_byte;
         if (span > 0.0) s.gateway_egress_mean_bps = gateway_bits_ / span;
@@ -787,6 +602,7 @@ private:
     const ServingConfig& c_;
     const Accelerator& a_;
     NetworkClock clock_;
+    FlowNetwork flows_;  // the KV caches and the training job's transfers on clock_'s network
     RequestGenerator generator_;
     std::size_t trace_next_ = 0;
     std::vector<std::int32_t> nodes_;
@@ -810,35 +626,18 @@ private:
     detail::RequestTally tally_;
     std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
     std::int64_t order_ = 0;
-    std::vector<Shard> shards_;                 // by slot
-    std::vector<std::int32_t> free_slots_;
-    std::int64_t in_flight_ = 0;                // shards in flight
-    std::uint64_t next_seq_ = 0;
-    std::vector<ShardGroup> groups_;
-    std::unordered_map<std::int64_t, std::int32_t> group_of_pair_;  // source · nodes + target → group
-    std::vector<QueuedShard> drained_;          // drain scratch
-    std::vector<std::int32_t> busy_;            // the groups with members
-    std::vector<std::int32_t> weights_;         // solve_rates scratch
-    std::vector<double> front_left_;            // solve_rates scratch: each busy group's next drain, bytes
-    double now_ = 0.0;          // the loop's time
-    double settled_s_ = 0.0;    // shards' remaining bytes are as of this time (settle)
-    double first_drain_dt_ = inf;  // from settled_s_, the first shard to drain at the last solve's rates
+    std::vector<TransferDone> done_;  // drained's scratch
+    double now_ = 0.0;                // the loop's time
     std::unordered_map<std::int64_t, std::int32_t> shards_left_;
     std::optional<detail::TrainingTenant> tenant_;
     std::int64_t training_flows_left_ = 0;  // the running phase's transfers not yet landed
-    bool dirty_ = false;
-    RouteCache routes_;
     std::unordered_map<std::int32_t, std::vector<double>> distances_;
     std::vector<double> kv_transfers_;
     std::int64_t tokens_generated_ = 0;
     ServingSummary summary_;
     double stopped_at_s_ = std::numeric_limits<double>::quiet_NaN();  // ServingConfig::stop seen then
-    double gateway_bps_ = 0.0;  // KV caches' rate on gateway links since the last solve_rates
     double gateway_bits_ = 0.0;
     std::vector<double> egress_bits_;  // per egress bin
-    detail::LocalProblem problem_;            // solve_rates scratch
-    std::vector<std::int32_t> edge_local_;    // network edge -> problem_'s link (−1 between solves)
-    std::vector<unsigned char> all_active_;
 };
 
 }  // namespace

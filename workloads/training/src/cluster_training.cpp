@@ -1,7 +1,7 @@
 #include <skyfabric/workloads/cluster_training.hpp>
 
 #include <skyfabric/physics/random.hpp>
-#include <skyfabric/workloads/flow_simulation.hpp>
+#include <skyfabric/workloads/collective_engine.hpp>
 #include <skyfabric/workloads/idle_helpers.hpp>
 
 #include <algorithm>

@@ -47,15 +47,6 @@ std::string format_parameters(double n) {
 
 }  // namespace
 
-const char* to_string(EstimateBound bound) {
-    switch (bound) {
-        case EstimateBound::estimate: return "estimate";
-        case EstimateBound::at_most: return "at_most";
-        case EstimateBound::at_least: return "at_least";
-    }
-    return "?";
-}
-
 double token_multiplier_from_loss_gap(double loss_gap_nats, double tokens) {
     if (!(loss_gap_nats > 0.0)) return 1.0;
     return std::pow(1.0 + loss_gap_nats * std::pow(tokens, chinchilla_beta) / chinchilla_B, 1.0 / chinchilla_beta);

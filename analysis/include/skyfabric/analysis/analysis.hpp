@@ -8,10 +8,16 @@
 #include <string>
 #include <vector>
 
+#include <skyfabric/physics/enum_names.hpp>
+
 namespace skyfabric::analysis {
 
 enum class RunKind { formation, constellation, fabric, serving };
-const char* to_string(RunKind kind);
+inline constexpr auto run_kind_names = physics::enum_names<RunKind>({{RunKind::formation, "formation"},
+                                                                     {RunKind::constellation, "constellation"},
+                                                                     {RunKind::fabric, "fabric"},
+                                                                     {RunKind::serving, "serving"}});
+inline const char* to_string(RunKind kind) { return run_kind_names.name(kind); }
 
 // A collective of a step (/workload/collectives): its kind ("all_reduce ring") and when it ran.
 struct CollectiveSpan {

@@ -12,9 +12,13 @@
 // carries min(max_rate_bps, P_R / (h ν · photons_per_bit)); below min_rate_bps it does not close (0).
 // The uplink is taken as the same budget in reverse (same apertures, same margin).
 
+#include <skyfabric/physics/enum_names.hpp>
+
 namespace skyfabric::links {
 
 enum class GroundLinkKind : unsigned char { optical = 0, ka_band = 1 };
+inline constexpr auto ground_link_kind_names =
+    physics::enum_names<GroundLinkKind>({{GroundLinkKind::optical, "optical"}, {GroundLinkKind::ka_band, "ka_band"}});
 
 struct OpticalGroundLinkParameters {
     double ground_aperture_m = 1.0;      // the station's telescope

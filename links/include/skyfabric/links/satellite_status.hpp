@@ -11,7 +11,7 @@ namespace skyfabric::links {
 enum class SatelliteStatus : std::int32_t { ok = 0, faulted = 1, rebooting = 2, spare = 3 };
 // The VTK frames carry these names (field data status_names) and the renderer reads them there;
 // its fallback for frames written without them (viz/paraview/skyrender/style.py) is checked
-// against this table (tests/viz/pvd_writer.cpp).
+// against this table (tests/viz/pvd_writer_test.cpp).
 inline constexpr auto satellite_status_names = physics::enum_names<SatelliteStatus>({
     {SatelliteStatus::ok, "ok"},
     {SatelliteStatus::faulted, "faulted"},

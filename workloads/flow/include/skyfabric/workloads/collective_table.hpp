@@ -8,7 +8,7 @@
 
 #include <skyfabric/links/topology.hpp>
 #include <skyfabric/workloads/collectives.hpp>
-#include <skyfabric/workloads/flow_simulation.hpp>
+#include <skyfabric/workloads/collective_engine.hpp>
 #include <skyfabric/workloads/network.hpp>
 #include <skyfabric/workloads/placement.hpp>
 

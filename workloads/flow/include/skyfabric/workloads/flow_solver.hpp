@@ -2,7 +2,7 @@
 // One flow-solver contract, two backends. The CPU and CUDA backends run the same
 // arithmetic (maxmin_core.hpp), so they give the same rates and times.
 // The batch calls solve many independent problems at once; the CUDA backend gives each problem
-// its own GPU thread. CollectiveEngine (flow_simulation.hpp) hands every phase it solves on a
+// its own GPU thread. CollectiveEngine (collective_engine.hpp) hands every phase it solves on a
 // fixed network to drain_batch, a collective's phases in one batch: the fault-free run's, every
 // damaged step of the coupled Monte Carlo's and `skyfabric collective`'s.
 

@@ -65,7 +65,7 @@ SKYFABRIC_HD inline bool takes_part(int f, const unsigned char* active, const in
 //   flow_offsets[flow_count+1]  CSR into flow_links (link indices)
 //   active[flow_count]          nonzero: flow takes part; zero: rate 0
 //   weight[flow_count]          optional (null: 1 each): flow f stands for weight[f] identical
-//                               flows, each given rate[f] (the serving engine's caches on one path)
+//                               flows, each given rate[f] (FlowNetwork's transfers between the same two nodes)
 // Out: rate[flow_count] bytes/s. A flow with no links gets rate 0 (the caller treats
 // it as stalled or local). Scratch: link_remaining, link_share_count, link_saturated
 // [link_count]; flow_frozen[flow_count].

@@ -27,7 +27,7 @@
 #include <skyfabric/physics/enum_names.hpp>
 #include <skyfabric/workloads/collectives.hpp>
 #include <skyfabric/workloads/collective_table.hpp>
-#include <skyfabric/workloads/flow_simulation.hpp>
+#include <skyfabric/workloads/collective_engine.hpp>
 #include <skyfabric/workloads/placement.hpp>
 
 namespace skyfabric::workloads {

@@ -1,7 +1,7 @@
 #pragma once
 // The network as it is at each instant of a run: the topology valid now, when it next changes,
-// and the bytes each link carried (utilisation, and per-epoch series for traces). Shared by the
-// collective engine and the serving engine. Pure: no I/O.
+// and the bytes each link carried (utilisation, and per-epoch series for traces). What the
+// collective engine and the flow network (flow_network.hpp) run on. Pure: no I/O.
 
 #include <cstdint>
 #include <memory>

@@ -20,7 +20,7 @@
 #include <skyfabric/physics/enum_names.hpp>
 #include <skyfabric/physics/settings_problem.hpp>
 #include <skyfabric/workloads/collectives.hpp>
-#include <skyfabric/workloads/flow_simulation.hpp>
+#include <skyfabric/workloads/collective_engine.hpp>
 #include <skyfabric/workloads/job.hpp>
 
 namespace skyfabric::workloads {

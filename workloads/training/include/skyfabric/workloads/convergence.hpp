@@ -22,6 +22,7 @@
 
 #include <string>
 
+#include <skyfabric/physics/enum_names.hpp>
 #include <skyfabric/workloads/cluster_training.hpp>
 
 namespace skyfabric::workloads {
@@ -32,7 +33,9 @@ enum class EstimateBound : unsigned char {
     at_most = 1,   // the true effective rate is at most this (the multiplier is a lower bound)
     at_least = 2,  // the true effective rate is at least this (the multiplier is an upper bound)
 };
-const char* to_string(EstimateBound bound);
+inline constexpr auto estimate_bound_names = physics::enum_names<EstimateBound>(
+    {{EstimateBound::estimate, "estimate"}, {EstimateBound::at_most, "at_most"}, {EstimateBound::at_least, "at_least"}});
+inline const char* to_string(EstimateBound bound) { return estimate_bound_names.name(bound); }
 
 struct TokenEfficiency {
     bool covered = false;

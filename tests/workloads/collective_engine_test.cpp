@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <skyfabric/workloads/collective_table.hpp>
-#include <skyfabric/workloads/flow_simulation.hpp>
+#include <skyfabric/workloads/collective_engine.hpp>
 
 #include "test_helpers.hpp"
 

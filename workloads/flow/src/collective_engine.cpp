@@ -1,4 +1,4 @@
-#include <skyfabric/workloads/flow_simulation.hpp>
+#include <skyfabric/workloads/collective_engine.hpp>
 
 #include <skyfabric/workloads/idle_helpers.hpp>
 
