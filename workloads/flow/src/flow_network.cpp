@@ -133,8 +133,7 @@ void FlowNetwork::drain(double now_s, std::vector<TransferDone>& done) {
     for (const std::int32_t i : busy_) {
         auto& g = groups_[static_cast<std::size_t>(i)];
         if (!(g.rate > 0.0)) continue;
-        for (const Queued* q = front(g); q && (q->finish_work - g.work) / g.rate <= drain_dt + drain_dt * core::drain_tie_rel;
-             q = front(g)) {
+        for (const Queued* q = front(g); q && left_of(*q, g) / g.rate <= drain_dt + drain_dt * core::drain_tie_rel; q = front(g)) {
             drained_.push_back(*q);
             g.queue.pop();
         }
@@ -175,7 +174,7 @@ void FlowNetwork::solve(double now_s) {
     front_left_.clear();
     for (const std::int32_t i : busy_) {
         auto& g = groups_[static_cast<std::size_t>(i)];
-        front_left_.push_back(front(g)->finish_work - g.work);
+        front_left_.push_back(left_of(*front(g), g));
         problem.add_flow(g.edges, net, edge_local_, front_left_.back(), g.latency_s);
         weights_.push_back(g.members);
     }

@@ -16,6 +16,7 @@
 // fixed network, batched (FlowSolver), which the per-transfer calls here would slow; both solve
 // with the same max-min core over the same compact local problems (docs/architecture.md, "Flows").
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -118,6 +119,10 @@ private:
     };
     void route(Group& g);
     void remove(std::int32_t slot);
+    // A queued transfer's bytes left: never below 0, though a group's work, summed rate × time, can
+    // pass its finish work by a rounding (a negative time to drain inverted the drain's tie rule
+    // and stopped serving-beside-training-4x81 at t = 4,656 s, draining nothing for ever).
+    static double left_of(const Queued& q, const Group& g) { return std::max(0.0, q.finish_work - g.work); }
     const Queued* front(Group& g);
     void solve(double now_s);
 
