@@ -17,6 +17,26 @@
 namespace fs = std::filesystem;
 using namespace skyfabric_test;
 
+namespace {
+
+// The closed form of a circular two-body polar orbit at 650 km over a station at the North Pole with a
+// 10° mask (the geometry the first test below derives): mean motion, period, ψ_max, the rises.
+struct PolarPass {
+    double mu = 3.986004418e14, a = 6378137.0 + 650e3, b = 6378137.0 * (1.0 - 1.0 / 298.257223563), c = 299792458.0;
+    double n = std::sqrt(mu / (a * a * a)), period = 2.0 * M_PI / n;
+    double eps = 10.0 * M_PI / 180.0, psi = std::acos(b * std::cos(eps) / a) - eps;
+    double t_pole = 0.5 * M_PI / n, rise0 = t_pole - psi / n, rise1 = t_pole + period - psi / n;
+    // The light time over the range at t, the central angle from the pole |n (t − t_pole)| (mod a revolution).
+    double light(double t) const {
+        const double angle = std::remainder(n * (t - t_pole), 2.0 * M_PI);
+        return std::sqrt(a * a + b * b - 2.0 * a * b * std::cos(angle)) / c;
+    }
+    // A link's range is held over 10 s segments from the rise, at the segment's middle.
+    static double segment_mid(double rise, double t) { return rise + 10.0 * std::floor((t - rise) / 10.0) + 5.0; }
+};
+
+}  // namespace
+
 // A circular polar orbit (two-body: no J2, so its plane stays put) over a station at the North Pole,
 // which every revolution passes over and the Earth's rotation does not move. The satellite is above ε
 // while its central angle from the pole is under ψ_max = acos(b cos ε / r) − ε (b: the WGS-84 polar
@@ -26,9 +46,8 @@ using namespace skyfabric_test;
 // every output step (T/600) and finds the passes; their total must agree within 1 s.
 TEST(CliGround, PolarOrbitOverThePoleStationContactIsTheClosedFormThroughTheRun) {
     const auto dir = fresh_dir("ground_polar");
-    const double mu = 3.986004418e14, a = 6378137.0 + 650e3, b = 6378137.0 * (1.0 - 1.0 / 298.257223563);
-    const double n = std::sqrt(mu / (a * a * a)), period = 2.0 * M_PI / n;
-    const double eps = 10.0 * M_PI / 180.0, psi = std::acos(b * std::cos(eps) / a) - eps;
+    const PolarPass pass;
+    const double n = pass.n, period = pass.period, psi = pass.psi;
     const double expected = 14.0 * 2.0 * psi / n;
     EXPECT_NEAR(2.0 * psi / n, 554.93, 0.01);
     char step[64];
@@ -137,19 +156,6 @@ namespace {
 // length, no backhaul to the users there) holding one H200, the workload's chip a custom 0.04 TFLOP/s (MFU
 // 0.4); the decode role on the data centre, the prefill in orbit (`--set`s turn them round). The requests:
 // `trace` (ground arrivals).
-struct PolarPass {
-    double mu = 3.986004418e14, a = 6378137.0 + 650e3, b = 6378137.0 * (1.0 - 1.0 / 298.257223563), c = 299792458.0;
-    double n = std::sqrt(mu / (a * a * a)), period = 2.0 * M_PI / n;
-    double eps = 10.0 * M_PI / 180.0, psi = std::acos(b * std::cos(eps) / a) - eps;
-    double t_pole = 0.5 * M_PI / n, rise0 = t_pole - psi / n, rise1 = t_pole + period - psi / n;
-    // The light time over the range at t, the central angle from the pole |n (t − t_pole)| (mod a revolution).
-    double light(double t) const {
-        const double angle = std::remainder(n * (t - t_pole), 2.0 * M_PI);
-        return std::sqrt(a * a + b * b - 2.0 * a * b * std::cos(angle)) / c;
-    }
-    // A link's range is held over 10 s segments from the rise, at the segment's middle.
-    static double segment_mid(double rise, double t) { return rise + 10.0 * std::floor((t - rise) / 10.0) + 5.0; }
-};
 
 void write_pole_datacentre(const fs::path& dir, const std::string& trace) {
     const PolarPass pass;
