@@ -33,6 +33,20 @@ struct PolarPass {
     }
     // A link's range is held over 10 s segments from the rise, at the segment's middle.
     static double segment_mid(double rise, double t) { return rise + 10.0 * std::floor((t - rise) / 10.0) + 5.0; }
+    // A scenario's lines up to its workload: this orbit, two satellites 200 m apart, an output step of
+    // T/600 (to the last bit, so the runs' samples fall where the closed form's revolutions do).
+    std::string scenario_head(const std::string& name, int orbits) const {
+        char step[64];
+        std::snprintf(step, sizeof step, "%.17g", period / 600.0);
+        return "name: " + name + "\nduration_orbits: " + std::to_string(orbits) + "\noutput_step_s: " + step + R"(
+orbit: { altitude_km: 650, inclination_deg: 90 }
+formation:
+  layout: explicit
+  satellites: [{position_m: [0, 100, 0]}, {position_m: [0, -100, 0]}]
+dynamics: { model: nonlinear, j2: false }
+links: {}
+)";
+    }
 };
 
 }  // namespace
@@ -47,19 +61,10 @@ struct PolarPass {
 TEST(CliGround, PolarOrbitOverThePoleStationContactIsTheClosedFormThroughTheRun) {
     const auto dir = fresh_dir("ground_polar");
     const PolarPass pass;
-    const double n = pass.n, period = pass.period, psi = pass.psi;
+    const double n = pass.n, psi = pass.psi;
     const double expected = 14.0 * 2.0 * psi / n;
     EXPECT_NEAR(2.0 * psi / n, 554.93, 0.01);
-    char step[64];
-    std::snprintf(step, sizeof step, "%.17g", period / 600.0);
-    std::ofstream(dir / "polar.yaml") << "name: polar-pass\nduration_orbits: 14\noutput_step_s: " << step << R"(
-orbit: { altitude_km: 650, inclination_deg: 90 }
-formation:
-  layout: explicit
-  satellites: [{position_m: [0, 100, 0]}, {position_m: [0, -100, 0]}]
-dynamics: { model: nonlinear, j2: false }
-links: {}
-workload:
+    std::ofstream(dir / "polar.yaml") << pass.scenario_head("polar-pass", 14) << R"(workload:
   kind: inference
   inference:
     model: { parameters: 8.0e9, layers: 32, kv_heads: 8, head_dim: 128, attention: dense }
@@ -158,18 +163,8 @@ namespace {
 // `trace` (ground arrivals).
 
 void write_pole_datacentre(const fs::path& dir, const std::string& trace) {
-    const PolarPass pass;
-    char step[64];
-    std::snprintf(step, sizeof step, "%.17g", pass.period / 600.0);
     std::ofstream(dir / "requests.csv") << trace;
-    std::ofstream(dir / "dc.yaml") << "name: ground-dc\nduration_orbits: 2\noutput_step_s: " << step << R"(
-orbit: { altitude_km: 650, inclination_deg: 90 }
-formation:
-  layout: explicit
-  satellites: [{position_m: [0, 100, 0]}, {position_m: [0, -100, 0]}]
-dynamics: { model: nonlinear, j2: false }
-links: {}
-workload:
+    std::ofstream(dir / "dc.yaml") << PolarPass{}.scenario_head("ground-dc", 2) << R"(workload:
   kind: inference
   accelerator: custom
   peak_tflops: 0.04
