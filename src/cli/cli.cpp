@@ -140,7 +140,7 @@ int run_on_ranks(const RunOptions& o, const scenario::Scenario& sc, const fs::pa
         if (mpi->rank() == 0) {
             status = run_and_publish(o, sc, dir, &ranks);
         } else {
-            const auto summary = simulation::run(output::simulation_scenario(sc, o.trace), {}, &common::stop_requested(), &ranks);
+            const auto summary = simulation::run(sc, {}, &common::stop_requested(), &ranks, output::run_recording(sc, o.trace));
             status = summary.complete || !common::stop_requested().load() ? exit_ok : exit_interrupted;
         }
     } catch (const std::exception& e) {

@@ -225,18 +225,19 @@ int run(const Options& o) {
     // One size at a time, so that Ctrl-C (or SIGTERM) stops the sweep between two sizes.
     common::install_stop_handlers(common::InterruptedCalls::restart);
     const bool progress = stderr_is_terminal();  // which size is being timed, on stderr, erased before its row
-    options.flow.stop = &common::stop_requested();  // and inside a size: its solve stops at the next event
+    workloads::FlowContext context;
+    context.stop = &common::stop_requested();  // and inside a size: its solve stops at the next event
     // Threads beside this one for a large phase's solve (SpreadMaxMin): the same numbers sooner.
     auto helpers = std::make_shared<workloads::IdleHelpers>();
     const workloads::HelperThreads helper_threads(*helpers, o.threads);
-    options.flow.helpers = helpers;
+    context.helpers = helpers;
     for (std::size_t i = 0; i < sizes.size() && !common::stop_requested().load(); ++i) {
         if (progress) std::fprintf(stderr, "[size %zu of %zu: %.0f B]\r", i + 1, sizes.size(), sizes[i]), std::fflush(stderr);
         const std::span<const double> size(&sizes[i], 1);
         std::vector<workloads::CollectiveTableRow> rows;
         try {
-            rows = fabric ? workloads::fabric_collective_table(*fabric, op, algorithm, size, options.flow, options.schedule)
-                          : workloads::collective_table(topology, op, algorithm, size, options);
+            rows = fabric ? workloads::fabric_collective_table(*fabric, op, algorithm, size, options.flow, options.schedule, context)
+                          : workloads::collective_table(topology, op, algorithm, size, options, context);
         } catch (const std::invalid_argument& e) {
             throw scenario::ScenarioError(std::string("collective: ") + e.what());
         } catch (const workloads::Interrupted&) {

@@ -248,13 +248,13 @@ std::string trace_name_inside(const scenario::Scenario& sc, const fs::path& dir,
 
 }  // namespace
 
-scenario::Scenario simulation_scenario(const scenario::Scenario& sc, const fs::path& trace_path) {
-    scenario::Scenario out = sc;
+simulation::RunRecording run_recording(const scenario::Scenario& sc, const fs::path& trace_path) {
     // A trace draws the busiest links' capacity and utilisation over time, the VTK frames each link's
     // utilisation: the training records them.
     const bool traced = !trace_path.empty() || sc.output.trace;
-    if ((traced || (sc.output.vtk && !sc.fabric)) && sc.workload.enabled) out.workload.options.record_link_epochs = true;
-    return out;
+    simulation::RunRecording recording;
+    recording.link_epochs = (traced || (sc.output.vtk && !sc.fabric)) && sc.workload.enabled;
+    return recording;
 }
 
 nlohmann::json run_to_directory(const scenario::Scenario& sc, const fs::path& dir, bool force,
@@ -293,8 +293,7 @@ nlohmann::json run_to_directory(const scenario::Scenario& sc, const fs::path& di
 
     const fs::path trace = !trace_in_folder.empty() ? out / trace_in_folder : trace_path;
     if (!trace.empty() && sc.inference.enabled) recorders.push_back(&for_trace);
-    const scenario::Scenario simulated = simulation_scenario(sc, trace);
-    const auto summary = simulation::run(simulated, recorders, stop, ranks);
+    const auto summary = simulation::run(sc, recorders, stop, ranks, run_recording(sc, trace));
     background.reset();
     writer.reset();
     const bool vtk_written = vtk.has_value();

@@ -20,15 +20,15 @@ namespace skyfabric::output {
 // "complete" says whether the run reached its end. Throws OutputError when files cannot be
 // written. `trace_path` (or output.trace: DIR/trace.json) receives a Chrome trace-event timeline.
 // `ranks`: the run shared among processes (simulation::RunRanks), this one rank 0, the only one
-// that writes; the others run simulation_scenario(scenario, trace_path) with no recorders.
+// that writes; the others run the scenario with run_recording(scenario, trace_path) and no recorders.
 nlohmann::json run_to_directory(const scenario::Scenario& scenario, const std::filesystem::path& directory, bool force,
                                 std::vector<simulation::Recorder*> extra = {},
                                 const std::atomic<bool>* stop = nullptr,
                                 const std::filesystem::path& trace_path = {},
                                 const simulation::RunRanks* ranks = nullptr);
 
-// The scenario run_to_directory simulates: with a trace (trace_path or output.trace) or VTK frames,
-// the training records its busy links per topology epoch.
-scenario::Scenario simulation_scenario(const scenario::Scenario& scenario, const std::filesystem::path& trace_path);
+// What run_to_directory's run records: with a trace (trace_path or output.trace) or VTK frames, the
+// training's busy links per topology epoch.
+simulation::RunRecording run_recording(const scenario::Scenario& scenario, const std::filesystem::path& trace_path);
 
 }  // namespace skyfabric::output

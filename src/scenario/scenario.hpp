@@ -37,6 +37,7 @@ struct OrbitConfig {
     double arg_latitude_rad = 0.0;   // chief position along the orbit at the epoch
     physics::UtcEpoch epoch;
     std::string epoch_text = "2027-03-20T00:00:00Z";
+    bool operator==(const OrbitConfig&) const = default;
 };
 
 enum class FormationLayout { suncatcher_lattice, hexagonal, explicit_states };
@@ -66,6 +67,7 @@ struct FormationConfig {
     // How each relative orbit is made bounded; auto follows dynamics.model (see resolved_relative_orbits).
     RelativeOrbits relative_orbits = RelativeOrbits::automatic;
     std::vector<physics::RelativeState> explicit_states;  // layout: explicit
+    bool operator==(const FormationConfig&) const = default;
 };
 
 struct DynamicsConfig {
@@ -75,12 +77,14 @@ struct DynamicsConfig {
     double relative_tolerance = physics::PropagationSettings{}.relative_tolerance;
     double absolute_tolerance = physics::PropagationSettings{}.absolute_tolerance;
     bool compare_to_nonlinear = false;
+    bool operator==(const DynamicsConfig&) const = default;
 };
 
 struct MetricsConfig {
     double min_separation_alarm_m = 20.0;
     int neighbour_count = 8;          // neighbours tracked for the reference satellite
     int reference_satellite = 0;
+    bool operator==(const MetricsConfig&) const = default;
 };
 
 enum class VtkFrame { lvlh, eci };
@@ -97,11 +101,13 @@ struct OutputConfig {
     std::int64_t trace_max_events = 200000;
     double trace_window_start_s = -1.0;    // < 0: from the start
     double trace_window_end_s = -1.0;      // < 0: to the end
+    bool operator==(const OutputConfig&) const = default;
 };
 
 struct LinksConfig {
     bool enabled = false;
     links::TopologyParameters topology;  // policy, terminals, optics (budget) in SI
+    bool operator==(const LinksConfig&) const = default;
 };
 
 struct WorkloadConfig {
@@ -119,6 +125,7 @@ struct WorkloadConfig {
     // `workloads:` with a serving job beside it (docs/inference.md "Serving beside training"): the
     // clusters whose satellites, those no serving instance holds, run this job. Empty: the job alone.
     std::vector<std::int32_t> clusters;
+    bool operator==(const WorkloadConfig&) const = default;
 };
 
 // workload.kind: inference (docs/inference.md): serving a model with disaggregated prefill and decode.
@@ -133,6 +140,7 @@ struct InferenceConfig {
     // into GroundConfig::placement once ground_datacentres is read).
     std::string prefill_site = "orbit", decode_site = "orbit";
     physics::PowerPolicy power_policy = physics::PowerPolicy::throttle;  // with a power section
+    bool operator==(const InferenceConfig&) const = default;
 };
 
 // ground_stations: present = the serving workload's users are on the ground (docs/inference.md
@@ -141,6 +149,7 @@ struct GroundConfig {
     bool enabled = false;
     workloads::GroundSegmentConfig segment;  // epoch and seed set from the orbit and the scenario
     workloads::GroundPlacement placement;    // the serving roles on ground data centres (engines.*.site)
+    bool operator==(const GroundConfig&) const = default;
 };
 
 // power: present = enabled. Each satellite's array, battery, loads and radiator (physics/power.hpp);
@@ -148,6 +157,7 @@ struct GroundConfig {
 struct PowerConfig {
     bool enabled = false;
     physics::PowerParameters parameters = physics::suncatcher_class_power();
+    bool operator==(const PowerConfig&) const = default;
 };
 
 struct RadiationConfig {
@@ -157,6 +167,7 @@ struct RadiationConfig {
     workloads::RecoveryConfig recovery;          // checkpoint_interval_s 0 = auto (Daly)
     std::int32_t trials = 1;                     // Monte Carlo repetitions of the fault process
     std::int32_t threads = 0;                    // CPU threads playing the trials (0: every core)
+    bool operator==(const RadiationConfig&) const = default;
 };
 
 // faults: operational failures as clusters on the ground see them (docs/faults.md "Operational
@@ -171,6 +182,7 @@ struct FaultsConfig {
     workloads::RecoveryConfig recovery;      // a fabric's; checkpoint_interval_s 0 = auto (Daly)
     std::int32_t trials = 1;
     std::int32_t threads = 0;
+    bool operator==(const FaultsConfig&) const = default;
 };
 
 // constellation: present = several clusters (docs/constellations.md). Each cluster is the formation
@@ -183,6 +195,7 @@ struct ClusterConfig {
     // This cluster's chips (absent: the workload's): serving instances placed here run on them; a training
     // job refuses clusters whose chips differ (mixed hardware is not modelled for training).
     std::optional<workloads::Accelerator> accelerator;
+    bool operator==(const ClusterConfig&) const = default;
 };
 
 struct ConstellationConfig {
@@ -196,6 +209,7 @@ struct ConstellationConfig {
     // routing_model: how routes between clusters are searched (docs/routing.md), `auto` resolved by
     // the reader; versioned in the outputs, since ties and UCMP's later paths may differ.
     workloads::RoutingModel routing_model = workloads::RoutingModel::flat;
+    bool operator==(const ConstellationConfig&) const = default;
 };
 
 struct Scenario {
@@ -226,6 +240,7 @@ struct Scenario {
     // The most CPU threads the run uses (propagation and Monte Carlo trials); 0 = every core. Not a
     // scenario key: the command line's --threads sets it (a machine's share, not the scenario's).
     std::int32_t threads = 0;
+    bool operator==(const Scenario&) const = default;
 };
 
 // One `--set key.path=value` override; value is parsed as YAML.

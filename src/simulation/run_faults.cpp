@@ -157,6 +157,7 @@ void RunState::play_trials(RadiationOutcome& out, const workloads::FaultModel& m
     // and its steps are solved there (workloads/damaged_fabric.hpp).
     s.timeline = &timeline_;
     s.training = fault_training_setup_;
+    s.training_context = fault_training_context_;
     s.stop = stop_;
     if (ranks_) s.share = &ranks_->trials;  // each rank plays its part of the trials, then gathers the rest
     // The trials replay the fault-free run's steps (diloco and noloco: each replica's inner steps): an

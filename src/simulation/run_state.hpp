@@ -30,7 +30,7 @@ namespace skyfabric::simulation {
 class RunState {
 public:
     RunState(const scenario::Scenario& sc, std::vector<Recorder*> recorders, const std::atomic<bool>* stop,
-             const RunRanks* ranks = nullptr);
+             const RunRanks* ranks = nullptr, RunRecording recording = {});
 
     RunSummary execute();
 
@@ -66,12 +66,14 @@ private:
     // The training job, on a formation or a constellation alike: each cluster's ranks, spares and
     // compute share (power) in one setup (workloads/cluster_training.hpp).
     workloads::ClusterTrainingSetup training_setup();
+    // What the run hands that training: each cluster's compute under power, what to record.
+    workloads::ClusterTrainingContext training_context();
     // One formation trains its job as configured, pulling one topology per sample: the physics advances
     // as it pulls, or ahead of it on a thread of its own (train_beside_physics). A constellation's
     // algorithms are replayed over the stored fabric (train_algorithms_on_stored_fabric).
     void run_training();
-    void train_beside_physics(workloads::ClusterTrainingSetup& setup);
-    void keep_for_fault_trials(workloads::ClusterTrainingSetup setup);
+    void train_beside_physics(workloads::ClusterTrainingSetup& setup, workloads::ClusterTrainingContext& context);
+    void keep_for_fault_trials(workloads::ClusterTrainingSetup setup, workloads::ClusterTrainingContext context);
     // The scenario's training options, their flow solves on the resolved backend.
     workloads::TrainingOptions training_options() const;
 
@@ -81,7 +83,7 @@ private:
     // A constellation: the physics first, every topology kept as keyframes, then each training algorithm
     // replayed over them from the start (workloads/cluster_training.hpp), so that they compare on the
     // same fabric. The first algorithm's record, when it steps every rank together, is the run's training.
-    void train_algorithms_on_stored_fabric(workloads::ClusterTrainingSetup& setup);
+    void train_algorithms_on_stored_fabric(workloads::ClusterTrainingSetup& setup, workloads::ClusterTrainingContext& context);
 
     // Serving: the physics first, every topology kept as keyframes, then each routing replayed over them
     // from the start, so that they compare on the same requests and the same fabric.
@@ -128,6 +130,7 @@ private:
     std::vector<Recorder*> recorders_;
     const std::atomic<bool>* stop_;
     const RunRanks* ranks_;  // null: this process alone
+    RunRecording recording_;
     std::vector<double> times_;
     std::chrono::steady_clock::time_point wall_start_ = std::chrono::steady_clock::now();
     RunSetup setup_;
@@ -136,6 +139,7 @@ private:
     std::optional<workloads::Fabric> fabric_;
     std::optional<ClusterSet> clusters_;                // every cluster's physics and links (one without a constellation)
     workloads::ClusterTrainingSetup fault_training_setup_;  // the training's, replayed over timeline_ (fault trials)
+    workloads::ClusterTrainingContext fault_training_context_;  // and what its steps are handed there
     std::vector<workloads::StepDurations> every_step_steps_;  // per algorithm: its fault-free steps (empty: diloco, noloco)
     std::vector<physics::FormationPropagator> truth_;  // compare_to_nonlinear: one per cluster
     std::vector<double> delta_v_all_;                  // a constellation's clusters' delta-v, concatenated

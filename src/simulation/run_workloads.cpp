@@ -72,24 +72,31 @@ workloads::ClusterTrainingSetup RunState::training_setup() {
     setup.seed = sc_.seed;
     setup.cluster_nodes = scenario::cluster_ranks(sc_);  // each cluster's hot spares train only in its fault trials
     setup.cluster_satellites = scenario::cluster_satellites(sc_);
+    return setup;
+}
+
+workloads::ClusterTrainingContext RunState::training_context() {
+    workloads::ClusterTrainingContext context;
+    context.training.record_link_epochs = recording_.link_epochs;
     if (sc_.power.enabled) {  // each cluster at its own compute share, simulated ahead where not yet known
-        setup.cluster_compute_done_s = [this](std::size_t c, double start_s, double work_s) {
+        context.cluster_compute_done_s = [this](std::size_t c, double start_s, double work_s) {
             return compute_done_s(start_s, work_s, cluster_fraction_[c]);
         };
     }
-    return setup;
+    return context;
 }
 
 void RunState::run_training() {
     workloads::ClusterTrainingSetup setup = training_setup();
-    if (clusters_->constellation()) return train_algorithms_on_stored_fabric(setup);
+    workloads::ClusterTrainingContext context = training_context();
+    if (clusters_->constellation()) return train_algorithms_on_stored_fabric(setup, context);
     // One cluster trains one algorithm, its job as configured (workloads::every_step_model): nothing to
     // compare it with, so it needs no replay and pulls the physics' topologies as they come.
     const std::int32_t budget = sc_.threads > 0 ? sc_.threads : static_cast<std::int32_t>(std::thread::hardware_concurrency());
     // With two threads to spare, the physics runs ahead of the training on a thread of its own (the
     // training waits only for topologies it needs). Not under a power limit: compute_done_s looks
     // ahead from the training's side.
-    if (!sc_.power.enabled && budget >= 2) return train_beside_physics(setup);
+    if (!sc_.power.enabled && budget >= 2) return train_beside_physics(setup, context);
     const workloads::TopologySource source = [this](links::Topology& next) {
         if (!pending_topologies_.empty()) {  // produced while the power limit was looked ahead
             next = std::move(pending_topologies_.front());
@@ -102,27 +109,28 @@ void RunState::run_training() {
         if (radiation_model_) timeline_.append(next);  // the fabric the fault trials damage
         return true;
     };
-    setup.topologies = [&source](double) { return workloads::frame_source(source); };
+    context.topologies = [&source](double) { return workloads::frame_source(source); };
     // A stop or a numerical failure ends the job after the steps done so far, which are kept
     // (and the faults are played over the time the run covered).
-    setup.options.end_limit_s = [this] {
+    context.training.end_limit_s = [this] {
         return summary_.stop_reason.empty() ? std::numeric_limits<double>::infinity() : summary_.simulated_s;
     };
-    summary_.training = workloads::simulate_cluster_training(workloads::ClusterAlgorithm::ring, setup).training;
-    keep_for_fault_trials(std::move(setup));
+    summary_.training = workloads::simulate_cluster_training(workloads::ClusterAlgorithm::ring, setup, context).training;
+    keep_for_fault_trials(std::move(setup), std::move(context));
 }
 
-void RunState::keep_for_fault_trials(workloads::ClusterTrainingSetup setup) {
+void RunState::keep_for_fault_trials(workloads::ClusterTrainingSetup setup, workloads::ClusterTrainingContext context) {
     // The trials replay the fabric the training saw, as stored; the live source and the run's end are gone.
-    setup.topologies = [this](double from_s) { return timeline_.frames_from(from_s); };
-    setup.options.end_limit_s = nullptr;
+    context.topologies = [this](double from_s) { return timeline_.frames_from(from_s); };
+    context.training.end_limit_s = nullptr;
     // Nor does a stop cut a fabric's step short there: the nominal trial is kept whole after a stop
     // (the trials poll it at every fault event instead, simulate_training_with_faults' stop).
-    setup.options.flow.stop = nullptr;
+    context.training.flow.stop = nullptr;
     fault_training_setup_ = std::move(setup);
+    fault_training_context_ = std::move(context);
 }
 
-void RunState::train_beside_physics(workloads::ClusterTrainingSetup& setup) {
+void RunState::train_beside_physics(workloads::ClusterTrainingSetup& setup, workloads::ClusterTrainingContext& context) {
     // The training pulls the same topologies in the same order as from advance_keeping_results, and
     // sees the run's end (and a stop or a numerical failure) at the same pull, so its results are the
     // same. The physics thread alone writes the run's state until it closes the pipe; the training
@@ -160,13 +168,13 @@ void RunState::train_beside_physics(workloads::ClusterTrainingSetup& setup) {
         }
         return false;
     };
-    setup.topologies = [&source](double) { return workloads::frame_source(source); };
-    setup.options.end_limit_s = [&] {
+    context.topologies = [&source](double) { return workloads::frame_source(source); };
+    context.training.end_limit_s = [&] {
         return saw_end && !summary_.stop_reason.empty() ? summary_.simulated_s : std::numeric_limits<double>::infinity();
     };
     workloads::TrainingResult training;
     try {
-        training = workloads::simulate_cluster_training(workloads::ClusterAlgorithm::ring, setup).training;
+        training = workloads::simulate_cluster_training(workloads::ClusterAlgorithm::ring, setup, context).training;
     } catch (...) {
         pipe.finish();
         physics.join();
@@ -175,22 +183,22 @@ void RunState::train_beside_physics(workloads::ClusterTrainingSetup& setup) {
     pipe.finish();
     physics.join();
     summary_.training = std::move(training);
-    keep_for_fault_trials(std::move(setup));
+    keep_for_fault_trials(std::move(setup), std::move(context));
     if (error) std::rethrow_exception(error);
     if (failure) std::rethrow_exception(failure);  // in a sample the training did not reach: as execute() meets it
 }
 
-void RunState::train_algorithms_on_stored_fabric(workloads::ClusterTrainingSetup& setup) {
+void RunState::train_algorithms_on_stored_fabric(workloads::ClusterTrainingSetup& setup, workloads::ClusterTrainingContext& context) {
     const auto& con = sc_.constellation;
     while (advance_keeping_results()) timeline_.append(topology_);
     if (timeline_.keyframe_count() == 0) return;
     setup.options.end_s = summary_.simulated_s;
-    setup.topologies = [this](double from_s) { return timeline_.frames_from(from_s); };
+    context.topologies = [this](double from_s) { return timeline_.frames_from(from_s); };
     // Every algorithm, round and trial's undamaged step runs on these keyframes: one search per pair,
     // guided between clusters by their gateways (workloads::SearchGuide).
-    setup.options.flow.route_store = std::make_shared<workloads::RouteStore>(
+    context.training.flow.route_store = std::make_shared<workloads::RouteStore>(
         std::vector<std::int32_t>(clusters_->cluster_of().begin(), clusters_->cluster_of().end()), con.routing_model);
-    keep_for_fault_trials(setup);
+    keep_for_fault_trials(setup, context);
     // The algorithms are independent replays of the same stored fabric: run side by side, on the
     // threads the trials may use (the physics is done, so the power lambda only reads).
     const std::int32_t threads = scenario::monte_carlo_threads(sc_);
@@ -201,27 +209,27 @@ void RunState::train_algorithms_on_stored_fabric(workloads::ClusterTrainingSetup
     // or inside the step in progress: its solves and route searches throw workloads::Interrupted and the
     // replay keeps the steps done (simulate_training). Not so a formation's live training, which ends
     // where the physics stopped (end_limit_s), a step or two later, the same with or without its thread.
-    setup.options.flow.stop = stop_;
-    setup.options.end_limit_s = [this] {
+    context.training.flow.stop = stop_;
+    context.training.end_limit_s = [this] {
         return stop_ && stop_->load() ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
     };
     // Shared among ranks (RunRanks) only without fault trials to follow: each rank plays the trials of
     // every algorithm, whose steps take the routes the fault-free runs put in the route store, so a rank
     // that had not replayed an algorithm searched them again there (measured: the trials 6x slower).
     if (!ranks_ || radiation_model_) {
-        summary_.constellation = workloads::simulate_cluster_trainings(con.algorithms, setup, threads);
+        summary_.constellation = workloads::simulate_cluster_trainings(con.algorithms, setup, context, threads);
     } else {
         // This rank's algorithms, then every other rank's gathered.
         const auto rank = static_cast<std::size_t>(ranks_->rank()), size = static_cast<std::size_t>(ranks_->size());
         std::vector<workloads::ClusterAlgorithm> mine;
         for (std::size_t i = rank; i < con.algorithms.size(); i += size) mine.push_back(con.algorithms[i]);
         auto computed = mine.empty() ? std::vector<workloads::ClusterTrainingResult>{}
-                                     : workloads::simulate_cluster_trainings(mine, setup, threads);
+                                     : workloads::simulate_cluster_trainings(mine, setup, context, threads);
         summary_.constellation.resize(con.algorithms.size());
         for (std::size_t j = 0; j < computed.size(); ++j) summary_.constellation[rank + j * size] = std::move(computed[j]);
         ranks_->gather_algorithms(summary_.constellation);
     }
-    setup.options.end_limit_s = nullptr;
+    context.training.end_limit_s = nullptr;
     if (stop_ && stop_->load() && summary_.stop_reason.empty())
         summary_.stop_reason = "interrupted while replaying the constellation's training";
     for (const auto& result : summary_.constellation) {
@@ -294,7 +302,6 @@ void RunState::serve(const Topologies& topologies) {
         }
         workloads::ServingConfig config = in.serving;
         config.routing = routing;
-        config.stop = stop_;
         config.nodes = scenario::inference_nodes(sc_);
         config.start_s = 0.0;
         config.end_s = summary_.simulated_s;
@@ -325,7 +332,7 @@ void RunState::serve(const Topologies& topologies) {
             for (auto* r : recorders_) r->requests(run, routing, rows);
         }};
         summary_.inference_routing.push_back(routing);
-        summary_.inference.push_back(workloads::simulate_serving(config, in.accelerator, fabric(0.0), sink));
+        summary_.inference.push_back(workloads::simulate_serving(config, in.accelerator, fabric(0.0), sink, stop_));
         if (ground) {
             summary_.inference_ground.push_back(ground->summary(config.ttft_slo_s, config.tpot_slo_s));
             summary_.inference_ground_journeys.push_back(ground->take_journeys());
@@ -338,7 +345,7 @@ void RunState::serve(const Topologies& topologies) {
             alone.trace.clear();
             alone.requests.rate_per_s = 0.0;
             for (auto* r : recorders_) r->phase("training alone on the serving engine");
-            const auto result = workloads::simulate_serving(alone, in.accelerator, fabric(0.0));
+            const auto result = workloads::simulate_serving(alone, in.accelerator, fabric(0.0), {}, stop_);
             summary_.training_without_serving = result.training;
             if (stopped(result)) break;
         }
@@ -346,7 +353,7 @@ void RunState::serve(const Topologies& topologies) {
         for (auto* r : recorders_) r->phase(std::string("serving beside training, ") + workloads::to_string(routing) + " routing");
         // The figures are the summary's; the records written are the run alone's: these are dropped as they come.
         const workloads::RequestSink drop{[](std::span<const workloads::RequestRecord>) {}};
-        auto beside = workloads::simulate_serving(config, in.accelerator, fabric(0.0), drop);
+        auto beside = workloads::simulate_serving(config, in.accelerator, fabric(0.0), drop, stop_);
         const bool stop_now = stopped(beside);
         summary_.inference_beside_training.push_back(std::move(beside));
         if (stop_now) break;
@@ -407,13 +414,15 @@ void RunState::run_fabric_workload() {
     auto options = training_options();
     options.start_s = 0.0;
     options.end_s = sc_.duration_s;
-    options.flow.stop = stop_;  // a stop inside a step ends the job with the steps done (below)
+    workloads::TrainingContext context;
+    context.flow.stop = stop_;  // a stop inside a step ends the job with the steps done (below)
+    context.record_link_epochs = recording_.link_epochs;
     // The switch of a star is a node but not a rank: keep ranks on nodes 0..p-1.
     if (fabric_->spec.kind == workloads::FabricKind::switch_star) options.placement = workloads::PlacementPolicy::identity;
     const links::Topology series[] = {fabric_->topology};
-    summary_.training = workloads::simulate_training(sc_.workload.job, sc_.workload.accelerator, series, options);
+    summary_.training = workloads::simulate_training(sc_.workload.job, sc_.workload.accelerator, series, options, context);
     summary_.simulated_s = sc_.duration_s;
-    // A stop (Ctrl-C) inside a step (FlowOptions::stop) ended the job with the steps done before it.
+    // A stop (Ctrl-C) inside a step (FlowContext::stop) ended the job with the steps done before it.
     if (summary_.training->summary.stopped && stop_ && stop_->load() && summary_.stop_reason.empty()) {
         char at[64];
         std::snprintf(at, sizeof at, "%.10g", summary_.training->summary.end_s);

@@ -4,8 +4,8 @@
 namespace skyfabric::simulation {
 
 RunState::RunState(const scenario::Scenario& sc, std::vector<Recorder*> recorders, const std::atomic<bool>* stop,
-                   const RunRanks* ranks)
-    : sc_(sc), recorders_(std::move(recorders)), stop_(stop), ranks_(ranks), times_(sample_times(sc.duration_s, sc.output_step_s)) {
+                   const RunRanks* ranks, RunRecording recording)
+    : sc_(sc), recorders_(std::move(recorders)), stop_(stop), ranks_(ranks), recording_(recording), times_(sample_times(sc.duration_s, sc.output_step_s)) {
     if (ranks_ && ranks_->size() > 1) summary_.ranks = ranks_->size();
     else ranks_ = nullptr;
     setup_.scenario = &sc;
@@ -70,7 +70,7 @@ RunSummary RunState::execute() {
         }
     } catch (const physics::PropagationError& e) {
         summary_.stop_reason = std::string("numerical failure: ") + e.what();
-    } catch (const workloads::Interrupted& e) {  // a stop seen inside a workload's loop (FlowOptions::stop)
+    } catch (const workloads::Interrupted& e) {  // a stop seen inside a workload's loop (FlowContext::stop)
         if (summary_.stop_reason.empty()) summary_.stop_reason = e.what();
     }
     summary_.complete = summary_.stop_reason.empty() && summary_.samples_written == times_.size();
@@ -302,8 +302,8 @@ void RunState::finish_summary() {
 }
 
 RunSummary run(const scenario::Scenario& sc, std::vector<Recorder*> recorders, const std::atomic<bool>* stop,
-               const RunRanks* ranks) {
-    return RunState(sc, std::move(recorders), stop, ranks).execute();
+               const RunRanks* ranks, RunRecording recording) {
+    return RunState(sc, std::move(recorders), stop, ranks, recording).execute();
 }
 
 }  // namespace skyfabric::simulation

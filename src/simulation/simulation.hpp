@@ -234,10 +234,17 @@ struct RunRanks {
     std::int32_t size() const { return trials.parts; }
 };
 
+// What a run records beyond its summary, as its outputs ask (not the scenario: the same scenario
+// traced or not is the same settings).
+struct RunRecording {
+    // The training's busy links per topology epoch (TrainingResult::link_epochs): a trace, VTK frames.
+    bool link_epochs = false;
+};
+
 // Runs the scenario, feeding every recorder. `stop` is polled between samples (signals);
 // a stop or a numerical failure ends the run with summary.complete = false and still
 // calls end() on every recorder. `ranks`: this process's share of a run over several (above).
 RunSummary run(const scenario::Scenario& scenario, std::vector<Recorder*> recorders,
-               const std::atomic<bool>* stop = nullptr, const RunRanks* ranks = nullptr);
+               const std::atomic<bool>* stop = nullptr, const RunRanks* ranks = nullptr, RunRecording recording = {});
 
 }  // namespace skyfabric::simulation

@@ -233,7 +233,7 @@ TEST(ClusterFaults, TrialsSharingTheRunsRoutesComeOutAsWithTheirOwn) {
     TwoClusters shared;
     shared.setup.recovery.link_outage_s = 60.0;
     auto store = std::make_shared<sw::RouteStore>();
-    shared.setup.training.options.flow.route_store = store;
+    shared.setup.training_context.training.flow.route_store = store;
     const auto got = shared.run(trials);
     ASSERT_EQ(got.size(), want.size());
     for (std::size_t a = 0; a < got.size(); ++a)
@@ -369,7 +369,7 @@ TEST(ClusterFaults, OneClusterPlaysTheFormationsOwnTrials) {
     t.options.all_reduce = sw::Algorithm::double_binary_tree;
     t.cluster_nodes = {{0, 1, 2, 3}};
     t.cluster_satellites = {{0, 1, 2, 3, 4}};
-    t.topologies = [&timeline](double from_s) { return timeline.frames_from(from_s); };
+    s.training_context.topologies = [&timeline](double from_s) { return timeline.frames_from(from_s); };
     sw::StepDurations steps;
     steps.nominal_s = 2.0;
     const auto nominal = sw::sample_fault_events(series, s.model, s.duration_s, s.seed, 0);

@@ -39,6 +39,7 @@ Topology two_level(int m, int k, double b1_bps, double a1_s, double b2_bps, doub
 struct Fixture {
     std::vector<Topology> series;
     sw::ClusterTrainingSetup setup;
+    sw::ClusterTrainingContext context;
     Fixture(int m, int k, const Topology& t, double end_s) {
         series = {t};
         setup.job.parameters = 1e9;
@@ -53,7 +54,7 @@ struct Fixture {
             for (int l = 0; l < k; ++l) nodes.push_back(g * k + l);
             setup.cluster_nodes.push_back(nodes);
         }
-        setup.topologies = [this](double) { return sw::frame_source(sw::topology_source(series)); };
+        context.topologies = [this](double) { return sw::frame_source(sw::topology_source(series)); };
     }
 };
 
@@ -79,7 +80,7 @@ TEST(ClusterTraining, RingCrossesTheGatewayLayerOncePerClusterPerRingStep) {
     // boundary hops, so a step moves m·2(P−1)/P·n over gateway links.
     const int m = 3, k = 4;
     Fixture f(m, k, two_level(m, k, 800e9, 1e-6, 100e9, 1e-4), 50.0);
-    const auto r = sw::simulate_cluster_training(sw::ClusterAlgorithm::ring, f.setup);
+    const auto r = sw::simulate_cluster_training(sw::ClusterAlgorithm::ring, f.setup, f.context);
     ASSERT_GT(r.steps, 0);
     const double n = sw::gradient_bytes(f.setup.job), p = m * k;
     // LinkUtilisation counts both directions; the ring sends one way.
@@ -94,7 +95,7 @@ TEST(ClusterTraining, RingWithRankReplicasSyncsEveryHthStepOnly) {
     Fixture f(m, k, two_level(m, k, 800e9, 1e-6, 100e9, 1e-4), 200.0);
     f.setup.job.sync = sw::SyncMode::local_steps;
     f.setup.job.local_steps = H;
-    const auto r = sw::simulate_cluster_training(sw::ClusterAlgorithm::ring, f.setup);
+    const auto r = sw::simulate_cluster_training(sw::ClusterAlgorithm::ring, f.setup, f.context);
     ASSERT_GE(r.training.steps.size(), static_cast<std::size_t>(2 * H));
     const double compute = sw::compute_time_per_step_s(f.setup.job, f.setup.accelerator);
     std::int64_t syncs = 0;
@@ -116,7 +117,7 @@ TEST(ClusterTraining, HierarchicalSendsOnlySlicesAcross) {
     // Per step each rank all-reduces n/k across m clusters: 2(m−1)/m · n/k per rank over gateways.
     const int m = 4, k = 5;
     Fixture f(m, k, two_level(m, k, 800e9, 1e-6, 100e9, 1e-4), 50.0);
-    const auto r = sw::simulate_cluster_training(sw::ClusterAlgorithm::hierarchical, f.setup);
+    const auto r = sw::simulate_cluster_training(sw::ClusterAlgorithm::hierarchical, f.setup, f.context);
     ASSERT_GT(r.steps, 0);
     const double n = sw::gradient_bytes(f.setup.job);
     EXPECT_NEAR(r.gateway_bytes, r.steps * m * k * 2.0 * (m - 1) / m * n / k, 1e-9 * r.gateway_bytes);
@@ -129,7 +130,7 @@ TEST(ClusterTraining, NoLoCoMovesTwoOuterGradientsAcrossPerPairAndRound) {
     Fixture f(m, k, two_level(m, k, 800e9, 1e-6, 100e9, 1e-4), 400.0);
     f.setup.job.local_steps = 5;
     f.setup.job.outer_bytes_per_element = 4.0;
-    const auto r = sw::simulate_cluster_training(sw::ClusterAlgorithm::noloco, f.setup);
+    const auto r = sw::simulate_cluster_training(sw::ClusterAlgorithm::noloco, f.setup, f.context);
     std::int64_t pair_syncs = 0;
     for (const auto& rr : r.rounds)
         if (rr.peer > rr.replica && rr.end_s > rr.ready_s) ++pair_syncs;
@@ -143,7 +144,7 @@ TEST(ClusterTraining, DiLoCoSyncsEveryReplicaBehindOneBarrier) {
     // Cluster 0's own fabric is slow, so its inner steps finish last.
     Fixture f(m, k, two_level(m, k, 800e9, 1e-6, 100e9, 1e-4, {8e9, 800e9, 800e9, 800e9}), 400.0);
     f.setup.job.local_steps = 5;
-    const auto r = sw::simulate_cluster_training(sw::ClusterAlgorithm::diloco, f.setup);
+    const auto r = sw::simulate_cluster_training(sw::ClusterAlgorithm::diloco, f.setup, f.context);
     ASSERT_GT(r.outer_rounds, 1);
     for (std::int64_t round = 0; round < r.outer_rounds; ++round) {
         double latest = 0.0;
@@ -166,7 +167,7 @@ TEST(ClusterTraining, NoLoCoRanksWaitOnlyForTheirPeer) {
     const int m = 4, k = 3;
     Fixture f(m, k, two_level(m, k, 800e9, 1e-6, 100e9, 1e-4, {8e9, 800e9, 800e9, 800e9}), 400.0);
     f.setup.job.local_steps = 5;
-    const auto r = sw::simulate_cluster_training(sw::ClusterAlgorithm::noloco, f.setup);
+    const auto r = sw::simulate_cluster_training(sw::ClusterAlgorithm::noloco, f.setup, f.context);
     bool started_before_slowest = false;
     for (const auto& rr : r.rounds) {
         if (rr.peer < 0) {
@@ -185,7 +186,7 @@ TEST(ClusterTraining, NoLoCoRanksWaitOnlyForTheirPeer) {
     }
     EXPECT_TRUE(started_before_slowest);
     // And the fast replicas get through more inner steps than under DiLoCo's barrier.
-    const auto d = sw::simulate_cluster_training(sw::ClusterAlgorithm::diloco, f.setup);
+    const auto d = sw::simulate_cluster_training(sw::ClusterAlgorithm::diloco, f.setup, f.context);
     EXPECT_GT(r.tokens_per_s, d.tokens_per_s);
 }
 
@@ -193,9 +194,9 @@ TEST(ClusterTraining, DiLoCoOutrunsRingOverSlowGatewayLinks) {
     const int m = 4, k = 3;
     Fixture f(m, k, two_level(m, k, 800e9, 1e-6, 1e9, 1e-3), 2000.0);
     f.setup.job.local_steps = 20;
-    const auto ring = sw::simulate_cluster_training(sw::ClusterAlgorithm::ring, f.setup);
-    const auto hier = sw::simulate_cluster_training(sw::ClusterAlgorithm::hierarchical, f.setup);
-    const auto diloco = sw::simulate_cluster_training(sw::ClusterAlgorithm::diloco, f.setup);
+    const auto ring = sw::simulate_cluster_training(sw::ClusterAlgorithm::ring, f.setup, f.context);
+    const auto hier = sw::simulate_cluster_training(sw::ClusterAlgorithm::hierarchical, f.setup, f.context);
+    const auto diloco = sw::simulate_cluster_training(sw::ClusterAlgorithm::diloco, f.setup, f.context);
     EXPECT_GT(hier.tokens_per_s, ring.tokens_per_s);
     EXPECT_GT(diloco.tokens_per_s, hier.tokens_per_s);
     EXPECT_LT(diloco.idle_fraction, ring.idle_fraction);
@@ -215,7 +216,7 @@ TEST(ClusterTraining, NoGatewayPathTrainsNothingWhateverTheAlgorithm) {
     f.setup.job.local_steps = 5;
     for (const auto algorithm : sw::cluster_algorithms) {
         SCOPED_TRACE(std::string(sw::to_string(algorithm)));
-        const auto r = sw::simulate_cluster_training(algorithm, f.setup);
+        const auto r = sw::simulate_cluster_training(algorithm, f.setup, f.context);
         EXPECT_TRUE(r.truncated);
         EXPECT_EQ(r.steps, 0);
         EXPECT_EQ(r.tokens_per_s, 0.0);
@@ -245,10 +246,10 @@ TEST(ClusterTraining, AlgorithmsSideBySideGiveWhatEachGivesAlone) {
                                                   sw::ClusterAlgorithm::diloco, sw::ClusterAlgorithm::hierarchical};
     for (const std::int32_t threads : {1, 3}) {
         SCOPED_TRACE(threads);
-        const auto together = sw::simulate_cluster_trainings(order, f.setup, threads);
+        const auto together = sw::simulate_cluster_trainings(order, f.setup, f.context, threads);
         ASSERT_EQ(together.size(), order.size());
         for (std::size_t i = 0; i < order.size(); ++i) {
-            const auto alone = sw::simulate_cluster_training(order[i], f.setup);
+            const auto alone = sw::simulate_cluster_training(order[i], f.setup, f.context);
             EXPECT_EQ(together[i].algorithm, order[i]);
             EXPECT_EQ(together[i].steps, alone.steps);
             EXPECT_EQ(together[i].end_s, alone.end_s);
@@ -261,7 +262,7 @@ TEST(ClusterTraining, AlgorithmsSideBySideGiveWhatEachGivesAlone) {
     }
     // A setup all but ring refuse (one cluster) is reported, not lost on a thread.
     f.setup.cluster_nodes.resize(1);
-    EXPECT_THROW(sw::simulate_cluster_trainings(order, f.setup, 2), std::invalid_argument);
+    EXPECT_THROW(sw::simulate_cluster_trainings(order, f.setup, f.context, 2), std::invalid_argument);
 }
 
 TEST(ClusterTraining, OneClusterTrainsItsJobAsConfigured) {
@@ -293,19 +294,20 @@ TEST(ClusterTraining, OneClusterTrainsItsJobAsConfigured) {
     setup.options.stragglers.probability = 0.2;
     setup.options.stragglers.slowdown = 3.0;
     setup.cluster_nodes = {{0, 1, 2, 3, 4, 5}};  // every satellite; the job's own 4 ranks train
-    setup.topologies = [&series](double) { return sw::frame_source(sw::topology_source(series)); };
+    sw::ClusterTrainingContext context;
+    context.topologies = [&series](double) { return sw::frame_source(sw::topology_source(series)); };
     // Half speed after t = 50 s.
-    setup.cluster_compute_done_s = [](std::size_t c, double start_s, double work_s) {
+    context.cluster_compute_done_s = [](std::size_t c, double start_s, double work_s) {
         EXPECT_EQ(c, 0u);
         if (start_s + work_s <= 50.0) return start_s + work_s;
         const double before = std::max(0.0, 50.0 - start_s);  // work done at full speed
         return std::max(start_s, 50.0) + 2.0 * (work_s - before);
     };
-    const auto one = sw::simulate_cluster_training(sw::ClusterAlgorithm::ring, setup);
+    const auto one = sw::simulate_cluster_training(sw::ClusterAlgorithm::ring, setup, context);
 
-    sw::TrainingOptions options = setup.options;
-    options.compute_done_s = [&](double start_s, double work_s) { return setup.cluster_compute_done_s(0, start_s, work_s); };
-    const auto direct = sw::simulate_training(setup.job, setup.accelerator, sw::topology_source(series), options);
+    sw::TrainingContext direct_context;
+    direct_context.compute_done_s = [&](double start_s, double work_s) { return context.cluster_compute_done_s(0, start_s, work_s); };
+    const auto direct = sw::simulate_training(setup.job, setup.accelerator, sw::topology_source(series), setup.options, direct_context);
     ASSERT_GT(direct.summary.steps, 2);
     EXPECT_GT(direct.summary.straggler_s, 0.0);
     ASSERT_EQ(one.training.steps.size(), direct.steps.size());
@@ -329,7 +331,7 @@ TEST(ClusterTraining, OneClusterTrainsItsJobAsConfigured) {
         const auto problems = sw::check(setup, just);
         ASSERT_EQ(problems.size(), 1u);
         EXPECT_EQ(problems.front().key, "cluster_nodes");
-        EXPECT_THROW(sw::simulate_cluster_training(a, setup), std::invalid_argument);
+        EXPECT_THROW(sw::simulate_cluster_training(a, setup, context), std::invalid_argument);
     }
 }
 
@@ -347,7 +349,7 @@ TEST(ClusterTraining, AlgorithmsSharingRoutesGiveWhatEachFindsAlone) {
     const std::vector<sw::ClusterAlgorithm> order{sw::ClusterAlgorithm::ring, sw::ClusterAlgorithm::hierarchical,
                                                   sw::ClusterAlgorithm::diloco, sw::ClusterAlgorithm::noloco};
     std::vector<sw::ClusterTrainingResult> alone;
-    for (const auto a : order) alone.push_back(sw::simulate_cluster_training(a, f.setup));
+    for (const auto a : order) alone.push_back(sw::simulate_cluster_training(a, f.setup, f.context));
     std::vector<std::int32_t> cluster_of(static_cast<std::size_t>(m * k));
     for (std::size_t c = 0; c < f.setup.cluster_nodes.size(); ++c)
         for (const std::int32_t node : f.setup.cluster_nodes[c]) cluster_of[static_cast<std::size_t>(node)] = static_cast<std::int32_t>(c);
@@ -356,8 +358,8 @@ TEST(ClusterTraining, AlgorithmsSharingRoutesGiveWhatEachFindsAlone) {
     for (const auto& [guided, threads] : runs) {
         SCOPED_TRACE(testing::Message() << threads << " threads" << (guided ? ", guided" : ""));
         auto store = guided ? std::make_shared<sw::RouteStore>(cluster_of) : std::make_shared<sw::RouteStore>();
-        f.setup.options.flow.route_store = store;
-        const auto shared = sw::simulate_cluster_trainings(order, f.setup, threads);
+        f.context.training.flow.route_store = store;
+        const auto shared = sw::simulate_cluster_trainings(order, f.setup, f.context, threads);
         ASSERT_EQ(shared.size(), order.size());
         for (std::size_t i = 0; i < order.size(); ++i) {
             SCOPED_TRACE(static_cast<int>(order[i]));
@@ -394,9 +396,9 @@ TEST(ClusterTraining, RefusesUnequalClustersWhereSlicesNeedThem) {
     Fixture f(2, 3, two_level(2, 3, 800e9, 1e-6, 100e9, 1e-4), 50.0);
     f.setup.cluster_nodes[1].pop_back();
     f.setup.job.data_parallel = 5;  // every rank, as check(setup) asks
-    EXPECT_THROW(sw::simulate_cluster_training(sw::ClusterAlgorithm::hierarchical, f.setup), std::invalid_argument);
-    EXPECT_THROW(sw::simulate_cluster_training(sw::ClusterAlgorithm::noloco, f.setup), std::invalid_argument);
-    EXPECT_NO_THROW(sw::simulate_cluster_training(sw::ClusterAlgorithm::ring, f.setup));
+    EXPECT_THROW(sw::simulate_cluster_training(sw::ClusterAlgorithm::hierarchical, f.setup, f.context), std::invalid_argument);
+    EXPECT_THROW(sw::simulate_cluster_training(sw::ClusterAlgorithm::noloco, f.setup, f.context), std::invalid_argument);
+    EXPECT_NO_THROW(sw::simulate_cluster_training(sw::ClusterAlgorithm::ring, f.setup, f.context));
 }
 
 TEST(ClusterTraining, ReportsBytesAPairSendsThroughOtherClusters) {
@@ -407,7 +409,7 @@ TEST(ClusterTraining, ReportsBytesAPairSendsThroughOtherClusters) {
     std::erase_if(t.links, [&](const auto& l) { return l.source / k == 0 && l.target / k == 1; });
     Fixture f(m, k, t, 400.0);
     f.setup.job.local_steps = 5;
-    const auto r = sw::simulate_cluster_training(sw::ClusterAlgorithm::noloco, f.setup);
+    const auto r = sw::simulate_cluster_training(sw::ClusterAlgorithm::noloco, f.setup, f.context);
     bool paired = false;
     for (const auto& rr : r.rounds) paired |= rr.replica == 0 && rr.peer == 1 && rr.end_s > rr.ready_s;
     ASSERT_TRUE(paired);
@@ -415,9 +417,9 @@ TEST(ClusterTraining, ReportsBytesAPairSendsThroughOtherClusters) {
     // With every direct link up, pairs stay on them.
     Fixture direct(m, k, two_level(m, k, 800e9, 1e-6, 100e9, 1e-4), 400.0);
     direct.setup.job.local_steps = 5;
-    EXPECT_EQ(sw::simulate_cluster_training(sw::ClusterAlgorithm::noloco, direct.setup).bytes_outside_own_clusters, 0.0);
+    EXPECT_EQ(sw::simulate_cluster_training(sw::ClusterAlgorithm::noloco, direct.setup, direct.context).bytes_outside_own_clusters, 0.0);
     // DiLoCo's sync is one collective over every cluster: nothing is outside it.
-    EXPECT_EQ(sw::simulate_cluster_training(sw::ClusterAlgorithm::diloco, f.setup).bytes_outside_own_clusters, 0.0);
+    EXPECT_EQ(sw::simulate_cluster_training(sw::ClusterAlgorithm::diloco, f.setup, f.context).bytes_outside_own_clusters, 0.0);
 }
 
 // Issue 25, power per cluster: cluster 0 alone in the Earth's shadow computes at half speed
@@ -434,8 +436,8 @@ TEST(ClusterTraining, AClusterInShadowSlowsTheRingButNotNolocosOtherPair) {
     const auto run = [&](sw::ClusterAlgorithm a, bool shadow) {
         Fixture f(m, k, t, 400.0);
         f.setup.job.local_steps = 3;
-        if (shadow) f.setup.cluster_compute_done_s = shadowed;
-        return sw::simulate_cluster_training(a, f.setup);
+        if (shadow) f.context.cluster_compute_done_s = shadowed;
+        return sw::simulate_cluster_training(a, f.setup, f.context);
     };
     const auto ring = run(sw::ClusterAlgorithm::ring, true);
     ASSERT_GT(ring.steps, 0);
@@ -484,7 +486,7 @@ TEST(ClusterTraining, StragglersSlowEveryVariantAndAreNotCountedAsThrottling) {
     f.setup.options.stragglers = {1.0, 2.0, 5};
     for (const auto algorithm : {sw::ClusterAlgorithm::ring, sw::ClusterAlgorithm::diloco}) {
         SCOPED_TRACE(std::string(sw::to_string(algorithm)));
-        const auto r = sw::simulate_cluster_training(algorithm, f.setup);
+        const auto r = sw::simulate_cluster_training(algorithm, f.setup, f.context);
         ASSERT_GT(r.steps, 0);
         EXPECT_NEAR(r.straggler_s, static_cast<double>(r.steps) * r.compute_per_step_s, 1e-9 * r.straggler_s);
         EXPECT_EQ(r.compute_throttled_s, 0.0);
@@ -510,21 +512,21 @@ TEST(ClusterTraining, ExpertsAcrossClustersPayTheGatewayLinksInTheirAllToAlls) {
     EXPECT_DOUBLE_EQ(n_a, (job.tokens_per_step / (m * k)) * 2 * 1024 * 2.0);
     const double within = 4 * (a1 + n_a / (2 * b1 / 8.0)), across = 4 * (a2 + n_a / (2 * b2 / 8.0));
 
-    const auto ring_within = sw::simulate_cluster_training(sw::ClusterAlgorithm::ring, f.setup);
+    const auto ring_within = sw::simulate_cluster_training(sw::ClusterAlgorithm::ring, f.setup, f.context);
     ASSERT_GT(ring_within.steps, 0);
     EXPECT_NEAR(ring_within.all_to_all_per_step_s, within, 1e-9 * within);
     EXPECT_NEAR(ring_within.training.steps.front().all_to_all_s, within, 1e-9 * within);
     // DiLoCo's replica (one cluster) runs the same groups inside it.
-    const auto diloco = sw::simulate_cluster_training(sw::ClusterAlgorithm::diloco, f.setup);
+    const auto diloco = sw::simulate_cluster_training(sw::ClusterAlgorithm::diloco, f.setup, f.context);
     EXPECT_NEAR(diloco.all_to_all_per_step_s, within, 1e-9 * within);
 
     f.setup.experts_across_clusters = true;
-    const auto ring_across = sw::simulate_cluster_training(sw::ClusterAlgorithm::ring, f.setup);
+    const auto ring_across = sw::simulate_cluster_training(sw::ClusterAlgorithm::ring, f.setup, f.context);
     EXPECT_NEAR(ring_across.all_to_all_per_step_s, across, 1e-9 * across);
     EXPECT_GT(ring_across.gateway_bytes, ring_within.gateway_bytes);
-    const auto hierarchical = sw::simulate_cluster_training(sw::ClusterAlgorithm::hierarchical, f.setup);
+    const auto hierarchical = sw::simulate_cluster_training(sw::ClusterAlgorithm::hierarchical, f.setup, f.context);
     EXPECT_NEAR(hierarchical.all_to_all_per_step_s, across, 1e-9 * across);
-    EXPECT_THROW(sw::simulate_cluster_training(sw::ClusterAlgorithm::diloco, f.setup), std::invalid_argument);
+    EXPECT_THROW(sw::simulate_cluster_training(sw::ClusterAlgorithm::diloco, f.setup, f.context), std::invalid_argument);
     job.moe.expert_parallel = 3;  // not a multiple of the two clusters
-    EXPECT_THROW(sw::simulate_cluster_training(sw::ClusterAlgorithm::ring, f.setup), std::invalid_argument);
+    EXPECT_THROW(sw::simulate_cluster_training(sw::ClusterAlgorithm::ring, f.setup, f.context), std::invalid_argument);
 }

@@ -340,10 +340,10 @@ TEST(CompactSchedule, TrainingGivesTheSameResultsAsExplicitSchedules) {
             job.gradient_buckets = 3;
             sw::TrainingOptions o;
             o.all_reduce = algo;
-            sw::TrainingOptions e = o;
-            e.explicit_schedules = true;
+            sw::TrainingContext explicit_schedules;
+            explicit_schedules.explicit_schedules = true;
             const auto a = sw::simulate_training(job, sw::tpu_v6e(), series, o);
-            const auto b = sw::simulate_training(job, sw::tpu_v6e(), series, e);
+            const auto b = sw::simulate_training(job, sw::tpu_v6e(), series, o, explicit_schedules);
             ASSERT_GT(a.summary.steps, 10);
             ASSERT_EQ(a.summary.steps, b.summary.steps);
             ASSERT_EQ(a.collectives.size(), b.collectives.size());

@@ -373,7 +373,7 @@ TEST(CoupledMonteCarlo, OneAndTwoThreadsGiveIdenticalTrials) {
 TEST(CoupledMonteCarlo, TrialsDoNotDependOnHowPhasesAreBatched) {
     const CoupledCase k;
     sw::StepModel listed = k.model;
-    listed.options.explicit_schedules = true;
+    listed.context.explicit_schedules = true;
     sw::DamagedFabric compact_fabric(k.timeline, k.model, k.p), listed_fabric(k.timeline, listed, k.p);
     const sw::FaultModel model = CoupledCase::crashing_faults();
     const sw::RecoveryConfig c = CoupledCase::shrinking_recovery();

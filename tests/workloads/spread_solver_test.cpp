@@ -182,14 +182,14 @@ TEST(SpreadMaxMin, CollectiveEngineSpreadsLargePhasesWithTheSameResults) {
     std::vector<std::vector<double>> link_bytes;
     const double end_s = 1.0;  // past the three steps
     for (std::int32_t threads : {0, 3, 4}) {
-        sw::FlowOptions options;
+        sw::FlowContext context;
         std::unique_ptr<Pool> pool;
         if (threads > 0) {
             pool = std::make_unique<Pool>(threads);
-            options.helpers = std::shared_ptr<sw::IdleHelpers>(&pool->helpers, [](sw::IdleHelpers*) {});
+            context.helpers = std::shared_ptr<sw::IdleHelpers>(&pool->helpers, [](sw::IdleHelpers*) {});
         }
         sw::NetworkClock clock(sw::topology_source(series));
-        sw::CollectiveEngine engine(clock, options);
+        sw::CollectiveEngine engine(clock, {}, context);
         const auto r = engine.run(s, placement, 0.0, -1);
         ASSERT_TRUE(r.completed);
         if (pool) {

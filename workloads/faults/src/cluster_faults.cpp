@@ -82,7 +82,7 @@ public:
         for (std::size_t c = 0; c < m; ++c) {
             for (std::size_t i = 0; i < clusters[c].size(); ++i) local_of_[static_cast<std::size_t>(clusters[c][i])] = static_cast<std::int32_t>(i);
             // The replicas' fabrics live together: they share one fabric's cache budget.
-            fabrics_.push_back(std::make_unique<DamagedFabric>(*s.timeline, replica_step_model(s.training, c), s.training.cluster_nodes[c],
+            fabrics_.push_back(std::make_unique<DamagedFabric>(*s.timeline, replica_step_model(s.training, c, s.training_context), s.training.cluster_nodes[c],
                                                                cluster_of_, DamagedFabric::default_cache_budget_bytes / m));
             views_.push_back(std::make_unique<ClusterView>(*fabrics_.back(), clusters[c]));
             // Each replica's inner step per fault-free round; its StepDurations for the play.
@@ -391,7 +391,7 @@ std::vector<ClusterGoodput> monte_carlo_cluster_goodput(std::span<const ClusterA
                 replicated.push_back(i);
                 continue;
             }
-            const StepModel model = every_step_model(algorithms[i], s.training);
+            const StepModel model = every_step_model(algorithms[i], s.training, s.training_context);
             // One cluster's job may train on fewer ranks than it has satellites (check lets it): then the
             // faults stop ranks, and the fabric they would damage is not the one the job's steps ran on.
             out[i].on_fabric = model.job.data_parallel == static_cast<std::int32_t>(ranks.size());
@@ -472,7 +472,7 @@ std::vector<ClusterGoodput> monte_carlo_cluster_goodput(std::span<const ClusterA
             g.fault_free_goodput = compositions[j]->compose(g.algorithm, compositions[0]->play({})).goodput;
             g.fabric_evaluations = compositions[j]->evaluations();
         }
-    } catch (const Interrupted&) {  // TrialsInterrupted, or a fabric's solve stopped (FlowOptions::stop)
+    } catch (const Interrupted&) {  // TrialsInterrupted, or a fabric's solve stopped (FlowContext::stop)
         for (auto& g : out) g.interrupted = true;
     }
     return out;

@@ -54,8 +54,8 @@ DamagedFabric::DamagedFabric(const TopologyTimeline& timeline, StepModel model, 
     model_.options.max_steps = 1;
     model_.options.stragglers = {};  // a damaged step's extra time is the fabric's alone
     model_.options.end_s = -1.0;
-    model_.options.record_collectives = false;
-    model_.options.compute_done_s = nullptr;
+    model_.context.record_collectives = false;
+    model_.context.compute_done_s = nullptr;
     if (model_.job.sync == SyncMode::local_steps) {
         sync_every_ = std::max(1, model_.job.local_steps);
         traffic_between_syncs_ = sync_every_ > 1 && model_.job.moe.layers > 0;
@@ -111,17 +111,18 @@ DamagedFabric::Solved DamagedFabric::solve(std::size_t k, const FabricDamage& da
     // search again only the pairs whose paths broke (RouteCache::seed) and tour again only where a
     // tour's hops from the first one broken (ring_placement_after_damage): the same routes and rings
     // as searching anew.
-    options.keep_routes = !undamaged;
+    TrainingContext context = model.context;
+    context.keep_routes = !undamaged;
     if (undamaged) {
-        options.flow.routes_before_damage = undamaged->routes;
+        context.flow.routes_before_damage = undamaged->routes;
         // The undamaged network, for the pairs the seed lacks: multipath with a route store only.
-        if (options.flow.route_store && options.flow.paths_per_transfer > 1)
-            options.flow.network_before_damage = std::make_shared<const Network>(build_network(frame->topology));
-        options.tours_before_damage = undamaged->tours;
+        if (context.flow.route_store && options.flow.paths_per_transfer > 1)
+            context.flow.network_before_damage = std::make_shared<const Network>(build_network(frame->topology));
+        context.tours_before_damage = undamaged->tours;
     }
     const links::Topology series[] = {std::move(topology)};
-    const TrainingResult r = simulate_training(job, model.accelerator, series, options);
-    // A user's stop inside the step (FlowOptions::stop): no answer to keep; the trial unwinds.
+    const TrainingResult r = simulate_training(job, model.accelerator, series, options, context);
+    // A user's stop inside the step (FlowContext::stop): no answer to keep; the trial unwinds.
     if (r.summary.stopped) throw Interrupted();
     // Every used link (for relevant_solved), and the bytes of those between clusters only (for
     // link_traffic, asked of failed gateway links): a trial's solves are many, so they stay small.

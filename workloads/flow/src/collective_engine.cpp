@@ -246,8 +246,8 @@ double path_share(double bytes, const std::vector<Path>& paths, std::size_t i, M
 
 // ------------------------------------------------------------ CollectiveEngine
 
-CollectiveEngine::CollectiveEngine(NetworkClock& clock, FlowOptions options)
-    : clock_(clock), options_(options), solver_(batch_flow_solver(options.backend)) {
+CollectiveEngine::CollectiveEngine(NetworkClock& clock, FlowOptions options, FlowContext context)
+    : clock_(clock), options_(options), context_(std::move(context)), solver_(batch_flow_solver(options.backend)) {
     check_epoch();
 }
 
@@ -258,14 +258,14 @@ void CollectiveEngine::check_epoch() {
     collective_cache_.clear();
     phase_cache_.clear();
     phase_cache_entries_ = 0;
-    if (options_.route_store && !options_.routes_before_damage)
-        routes_.share(options_.route_store->table_for(clock_.network(), options_.routing,
+    if (context_.route_store && !context_.routes_before_damage)
+        routes_.share(context_.route_store->table_for(clock_.network(), options_.routing,
                                                       std::max(1, options_.paths_per_transfer), clock_.shared_network()));
-    else if (options_.route_store)
-        routes_.share(options_.route_store->private_table());  // a damaged copy's own, by the store's model
+    else if (context_.route_store)
+        routes_.share(context_.route_store->private_table());  // a damaged copy's own, by the store's model
     else
         routes_.clear();
-    if (first) routes_.seed(options_.routes_before_damage, options_.network_before_damage);  // the first topology's only
+    if (first) routes_.seed(context_.routes_before_damage, context_.network_before_damage);  // the first topology's only
     else routes_.seed(nullptr);
     edge_local_.assign(clock_.network().capacity_Bps.size(), -1);
 }
@@ -276,18 +276,18 @@ bool CollectiveEngine::build_phase(const Schedule& schedule, const Phase& phase,
     problem.clear();
     global_edge.clear();
     const std::int32_t k = std::max(1, options_.paths_per_transfer);
-    if (options_.helpers && k > 1 && options_.helpers->any_idle()) {
+    if (context_.helpers && k > 1 && context_.helpers->any_idle()) {
         std::vector<std::pair<std::int32_t, std::int32_t>> pairs;
         pairs.reserve(static_cast<std::size_t>(phase.transfer_count));
         for (std::int32_t i = 0; i < phase.transfer_count; ++i) {
             const Transfer tr = schedule.transfer(phase, i);
             pairs.emplace_back(placement[tr.source_rank], placement[tr.target_rank]);
         }
-        routes_.prefetch(net, pairs, options_.routing, k, *options_.helpers, options_.stop);
+        routes_.prefetch(net, pairs, options_.routing, k, *context_.helpers, context_.stop);
     }
     bool routed = true;
     for (std::int32_t i = 0; i < phase.transfer_count && routed; ++i) {
-        throw_if_stopped(options_.stop);  // each pair may search its routes
+        throw_if_stopped(context_.stop);  // each pair may search its routes
         const Transfer tr = schedule.transfer(phase, i);
         const std::int32_t a = placement[tr.source_rank];
         const std::int32_t b = placement[tr.target_rank];
@@ -336,7 +336,7 @@ const CollectiveEngine::Cached& CollectiveEngine::phase_result(const Schedule& s
     const std::size_t i = batch.add(phase.pattern);
     const bool routed = build_phase(schedule, phase, placement, batch.problems[i], batch.global_edges[i]);
     if (routed) {
-        solver_.drain_batch(batch.built(), batch.results, options_.stop, options_.helpers.get());
+        solver_.drain_batch(batch.built(), batch.results, context_.stop, context_.helpers.get());
         ++rate_solves_;
     }
     take_solution(routed, batch.problems[i], batch.global_edges[i], routed ? batch.results[i].makespan_s : inf, fresh);
@@ -407,7 +407,7 @@ double CollectiveEngine::run_static(const Schedule& schedule, const Placement& p
             slots.push_back(slot);
         }
         if (batch.used > 0) {
-            solver_.drain_batch(batch.built(), batch.results, options_.stop, options_.helpers.get());
+            solver_.drain_batch(batch.built(), batch.results, context_.stop, context_.helpers.get());
             rate_solves_ += std::count(routed.begin(), routed.end(), 1);
         }
         solutions.assign(batch.used, Cached{});
@@ -475,7 +475,7 @@ double CollectiveEngine::run_dynamic(const Schedule& schedule, const Placement& 
         std::int32_t last_a = -1, last_b = -1;
         for (auto& f : flows) {
             if (f.remaining <= 0.0) continue;
-            throw_if_stopped(options_.stop);  // each flow may search its routes
+            throw_if_stopped(context_.stop);  // each flow may search its routes
             if (!last || f.a != last_a || f.b != last_b) {
                 last = &routes_.get(net, f.a, f.b, options_.routing, k);  // valid until the next get
                 last_a = f.a;
@@ -590,7 +590,7 @@ double CollectiveEngine::run_dynamic(const Schedule& schedule, const Placement& 
                 lp.release(edge_local_);
                 break;
             }
-            throw_if_stopped(options_.stop);  // an event of a phase drained across topology changes
+            throw_if_stopped(context_.stop);  // an event of a phase drained across topology changes
             const double dt = drain.next_end_in();
             const double horizon = clock_.next_change_s();
             const bool drains_first = std::isfinite(dt) && t + dt <= horizon;

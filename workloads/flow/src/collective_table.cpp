@@ -20,20 +20,20 @@ std::vector<double> size_sweep(double min_bytes, double max_bytes, double factor
 std::vector<CollectiveTableRow> collective_table(const links::Topology& topology, CollectiveOp op,
                                                  Algorithm algorithm,
                                                  std::span<const double> sizes_bytes,
-                                                 const CollectiveTableOptions& options) {
+                                                 const CollectiveTableOptions& options, const FlowContext& context) {
     const std::int32_t p = options.ranks > 0 ? options.ranks : topology.node_count;
     const Placement placement = options.topology_aware_placement ? ring_placement(build_network(topology), p)
                                                                  : identity_placement(p);
-    return collective_table(topology, placement, op, algorithm, sizes_bytes, options.flow, options.schedule);
+    return collective_table(topology, placement, op, algorithm, sizes_bytes, options.flow, options.schedule, context);
 }
 
 std::vector<CollectiveTableRow> collective_table(const links::Topology& topology, const Placement& placement,
                                                  CollectiveOp op, Algorithm algorithm,
                                                  std::span<const double> sizes_bytes, const FlowOptions& flow,
-                                                 const ScheduleOptions& schedule) {
+                                                 const ScheduleOptions& schedule, const FlowContext& context) {
     const std::vector<links::Topology> series{topology};
     NetworkClock clock(topology_source(series));
-    CollectiveEngine engine(clock, flow);
+    CollectiveEngine engine(clock, flow, context);
     const auto p = static_cast<std::int32_t>(placement.size());
     const double bandwidth = single_link_bandwidth_Bps(clock.network(), placement, p);
     std::vector<CollectiveTableRow> rows;

@@ -429,11 +429,11 @@ Fabric make_fabric(const FabricSpec& spec) {
 
 std::vector<CollectiveTableRow> fabric_collective_table(const Fabric& fabric, CollectiveOp op, Algorithm algorithm,
                                                         std::span<const double> sizes_bytes, const FlowOptions& flow,
-                                                        const ScheduleOptions& schedule) {
+                                                        const ScheduleOptions& schedule, const FlowContext& context) {
     ScheduleOptions options = schedule;
     if (options.dims.empty()) options.dims = fabric.dims;
     const Placement placement(fabric.placement.begin(), fabric.placement.begin() + fabric.ranks);
-    return collective_table(fabric.topology, placement, op, algorithm, sizes_bytes, flow, options);
+    return collective_table(fabric.topology, placement, op, algorithm, sizes_bytes, flow, options, context);
 }
 
 }  // namespace skyfabric::workloads

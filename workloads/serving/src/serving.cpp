@@ -1,5 +1,6 @@
 #include <skyfabric/workloads/serving.hpp>
 
+#include <skyfabric/workloads/backend.hpp>
 #include <skyfabric/workloads/flow_network.hpp>
 #include <skyfabric/workloads/network.hpp>
 #include <skyfabric/workloads/training.hpp>
@@ -28,9 +29,10 @@ constexpr double inf = std::numeric_limits<double>::infinity();
 // over the clock's topology, decode steps.
 class Serving {
 public:
-    Serving(const ServingConfig& c, const Accelerator& a, TopologySource source, const RequestSink* sink)
+    Serving(const ServingConfig& c, const Accelerator& a, TopologySource source, const RequestSink* sink,
+            const std::atomic<bool>* stop)
         : c_(c), a_(a), clock_(std::move(source)), flows_(clock_, c.network_routing, c.cluster_of),
-          generator_(c.requests, c.start_s), sink_(sink), tally_(c.ttft_slo_s, c.tpot_slo_s, c.start_s, c.end_s) {
+          generator_(c.requests, c.start_s), sink_(sink), stop_(stop), tally_(c.ttft_slo_s, c.tpot_slo_s, c.start_s, c.end_s) {
         const auto& e = c.engines;
         const std::int32_t prefill_nodes = e.prefill.instances * e.prefill.satellites_per_instance;
         const std::int32_t nodes_needed = prefill_nodes + e.decode.instances * e.decode.satellites_per_instance;
@@ -80,7 +82,7 @@ public:
         now_ = c_.start_s;
         Request next = next_request();
         for (std::uint64_t turn = 1;; ++turn) {
-            if (turn % 256 == 0 && c_.stop && c_.stop->load(std::memory_order_relaxed)) {
+            if (turn % 256 == 0 && stop_requested(stop_)) {
                 stopped_at_s_ = now;
                 flows_.settle(now_);
                 break;
@@ -136,7 +138,7 @@ public:
                 const double t_next_event = events_.empty() ? inf : events_.top().time_s;
                 const double until = std::min({t_drain, t_next_event, t_topology, t_outage, t_compute, c_.end_s});
                 for (std::uint64_t k = 1; next.arrival_s < until; ++k) {
-                    if (k % 4096 == 0 && c_.stop && c_.stop->load(std::memory_order_relaxed)) break;
+                    if (k % 4096 == 0 && stop_requested(stop_)) break;
                     ++summary_.arrived;
                     ++summary_.dropped;
                     tally_.drop(next.arrival_s);
@@ -622,6 +624,7 @@ private:
     std::size_t slots_ = 0;                         // records ever pushed
     std::int64_t held_ = 0;                         // admitted, not yet completed or lost (max_queued_requests)
     const RequestSink* sink_ = nullptr;
+    const std::atomic<bool>* stop_ = nullptr;  // a user's stop (simulate_serving)
     std::size_t ready_ = 0;  // final records at the window's front
     detail::RequestTally tally_;
     std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
@@ -635,7 +638,7 @@ private:
     std::vector<double> kv_transfers_;
     std::int64_t tokens_generated_ = 0;
     ServingSummary summary_;
-    double stopped_at_s_ = std::numeric_limits<double>::quiet_NaN();  // ServingConfig::stop seen then
+    double stopped_at_s_ = std::numeric_limits<double>::quiet_NaN();  // simulate_serving's stop seen then
     double gateway_bits_ = 0.0;
     std::vector<double> egress_bits_;  // per egress bin
 };
@@ -643,8 +646,8 @@ private:
 }  // namespace
 
 ServingResult simulate_serving(const ServingConfig& config, const Accelerator& accelerator, TopologySource source,
-                               const RequestSink& sink) {
-    return Serving(config, accelerator, std::move(source), sink.receive ? &sink : nullptr).run();
+                               const RequestSink& sink, const std::atomic<bool>* stop) {
+    return Serving(config, accelerator, std::move(source), sink.receive ? &sink : nullptr, stop).run();
 }
 
 }  // namespace skyfabric::workloads

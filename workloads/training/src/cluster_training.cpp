@@ -50,13 +50,14 @@ double throttled_s(const StepRecord& step, double compute_s) {
 std::int32_t equal_cluster_size(const ClusterTrainingSetup& s) { return static_cast<std::int32_t>(s.cluster_nodes.front().size()); }
 
 // ring and hierarchical: one synchronous job over every rank, clusters one after another.
-ClusterTrainingResult every_step(ClusterAlgorithm algorithm, const ClusterTrainingSetup& s, LinkClasses& classes) {
-    const StepModel m = every_step_model(algorithm, s);
+ClusterTrainingResult every_step(ClusterAlgorithm algorithm, const ClusterTrainingSetup& s, const ClusterTrainingContext& ctx,
+                                 LinkClasses& classes) {
+    const StepModel m = every_step_model(algorithm, s, ctx);
     const TrainingOptions& o = m.options;
     const TrainingJob& job = m.job;
     ClusterTrainingResult r;
     r.algorithm = algorithm;
-    r.training = simulate_training(job, s.accelerator, s.topologies(o.start_s), o);
+    r.training = simulate_training(job, s.accelerator, ctx.topologies(o.start_s), o, m.context);
     const TrainingSummary& t = r.training.summary;
     r.steps = t.steps;
     r.start_s = t.start_s;
@@ -76,7 +77,8 @@ ClusterTrainingResult every_step(ClusterAlgorithm algorithm, const ClusterTraini
 }
 
 // diloco and noloco: replicas of one cluster each, inner steps on their own, outer syncs.
-ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrainingSetup& s, LinkClasses& classes) {
+ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrainingSetup& s, const ClusterTrainingContext& ctx,
+                                  LinkClasses& classes) {
     const auto m = static_cast<std::int32_t>(s.cluster_nodes.size());
     const std::int32_t k = equal_cluster_size(s);
     const double end = s.options.end_s;
@@ -91,7 +93,7 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
     r.start_s = s.options.start_s;
     if (r.start_s < 0.0) {  // as simulate_training: the first topology's time
         SharedFrame first;
-        if (!s.topologies(0.0)(first)) throw std::invalid_argument("cluster training: no topologies");
+        if (!ctx.topologies(0.0)(first)) throw std::invalid_argument("cluster training: no topologies");
         r.start_s = first.topology->time_s;
     }
     r.compute_per_step_s = compute_time_per_step_s(inner, s.accelerator);
@@ -108,7 +110,7 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
         for (auto g : group) start = std::max(start, t[static_cast<std::size_t>(g)]);
         const Schedule schedule =
             build_replica_average_schedule(static_cast<std::int32_t>(group.size()), k, outer_bytes);
-        NetworkClock clock(s.topologies(start));
+        NetworkClock clock(ctx.topologies(start));
         clock.account_bytes_only();  // classes.add reads bytes alone
         clock.advance_to(start);
         // Each replica's ranks in ring order along its links now, for the all-gather inside.
@@ -118,12 +120,12 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
             placement.insert(placement.end(), ring.begin(), ring.end());
         }
         clock.start_accounting(start);
-        CollectiveEngine engine(clock, s.options.flow);
+        CollectiveEngine engine(clock, s.options.flow, ctx.training.flow);
         CollectiveResult c;
         try {
             c = engine.run(schedule, placement, start);
         } catch (const Interrupted&) {
-            return false;  // a user's stop (FlowOptions::stop): the round is not averaged, as past the end
+            return false;  // a user's stop (FlowContext::stop): the round is not averaged, as past the end
         }
         if (!c.completed) {
             // No path between the replicas (every gateway blocked or down): they wait for one to
@@ -159,15 +161,16 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
         for (std::int32_t g = 0; g < m; ++g) {
             const auto gi = static_cast<std::size_t>(g);
             if (!running[gi]) continue;
-            TrainingOptions o = replica_step_model(s, gi).options;
+            StepModel model = replica_step_model(s, gi, ctx);
+            TrainingOptions& o = model.options;
             o.start_s = t[gi];
             o.max_steps = s.job.local_steps;
-            o.record_collectives = false;
-            o.link_bytes_only = true;  // classes.add reads bytes alone
+            model.context.record_collectives = false;
+            model.context.link_bytes_only = true;  // classes.add reads bytes alone
             // Each replica's rounds draw their own stragglers (the steps restart at 0 every round).
             o.stragglers.seed = physics::rng::derive_seed(o.stragglers.seed, (static_cast<std::uint64_t>(g) << 32) ^
                                                                                    static_cast<std::uint64_t>(round));
-            const TrainingResult inner_run = simulate_training(inner, s.accelerator, s.topologies(t[gi]), o);
+            const TrainingResult inner_run = simulate_training(inner, s.accelerator, ctx.topologies(t[gi]), o, model.context);
             classes.add(inner_run.links, {g});
             for (const StepRecord& step : inner_run.steps) {
                 r.compute_throttled_s += throttled_s(step, r.compute_per_step_s) / static_cast<double>(m);
@@ -258,13 +261,13 @@ ClusterTrainingResult local_steps(ClusterAlgorithm algorithm, const ClusterTrain
 
 }  // namespace
 
-StepModel every_step_model(ClusterAlgorithm algorithm, const ClusterTrainingSetup& s) {
+StepModel every_step_model(ClusterAlgorithm algorithm, const ClusterTrainingSetup& s, const ClusterTrainingContext& ctx) {
     physics::throw_problems("cluster training", check(s, {&algorithm, 1}));
-    StepModel m{s.job, s.accelerator, s.options};
+    StepModel m{s.job, s.accelerator, s.options, ctx.training};
     TrainingOptions& o = m.options;
     if (s.cluster_nodes.size() == 1) {  // one formation: no choice across clusters to make
-        if (s.cluster_compute_done_s)
-            o.compute_done_s = [done = s.cluster_compute_done_s](double start_s, double work_s) { return done(0, start_s, work_s); };
+        if (ctx.cluster_compute_done_s)
+            m.context.compute_done_s = [done = ctx.cluster_compute_done_s](double start_s, double work_s) { return done(0, start_s, work_s); };
         return m;
     }
     o.rank_nodes.clear();
@@ -276,8 +279,8 @@ StepModel every_step_model(ClusterAlgorithm algorithm, const ClusterTrainingSetu
         o.all_reduce = Algorithm::hierarchical_ring;
         o.schedule.hierarchical_group_size = equal_cluster_size(s);
     }
-    if (s.cluster_compute_done_s) {  // every rank steps together: the slowest cluster's compute
-        o.compute_done_s = [done = s.cluster_compute_done_s, clusters = s.cluster_nodes.size()](double start_s, double work_s) {
+    if (ctx.cluster_compute_done_s) {  // every rank steps together: the slowest cluster's compute
+        m.context.compute_done_s = [done = ctx.cluster_compute_done_s, clusters = s.cluster_nodes.size()](double start_s, double work_s) {
             double end = start_s + work_s;
             for (std::size_t c = 0; c < clusters; ++c) end = std::max(end, done(c, start_s, work_s));
             return end;
@@ -299,8 +302,8 @@ StepModel every_step_model(ClusterAlgorithm algorithm, const ClusterTrainingSetu
     return m;
 }
 
-StepModel replica_step_model(const ClusterTrainingSetup& s, std::size_t replica) {
-    StepModel m{s.job, s.accelerator, s.options};
+StepModel replica_step_model(const ClusterTrainingSetup& s, std::size_t replica, const ClusterTrainingContext& ctx) {
+    StepModel m{s.job, s.accelerator, s.options, ctx.training};
     const auto replicas = static_cast<double>(s.cluster_nodes.size());
     m.job.data_parallel = static_cast<std::int32_t>(s.cluster_nodes.at(replica).size());
     m.job.tokens_per_step = s.job.tokens_per_step / replicas;
@@ -308,8 +311,8 @@ StepModel replica_step_model(const ClusterTrainingSetup& s, std::size_t replica)
     TrainingOptions& o = m.options;
     o.rank_nodes = s.cluster_nodes[replica];  // a ring along this cluster's links, re-embedded as they change
     o.rank_groups.clear();
-    if (s.cluster_compute_done_s) {  // at its own cluster's pace
-        o.compute_done_s = [done = s.cluster_compute_done_s, replica](double start_s, double work_s) {
+    if (ctx.cluster_compute_done_s) {  // at its own cluster's pace
+        m.context.compute_done_s = [done = ctx.cluster_compute_done_s, replica](double start_s, double work_s) {
             return done(replica, start_s, work_s);
         };
     }
@@ -336,9 +339,10 @@ std::vector<std::int32_t> noloco_pairing(std::int32_t replicas, std::int64_t rou
     return peer;
 }
 
-ClusterTrainingResult simulate_cluster_training(ClusterAlgorithm algorithm, const ClusterTrainingSetup& setup) {
+ClusterTrainingResult simulate_cluster_training(ClusterAlgorithm algorithm, const ClusterTrainingSetup& setup,
+                                                const ClusterTrainingContext& context) {
     physics::throw_problems("cluster training", check(setup, {&algorithm, 1}));
-    if (!setup.topologies) throw std::invalid_argument("cluster training: no topologies");
+    if (!context.topologies) throw std::invalid_argument("cluster training: no topologies");
     LinkClasses classes;  // a cluster's spares are its own: links to them are the cluster's
     const auto& satellites = satellites_of(setup);
     for (std::size_t c = 0; c < satellites.size(); ++c)
@@ -350,8 +354,8 @@ ClusterTrainingResult simulate_cluster_training(ClusterAlgorithm algorithm, cons
         }
     const bool every = algorithm == ClusterAlgorithm::ring || algorithm == ClusterAlgorithm::hierarchical;
     ClusterTrainingResult r = every
-                                  ? every_step(algorithm, setup, classes)
-                                  : local_steps(algorithm, setup, classes);
+                                  ? every_step(algorithm, setup, context, classes)
+                                  : local_steps(algorithm, setup, context, classes);
     r.intra_cluster_bytes = classes.intra;
     r.gateway_bytes = classes.gateway;
     r.bytes_outside_own_clusters = classes.outside;
@@ -359,7 +363,8 @@ ClusterTrainingResult simulate_cluster_training(ClusterAlgorithm algorithm, cons
 }
 
 std::vector<ClusterTrainingResult> simulate_cluster_trainings(std::span<const ClusterAlgorithm> algorithms,
-                                                              const ClusterTrainingSetup& setup, std::int32_t threads) {
+                                                              const ClusterTrainingSetup& setup,
+                                                              const ClusterTrainingContext& context, std::int32_t threads) {
     physics::throw_problems("cluster training", check(setup, algorithms));
     const std::size_t n = algorithms.size();
     std::vector<std::optional<ClusterTrainingResult>> done(n);
@@ -367,15 +372,15 @@ std::vector<ClusterTrainingResult> simulate_cluster_trainings(std::span<const Cl
     std::atomic<std::size_t> next{0};
     // A thread out of algorithms helps the others search their routes until the last one ends
     // (hierarchical goes on alone the longest): the same results, sooner.
-    ClusterTrainingSetup lent = setup;
+    ClusterTrainingContext lent = context;
     const auto helpers = std::make_shared<IdleHelpers>();
-    lent.options.flow.helpers = helpers;
+    lent.training.flow.helpers = helpers;
     std::atomic<std::size_t> unfinished{n};
     if (n == 0) helpers->close();
     const auto work = [&] {
         for (std::size_t i; (i = next.fetch_add(1)) < n;) {
             try {
-                done[i] = simulate_cluster_training(algorithms[i], lent);
+                done[i] = simulate_cluster_training(algorithms[i], setup, lent);
             } catch (...) {
                 failed[i] = std::current_exception();
             }

@@ -98,23 +98,23 @@ bool step_straggles(const StragglerModel& model, std::int64_t step, std::int32_t
 }
 
 TrainingResult simulate_training(const TrainingJob& job, const Accelerator& accelerator,
-                                 TopologySource source, const TrainingOptions& options) {
-    return simulate_training(job, accelerator, source ? frame_source(std::move(source)) : FrameSource{}, options);
+                                 TopologySource source, const TrainingOptions& options, const TrainingContext& context) {
+    return simulate_training(job, accelerator, source ? frame_source(std::move(source)) : FrameSource{}, options, context);
 }
 
 TrainingResult simulate_training(const TrainingJob& job, const Accelerator& accelerator,
-                                 FrameSource source, const TrainingOptions& options) {
+                                 FrameSource source, const TrainingOptions& options, const TrainingContext& context) {
     if (options.end_s < 0.0 && options.max_steps < 0)
         throw std::invalid_argument("simulate_training: give end_s or max_steps");
     NetworkClock clock(std::move(source));
     const double start = options.start_s >= 0.0 ? options.start_s : clock.epoch_start_s();
     const double end = options.end_s >= 0.0 ? options.end_s : std::numeric_limits<double>::infinity();
     TrainingResult out;
-    if (options.record_link_epochs) clock.record_epochs(&out.link_epochs);
-    if (options.link_bytes_only) clock.account_bytes_only();
+    if (context.record_link_epochs) clock.record_epochs(&out.link_epochs);
+    if (context.link_bytes_only) clock.account_bytes_only();
     clock.advance_to(start);
     clock.start_accounting(start);
-    CollectiveEngine engine(clock, options.flow);
+    CollectiveEngine engine(clock, options.flow, context.flow);
 
     const std::int32_t p = job.data_parallel;
     if (p < 1 || p > clock.topology().node_count)
@@ -130,7 +130,7 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
     physics::throw_problems("simulate_training", check(job));
     const double full_compute = compute_time_per_step_s(job, accelerator);
     const std::int32_t buckets = std::max(1, job.gradient_buckets);
-    const auto schedule_of = options.explicit_schedules ? build_explicit_schedule : build_schedule;
+    const auto schedule_of = context.explicit_schedules ? build_explicit_schedule : build_schedule;
     const Schedule bucket_schedule = schedule_of(CollectiveOp::all_reduce, options.all_reduce, p,
                                                  gradient_bytes(job) / buckets, options.schedule);
     const Schedule outer_schedule = schedule_of(CollectiveOp::all_reduce, options.all_reduce, p,
@@ -168,7 +168,7 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
     // The seed is for the first topology only (the damaged copy it was found on).
     std::vector<RingTour> first_tours;
     Placement placement = plan(options, clock.network(), p,
-                               TourSeed{options.tours_before_damage.get(), options.keep_routes ? &first_tours : nullptr});
+                               TourSeed{context.tours_before_damage.get(), context.keep_routes ? &first_tours : nullptr});
     Placement experts = expert_placement(placement);
     std::int64_t placement_version = 0;
     std::int64_t planned_epoch = clock.epoch();
@@ -179,13 +179,13 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
     std::vector<double> step_times;
     double bus_bw_total = 0.0;
     std::int64_t bus_bw_count = 0;
-    // A user's stop seen inside a step's collectives (FlowOptions::stop): the job ends with the steps
+    // A user's stop seen inside a step's collectives (FlowContext::stop): the job ends with the steps
     // done before it, as a stop by end_limit_s does.
     try {
     for (std::int64_t step = 0; options.max_steps < 0 || step < options.max_steps; ++step) {
         if (t + full_compute > end) break;
         const auto stopped_by_limit = [&](double step_end) {
-            if (!options.end_limit_s || step_end <= options.end_limit_s()) return false;
+            if (!context.end_limit_s || step_end <= context.end_limit_s()) return false;
             sum.stopped = true;
             return true;
         };
@@ -210,8 +210,8 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
         // than at full speed (the same arithmetic as before without either).
         const bool straggles = step_straggles(options.stragglers, step, p);
         const double compute = straggles ? full_compute * options.stragglers.slowdown : full_compute;
-        const bool limited = static_cast<bool>(options.compute_done_s);
-        const double compute_end = limited ? options.compute_done_s(t, compute) : t + compute;
+        const bool limited = static_cast<bool>(context.compute_done_s);
+        const double compute_end = limited ? context.compute_done_s(t, compute) : t + compute;
         if (compute_end > end) break;
         StepRecord rec;
         rec.step = step;
@@ -266,7 +266,7 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
                     const double backward = compute * job.backward_fraction * share;
                     const double waited = moe_s / 2 + moe_s / 2 * share;
                     do_collective(bucket_schedule,
-                                  (limited ? options.compute_done_s(t, forward + backward) : t + forward + backward) + waited,
+                                  (limited ? context.compute_done_s(t, forward + backward) : t + forward + backward) + waited,
                                   0);
                 }
             } else {
@@ -276,7 +276,7 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
         if (failed) {
             rec.status = StepStatus::incomplete;
             sum.truncated = true;
-            if (options.record_collectives)
+            if (context.record_collectives)
                 out.collectives.insert(out.collectives.end(), step_collectives.begin(), step_collectives.end());
             break;
         }
@@ -287,7 +287,7 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
             bus_bw_total += c.bus_bw_Bps;
             ++bus_bw_count;
         }
-        if (options.record_collectives)
+        if (context.record_collectives)
             out.collectives.insert(out.collectives.end(), step_collectives.begin(), step_collectives.end());
         step_times.push_back(rec.end_s - rec.start_s);
         if (straggles) {
@@ -328,12 +328,12 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
     sum.topology_epochs = clock.epoch() - first_epoch + 1;
     sum.flow_events = engine.flow_events();
     sum.rate_solves = engine.rate_solves();
-    if (options.keep_routes) {
+    if (context.keep_routes) {
         out.routes = engine.routes();
         out.tours = std::make_shared<const std::vector<RingTour>>(std::move(first_tours));
     }
-    out.links = options.link_bytes_only ? clock.carried_links() : clock.link_utilisation(sum.end_s);
-    if (options.record_link_epochs) {
+    out.links = context.link_bytes_only ? clock.carried_links() : clock.link_utilisation(sum.end_s);
+    if (context.record_link_epochs) {
         clock.record_open_epoch(sum.end_s);
         clock.record_epochs(nullptr);
     }
@@ -342,7 +342,7 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
 
 TrainingResult simulate_training(const TrainingJob& job, const Accelerator& accelerator,
                                  std::span<const links::Topology> series,
-                                 const TrainingOptions& options) {
+                                 const TrainingOptions& options, const TrainingContext& context) {
     if (series.empty()) throw std::invalid_argument("simulate_training: empty topology series");
     TrainingOptions o = options;
     if (o.end_s < 0.0) {
@@ -354,7 +354,7 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
             throw std::invalid_argument("simulate_training: one topology needs end_s or max_steps");
         }
     }
-    return simulate_training(job, accelerator, topology_source(series), o);
+    return simulate_training(job, accelerator, topology_source(series), o, context);
 }
 
 }  // namespace skyfabric::workloads

@@ -44,6 +44,7 @@ struct GatewayParameters {
     AggregationTopology topology = AggregationTopology::planar;
     OpticalTerminalParameters optics{};   // the caller sets the long-range terminal (aperture, power, DWDM)
     double grazing_altitude_m = 100e3;    // a line of sight must pass this high above the Earth
+    bool operator==(const GatewayParameters&) const = default;
 };
 
 // What the aggregation layer refuses, by field name: gateways_per_cluster below 0 or above the

@@ -38,6 +38,7 @@ struct TransceiverSpec {
     // −12…0 dBm at OSNR ≥ 26 dB, −20…0 dBm at OSNR ≥ 34 dB). Stronger channels are attenuated
     // to it (LinkBudget::overload_attenuation_db).
     double overload_dbm = 0.0;
+    bool operator==(const TransceiverSpec&) const = default;
 };
 
 // 400ZR: DP-16QAM ~60 GBd on a 75/100 GHz grid; −20..0 dBm at OSNR ≥ 34 dB (OIF 400ZR).
@@ -55,6 +56,7 @@ struct DwdmPlan {
     double grid_spacing_hz = 100e9;    // paper: 100 GHz
     double band_hz = 4.8e12;           // C-band ≈ 4.8 THz
     int transceivers_fitted = 24;      // paper: 24 × 400G
+    bool operator==(const DwdmPlan&) const = default;
 };
 inline constexpr double itu_anchor_frequency_hz = 193.1e12;
 double itu_channel_frequency_hz(int n, double grid_spacing_hz);
@@ -83,6 +85,7 @@ struct OpticalTerminalParameters {
     bool adaptive_channel_count = true;  // light fewer channels (more power each) when not all close
     DwdmPlan dwdm{};
     TransceiverSpec transceiver{};
+    bool operator==(const OpticalTerminalParameters&) const = default;
 };
 
 // ---------------------------------------------------------------- far field (Friis, paper Eq. 1)

@@ -32,6 +32,7 @@ struct OpticalGroundLinkParameters {
     double photons_per_bit = 100.0;      // receiver sensitivity
     double max_rate_bps = 10e9;          // the terminals' line rate
     double min_rate_bps = 1e6;           // below this the link is counted closed
+    bool operator==(const OpticalGroundLinkParameters&) const = default;
 };
 
 // Slant range to a satellite at orbit radius r seen at elevation ε from a site at radius R_s:

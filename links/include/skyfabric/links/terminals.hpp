@@ -14,6 +14,7 @@ struct TerminalParameters {
     // then a `reacquired` event. Not in the paper: 1 s is an assumed coarse-to-fine
     // acquisition time for terminals that already know the partner's ephemeris.
     double reacquisition_time_s = 1.0;
+    bool operator==(const TerminalParameters&) const = default;
 };
 
 }  // namespace skyfabric::links

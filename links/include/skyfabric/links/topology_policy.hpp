@@ -50,6 +50,7 @@ struct TopologyParameters {
     double hysteresis_fraction = 0.1;  // h above
     bool initial_links_acquired = true;  // links of the first step carry traffic at once
     OpticalTerminalParameters optics{};  // budget used for capacity, margin, range
+    bool operator==(const TopologyParameters&) const = default;
 };
 
 // Keeps the previous topology so it can apply hysteresis, re-acquisition and report events.

@@ -12,6 +12,7 @@ namespace skyfabric::physics {
 struct RelativeState {  // in LVLH, rotating-frame derivative
     Eigen::Vector3d position_m = Eigen::Vector3d::Zero();
     Eigen::Vector3d velocity_m_s = Eigen::Vector3d::Zero();
+    bool operator==(const RelativeState&) const = default;
 };
 
 // Columns are the LVLH unit axes expressed in ECI (maps LVLH -> ECI).

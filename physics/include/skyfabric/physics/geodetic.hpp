@@ -14,6 +14,7 @@ struct Geodetic {
     double latitude_rad = 0.0;   // geodetic (normal to the WGS-84 ellipsoid), [-pi/2, pi/2]
     double longitude_rad = 0.0;  // east positive, (-pi, pi]
     double altitude_m = 0.0;     // height above the ellipsoid
+    bool operator==(const Geodetic&) const = default;
 };
 
 // r_ECEF = R_z(theta) r_ECI:  x' = cos(theta) x + sin(theta) y,  y' = -sin(theta) x + cos(theta) y.

@@ -83,6 +83,7 @@ std::vector<DailyContact> daily_contact(const KeplerianElements& mean, double j2
 struct CloudClimate {
     std::array<double, 12> cloud_free_fraction{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};  // January first
     double mean_cloudy_spell_s = 6.0 * 3600.0;
+    bool operator==(const CloudClimate&) const = default;
 };
 
 struct TimeInterval {

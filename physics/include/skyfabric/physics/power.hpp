@@ -22,6 +22,7 @@ struct SolarArray {
     double degradation_per_year = 0.02;     // relative loss of output per year in orbit
     double years_in_orbit = 0.0;            // age at the scenario epoch
     ArrayAttitude attitude = ArrayAttitude::sun_pointing;
+    bool operator==(const SolarArray&) const = default;
 };
 
 struct Battery {
@@ -30,6 +31,7 @@ struct Battery {
     double discharge_efficiency = 0.95;
     double min_state_of_charge = 0.7;       // 1 - allowed depth of discharge
     double initial_state_of_charge = 1.0;
+    bool operator==(const Battery&) const = default;
 };
 
 struct Loads {
@@ -38,6 +40,7 @@ struct Loads {
     double host_w = 150.0;
     double terminal_w = 20.0;               // per optical terminal with an active link
     double housekeeping_w = 100.0;          // avionics, attitude control, heaters, margin
+    bool operator==(const Loads&) const = default;
 };
 
 struct Radiator {
@@ -47,6 +50,7 @@ struct Radiator {
     double heat_capacity_j_k = 2.0e5;       // lumped: bus, chips, cold plates
     double max_temperature_k = 328.15;      // the lumped node's limit (55 C)
     double initial_temperature_k = 293.15;
+    bool operator==(const Radiator&) const = default;
 };
 
 struct PowerParameters {
@@ -54,6 +58,7 @@ struct PowerParameters {
     Battery battery;
     Loads loads;
     Radiator radiator;
+    bool operator==(const PowerParameters&) const = default;
 };
 
 // A Suncatcher-class satellite (numbers and sources in docs/power.md).

@@ -74,6 +74,7 @@ struct SolarActivity {
     double f107_81day_mean_sfu = 150.0;
     double ap = 15.0;
     static const SolarActivity low, moderate, high;
+    bool operator==(const SolarActivity&) const = default;
 };
 inline constexpr SolarActivity SolarActivity::low{70.0, 70.0, 4.0};
 inline constexpr SolarActivity SolarActivity::moderate{150.0, 150.0, 15.0};
@@ -85,6 +86,7 @@ struct DragSettings {
     double ballistic_coefficient_kg_m2 = 60.0;  // m / (Cd A)
     double dispersion = 0.05;                   // relative 1-sigma spread between satellites
     std::uint64_t seed = 42;                    // draws the per-satellite coefficients
+    bool operator==(const DragSettings&) const = default;
 };
 
 struct StationKeepingSettings {
@@ -92,6 +94,7 @@ struct StationKeepingSettings {
     double tolerance_m = 5.0;  // allowed distance from the reference relative orbit
     // Corrections are made at advance_to calls: call at least every few minutes, or the controller
     // misses the phases it fires at and the satellites can leave the tolerance between calls.
+    bool operator==(const StationKeepingSettings&) const = default;
 };
 
 struct PropagationSettings {

@@ -46,6 +46,7 @@ inline constexpr double geomagnetic_reference_radius_m = 6371.2e3;
 struct ShieldingTable {
     std::vector<double> thickness_mm_al{1.0, 2.0, 3.0, 5.0, 8.0, 10.0, 50.0};
     std::vector<double> dose_rad_per_yr{3950.0, 1854.6, 831.9, 242.5, 110.9, 97.0, 34.0};
+    bool operator==(const ShieldingTable&) const = default;
 };
 
 // Log-log interpolation: D a power of thickness between table points (behind a few mm the
@@ -81,6 +82,7 @@ struct SolarParticleEvent {
     double start_s = 0.0;
     double duration_s = 86400.0;
     double flux_factor = 100.0;
+    bool operator==(const SolarParticleEvent&) const = default;
 };
 
 struct EnvironmentParameters {
@@ -144,6 +146,7 @@ struct EnvironmentParameters {
     double reference_orbit_inclination_rad = -1.0;  // < 0: sun-synchronous at that altitude
     int calibration_samples_along_orbit = 360;
     int calibration_node_longitudes = 180;
+    bool operator==(const EnvironmentParameters&) const = default;
 };
 
 // Parameters plus the constants derived from them (calibration, dipole axis). Build it once

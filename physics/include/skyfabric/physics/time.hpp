@@ -10,6 +10,7 @@ struct UtcEpoch {
     int hour = 0;
     int minute = 0;
     double second = 0.0;
+    bool operator==(const UtcEpoch&) const = default;
 };
 
 // Julian date of the epoch (days).

@@ -30,7 +30,7 @@ std::string cuda_unavailable_reason();
 Backend resolve_backend(Backend requested);
 
 // A user's stop (Ctrl-C, SIGTERM), seen inside a long computation handed a stop flag
-// (FlowOptions::stop, simulate_training_with_faults' stop, ...): thrown to unwind it at once. The
+// (FlowContext::stop, simulate_training_with_faults' stop, ...): thrown to unwind it at once. The
 // library polls the flag and never touches signals; whoever set the flag ends its run as interrupted.
 struct Interrupted : std::runtime_error {
     Interrupted() : std::runtime_error("interrupted") {}

@@ -64,6 +64,9 @@ struct ClusterFaultSetup {
     // The fault-free run's setup: its cluster_nodes are the ranks, its cluster_satellites the ranks and
     // spares (numbered cluster after cluster).
     ClusterTrainingSetup training;
+    // What its steps are handed (the route store its fault-free run filled, each cluster's compute);
+    // its topologies are unused (the trials damage `timeline`'s keyframes).
+    ClusterTrainingContext training_context;
     // Set (Ctrl-C): no further trial starts, and what was played returns marked interrupted
     // (ClusterGoodput::interrupted).
     const std::atomic<bool>* stop = nullptr;

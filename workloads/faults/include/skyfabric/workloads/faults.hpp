@@ -76,6 +76,7 @@ struct DeviceCrossSections {
     double chip_crash_rad_per_event = 5000.0;  // functional interrupt: 1 per 5 krad
     double host_cpu_rad_per_event = 450.0;
     double host_ram_rad_per_event = 400.0;
+    bool operator==(const DeviceCrossSections&) const = default;
 };
 // Trillium (TPU v6e), docs/references.md "Radiation".
 DeviceCrossSections trillium_v6e();
@@ -110,6 +111,7 @@ struct OperationalCause {
     double rate_per_gpu_s = 0.0;  // events per accelerator-second (the sources count per GPU of the job)
     OperationalEffect effect = OperationalEffect::reboot;
     double manual_s = 0.0;        // manual: how long the job waits for a person before its restart
+    bool operator==(const OperationalCause&) const = default;
 };
 
 // Failure rates per component-day by cause, with what each does; constant in time. Each rank
@@ -130,6 +132,7 @@ struct OperationalFaults {
     double retry_interval_s = 0.0;
     double manual_recovery_s = 0.0;
     bool enabled() const { return !causes.empty(); }
+    bool operator==(const OperationalFaults&) const = default;
 };
 // Presets with their sources (docs/references.md "Failures on the ground"): "llama3_405b" (Meta's
 // 54-day snapshot on 16,384 H100: 419 unexpected interruptions by cause) and "b200_504" (63 nodes
@@ -161,6 +164,7 @@ struct FaultModel {
     // Operational faults beside (or instead of) the dose-driven ones: constant-rate streams per
     // satellite, fault_stream_id(trial, satellite, 6); rate_scale does not apply to them.
     OperationalFaults operational;
+    bool operator==(const FaultModel&) const = default;
 };
 
 // What the fault draw refuses, by field name: a detection probability outside [0, 1], negative
@@ -274,6 +278,7 @@ struct RecoveryConfig {
     // (the ranks in parallel); the job stalls for that copy only (checkpoint_stall_s).
     double snapshot_bytes_per_rank = 0.0;
     double snapshot_bandwidth_Bps = 0.0;
+    bool operator==(const RecoveryConfig&) const = default;
 };
 
 // What a checkpoint stops the job for: checkpoint_cost_s (blocking) or the snapshot's copy (async).
@@ -509,7 +514,7 @@ std::vector<SatelliteCondition> satellite_conditions(std::span<const FaultEvent>
 // job.hpp checkpoint_waste_fraction's (τ+R)/M counts a whole interval of rework per failure
 // where the mean loss is half of one.
 // With `stop` set (a user's Ctrl-C), the play throws TrialsInterrupted at its next event (a fabric
-// whose FlowOptions::stop is set throws Interrupted from inside a step, which unwinds it too).
+// whose FlowContext::stop is set throws Interrupted from inside a step, which unwinds it too).
 GoodputResult simulate_training_with_faults(std::span<const FaultEvent> events, std::int32_t satellite_count,
                                             double duration_s, const StepDurations& steps,
                                             const RecoveryConfig& config, bool record_timeline = false,

@@ -35,11 +35,22 @@ enum class MultipathSplit : std::uint8_t {
                    // so on otherwise idle paths they all drain together, in bytes / Σ bottleneck
 };
 
+// The flow model's settings (what a scenario sets, or resolving it derives): comparable, no run state.
 struct FlowOptions {
     RoutingPolicy routing = RoutingPolicy::shortest_latency;
     std::int32_t paths_per_transfer = 1;  // > 1 splits each transfer over edge-disjoint paths
     MultipathSplit split = MultipathSplit::equal;
     double per_message_overhead_s = 0.0;  // software α added to each transfer
+    // Where the engine's batches of phases are drained (batch_flow_solver), and how large they
+    // grow (larger for a GPU): a run passes workload.backend resolved. On the CPU the numbers do
+    // not depend on the batching (to the bit); CUDA's agree with them to 1e-9 (tested on a GPU).
+    Backend backend = Backend::cpu;
+    bool operator==(const FlowOptions&) const = default;
+};
+
+// What a run hands an engine beside its FlowOptions: shared route state, idle threads and a stop.
+// None of it changes the numbers; shared pointers, so copies are cheap.
+struct FlowContext {
     // A damaged copy of one fabric: the routes found on it undamaged (RouteCache::seed).
     std::shared_ptr<const RouteCache> routes_before_damage;
     std::shared_ptr<const Network> network_before_damage;  // the fabric they were found on (RouteCache::seed)
@@ -52,10 +63,6 @@ struct FlowOptions {
     // (RouteCache::prefetch), and a phase of spread_min_flows or more flows is solved on them too
     // (SpreadMaxMin). The same routes and the same bits.
     std::shared_ptr<IdleHelpers> helpers;
-    // Where the engine's batches of phases are drained (batch_flow_solver), and how large they
-    // grow (larger for a GPU): a run passes workload.backend resolved. On the CPU the numbers do
-    // not depend on the batching (to the bit); CUDA's agree with them to 1e-9 (tested on a GPU).
-    Backend backend = Backend::cpu;
     // A user's stop (Ctrl-C): polled at every transfer routed, every event of a phase drained and
     // every route searched (the solver's and the route store's loops included); once set the engine
     // throws Interrupted (backend.hpp) and the collective in progress is dropped. Null: never stops.
@@ -86,7 +93,7 @@ struct CollectiveResult {
 // that a topology change interrupts is re-solved event by event here.
 class CollectiveEngine {
 public:
-    CollectiveEngine(NetworkClock& clock, FlowOptions options);
+    CollectiveEngine(NetworkClock& clock, FlowOptions options, FlowContext context = {});
     // cache_key identifies (schedule, placement) for reuse within an epoch; −1: no reuse.
     CollectiveResult run(const Schedule& schedule, const Placement& placement, double start_s,
                          std::int64_t cache_key = -1);
@@ -119,6 +126,7 @@ private:
 
     NetworkClock& clock_;
     FlowOptions options_;
+    FlowContext context_;
     const FlowSolver& solver_;
     RouteCache routes_;
     std::int64_t cached_epoch_ = -1;

@@ -36,14 +36,15 @@ struct CollectiveTableOptions {
 std::vector<CollectiveTableRow> collective_table(const links::Topology& topology,
                                                  CollectiveOp op, Algorithm algorithm,
                                                  std::span<const double> sizes_bytes,
-                                                 const CollectiveTableOptions& options = {});
+                                                 const CollectiveTableOptions& options = {},
+                                                 const FlowContext& context = {});
 // The same table with the ranks already placed (rank r on node placement[r]): the one loop every
 // table runs. Phases with the same pattern are solved once per row and replayed (the same numbers
 // as solving each).
 std::vector<CollectiveTableRow> collective_table(const links::Topology& topology, const Placement& placement,
                                                  CollectiveOp op, Algorithm algorithm,
                                                  std::span<const double> sizes_bytes, const FlowOptions& flow,
-                                                 const ScheduleOptions& schedule);
+                                                 const ScheduleOptions& schedule, const FlowContext& context = {});
 
 // min, 2·min, 4·min, … up to max (inclusive when hit exactly).
 std::vector<double> size_sweep(double min_bytes, double max_bytes, double factor = 2.0);

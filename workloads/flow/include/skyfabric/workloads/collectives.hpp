@@ -69,6 +69,7 @@ struct Transfer {
     std::int32_t source_rank = 0;
     std::int32_t target_rank = 0;
     double bytes = 0.0;
+    bool operator==(const Transfer&) const = default;
 };
 
 // A phase entry stands for `repeat` consecutive phases (each behind a step barrier)
@@ -91,6 +92,7 @@ struct Phase {
     std::int32_t rotation_per_source = 0;
     std::int32_t rotation_shift = 0;
     double rotation_bytes = 0.0;
+    bool operator==(const Phase&) const = default;
 };
 
 struct Schedule {
@@ -112,6 +114,7 @@ struct Schedule {
         return Transfer{source, (source + phase.rotation_shift + j % phase.rotation_per_source) % ranks,
                         phase.rotation_bytes};
     }
+    bool operator==(const Schedule&) const = default;
 };
 
 struct ScheduleOptions {
@@ -127,6 +130,7 @@ struct ScheduleOptions {
     // halving_doubling (when d0 is a power of two: exchanges along rows, then columns);
     // the other algorithms need only that consecutive ranks are neighbours.
     std::vector<std::int32_t> dims;
+    bool operator==(const ScheduleOptions&) const = default;
 };
 
 // Throws std::invalid_argument for an algorithm the op does not support, p < 1, or dims

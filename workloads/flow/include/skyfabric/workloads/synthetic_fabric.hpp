@@ -80,6 +80,7 @@ struct FabricSpec {
     std::string csv_text;      // edge_list: the CSV itself
     std::string csv_name;      // edge_list: names the CSV in error messages (the file path)
     std::string file_path;     // set by parse_fabric_spec for "file:PATH"; the caller reads it
+    bool operator==(const FabricSpec&) const = default;
 };
 
 // The fabric ready to simulate on.
@@ -137,6 +138,7 @@ std::vector<CollectiveTableRow> fabric_collective_table(const Fabric& fabric, Co
                                                         Algorithm algorithm,
                                                         std::span<const double> sizes_bytes,
                                                         const FlowOptions& flow = {},
-                                                        const ScheduleOptions& schedule = {});
+                                                        const ScheduleOptions& schedule = {},
+                                                        const FlowContext& context = {});
 
 }  // namespace skyfabric::workloads

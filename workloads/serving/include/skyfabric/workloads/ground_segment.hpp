@@ -30,6 +30,7 @@ struct GroundStation {
     // kind optical: a Ka-band terminal beside the telescope, used while cloudy (0: none).
     double ka_band_rate_bps = 0.0;
     double users_share = 0.0;  // of the requests; the stations' shares are normalised (all 0: equal)
+    bool operator==(const GroundStation&) const = default;
 };
 
 // A data centre on the ground (docs/inference.md "Ground data centres"): a node of the serving fabric
@@ -43,6 +44,7 @@ struct GroundDatacentre {
     std::int32_t station = 0;             // the ground station it reaches orbit through
     double fibre_m = 0.0;                 // the fibre's length to that station (at backhaul_speed_m_s)
     double fibre_rate_bps = 100e9;        // per direction
+    bool operator==(const GroundDatacentre&) const = default;
 };
 
 struct GroundSegmentConfig {
@@ -53,6 +55,7 @@ struct GroundSegmentConfig {
     double segment_s = 10.0;             // the link's rate and serving cluster are held over segments this long
     double epoch_julian_date_days = 0.0;
     std::uint64_t seed = 42;             // each optical site's clouds: its own stream of this seed
+    bool operator==(const GroundSegmentConfig&) const = default;
 };
 
 // One stretch of a station's open link: one cluster (the highest above the site), one rate.
@@ -100,6 +103,7 @@ inline std::int32_t ground_fabric_node_count(const GroundSegmentConfig& config, 
 struct GroundPlacement {
     std::int32_t prefill_datacentre = -1;
     std::int32_t decode_datacentre = -1;
+    bool operator==(const GroundPlacement&) const = default;
 };
 
 // One request's journey through the ground segment; times NaN when not reached.

@@ -45,6 +45,7 @@ struct ServingModel {
     std::int32_t full_attention_layers = 0;  // hybrid
     std::int32_t kv_lora_rank = 512;          // mla (DeepSeek-V3: 512)
     std::int32_t rope_dim = 64;               // mla (DeepSeek-V3: 64)
+    bool operator==(const ServingModel&) const = default;
 };
 
 // KV-cache bytes per token:
@@ -69,6 +70,7 @@ struct LengthDistribution {
     LengthKind kind = LengthKind::fixed;
     double mean_tokens = 1024.0;
     double sigma = 0.0;
+    bool operator==(const LengthDistribution&) const = default;
 };
 
 struct RequestStream {
@@ -77,6 +79,7 @@ struct RequestStream {
     LengthDistribution output{LengthKind::fixed, 256.0, 0.0};  // output tokens, the first one included
     double cached_prefix_fraction = 0.0;    // of each prompt, already in the prefill instance's prefix cache
     std::uint64_t seed = 42;
+    bool operator==(const RequestStream&) const = default;
 };
 
 struct Request {
@@ -86,6 +89,7 @@ struct Request {
     std::int64_t cached_tokens = 0;   // floor(cached_prefix_fraction · prompt_tokens)
     std::int64_t output_tokens = 0;
     std::int64_t uncached_tokens() const { return prompt_tokens - cached_tokens; }
+    bool operator==(const Request&) const = default;
 };
 
 // A bad row of a request trace: "name:line:column: column 'prompt_tokens': expected ..., got '...'".
@@ -116,6 +120,7 @@ struct EngineGroup {
     std::int32_t instances = 1;
     std::int32_t satellites_per_instance = 1;
     std::optional<Accelerator> accelerator;  // this role's chips (mixed hardware); none: the run's accelerator
+    bool operator==(const EngineGroup&) const = default;
 };
 
 struct ServingEngines {
@@ -130,6 +135,7 @@ struct ServingEngines {
     // prfaas's dedicated prefill instances (the first dedicated_prefill_instances of the prefill ones, in either
     // routing: hardware does not change with the routing); none: the prefill role's accelerator.
     std::optional<Accelerator> dedicated_prefill_accelerator;
+    bool operator==(const ServingEngines&) const = default;
 };
 
 // FLOPs per token's pass: 2 · active parameters (attention's context-length term left out, docs/inference.md).
@@ -162,6 +168,7 @@ struct SatelliteOutage {
     double start_s = 0.0;
     double end_s = std::numeric_limits<double>::infinity();
     std::int32_t satellite = 0;  // node
+    bool operator==(const SatelliteOutage&) const = default;
 };
 
 // Each satellite's compute share in [0, 1] (e.g. what the power policy allows in eclipse) over
@@ -174,6 +181,7 @@ struct ComputeThrottle {
     std::int64_t sample_count = 0;  // 0: full speed throughout
     std::int32_t satellite_count = 0;
     std::vector<double> share;
+    bool operator==(const ComputeThrottle&) const = default;
 };
 
 struct Percentiles {
@@ -201,6 +209,7 @@ struct SharedTraining {
     Schedule collective;                     // one step's collective over ranks 0 … p−1 (e.g. build_schedule)
     std::vector<std::int32_t> rank_nodes;    // node of each rank (p of them)
     double compute_s = 0.0;                  // per step, before the collective; > 0
+    bool operator==(const SharedTraining&) const = default;
 };
 
 struct SharedTrainingSummary {
@@ -244,9 +253,7 @@ struct ServingConfig {
     // bounded by this, not by the arrivals, however far they outpace the engines. The default is far above
     // what the shipped scenarios hold at once (a few hundred): they drop nothing.
     std::int64_t max_queued_requests = 10000;
-    // Polled every few hundred events (a user's Ctrl-C; the library reads it, never sets it): once set,
-    // the run ends at the current event, what is in flight unfinished, and ServingResult::stopped says so.
-    const std::atomic<bool>* stop = nullptr;
+    bool operator==(const ServingConfig&) const = default;
 };
 
 // The chips each role runs on (mixed hardware, docs/inference.md): prefill instance `instance`'s (the
@@ -359,7 +366,7 @@ struct ServingResult {
     std::vector<double> gateway_egress_bps;
     double gateway_egress_bin_s = 0.0;
     SharedTrainingSummary training;  // ServingConfig::training's steps (zeros without one)
-    bool stopped = false;            // ServingConfig::stop ended the run before end_s (at stopped_at_s)
+    bool stopped = false;            // simulate_serving's stop ended the run before end_s (at stopped_at_s)
     double stopped_at_s = std::numeric_limits<double>::quiet_NaN();
 };
 
@@ -376,7 +383,9 @@ struct RequestSink {
 
 // Throws std::invalid_argument when the instances need more nodes than the network has, the
 // routing's groups are empty, or a shared training job's ranks, nodes or compute_s are invalid.
+// `stop` is polled every few hundred events (a user's Ctrl-C; the library reads it, never sets it): once
+// set, the run ends at the current event, what is in flight unfinished, and ServingResult::stopped says so.
 ServingResult simulate_serving(const ServingConfig& config, const Accelerator& accelerator, TopologySource source,
-                               const RequestSink& sink = {});
+                               const RequestSink& sink = {}, const std::atomic<bool>* stop = nullptr);
 
 }  // namespace skyfabric::workloads

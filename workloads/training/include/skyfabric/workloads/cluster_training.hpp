@@ -81,6 +81,12 @@ struct ClusterTrainingSetup {
     // hierarchical only, since a diloco or noloco replica is one cluster), so that the all-to-alls
     // cross the gateway links.
     bool experts_across_clusters = false;
+    bool operator==(const ClusterTrainingSetup&) const = default;
+};
+
+// What a run hands the cluster training beside its setup: where the topologies come from, each
+// cluster's compute under a power limit, and the training context (route store, stop, end limit).
+struct ClusterTrainingContext {
     // A topology source positioned at from_s (the keyframe valid then, onwards), with each
     // topology's network (TopologyTimeline::frames_from shares them among the clocks).
     std::function<FrameSource(double from_s)> topologies;
@@ -88,6 +94,8 @@ struct ClusterTrainingSetup {
     // sun, shadow and battery; empty: full speed). Ring and hierarchical steps wait for the slowest
     // cluster; a diloco or noloco replica runs at its own cluster's pace.
     std::function<double(std::size_t cluster, double start_s, double work_s)> cluster_compute_done_s;
+    // Each training's context; its compute_done_s is set per algorithm from cluster_compute_done_s.
+    TrainingContext training;
 };
 
 // Each cluster's satellites, spares included (cluster_satellites, else cluster_nodes).
@@ -150,22 +158,26 @@ struct ClusterTrainingResult {
 physics::SettingsProblems check(const ClusterTrainingSetup& setup, std::span<const ClusterAlgorithm> algorithms);
 
 // Throws std::invalid_argument for check(setup, {algorithm})'s first problem, or no topologies.
-ClusterTrainingResult simulate_cluster_training(ClusterAlgorithm algorithm, const ClusterTrainingSetup& setup);
+ClusterTrainingResult simulate_cluster_training(ClusterAlgorithm algorithm, const ClusterTrainingSetup& setup,
+                                                const ClusterTrainingContext& context);
 // Every algorithm on the same setup, up to `threads` at once (0: every core), results in the order
 // given: each is the one simulate_cluster_training gives alone (they share only read-only inputs, so
-// setup's functions must be callable from several threads). A thread with no algorithm left searches
-// routes for those still running (FlowOptions::helpers, with a route store and several paths).
+// context's functions must be callable from several threads). A thread with no algorithm left searches
+// routes for those still running (FlowContext::helpers, with a route store and several paths).
 // check(setup, algorithms)'s first problem is thrown before any runs; otherwise the first error, in
 // that order.
 std::vector<ClusterTrainingResult> simulate_cluster_trainings(std::span<const ClusterAlgorithm> algorithms,
-                                                              const ClusterTrainingSetup& setup, std::int32_t threads);
+                                                              const ClusterTrainingSetup& setup,
+                                                              const ClusterTrainingContext& context, std::int32_t threads);
 
 // One step of ring or hierarchical: every rank, a ring per cluster (rank_groups), the global batch
-// (one cluster: the job as configured).
-StepModel every_step_model(ClusterAlgorithm algorithm, const ClusterTrainingSetup& setup);
+// (one cluster: the job as configured). Its context is context.training with the compute of every cluster.
+StepModel every_step_model(ClusterAlgorithm algorithm, const ClusterTrainingSetup& setup,
+                           const ClusterTrainingContext& context = {});
 // One inner step of diloco's or noloco's replica (cluster) `replica`: its ranks (rank_nodes), its
 // share of the global batch, a ring all-reduce inside it.
-StepModel replica_step_model(const ClusterTrainingSetup& setup, std::size_t replica);
+// Its context is context.training with the replica's cluster's compute.
+StepModel replica_step_model(const ClusterTrainingSetup& setup, std::size_t replica, const ClusterTrainingContext& context = {});
 
 // The seeded pairing of `replicas` for outer round `round`: peer[r] (−1: sits this round out).
 // A uniformly random perfect matching (Fisher–Yates on a counter-based stream, then consecutive pairs).

@@ -47,6 +47,7 @@ struct MixtureOfExperts {
     double bytes_per_activation = 2.0;     // bf16
     double expert_parameters = 0.0;        // parameters in the routed experts (of `parameters`)
     double load_imbalance = 1.0;           // busiest rank's routed tokens / mean, ≥ 1
+    bool operator==(const MixtureOfExperts&) const = default;
 };
 
 struct TrainingJob {
@@ -69,6 +70,7 @@ struct TrainingJob {
     std::int32_t local_steps = 50;         // H, inner steps per outer sync
     double outer_bytes_per_element = 4.0;  // outer gradients (fp32; 1 for 8-bit compression)
     MixtureOfExperts moe;             // moe.layers = 0: a dense model
+    bool operator==(const TrainingJob&) const = default;
 };
 
 // What simulate_training refuses in a job, by field name ("moe.expert_parallel"): at least one rank

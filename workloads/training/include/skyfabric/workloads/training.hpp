@@ -34,10 +34,13 @@ struct StragglerModel {
     double slowdown = 1.0;     // compute time factor of a straggling step (>= 1)
     std::uint64_t seed = 0;
     bool enabled() const { return probability > 0.0 && slowdown > 1.0; }
+    bool operator==(const StragglerModel&) const = default;
 };
 // Whether step `step` of `ranks` ranks waits for a straggler.
 bool step_straggles(const StragglerModel& model, std::int64_t step, std::int32_t ranks);
 
+// The training model's settings (what a scenario sets, or resolving it derives: rank nodes, start
+// and end): comparable, no run state. What a run hands it beside them is a TrainingContext.
 struct TrainingOptions {
     FlowOptions flow;
     ScheduleOptions schedule;
@@ -58,7 +61,24 @@ struct TrainingOptions {
     double start_s = -1.0;   // < 0: the first topology's time
     double end_s = -1.0;     // < 0: span overload: last time + last spacing; source: required
     std::int64_t max_steps = -1;  // < 0: no limit
-    bool record_collectives = true;
+    StragglerModel stragglers;  // none by default
+    bool operator==(const TrainingOptions&) const = default;
+};
+
+// What a run hands simulate_training beside its TrainingOptions: the engine's context, callbacks
+// into the run, a damaged copy's seed, what to record and test switches. Never read from a scenario.
+struct TrainingContext {
+    FlowContext flow;
+    // Compute slowed by a power limit: when `work_s` seconds of full-speed compute started at start_s are
+    // done (empty: start_s + work_s). Non-decreasing in both; +inf if it never finishes.
+    std::function<double(double start_s, double work_s)> compute_done_s;
+    // Polled at each step: steps must end by min(end_s, this). A run stopped early lowers it to the
+    // time it simulated; the job then ends with the steps done by then (summary.stopped).
+    std::function<double()> end_limit_s;
+    // A damaged copy's: the ring tours its undamaged solve planned (one per rank group, or one over
+    // rank_nodes), each taken up to its first hop that the damage breaks (ring_placement_after_damage).
+    std::shared_ptr<const std::vector<RingTour>> tours_before_damage;
+    bool record_collectives = true;   // TrainingResult::collectives
     bool record_link_epochs = false;  // TrainingResult::link_epochs (the trace's link counters)
     // TrainingResult::links with bytes only, no capacity or utilisation: each epoch then folds the
     // links that carried bytes, not every link of the network (a constellation's replica rounds,
@@ -66,19 +86,9 @@ struct TrainingOptions {
     bool link_bytes_only = false;
     // TrainingResult::routes and ::tours (one topology: a damaged copy's seed).
     bool keep_routes = false;
-    // A damaged copy's: the ring tours its undamaged solve planned (one per rank group, or one over
-    // rank_nodes), each taken up to its first hop that the damage breaks (ring_placement_after_damage).
-    std::shared_ptr<const std::vector<RingTour>> tours_before_damage;
     // Run explicit schedules (every ring step listed: O(p²) transfers) instead of the
     // compact ones (O(p)); the results are the same. For tests.
     bool explicit_schedules = false;
-    // Compute slowed by a power limit: when `work_s` seconds of full-speed compute started at start_s are
-    // done (empty: start_s + work_s). Non-decreasing in both; +inf if it never finishes.
-    std::function<double(double start_s, double work_s)> compute_done_s;
-    StragglerModel stragglers;  // none by default
-    // Polled at each step: steps must end by min(end_s, this). A run stopped early lowers it to the
-    // time it simulated; the job then ends with the steps done by then (summary.stopped).
-    std::function<double()> end_limit_s;
 };
 
 enum class StepStatus : std::uint8_t {
@@ -144,7 +154,7 @@ struct TrainingSummary {
     std::int64_t straggler_steps = 0;  // steps that waited for a straggler
     double straggler_s = 0.0;          // compute time they added (at full speed)
     bool truncated = false;         // stopped by a collective that could not finish
-    bool stopped = false;           // ended early by TrainingOptions::end_limit_s
+    bool stopped = false;           // ended early by TrainingContext::end_limit_s
 };
 
 struct TrainingResult {
@@ -158,9 +168,11 @@ struct TrainingResult {
 };
 
 TrainingResult simulate_training(const TrainingJob& job, const Accelerator& accelerator,
-                                 FrameSource source, const TrainingOptions& options);
+                                 FrameSource source, const TrainingOptions& options,
+                                 const TrainingContext& context = {});
 TrainingResult simulate_training(const TrainingJob& job, const Accelerator& accelerator,
-                                 TopologySource source, const TrainingOptions& options);
+                                 TopologySource source, const TrainingOptions& options,
+                                 const TrainingContext& context = {});
 
 // Nearest-rank percentile (the value at rank ceil(q·n), at least 1) of sorted values; 0 when empty.
 double nearest_rank_percentile(std::span<const double> sorted, double q);
@@ -170,7 +182,7 @@ std::size_t nearest_rank_index(std::size_t n, double q);
 double select_nearest_rank(std::span<double> values, double q);
 TrainingResult simulate_training(const TrainingJob& job, const Accelerator& accelerator,
                                  std::span<const links::Topology> series,
-                                 const TrainingOptions& options);
+                                 const TrainingOptions& options, const TrainingContext& context = {});
 
 // The step a trial's damaged fabric runs: the job as the fault-free run has it (data_parallel =
 // the initial ranks), its accelerator and its options (placement, schedule, flow).
