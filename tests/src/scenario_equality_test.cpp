@@ -1,7 +1,8 @@
 // Settings apart from run state (docs/architecture.md "Settings and context"): a loaded scenario is
 // plain values, so two loads of the same text compare equal and any key set differently does not.
 // The static_assert fails to compile the day a struct reachable from Scenario takes a member with no
-// value equality (a std::function callback, an atomic, a live object without operator==).
+// value equality (a std::function callback, a live object without operator==). Pointers, shared
+// pointers and atomics do compare (by address, by value read), so those the review keeps out.
 #include "scenario/scenario.hpp"
 
 #include <gtest/gtest.h>

@@ -383,7 +383,7 @@ TEST(ClusterFaults, OneClusterPlaysTheFormationsOwnTrials) {
     EXPECT_TRUE(one[0].on_fabric);
     EXPECT_FALSE(one[0].interrupted);
 
-    sw::DamagedFabric fabric(timeline, sw::StepModel{t.job, t.accelerator, t.options}, 4);
+    sw::DamagedFabric fabric(timeline, sw::StepModel{t.job, t.accelerator, t.options, {}}, 4);
     const auto direct = sw::simulate_training_with_faults(nominal, 5, s.duration_s, steps, r, true, &fabric);
     ASSERT_TRUE(one[0].nominal.has_value());
     EXPECT_EQ(one[0].nominal->goodput, direct.goodput);

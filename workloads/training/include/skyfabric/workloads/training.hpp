@@ -185,11 +185,13 @@ TrainingResult simulate_training(const TrainingJob& job, const Accelerator& acce
                                  const TrainingOptions& options, const TrainingContext& context = {});
 
 // The step a trial's damaged fabric runs: the job as the fault-free run has it (data_parallel =
-// the initial ranks), its accelerator and its options (placement, schedule, flow).
+// the initial ranks), its accelerator, its options (placement, schedule, flow) and what the run hands
+// it (the route store, a stop).
 struct StepModel {
     TrainingJob job;
     Accelerator accelerator;
     TrainingOptions options;
+    TrainingContext context;
 };
 
 // Step durations: nominal_s, or a series (duration_s[i] applies to a step that starts at wall
