@@ -94,7 +94,7 @@ struct ClusterTrainingContext {
     // sun, shadow and battery; empty: full speed). Ring and hierarchical steps wait for the slowest
     // cluster; a diloco or noloco replica runs at its own cluster's pace.
     std::function<double(std::size_t cluster, double start_s, double work_s)> cluster_compute_done_s;
-    // Each training's context; its compute_done_s is set per algorithm from cluster_compute_done_s.
+    // Each training's context; with cluster_compute_done_s its compute_done_s is set per algorithm from it.
     TrainingContext training;
 };
 
