@@ -83,7 +83,6 @@ SKYFABRIC_SETTINGS_FIELDS(ServingModel, parameters, active_parameters, bytes_per
                           bytes_per_element, attention, full_attention_layers, kv_lora_rank, rope_dim)
 SKYFABRIC_SETTINGS_FIELDS(LengthDistribution, kind, mean_tokens, sigma)
 SKYFABRIC_SETTINGS_FIELDS(RequestStream, rate_per_s, prompt, output, cached_prefix_fraction, seed)
-SKYFABRIC_SETTINGS_FIELDS(Request, id, arrival_s, prompt_tokens, cached_tokens, output_tokens)
 SKYFABRIC_SETTINGS_FIELDS(EngineGroup, instances, satellites_per_instance, accelerator)
 SKYFABRIC_SETTINGS_FIELDS(ServingEngines, prefill, decode, chips_per_satellite, mfu, max_batch, max_tokens,
                           dedicated_prefill_accelerator)
@@ -126,9 +125,25 @@ SKYFABRIC_SETTINGS_FIELDS(FabricSpec, kind, p, x, y, leaf, uplink_bps, bandwidth
          {"start_s", o.start_s}, {"end_s", o.end_s}, {"max_steps", o.max_steps},
          {"stragglers", o.stragglers}};
 }
+// A request trace by its length and the SHA-256 of its rows' fields as bytes, in order: a trace of a
+// million rows would otherwise make a JSON of hundreds of MB for one hash.
+static nlohmann::json trace_digest(const std::vector<Request>& trace) {
+    static_assert(scenario::fields::field_count<Request>() == 5, "Request: digest every field");
+    std::string bytes;
+    bytes.reserve(trace.size() * 5 * sizeof(double));
+    const auto add = [&](const auto& value) { bytes.append(reinterpret_cast<const char*>(&value), sizeof value); };
+    for (const auto& r : trace) {
+        add(r.id);
+        add(r.arrival_s);
+        add(r.prompt_tokens);
+        add(r.cached_tokens);
+        add(r.output_tokens);
+    }
+    return {{"requests", trace.size()}, {"sha256", output::sha256_hex(bytes)}};
+}
 [[maybe_unused]] static void to_json(nlohmann::json& j, const ServingConfig& c) {
     static_assert(scenario::fields::field_count<ServingConfig>() == 19 + 1, "ServingConfig: list every setting");
-    j = {{"model", c.model}, {"requests", c.requests}, {"trace", c.trace}, {"engines", c.engines},
+    j = {{"model", c.model}, {"requests", c.requests}, {"trace", trace_digest(c.trace)}, {"engines", c.engines},
          {"ttft_slo_s", c.ttft_slo_s}, {"tpot_slo_s", c.tpot_slo_s}, {"routing", c.routing},
          {"threshold_tokens", c.threshold_tokens}, {"dedicated_prefill_instances", c.dedicated_prefill_instances},
          {"nodes", c.nodes}, {"network_routing", c.network_routing}, {"start_s", c.start_s}, {"end_s", c.end_s},

@@ -105,6 +105,22 @@ TEST(SettingsHash, EachChangedSettingChangesIt) {
     }
 }
 
+TEST(SettingsHash, ARequestTraceCountsByItsRowsThroughTheirDigest) {
+    // A trace (arrivals.trace) enters as its length and the SHA-256 of its rows, not row by row (a
+    // million rows would make a JSON of hundreds of MB): equal rows hash alike, one arrival moved by
+    // a nanosecond does not.
+    auto a = load_scenario_text(formation, "a.yaml");
+    a.inference.serving.trace = {{0, 0.0, 4000, 0, 10}, {1, 0.5, 30000, 2000, 20}};
+    auto b = a;
+    EXPECT_EQ(settings_sha256(a), settings_sha256(b));
+    EXPECT_EQ(skyfabric::scenario::settings_json(a)["inference"]["serving"]["trace"]["requests"], 2);
+    b.inference.serving.trace[1].arrival_s = 0.500000001;
+    EXPECT_NE(settings_sha256(a), settings_sha256(b));
+    b = a;
+    b.inference.serving.trace[0].cached_tokens = 1;
+    EXPECT_NE(settings_sha256(a), settings_sha256(b));
+}
+
 // The count that stops the build when a struct's SKYFABRIC_SETTINGS_FIELDS line misses a field.
 struct ThreeFields {
     double a = 0.0;
