@@ -15,6 +15,7 @@
 #include "output/run_directory.hpp"
 #include "output/summary.hpp"
 #include "scenario/scenario.hpp"
+#include "scenario/settings_hash.hpp"
 #include "scenario/yaml_reader.hpp"
 #include "simulation/simulation.hpp"
 #include "sweep/sweep_plan.hpp"
@@ -173,10 +174,14 @@ int command_run(const RunOptions& o) {
     return run_and_publish(o, sc, dir);
 }
 
-int command_validate(const std::string& file, const std::vector<std::string>& overrides, bool yes) {
+int command_validate(const std::string& file, const std::vector<std::string>& overrides, bool yes, bool settings) {
     const auto sc = scenario::load_scenario_file(file, parse_overrides(overrides), {.refuse_large_runs = !yes});
     // The sweep block is read only by `sweep`; validate checks it too.
     (void)sweep::read_sweep_block(scenario::read_scenario_file(file), file);
+    if (settings) {  // what an output's settings_sha256 hashes: diffing two shows why two hashes differ
+        std::cout << scenario::settings_json(sc).dump(2) << "\n";
+        return exit_ok;
+    }
     const auto satellites = scenario::node_count(sc);
     std::cout << file << ": ok — '" << sc.name << "', ";
     if (sc.fabric) {
@@ -241,11 +246,15 @@ int main(int argc, char** argv) {
     std::string validate_file;
     std::vector<std::string> validate_overrides;
     bool validate_yes = false;
+    bool validate_settings = false;
     auto* validate_cmd = app.add_subcommand(
         "validate", "Check a scenario file without running it; prints its size and the estimated memory, CPU time and output");
     validate_cmd->add_option("scenario", validate_file, "Scenario YAML file")->required();
     add_set_option(*validate_cmd, validate_overrides);
     add_yes_flag(*validate_cmd, validate_yes);
+    validate_cmd->add_flag("--settings", validate_settings,
+                           "Print the resolved settings as JSON (every key, defaults included: what an output's "
+                           "settings_sha256 is the SHA-256 of) instead of the summary");
 
     auto* info_cmd = app.add_subcommand("info", "Print the version and the features this build has (CUDA, MPI)");
 
@@ -279,7 +288,7 @@ int main(int argc, char** argv) {
 
     try {
         if (run_cmd->parsed()) return command_run(run);
-        if (validate_cmd->parsed()) return command_validate(validate_file, validate_overrides, validate_yes);
+        if (validate_cmd->parsed()) return command_validate(validate_file, validate_overrides, validate_yes, validate_settings);
         if (info_cmd->parsed()) return command_info();
         if (link_budget_cmd->parsed()) return link_budget();
         if (collective_cmd->parsed()) return collective();

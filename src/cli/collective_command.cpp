@@ -250,7 +250,7 @@ int run(const Options& o) {
     if (!o.trace.empty()) {
         // The sizes one after another on one track, as nccl-tests runs them.
         output::TraceWriter writer(o.trace);
-        const nlohmann::json provenance = output::provenance_json(output::provenance_of(sc.yaml_text));
+        const nlohmann::json provenance = output::provenance_json(output::provenance_of(sc));
         for (auto it = provenance.begin(); it != provenance.end(); ++it) writer.metadata(it.key(), *it);
         writer.metadata("scenario", sc.name);
         writer.metadata("op", workloads::to_string(op));

@@ -2,6 +2,7 @@
 
 #include "build_info.hpp"
 #include "output/sha256.hpp"
+#include "scenario/settings_hash.hpp"
 #include "version.hpp"
 
 #include <ctime>
@@ -35,7 +36,13 @@ void record_command_line(int argc, const char* const* argv) {
 
 Provenance provenance_of(const std::string& scenario_yaml) {
     return {skyfabric::version, build_info::git_commit, build_info::git_dirty, recorded_command_line(),
-            sha256_hex(scenario_yaml), scenario_yaml};
+            sha256_hex(scenario_yaml), scenario_yaml, {}};
+}
+
+Provenance provenance_of(const scenario::Scenario& scenario) {
+    Provenance p = provenance_of(scenario.yaml_text);
+    p.settings_sha256 = scenario::settings_sha256(scenario);
+    return p;
 }
 
 std::string build_description() {
@@ -44,8 +51,11 @@ std::string build_description() {
 }
 
 nlohmann::json provenance_json(const Provenance& p) {
-    return {{"skyfabric_version", p.version}, {"git_commit", p.git_commit},           {"git_dirty", p.git_dirty},
-            {"command_line", p.command_line}, {"scenario_sha256", p.scenario_sha256}, {"scenario_yaml", p.scenario_yaml}};
+    nlohmann::json j = {{"skyfabric_version", p.version}, {"git_commit", p.git_commit},
+                        {"git_dirty", p.git_dirty},       {"command_line", p.command_line},
+                        {"scenario_sha256", p.scenario_sha256}, {"scenario_yaml", p.scenario_yaml}};
+    if (!p.settings_sha256.empty()) j["settings_sha256"] = p.settings_sha256;
+    return j;
 }
 
 void write_provenance_attributes(Hdf5File& file, const Provenance& p) {
@@ -55,6 +65,7 @@ void write_provenance_attributes(Hdf5File& file, const Provenance& p) {
     file.set_attribute("command_line", p.command_line);
     file.set_attribute("scenario_sha256", p.scenario_sha256);
     file.set_attribute("scenario_yaml", p.scenario_yaml);
+    if (!p.settings_sha256.empty()) file.set_attribute("settings_sha256", p.settings_sha256);
     // CF conventions' global attributes: netCDF tools (xarray, ncdump, Panoply) read them.
     file.set_attribute("Conventions", std::string("CF-1.8"));
     file.set_attribute("source", "skyfabric " + build_description());

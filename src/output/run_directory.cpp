@@ -159,7 +159,7 @@ void write_trace(const scenario::Scenario& sc, const simulation::RunSummary& sum
         options.window_end_s = sc.output.trace_window_end_s;
     }
     TraceWriter writer(path, options);
-    const nlohmann::json provenance = provenance_json(provenance_of(sc.yaml_text));
+    const nlohmann::json provenance = provenance_json(provenance_of(sc));
     for (auto it = provenance.begin(); it != provenance.end(); ++it) writer.metadata(it.key(), *it);
     writer.metadata("scenario", sc.name);
     writer.metadata("seed", sc.seed);

@@ -505,7 +505,7 @@ json inference_json(const scenario::Scenario& sc, const simulation::RunSummary& 
 
 nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_count,
                             const simulation::RunSummary& s) {
-    json j = provenance_json(provenance_of(sc.yaml_text));  // skyfabric_version, git_commit, …
+    json j = provenance_json(provenance_of(sc));  // skyfabric_version, git_commit, …
     j["scenario"] = sc.name;
     j["seed"] = sc.seed;
     j["complete"] = s.complete;

@@ -38,7 +38,8 @@ TEST(Cli, VersionHelpAndInfo) {
 TEST(Cli, ProvenanceInEveryOutput) {
     // Issue 28: version, git commit and dirty flag (baked in at build time), the command line, the
     // resolved scenario and its SHA-256, read back from summary.json, result.h5, the trace and sweep.h5
-    // by tests/cli/check_provenance.py (hashlib and git, not skyfabric's code).
+    // by tests/cli/check_provenance.py (hashlib and git, not skyfabric's code); issue 54: the resolved
+    // settings' SHA-256, that of what `validate --settings` prints.
     const auto dir = fresh_dir("provenance");
     const auto run_dir = dir / "run", trace = dir / "run.trace.json";
     const auto r = run_command(run_line("scenarios/smoke.yaml", " --set duration_s=60 --set output.vtk=false", run_dir) + " --trace " + trace.string());
@@ -47,8 +48,13 @@ TEST(Cli, ProvenanceInEveryOutput) {
                                    " --set duration_s=60 --set output.vtk=false --vary seed=1,2 --no-plot -q -o " +
                                    (dir / "sweep").string());
     ASSERT_EQ(sweep.status, 0) << sweep.output;
+    const auto settings = dir / "settings.json";
+    const auto printed = run_command(skyfabric() + " validate " + source("scenarios/smoke.yaml") +
+                                     " --set duration_s=60 --set output.vtk=false --settings > " + settings.string());
+    ASSERT_EQ(printed.status, 0) << printed.output;
     const auto check = run_command("/usr/bin/python3 " + source("tests/cli/check_provenance.py") + " " + source("") + " " +
-                                   run_dir.string() + " " + trace.string() + " " + (dir / "sweep").string());
+                                   run_dir.string() + " " + trace.string() + " " + (dir / "sweep").string() + " " +
+                                   settings.string());
     EXPECT_EQ(check.status, 0) << check.output;
     EXPECT_NE(check.output.find("ok"), std::string::npos) << check.output;
     // --version names the commit too.

@@ -12,7 +12,6 @@
 #include "md1_wait.hpp"
 
 #include <skyfabric/workloads/serving.hpp>
-#include <skyfabric/workloads/serving_capacity.hpp>
 
 #include "test_helpers.hpp"
 
@@ -859,29 +858,4 @@ TEST(ServingQueueLimit, OverloadWithCrashesHoldsAtMostTheLimitAndAccountsForEver
     ASSERT_EQ(streamed.size(), kept.requests.size());
     for (std::size_t k = 0; k < streamed.size(); ++k) expect_same_record(streamed[k], kept.requests[k]);
     expect_same_summary(r.summary, kept.summary);
-}
-
-TEST(ServingCapacity, BisectionBracketsAThresholdWithinTheResolution) {
-    // A run that meets its objective up to 3.7 requests/s: from 1/s the search doubles to 4 (misses), then
-    // bisects geometrically until the rate that misses is within 2 % of the one that meets.
-    const auto meets = [](double rate) { return rate <= 3.7; };
-    sw::CapacitySearch search;
-    search.start_rate_per_s = 1.0;
-    const auto up = sw::find_capacity(meets, search);
-    EXPECT_LE(up.capacity_per_s, 3.7);
-    EXPECT_GT(up.failing_rate_per_s, 3.7);
-    EXPECT_LE(up.failing_rate_per_s, up.capacity_per_s * 1.02);
-    search.start_rate_per_s = 100.0;  // from above: halves to 3.125, then bisects
-    const auto down = sw::find_capacity(meets, search);
-    EXPECT_LE(down.capacity_per_s, 3.7);
-    EXPECT_GT(down.failing_rate_per_s, 3.7);
-    EXPECT_LE(down.failing_rate_per_s, down.capacity_per_s * 1.02);
-    // Nothing meets: capacity 0; everything meets: no failing rate.
-    search.max_doublings = 5;
-    EXPECT_EQ(sw::find_capacity([](double) { return false; }, search).capacity_per_s, 0.0);
-    const auto all = sw::find_capacity([](double) { return true; }, search);
-    EXPECT_TRUE(std::isinf(all.failing_rate_per_s));
-    EXPECT_EQ(all.capacity_per_s, 100.0 * 32.0);
-    search.resolution = 0.0;
-    EXPECT_THROW(sw::find_capacity(meets, search), std::invalid_argument);
 }

@@ -431,7 +431,7 @@ GroundServingSummary GroundSegment::summary(double ttft_slo_s, double tpot_slo_s
     std::vector<double> attainment;
     for (std::size_t k = 0; k < arrivals_in_section_.size(); ++k)
         if (arrivals_in_section_[k] > 0) attainment.push_back(static_cast<double>(met_in[k]) / static_cast<double>(arrivals_in_section_[k]));
-    g.slo_attainment_ground_ci95 = detail::sectioning_interval(g.slo_attainment_ground, attainment);
+    g.slo_attainment_ground_ci95 = detail::attainment_interval(g.slo_attainment_ground, attainment);
     g.kv_crosses_ground_link = (placement_.prefill_datacentre >= 0) != (placement_.decode_datacentre >= 0);
     g.kv_caches_crossing = kv_caches_crossing_;
     g.kv_no_contact_before_end = kv_no_contact_;

@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <iterator>
+#include <limits>
 
 namespace skyfabric::workloads::detail {
 
@@ -67,8 +68,11 @@ std::array<std::vector<double>, 3> section_percentiles(const std::vector<double>
 }
 
 PercentileIntervals percentile_intervals(const Percentiles& whole, const std::array<std::vector<double>, 3>& sections) {
-    return {sectioning_interval(whole.p50, sections[0]), sectioning_interval(whole.p90, sections[1]),
-            sectioning_interval(whole.p99, sections[2])};
+    // Times (TTFT, TPOT): at least 0.
+    constexpr double no_limit = std::numeric_limits<double>::infinity();
+    return {sectioning_interval(whole.p50, sections[0], 0.0, no_limit),
+            sectioning_interval(whole.p90, sections[1], 0.0, no_limit),
+            sectioning_interval(whole.p99, sections[2], 0.0, no_limit)};
 }
 
 void RequestTally::fill(ServingSummary& s) {
@@ -90,10 +94,10 @@ void RequestTally::fill(ServingSummary& s) {
     std::vector<double> attainment;
     for (std::size_t k = 0; k < met_in_.size(); ++k)
         if (decided_in_[k] > 0) attainment.push_back(static_cast<double>(met_in_[k]) / static_cast<double>(decided_in_[k]));
-    s.slo_attainment_ci95 = sectioning_interval(s.slo_attainment, attainment);
+    s.slo_attainment_ci95 = attainment_interval(s.slo_attainment, attainment);
 }
 
-Interval95 sectioning_interval(double whole, const std::vector<double>& sections) {
+Interval95 sectioning_interval(double whole, const std::vector<double>& sections, double lowest, double highest) {
     // Student's t, 0.975 quantile, by degrees of freedom 1 … 19 (n − 1 for n ≤ serving_interval_sections).
     static constexpr double t975[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
                                       2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093};
@@ -106,7 +110,7 @@ Interval95 sectioning_interval(double whole, const std::vector<double>& sections
     double ss = 0.0;
     for (const double x : sections) ss += (x - mean) * (x - mean);
     const double half = t975[n - 2] * std::sqrt(ss / static_cast<double>(n - 1)) / std::sqrt(static_cast<double>(n));
-    return {whole - half, whole + half};
+    return {std::clamp(whole - half, lowest, highest), std::clamp(whole + half, lowest, highest)};
 }
 
 Percentiles percentiles_of(std::vector<double>& values) {

@@ -70,8 +70,14 @@ std::array<std::vector<double>, 3> section_percentiles(const std::vector<double>
 // The sectioning intervals of `whole`'s percentiles from section_percentiles.
 PercentileIntervals percentile_intervals(const Percentiles& whole, const std::array<std::vector<double>, 3>& sections);
 
-// The sectioning interval of `whole` (the whole run's estimate) from the spans' own estimates.
-Interval95 sectioning_interval(double whole, const std::vector<double>& sections);
+// The sectioning interval of `whole` (the whole run's estimate) from the spans' own estimates, kept within
+// the values the figure can take, [lowest, highest]: a fraction near 0 or 1 (an SLO attainment) would
+// otherwise reach below 0 or above 1, a time below 0.
+Interval95 sectioning_interval(double whole, const std::vector<double>& sections, double lowest, double highest);
+// An SLO attainment's: within [0, 1].
+inline Interval95 attainment_interval(double whole, const std::vector<double>& sections) {
+    return sectioning_interval(whole, sections, 0.0, 1.0);
+}
 
 // Nearest-rank p50, p90, p99 of the values (reordered: selected, not sorted).
 Percentiles percentiles_of(std::vector<double>& values);
