@@ -109,22 +109,10 @@ SKYFABRIC_SETTINGS_FIELDS(RecoveryConfig, checkpoint_interval_s, mtbf_s, checkpo
 SKYFABRIC_SETTINGS_FIELDS(FabricSpec, kind, p, x, y, leaf, uplink_bps, bandwidth_bps, latency_s, csv_text, csv_name,
                           file_path)
 
-// Settings beside live run state: the live fields (shared route stores and helpers, callbacks, the
-// stop flag) and what a run records rather than simulates are no settings and are left out; the
-// count checks that no field is forgotten.
-[[maybe_unused]] static void to_json(nlohmann::json& j, const FlowOptions& o) {
-    static_assert(scenario::fields::field_count<FlowOptions>() == 5 + 5, "FlowOptions: list every setting");
-    j = {{"routing", o.routing}, {"paths_per_transfer", o.paths_per_transfer}, {"split", o.split},
-         {"per_message_overhead_s", o.per_message_overhead_s}, {"backend", o.backend}};
-}
-[[maybe_unused]] static void to_json(nlohmann::json& j, const TrainingOptions& o) {
-    static_assert(scenario::fields::field_count<TrainingOptions>() == 13 + 8, "TrainingOptions: list every setting");
-    j = {{"flow", o.flow}, {"schedule", o.schedule}, {"all_reduce", o.all_reduce}, {"placement", o.placement},
-         {"seed", o.seed}, {"rank_nodes", o.rank_nodes}, {"rank_groups", o.rank_groups},
-         {"expert_group_ranks", o.expert_group_ranks}, {"replan_on_topology_change", o.replan_on_topology_change},
-         {"start_s", o.start_s}, {"end_s", o.end_s}, {"max_steps", o.max_steps},
-         {"stragglers", o.stragglers}};
-}
+SKYFABRIC_SETTINGS_FIELDS(FlowOptions, routing, paths_per_transfer, split, per_message_overhead_s, backend)
+SKYFABRIC_SETTINGS_FIELDS(TrainingOptions, flow, schedule, all_reduce, placement, seed, rank_nodes, rank_groups,
+                          expert_group_ranks, replan_on_topology_change, start_s, end_s, max_steps, stragglers)
+
 // A request trace by its length and the SHA-256 of its rows' fields as bytes, in order: a trace of a
 // million rows would otherwise make a JSON of hundreds of MB for one hash.
 static nlohmann::json trace_digest(const std::vector<Request>& trace) {
@@ -142,7 +130,7 @@ static nlohmann::json trace_digest(const std::vector<Request>& trace) {
     return {{"requests", trace.size()}, {"sha256", output::sha256_hex(bytes)}};
 }
 [[maybe_unused]] static void to_json(nlohmann::json& j, const ServingConfig& c) {
-    static_assert(scenario::fields::field_count<ServingConfig>() == 19 + 1, "ServingConfig: list every setting");
+    static_assert(scenario::fields::field_count<ServingConfig>() == 19, "ServingConfig: list every setting");
     j = {{"model", c.model}, {"requests", c.requests}, {"trace", trace_digest(c.trace)}, {"engines", c.engines},
          {"ttft_slo_s", c.ttft_slo_s}, {"tpot_slo_s", c.tpot_slo_s}, {"routing", c.routing},
          {"threshold_tokens", c.threshold_tokens}, {"dedicated_prefill_instances", c.dedicated_prefill_instances},
