@@ -19,7 +19,7 @@
 
 namespace skyfabric::scenario::detail {
 
-PowerConfig read_power(Section s, bool present, int chips_per_satellite) {
+PowerConfig read_power(Section s, bool present) {
     PowerConfig c;
     c.enabled = s.boolean("enabled", present);
     s.choice("preset", {"suncatcher_class"}, "suncatcher_class");
@@ -37,7 +37,7 @@ PowerConfig read_power(Section s, bool present, int chips_per_satellite) {
     b.min_state_of_charge = s.number("battery_min_state_of_charge", 0.0, 1.0, b.min_state_of_charge);
     b.initial_state_of_charge = s.number("battery_initial_state_of_charge", 0.0, 1.0, b.initial_state_of_charge);
     auto& l = p.loads;
-    l.accelerators = chips_per_satellite;
+    // l.accelerators: the workload's chips per satellite, set by resolve.
     l.accelerator_w = s.number("accelerator_w", 0.0, 1e5, l.accelerator_w, "W");
     l.host_w = s.number("host_w", 0.0, 1e5, l.host_w, "W");
     l.terminal_w = s.number("terminal_w", 0.0, 1e4, l.terminal_w, "W");

@@ -340,17 +340,18 @@ std::string item_path(std::size_t i) { return "workloads[" + std::to_string(i) +
 
 }  // namespace
 
-void read_workloads_list(Section& top, Scenario& sc, const std::string& source_name) {
+SharedWorkloads read_workloads_list(Section& top, const Scenario& sc, const std::string& source_name) {
+    SharedWorkloads jobs;
     if (top.has("workload")) top.fail("workload", "give workload (one job) or workloads (a training and a serving job), not both");
     const auto items = workloads_items(top);
     for (std::size_t i = 0; i < items.size(); ++i) {
         Section w = top.item(items[i], item_path(i));
         const bool inference = w.choice("kind", {"training", "inference"}) == "inference";
-        if ((inference && sc.inference.enabled) || (!inference && sc.workload.enabled))
+        if ((inference && jobs.inference.enabled) || (!inference && jobs.training.enabled))
             w.fail("kind", std::string("a second ") + (inference ? "serving" : "training") + " job; give one of each kind");
         if (inference) {
             if (w.has("clusters")) w.fail("clusters", "applies to the training job; the serving instances' places follow its engines");
-            sc.inference = read_inference(w, source_name, sc.seed);
+            jobs.inference = read_inference(w, source_name, sc.seed);
             continue;
         }
         if (!sc.constellation.enabled) w.fail("clusters", "two jobs share the fabric of a constellation: add a constellation section");
@@ -371,9 +372,10 @@ void read_workloads_list(Section& top, Scenario& sc, const std::string& source_n
             clusters.push_back(static_cast<std::int32_t>(k));
         }
         if (clusters.empty()) w.fail("clusters", "the training job needs the clusters it runs on, e.g. clusters: [1, 2]");
-        sc.workload = read_workload(w, true, sc.seed);
-        sc.workload.clusters = std::move(clusters);
+        jobs.training = read_workload(w, true, sc.seed);
+        jobs.training.clusters = std::move(clusters);
     }
+    return jobs;
 }
 
 Section workload_section(Section& top, bool inference) {
