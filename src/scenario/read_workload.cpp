@@ -202,13 +202,13 @@ WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed) {
     auto& j = w.job;
     j.mfu = s.number("mfu", 1e-4, 1.0, j.mfu);
     j.parameters = s.number("model_parameters", 1.0, 1e15, j.parameters);
-    j.active_parameters = s.number("active_parameters", 0.0, 1e15, 0.0);
+    j.active_parameters = s.number("active_parameters", 0.0, 1e15, j.active_parameters);
     j.tokens_per_step = s.number("tokens_per_step", 1.0, 1e12, j.tokens_per_step);
     j.bytes_per_gradient_element = s.number("bytes_per_gradient_element", 0.125, 16.0, j.bytes_per_gradient_element, "B");
     Section parallelism = s.section("parallelism");
     j.data_parallel = static_cast<std::int32_t>(parallelism.integer("data", 0, max_satellites, 0));
-    j.tensor_parallel = static_cast<std::int32_t>(parallelism.integer("tensor", 1, 1024, 1));
-    j.moe.expert_parallel = static_cast<std::int32_t>(parallelism.integer("expert", 1, max_satellites, 1));
+    j.tensor_parallel = static_cast<std::int32_t>(parallelism.integer("tensor", 1, 1024, j.tensor_parallel));
+    j.moe.expert_parallel = static_cast<std::int32_t>(parallelism.integer("expert", 1, max_satellites, j.moe.expert_parallel));
     w.experts_across_clusters = parallelism.choice("expert_placement", {"within_cluster", "across_clusters"}, "within_cluster") ==
                                 "across_clusters";
     parallelism.finish();
@@ -219,14 +219,14 @@ WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed) {
         m.experts_per_token = static_cast<std::int32_t>(moe.integer("experts_per_token", 1, 1024, m.experts_per_token));
         m.hidden_size = moe.number("hidden_size", 1.0, 1e7, m.hidden_size);
         m.bytes_per_activation = moe.number("bytes_per_activation", 0.125, 16.0, m.bytes_per_activation, "B");
-        m.expert_parameters = moe.number("expert_parameters", 0.0, 1e15, 0.0);
+        m.expert_parameters = moe.number("expert_parameters", 0.0, 1e15, m.expert_parameters);
         m.load_imbalance = moe.number("load_imbalance", 1.0, 1e3, m.load_imbalance);
         // Read last: a bad value of another key is named before the missing count of layers.
         m.layers = static_cast<std::int32_t>(moe.integer("layers", 1, 100000, {}));
         moe.finish();
     }
     j.gradient_buckets = static_cast<std::int32_t>(s.integer("gradient_buckets", 1, 4096, j.gradient_buckets));
-    j.sync = s.choice("sync", workloads::sync_mode_names, workloads::SyncMode::every_step);
+    j.sync = s.choice("sync", workloads::sync_mode_names, j.sync);
     // Local SGD's H and outer gradients, for every replica: the ranks under sync: local_steps, the
     // clusters under a constellation's diloco and noloco (workloads/job.hpp).
     j.local_steps = static_cast<std::int32_t>(s.integer("local_steps", 1, 1000000, j.local_steps));
