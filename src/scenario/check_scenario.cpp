@@ -1,4 +1,5 @@
-// Constraints between sections, checked once every section has been read.
+// Constraints between sections, checked once every section has been read and the scenario resolved
+// (resolve.cpp): on const scenarios, reporting only (file:line:column, exit 2); nothing here writes.
 #include "scenario/scenario.hpp"
 
 #include "scenario/section_readers.hpp"
