@@ -87,7 +87,7 @@ workloads::OperationalCause read_cause(Section c) {
     return cause;
 }
 
-FaultsConfig read_faults(Section s, bool present, bool with_radiation, int chips_per_rank) {
+FaultsConfig read_faults(Section s, bool present, bool with_radiation) {
     FaultsConfig f;
     f.enabled = s.boolean("enabled", present);
     f.preset = s.choice("preset", {"none", "llama3_405b", "b200_504"}, f.preset);
@@ -99,9 +99,8 @@ FaultsConfig read_faults(Section s, bool present, bool with_radiation, int chips
         for (std::size_t i = 0; i < items.size(); ++i)
             o.causes.push_back(read_cause(s.item(items[i], s.path() + ".causes[" + std::to_string(i) + "]")));
     }
-    // 0: the workload's chips per rank (parallelism.tensor).
+    // 0: the workload's chips per rank (parallelism.tensor), set by resolve.
     o.gpus_per_rank = static_cast<std::int32_t>(s.integer("gpus_per_rank", 0, 4096, 0));
-    if (o.gpus_per_rank == 0) o.gpus_per_rank = std::max(1, chips_per_rank);
     o.hot_ranks = static_cast<std::int32_t>(s.integer("hot_ranks", 0, max_satellites, o.hot_ranks));
     o.hot_share = s.number("hot_share", 0.0, 1.0, o.hot_share);
     o.retry_success_probability = s.number("retry_success_probability", 0.0, 1.0, o.retry_success_probability);
@@ -125,7 +124,11 @@ FaultsConfig read_faults(Section s, bool present, bool with_radiation, int chips
     s.finish();
     // After every key is read, so that a key given wrong is named first.
     if (f.enabled && o.causes.empty()) s.fail("preset", "gives no causes: name a preset (llama3_405b, b200_504) or list causes");
-    if (f.enabled) fail_on_problems(s, workloads::check(o), operational_keys);
+    if (f.enabled) {
+        auto checked = o;  // gpus_per_rank 0 is resolved later, from the workload
+        checked.gpus_per_rank = std::max(1, checked.gpus_per_rank);
+        fail_on_problems(s, workloads::check(checked), operational_keys);
+    }
     return f;
 }
 

@@ -4,6 +4,7 @@
 
 #include "scenario/section_readers.hpp"
 
+#include <algorithm>
 #include <numeric>
 
 namespace skyfabric::scenario {
@@ -86,6 +87,9 @@ Scenario resolve(const Scenario& read) {
                               : sc.inference.enabled ? sc.inference.serving.engines.chips_per_satellite
                                                      : 1;
     }
+    // faults.gpus_per_rank 0: the workload's chips per rank (parallelism.tensor).
+    auto& gpus = sc.faults.operational.gpus_per_rank;
+    if (gpus == 0) gpus = std::max(1, job.tensor_parallel);
     if (sc.faults.enabled) {
         // Beside radiation the operational faults join its draws; on a synthetic fabric they are the run's.
         if (sc.radiation.enabled) sc.radiation.faults.operational = sc.faults.operational;

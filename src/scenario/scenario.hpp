@@ -282,7 +282,7 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
 // hot spares, a constellation's ranks, a shared job's free satellites) and a formation's ranks placed
 // before its spares (TrainingOptions::rank_nodes); a constellation's spares per cluster
 // (RecoveryConfig::spare_group_size); workload.on_rank_loss unset = spare with spares, else wait;
-// radiation.chips_per_satellite 0 = the workload's; the operational faults beside radiation joined to
+// radiation.chips_per_satellite and faults.gpus_per_rank 0 = the workload's; the operational faults beside radiation joined to
 // its draws; a serving role's chips from where its instances stand; the power loads' chips. Resolving
 // a resolved scenario changes nothing. load_scenario_* return the resolved form.
 Scenario resolve(const Scenario& read);

@@ -114,7 +114,7 @@ std::optional<workloads::Accelerator> read_optional_accelerator(Section& s, cons
 RadiationConfig read_radiation(Section s, bool present, const physics::UtcEpoch& epoch);
 // The checkpoint and restart keys `radiation` and `faults` share, into `c`.
 void read_recovery(Section& s, workloads::RecoveryConfig& c);
-FaultsConfig read_faults(Section s, bool present, bool with_radiation, int chips_per_rank);
+FaultsConfig read_faults(Section s, bool present, bool with_radiation);
 OutputConfig read_output(Section s);
 
 // A library's check(settings) names the struct's fields; each table says where in the scenario a

@@ -45,6 +45,7 @@ void expect_same_resolution(const Scenario& a, const Scenario& b) {
     EXPECT_EQ(a.radiation.faults.chips_per_satellite, b.radiation.faults.chips_per_satellite);
     EXPECT_EQ(a.radiation.faults.operational.causes.size(), b.radiation.faults.operational.causes.size());
     EXPECT_EQ(a.faults.recovery.on_rank_loss, b.faults.recovery.on_rank_loss);
+    EXPECT_EQ(a.faults.operational.gpus_per_rank, b.faults.operational.gpus_per_rank);
     EXPECT_EQ(a.power.parameters.loads.accelerators, b.power.parameters.loads.accelerators);
     const auto& ea = a.inference.serving.engines;
     const auto& eb = b.inference.serving.engines;
@@ -125,6 +126,7 @@ TEST(Resolve, OperationalFaultsJoinRadiationOrPlayOnAFabric) {
     EXPECT_TRUE(read.radiation.faults.operational.causes.empty());
     ASSERT_FALSE(sc.faults.operational.causes.empty());
     EXPECT_EQ(sc.radiation.faults.operational.causes.size(), sc.faults.operational.causes.size());
+    EXPECT_EQ(sc.radiation.faults.operational.gpus_per_rank, 1);  // parallelism.tensor 1
     EXPECT_EQ(sc.radiation.faults.operational.causes.front().rate_per_gpu_s, sc.faults.operational.causes.front().rate_per_gpu_s);
     expect_idempotent(read, sc);
 
@@ -139,6 +141,8 @@ faults: {preset: llama3_405b}
     EXPECT_EQ(on_fabric.workload.job.data_parallel, 8);  // the fabric's 8 ranks
     EXPECT_EQ(on_fabric.faults.recovery.on_rank_loss, RankLossPolicy::wait);  // no spares on a fabric
     EXPECT_EQ(fabric_read.faults.recovery.on_rank_loss, skyfabric::workloads::RecoveryConfig{}.on_rank_loss);
+    EXPECT_EQ(fabric_read.faults.operational.gpus_per_rank, 0);
+    EXPECT_EQ(on_fabric.faults.operational.gpus_per_rank, 2);  // the job's parallelism.tensor
     expect_idempotent(fabric_read, on_fabric);
 }
 
