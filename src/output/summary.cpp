@@ -657,7 +657,7 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
             {"local_steps", sc.workload.job.local_steps},
             {"inner_steps", sc.workload.job.local_steps},  // the old name of local_steps, kept one release
             {"expert_placement", sc.workload.experts_across_clusters ? "across_clusters" : "within_cluster"},
-            {"gateway_failover_s", c.gateway_failover_s},
+            {"gateway_failover_s", c.gateways.failover_s},
             {"gateway_links_min", s.gateway_links_min},
             {"gateway_links_max", s.gateway_links_max},
             {"gateway_blocked_max", s.gateway_blocked_max},

@@ -1,4 +1,5 @@
-// Constraints between sections, checked once every section has been read.
+// Constraints between sections, checked once every section has been read and the scenario resolved
+// (resolve.cpp): on const scenarios, reporting only (file:line:column, exit 2); nothing here writes.
 #include "scenario/scenario.hpp"
 
 #include "scenario/section_readers.hpp"
@@ -62,24 +63,6 @@ namespace {
     formation.fail("radius_m", "satellite " + std::to_string(i) + ": " + message);
 }
 
-// What the constellation's training receives (the simulation's RunState::training_setup): satellites
-// numbered cluster after cluster, each cluster's ranks (all but its hot spares), and the training job
-// when one runs alone on them; without one (or with one beside a serving job, checked apart) a dense
-// job over every rank, so that only what the algorithms need of the clusters is checked.
-workloads::ClusterTrainingSetup cluster_training(const Scenario& sc) {
-    workloads::ClusterTrainingSetup setup;
-    setup.cluster_nodes = cluster_ranks(sc);
-    setup.cluster_satellites = cluster_satellites(sc);
-    std::int32_t ranks = 0;
-    for (const auto& nodes : setup.cluster_nodes) ranks += static_cast<std::int32_t>(nodes.size());
-    if (sc.workload.enabled && !workloads_share_fabric(sc)) {
-        setup.job = sc.workload.job;
-        setup.experts_across_clusters = sc.workload.experts_across_clusters;
-    }
-    if (!(sc.workload.enabled && !workloads_share_fabric(sc)) || setup.job.data_parallel == 0) setup.job.data_parallel = ranks;
-    return setup;
-}
-
 // What a constellation run supports, and what its algorithms need of the clusters (workloads::check
 // of the training and of its fault trials, links::check of the gateways).
 void check_constellation(Section& top, const Scenario& sc, const std::vector<std::size_t>& sizes) {
@@ -112,17 +95,17 @@ void check_constellation(Section& top, const Scenario& sc, const std::vector<std
 
 // A training job beside a serving one (docs/inference.md "Serving beside training"): data-parallel over
 // its clusters' satellites that serve nothing, one all-reduce after each step's compute.
-void check_shared_workloads(Section& top, Scenario& sc) {
+void check_shared_workloads(Section& top, const Scenario& read, const Scenario& sc) {
     Section training = workload_section(top, false);
     const auto nodes = shared_training_nodes(sc);
     if (nodes.size() < 2)
         training.fail("clusters", "leave the training job " + std::to_string(nodes.size()) +
                                       " satellites beside the serving instances; it needs at least 2");
-    auto& job = sc.workload.job;
-    if (job.data_parallel != 0 && static_cast<std::size_t>(job.data_parallel) != nodes.size())
+    const auto given = read.workload.job.data_parallel;
+    if (given != 0 && static_cast<std::size_t>(given) != nodes.size())
         training.section("parallelism").fail("data", "beside a serving job the training runs on its clusters' " + std::to_string(nodes.size()) +
                                                           " free satellites: give 0 (all of them)");
-    job.data_parallel = static_cast<std::int32_t>(nodes.size());
+    const auto& job = sc.workload.job;  // resolved: data-parallel over those satellites
     try {  // its all-reduce over those ranks, refused here rather than when the run reaches it
         (void)workloads::build_schedule(workloads::CollectiveOp::all_reduce, sc.workload.options.all_reduce, job.data_parallel,
                                         workloads::gradient_bytes(job), sc.workload.options.schedule);
@@ -189,24 +172,20 @@ double check_satellite_orbits(Section& top, const Scenario& sc, const std::vecto
 
 // Operational faults (`faults`): beside radiation they join its draws; on a synthetic fabric they are
 // the run's faults, with the section's own recovery settings.
-void check_operational_faults(Section& top, Scenario& sc, std::size_t satellites) {
+void check_operational_faults(Section& top, const Scenario& sc, std::size_t satellites) {
     Section faults = top.section("faults");
     if (sc.inference.enabled || !sc.workload.clusters.empty())
         faults.fail("enabled", "operational faults act on a training job alone (a serving workload's faults are radiation's)");
-    if (sc.radiation.enabled) {
-        sc.radiation.faults.operational = sc.faults.operational;
-        return;
-    }
+    if (sc.radiation.enabled) return;  // joined to radiation's draws (resolve), checked with them
     if (!sc.fabric)
         faults.fail("enabled", "on an orbit operational faults play beside radiation: add a radiation section "
                                "(its rate_scale: 0 leaves the operational faults alone)");
     if (!sc.workload.enabled) faults.fail("enabled", "needs a training workload: its steps are what the faults interrupt");
-    auto& recovery = sc.faults.recovery;
+    const auto& recovery = sc.faults.recovery;
     if (recovery.spare_satellites > 0)
         faults.fail("spare_satellites", "a synthetic fabric keeps no hot spares: a failed node is swapped out at once "
                                         "(reboot_s: 0, the default) or waited for");
     fail_on_problems(faults, workloads::check(recovery, static_cast<std::int32_t>(satellites)), recovery_keys);
-    recovery.on_rank_loss = sc.workload.on_rank_loss.value_or(workloads::RankLossPolicy::wait);
     if (recovery.on_rank_loss == workloads::RankLossPolicy::spare) {
         Section workload = workload_section(top, false);
         workload.fail("on_rank_loss", "spare needs hot spares, which a synthetic fabric does not keep (wait or shrink)");
@@ -279,28 +258,28 @@ void check_radiation(Section& top, const Scenario& sc, std::size_t satellites, d
 
 }  // namespace
 
-// Constraints between sections, checked once every section has been read.
-void check_across_sections(Section& top, Scenario& sc, const LoadOptions& options) {
-    // Ranks of the fabric, or satellites of the formation (counted: the states are set up only
-    // below, for the orbit checks, once the count is known to be in range).
-    const std::vector<std::size_t> sizes = sc.fabric ? std::vector<std::size_t>{} : cluster_sizes(sc);
-    const std::size_t satellites = sc.fabric ? node_count(sc) : std::accumulate(sizes.begin(), sizes.end(), std::size_t{0});
+void check_satellite_count(Section& top, const Scenario& sc) {
+    // Ranks of the fabric, or satellites of the formation (counted: the states are set up only by the
+    // orbit checks, once the count is known to be in range).
+    const std::size_t satellites = node_count(sc);
     if (satellites > static_cast<std::size_t>(max_satellites)) {
         top.fail(sc.constellation.enabled ? "constellation" : "formation",
                  (sc.constellation.enabled ? "the constellation has " : "the formation has ") + std::to_string(satellites) +
                      " satellites; at most " + std::to_string(max_satellites) + " are supported");
     }
-    // A constellation keeps radiation.spare_satellites hot spares in each cluster (its last ones).
-    if (sc.constellation.enabled && sc.radiation.enabled && sc.radiation.recovery.spare_satellites > 0 && !sizes.empty())
-        sc.radiation.recovery.spare_group_size = static_cast<std::int32_t>(sizes.front());
+}
+
+// Most checks read the resolved scenario (`sc`, what the run receives); `read` where the value as
+// written matters (a count given against the one derived, a role's own chips against its site's).
+void check_across_sections(Section& top, const Scenario& read, const Scenario& sc, const LoadOptions& options) {
+    const std::vector<std::size_t> sizes = sc.fabric ? std::vector<std::size_t>{} : cluster_sizes(sc);
+    const std::size_t satellites = node_count(sc);
     if (sc.constellation.enabled) check_constellation(top, sc, sizes);
-    if (workloads_share_fabric(sc)) check_shared_workloads(top, sc);
+    if (workloads_share_fabric(sc)) check_shared_workloads(top, read, sc);
     if (sc.workload.enabled) {
         Section workload = workload_section(top, false);
         if (!sc.fabric && !sc.links.enabled) workload.fail("enabled", "a training workload needs links: add a links section");
-        // Hot spares hold no rank: a formation's job defaults to the satellites before its spares (its
-        // last ones, as in each cluster of a constellation), and its ranks are placed there, the nodes
-        // the fault trials' damaged fabric trains on; else its faults would not act on the fabric.
+        // Hot spares hold no rank (resolve places a formation's ranks before them).
         const std::int32_t spares = sc.radiation.enabled && !sc.fabric && !sc.constellation.enabled
                                         ? sc.radiation.recovery.spare_satellites
                                         : 0;
@@ -309,12 +288,6 @@ void check_across_sections(Section& top, Scenario& sc, const LoadOptions& option
             Section radiation = top.section("radiation");
             radiation.fail("spare_satellites", "leaves " + std::to_string(formation_ranks) + " of the formation's " +
                                                    std::to_string(satellites) + " satellites to train on; a training job needs at least 2");
-        }
-        if (sc.workload.job.data_parallel == 0)
-            sc.workload.job.data_parallel = sc.constellation.enabled ? cluster_training(sc).job.data_parallel : formation_ranks;
-        if (spares > 0 && sc.workload.job.data_parallel == formation_ranks && sc.workload.options.rank_groups.empty()) {
-            sc.workload.options.rank_nodes.resize(static_cast<std::size_t>(formation_ranks));
-            std::iota(sc.workload.options.rank_nodes.begin(), sc.workload.options.rank_nodes.end(), 0);
         }
         if (static_cast<std::size_t>(sc.workload.job.data_parallel) > satellites) {
             Section parallelism = workload.section("parallelism");
@@ -360,7 +333,7 @@ void check_across_sections(Section& top, Scenario& sc, const LoadOptions& option
                                                                   : "; there are " + std::to_string(satellites)));
         }
         // Instances take the chips of where they stand (a cluster's or a ground data centre's accelerator).
-        resolve_site_accelerators(top, sc, inference_nodes(sc));
+        check_site_accelerators(top, read, inference_nodes(read));
         auto checked = sc.inference.serving;
         if (sc.inference.compare_routing) checked.routing = workloads::ServingRouting::prfaas;
         fail_on_problems(workload.section("inference"), workloads::check_fits(checked, sc.inference.accelerator), serving_fit_keys);
@@ -397,24 +370,13 @@ void check_across_sections(Section& top, Scenario& sc, const LoadOptions& option
         Section radiation = top.section("radiation");
         if (sc.fabric) radiation.fail("enabled", "radiation needs an orbit; a synthetic topology has none");
         fail_on_problems(radiation, workloads::check(sc.radiation.recovery, static_cast<std::int32_t>(satellites)), recovery_keys);
-        // The rank-loss policy: given, or spare when there are spares, else wait.
-        auto& recovery = sc.radiation.recovery;
-        if (sc.workload.on_rank_loss) {
-            recovery.on_rank_loss = *sc.workload.on_rank_loss;
-            if (recovery.on_rank_loss == workloads::RankLossPolicy::spare && recovery.spare_satellites == 0) {
-                Section workload = workload_section(top, false);
-                workload.fail("on_rank_loss", "spare needs radiation.spare_satellites >= 1 (none are kept in reserve)");
-            }
-        } else {
-            recovery.on_rank_loss = recovery.spare_satellites > 0 ? workloads::RankLossPolicy::spare
-                                                                  : workloads::RankLossPolicy::wait;
+        // The rank-loss policy given (resolve: spare when there are spares, else wait).
+        if (sc.workload.on_rank_loss == workloads::RankLossPolicy::spare && sc.radiation.recovery.spare_satellites == 0) {
+            Section workload = workload_section(top, false);
+            workload.fail("on_rank_loss", "spare needs radiation.spare_satellites >= 1 (none are kept in reserve)");
         }
         if (!sc.constellation.enabled && sc.radiation.faults.gateway_outage_rate_per_s > 0.0)
             radiation.fail("gateway_outages_per_day", "needs a constellation: a single formation has no gateway terminals");
-        auto& chips = sc.radiation.faults.chips_per_satellite;
-        if (chips == 0) chips = sc.workload.enabled     ? sc.workload.job.tensor_parallel
-                              : sc.inference.enabled ? sc.inference.serving.engines.chips_per_satellite
-                                                     : 1;
     }
     if (sc.faults.enabled) check_operational_faults(top, sc, satellites);
     double max_apogee_altitude_m = 0.0;

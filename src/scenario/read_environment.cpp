@@ -19,7 +19,7 @@
 
 namespace skyfabric::scenario::detail {
 
-PowerConfig read_power(Section s, bool present, int chips_per_satellite) {
+PowerConfig read_power(Section s, bool present) {
     PowerConfig c;
     c.enabled = s.boolean("enabled", present);
     s.choice("preset", {"suncatcher_class"}, "suncatcher_class");
@@ -37,7 +37,7 @@ PowerConfig read_power(Section s, bool present, int chips_per_satellite) {
     b.min_state_of_charge = s.number("battery_min_state_of_charge", 0.0, 1.0, b.min_state_of_charge);
     b.initial_state_of_charge = s.number("battery_initial_state_of_charge", 0.0, 1.0, b.initial_state_of_charge);
     auto& l = p.loads;
-    l.accelerators = chips_per_satellite;
+    // l.accelerators: the workload's chips per satellite, set by resolve.
     l.accelerator_w = s.number("accelerator_w", 0.0, 1e5, l.accelerator_w, "W");
     l.host_w = s.number("host_w", 0.0, 1e5, l.host_w, "W");
     l.terminal_w = s.number("terminal_w", 0.0, 1e4, l.terminal_w, "W");
@@ -60,18 +60,18 @@ void read_recovery(Section& s, workloads::RecoveryConfig& c) {
     if (s.is_scalar("checkpoint_interval") && s.text("checkpoint_interval") == "auto") {
         c.checkpoint_interval_s = 0.0;
     } else {
-        c.checkpoint_interval_s = s.number("checkpoint_interval", 1.0, 1e8, 0.0, "s (or auto)");
+        c.checkpoint_interval_s = s.number("checkpoint_interval", 1.0, 1e8, c.checkpoint_interval_s, "s (or auto)");
     }
     c.checkpoint_cost_s = s.number("checkpoint_cost_s", 0.0, 1e6, c.checkpoint_cost_s, "s");
-    c.checkpoint_mode = s.choice("checkpoint_mode", workloads::checkpoint_mode_names, workloads::CheckpointMode::blocking);
-    c.snapshot_bytes_per_rank = s.number("snapshot_gb_per_rank", 0.0, 1e6, 0.0, "GB") * 1e9;
-    c.snapshot_bandwidth_Bps = s.number("snapshot_bandwidth_gbs", 0.0, 1e6, 0.0, "GB/s") * 1e9;
+    c.checkpoint_mode = s.choice("checkpoint_mode", workloads::checkpoint_mode_names, c.checkpoint_mode);
+    c.snapshot_bytes_per_rank = s.number("snapshot_gb_per_rank", 0.0, 1e6, c.snapshot_bytes_per_rank / 1e9, "GB") * 1e9;
+    c.snapshot_bandwidth_Bps = s.number("snapshot_bandwidth_gbs", 0.0, 1e6, c.snapshot_bandwidth_Bps / 1e9, "GB/s") * 1e9;
     if (c.checkpoint_mode == workloads::CheckpointMode::blocking)
         for (const char* key : {"snapshot_gb_per_rank", "snapshot_bandwidth_gbs"})
             if (s.has(key)) s.fail(key, "applies to checkpoint_mode: async only (a blocking checkpoint stalls for checkpoint_cost_s)");
     c.restart_s = s.number("restart_s", 0.0, 1e6, c.restart_s, "s");
     c.reboot_s = s.number("reboot_s", 0.0, 1e7, c.reboot_s, "s");
-    c.spare_satellites = static_cast<std::int32_t>(s.integer("spare_satellites", 0, max_satellites, 0));
+    c.spare_satellites = static_cast<std::int32_t>(s.integer("spare_satellites", 0, max_satellites, c.spare_satellites));
 }
 
 // One cause of a `faults.causes` list: {name, per_gpu_day, effect, manual_s}.
@@ -87,10 +87,10 @@ workloads::OperationalCause read_cause(Section c) {
     return cause;
 }
 
-FaultsConfig read_faults(Section s, bool present, bool with_radiation, int chips_per_rank) {
+FaultsConfig read_faults(Section s, bool present, bool with_radiation) {
     FaultsConfig f;
     f.enabled = s.boolean("enabled", present);
-    f.preset = s.choice("preset", {"none", "llama3_405b", "b200_504"}, "none");
+    f.preset = s.choice("preset", {"none", "llama3_405b", "b200_504"}, f.preset);
     auto& o = f.operational;
     if (f.preset != "none") o = workloads::operational_preset(f.preset);
     // A table given replaces the preset's (sequence refuses a key given empty).
@@ -99,16 +99,15 @@ FaultsConfig read_faults(Section s, bool present, bool with_radiation, int chips
         for (std::size_t i = 0; i < items.size(); ++i)
             o.causes.push_back(read_cause(s.item(items[i], s.path() + ".causes[" + std::to_string(i) + "]")));
     }
-    // 0: the workload's chips per rank (parallelism.tensor).
+    // 0: the workload's chips per rank (parallelism.tensor), set by resolve.
     o.gpus_per_rank = static_cast<std::int32_t>(s.integer("gpus_per_rank", 0, 4096, 0));
-    if (o.gpus_per_rank == 0) o.gpus_per_rank = std::max(1, chips_per_rank);
     o.hot_ranks = static_cast<std::int32_t>(s.integer("hot_ranks", 0, max_satellites, o.hot_ranks));
     o.hot_share = s.number("hot_share", 0.0, 1.0, o.hot_share);
     o.retry_success_probability = s.number("retry_success_probability", 0.0, 1.0, o.retry_success_probability);
     o.retry_attempts = static_cast<std::int32_t>(s.integer("retry_attempts", 0, 10000, o.retry_attempts));
     o.retry_interval_s = s.number("retry_interval_s", 0.0, 1e7, o.retry_interval_s, "s");
     o.manual_recovery_s = s.number("manual_recovery_s", 0.0, 1e7, o.manual_recovery_s, "s");
-    f.rate_scale = s.number("rate_scale", 0.0, 1e6, 1.0);
+    f.rate_scale = s.number("rate_scale", 0.0, 1e6, f.rate_scale);
     for (auto& c : o.causes) c.rate_per_gpu_s *= f.rate_scale;
     // Without an orbit a failed node is swapped out at once (the job's restart covers the rejoin).
     f.recovery.reboot_s = 0.0;
@@ -119,13 +118,17 @@ FaultsConfig read_faults(Section s, bool present, bool with_radiation, int chips
                                             std::string(key));
     } else {
         read_recovery(s, f.recovery);
-        f.trials = static_cast<std::int32_t>(s.integer("trials", 1, 100000, 1));
-        f.threads = static_cast<std::int32_t>(s.integer("threads", 0, 1024, 0));
+        f.trials = static_cast<std::int32_t>(s.integer("trials", 1, 100000, f.trials));
+        f.threads = static_cast<std::int32_t>(s.integer("threads", 0, 1024, f.threads));
     }
     s.finish();
     // After every key is read, so that a key given wrong is named first.
     if (f.enabled && o.causes.empty()) s.fail("preset", "gives no causes: name a preset (llama3_405b, b200_504) or list causes");
-    if (f.enabled) fail_on_problems(s, workloads::check(o), operational_keys);
+    if (f.enabled) {
+        auto checked = o;  // gpus_per_rank 0 is resolved later, from the workload
+        checked.gpus_per_rank = std::max(1, checked.gpus_per_rank);
+        fail_on_problems(s, workloads::check(checked), operational_keys);
+    }
     return f;
 }
 
@@ -161,14 +164,14 @@ RadiationConfig read_radiation(Section s, bool present, const physics::UtcEpoch&
     // 0: the workload's chips per satellite (parallelism.tensor), else 1.
     r.faults.chips_per_satellite = static_cast<std::int32_t>(s.integer("chips_per_satellite", 0, 4096, 0));
     r.faults.sdc_detection_probability = s.number("sdc_detection_probability", 0.0, 1.0, r.faults.sdc_detection_probability);
-    r.faults.link_outage_rate_per_s = s.number("link_outages_per_day", 0.0, 1e4, 0.0, "1/day") / physics::seconds_per_day;
+    r.faults.link_outage_rate_per_s = s.number("link_outages_per_day", 0.0, 1e4, r.faults.link_outage_rate_per_s * physics::seconds_per_day, "1/day") / physics::seconds_per_day;
     // A constellation's gateway terminals (one per gateway satellite), apart from the ISL terminals.
-    r.faults.gateway_outage_rate_per_s = s.number("gateway_outages_per_day", 0.0, 1e4, 0.0, "1/day") / physics::seconds_per_day;
-    r.faults.rate_scale = s.number("rate_scale", 0.0, 1e6, 1.0);
+    r.faults.gateway_outage_rate_per_s = s.number("gateway_outages_per_day", 0.0, 1e4, r.faults.gateway_outage_rate_per_s * physics::seconds_per_day, "1/day") / physics::seconds_per_day;
+    r.faults.rate_scale = s.number("rate_scale", 0.0, 1e6, r.faults.rate_scale);
     r.recovery.link_outage_s = s.number("link_outage_s", 0.0, 1e7, r.recovery.link_outage_s, "s");
-    r.threads = static_cast<std::int32_t>(s.integer("threads", 0, 1024, 0));
+    r.threads = static_cast<std::int32_t>(s.integer("threads", 0, 1024, r.threads));
     read_recovery(s, r.recovery);
-    r.trials = static_cast<std::int32_t>(s.integer("trials", 1, 100000, 1));
+    r.trials = static_cast<std::int32_t>(s.integer("trials", 1, 100000, r.trials));
     s.finish();
     // The environment is checked as its model is built (check_scenario.cpp), the recovery settings
     // once the satellites are counted.

@@ -70,11 +70,12 @@ GroundConfig read_ground_stations(Section& top, const Scenario& sc) {
     return g;
 }
 
-void read_ground_datacentres(Section& top, Scenario& sc) {
-    auto& in = sc.inference;
+GroundConfig read_ground_datacentres(Section& top, const Scenario& sc) {
+    const auto& in = sc.inference;
+    GroundConfig ground = sc.ground;
     const auto site_of = [&](const std::string& role, const std::string& name) -> std::int32_t {
         if (name == "orbit") return -1;
-        const auto& dcs = sc.ground.segment.datacentres;
+        const auto& dcs = ground.segment.datacentres;
         for (std::size_t d = 0; d < dcs.size(); ++d)
             if (dcs[d].name == name) return static_cast<std::int32_t>(d);
         Section role_section = workload_section(top, true).section("inference").section("engines").section(role);
@@ -112,88 +113,112 @@ void read_ground_datacentres(Section& top, Scenario& sc) {
             dc.fibre_m = 1e3 * s.number("fibre_km", 0.0, 40000.0, {}, "km");
             dc.fibre_rate_bps = 1e9 * s.number("fibre_gbps", 1e-3, 1e6, dc.fibre_rate_bps / 1e9, "Gbit/s");
             s.finish();
-            sc.ground.segment.datacentres.push_back(dc);
+            ground.segment.datacentres.push_back(dc);
         }
     }
-    if (!in.enabled) return;
-    sc.ground.placement.prefill_datacentre = site_of("prefill", in.prefill_site);
-    sc.ground.placement.decode_datacentre = site_of("decode", in.decode_site);
+    if (!in.enabled) return ground;
+    ground.placement.prefill_datacentre = site_of("prefill", in.prefill_site);
+    ground.placement.decode_datacentre = site_of("decode", in.decode_site);
     // The data centres reach each other only through orbit, and a cache handed over inside one is not modelled.
-    if (sc.ground.placement.prefill_datacentre >= 0 && sc.ground.placement.decode_datacentre >= 0)
+    if (ground.placement.prefill_datacentre >= 0 && ground.placement.decode_datacentre >= 0)
         workload_section(top, true).section("inference").section("engines").section("decode").fail(
             "site", "the prefill role is on the ground too; place one of the two roles in orbit (a hand-over of KV caches between "
                     "or inside ground data centres is not modelled)");
+    return ground;
 }
 
-void resolve_site_accelerators(Section& top, Scenario& sc, const std::vector<std::int32_t>& nodes) {
-    auto& in = sc.inference;
-    auto& e = in.serving.engines;
-    const auto& dcs = sc.ground.segment.datacentres;
-    const auto& placement = sc.ground.placement;
-    const auto satellites = static_cast<std::int32_t>(node_count(sc));
-    std::vector<std::int32_t> cluster_of;  // each satellite's cluster
+namespace {
+
+// Each satellite's cluster (one cluster without a constellation).
+std::vector<std::int32_t> cluster_of_satellites(const Scenario& sc) {
+    std::vector<std::int32_t> cluster_of;
     const auto sizes = cluster_sizes(sc);
     for (std::size_t c = 0; c < sizes.size(); ++c) cluster_of.insert(cluster_of.end(), sizes[c], static_cast<std::int32_t>(c));
-    Section engines = workload_section(top, true).section("inference").section("engines");
-    // The chips where nodes [from, to) stand: a data centre's, or their clusters' (a cluster that gives none
-    // holds the workload's); none when no site there gives any. A role on sites of two kinds of chips is
-    // refused at `instances`.
+    return cluster_of;
+}
+
+}  // namespace
+
+ServingRoleRanges serving_role_ranges(const Scenario& sc) {
+    const auto& in = sc.inference;
+    const auto& e = in.serving.engines;
+    const auto p = static_cast<std::size_t>(e.prefill.satellites_per_instance), d = static_cast<std::size_t>(e.decode.satellites_per_instance);
+    ServingRoleRanges r;
+    r.dedicated = (in.serving.routing == workloads::ServingRouting::prfaas || in.compare_routing)
+                      ? static_cast<std::size_t>(in.serving.dedicated_prefill_instances) * p : 0;
+    r.prefill_end = static_cast<std::size_t>(e.prefill.instances) * p;
+    r.decode_end = r.prefill_end + static_cast<std::size_t>(e.decode.instances) * d;
+    return r;
+}
+
+SiteChips site_accelerator(const Scenario& sc, std::span<const std::int32_t> nodes, std::size_t from, std::size_t to) {
+    const auto& dcs = sc.ground.segment.datacentres;
+    const auto satellites = static_cast<std::int32_t>(node_count(sc));
+    const auto cluster_of = cluster_of_satellites(sc);
+    // A data centre's chips, or its cluster's (a cluster that gives none holds the workload's); none when no site gives any.
     const auto declared = [&](std::int32_t node) -> std::optional<workloads::Accelerator> {
         if (node >= satellites) return dcs[static_cast<std::size_t>(node - satellites)].accelerator;
         if (!sc.constellation.enabled) return std::nullopt;
         return sc.constellation.clusters[static_cast<std::size_t>(cluster_of[static_cast<std::size_t>(node)])].accelerator;
     };
+    SiteChips site;
+    bool any = false;
+    for (std::size_t k = from; k < to; ++k) any = any || declared(nodes[k]).has_value();
+    if (!any) return site;
+    for (std::size_t k = from; k < to; ++k) {
+        const auto here = declared(nodes[k]).value_or(sc.inference.accelerator);
+        if (!site.chips) {
+            site.chips = here;
+            site.first = k;
+        } else if (*site.chips != here) {
+            site.mixed = k;
+            break;
+        }
+    }
+    return site;
+}
+
+void check_site_accelerators(Section& top, const Scenario& sc, const std::vector<std::int32_t>& nodes) {
+    const auto& e = sc.inference.serving.engines;
+    const auto& dcs = sc.ground.segment.datacentres;
+    const auto& placement = sc.ground.placement;
+    const auto satellites = static_cast<std::int32_t>(node_count(sc));
+    const auto cluster_of = cluster_of_satellites(sc);
+    Section engines = workload_section(top, true).section("inference").section("engines");
     const auto site_name = [&](std::int32_t node) {
         return node >= satellites ? "ground data centre " + dcs[static_cast<std::size_t>(node - satellites)].name
                                   : "cluster " + std::to_string(sc.constellation.enabled ? cluster_of[static_cast<std::size_t>(node)] : 0);
     };
-    const auto site_accelerator = [&](Section& role, std::size_t from, std::size_t to) -> std::optional<workloads::Accelerator> {
-        bool any = false;
-        for (std::size_t k = from; k < to; ++k) any = any || declared(nodes[k]).has_value();
-        if (!any) return std::nullopt;
-        std::optional<workloads::Accelerator> found;
-        std::string where;
-        for (std::size_t k = from; k < to; ++k) {
-            const auto here = declared(nodes[k]).value_or(in.accelerator);
-            if (found && *found != here)
-                role.fail("instances", "its instances stand on " + where + " (" + found->name + ") and on " + site_name(nodes[k]) + " (" +
-                                           here.name + "); place a role's instances on chips of one kind");
-            if (!found) found = here, where = site_name(nodes[k]);
+    // A role on sites of two kinds of chips is refused at `instances`; its own accelerator keys, when
+    // given, must name its site's chips.
+    const auto check = [&](Section role, const std::string& key, const std::optional<workloads::Accelerator>& own, std::size_t from, std::size_t to) {
+        const SiteChips site = site_accelerator(sc, nodes, from, to);
+        if (!site.chips) return;
+        if (site.mixed != SiteChips::none) {
+            const auto here = site_accelerator(sc, nodes, site.mixed, site.mixed + 1).chips.value_or(sc.inference.accelerator);
+            role.fail("instances", "its instances stand on " + site_name(nodes[site.first]) + " (" + site.chips->name + ") and on " +
+                                       site_name(nodes[site.mixed]) + " (" + here.name + "); place a role's instances on chips of one kind");
         }
-        return found;
-    };
-    // A role takes its site's chips; its own accelerator keys, when given, must name the same chips.
-    const auto resolve = [&](Section role, const std::string& key, std::optional<workloads::Accelerator>& own, std::size_t from, std::size_t to) {
-        const auto site = site_accelerator(role, from, to);
-        if (!site) return;
-        if (own && *own != *site)
-            role.fail(key, "gives " + own->name + " chips, but its instances stand where the chips are " + site->name +
+        if (own && *own != *site.chips)
+            role.fail(key, "gives " + own->name + " chips, but its instances stand where the chips are " + site.chips->name +
                                " (the site's accelerator); leave the role's accelerator keys out");
-        own = site;
     };
-    const auto p = static_cast<std::size_t>(e.prefill.satellites_per_instance), d = static_cast<std::size_t>(e.decode.satellites_per_instance);
-    const std::size_t dedicated = (in.serving.routing == workloads::ServingRouting::prfaas || in.compare_routing)
-                                      ? static_cast<std::size_t>(in.serving.dedicated_prefill_instances) * p : 0;
-    const std::size_t prefill_end = static_cast<std::size_t>(e.prefill.instances) * p;
     // A role's accelerator keys: the first given is the one a contradiction is reported at.
     const auto key_of = [](Section& role) {
         for (const char* key : {"accelerator", "peak_tflops", "hbm_gb", "hbm_bandwidth_gbs"})
             if (role.has(key)) return key;
         return "accelerator";
     };
+    const ServingRoleRanges r = serving_role_ranges(sc);
     Section prefill = engines.section("prefill");
-    if (dedicated > 0) {
-        // The dedicated group (cluster 0 in a constellation) takes its own site's chips, the other prefill instances theirs.
-        const bool role_own = e.prefill.accelerator.has_value();
-        resolve(prefill, "dedicated", e.dedicated_prefill_accelerator, 0, dedicated);
-        if (dedicated < prefill_end) resolve(prefill, key_of(prefill), e.prefill.accelerator, dedicated, prefill_end);
-        // A dedicated group whose site gives no chips keeps the workload's, not those the others' site gave them.
-        if (!e.dedicated_prefill_accelerator && !role_own && e.prefill.accelerator) e.dedicated_prefill_accelerator = in.accelerator;
+    if (r.dedicated > 0) {
+        check(prefill, "dedicated", e.dedicated_prefill_accelerator, 0, r.dedicated);
+        if (r.dedicated < r.prefill_end) check(prefill, key_of(prefill), e.prefill.accelerator, r.dedicated, r.prefill_end);
     } else {
-        resolve(prefill, key_of(prefill), e.prefill.accelerator, 0, prefill_end);
+        check(prefill, key_of(prefill), e.prefill.accelerator, 0, r.prefill_end);
     }
     Section decode = engines.section("decode");
-    resolve(decode, key_of(decode), e.decode.accelerator, prefill_end, prefill_end + static_cast<std::size_t>(e.decode.instances) * d);
+    check(decode, key_of(decode), e.decode.accelerator, r.prefill_end, r.decode_end);
     // A data centre holds the chips of the instances placed on it.
     for (std::size_t k = 0; k < dcs.size(); ++k) {
         std::int64_t chips = 0;

@@ -202,13 +202,13 @@ WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed) {
     auto& j = w.job;
     j.mfu = s.number("mfu", 1e-4, 1.0, j.mfu);
     j.parameters = s.number("model_parameters", 1.0, 1e15, j.parameters);
-    j.active_parameters = s.number("active_parameters", 0.0, 1e15, 0.0);
+    j.active_parameters = s.number("active_parameters", 0.0, 1e15, j.active_parameters);
     j.tokens_per_step = s.number("tokens_per_step", 1.0, 1e12, j.tokens_per_step);
     j.bytes_per_gradient_element = s.number("bytes_per_gradient_element", 0.125, 16.0, j.bytes_per_gradient_element, "B");
     Section parallelism = s.section("parallelism");
     j.data_parallel = static_cast<std::int32_t>(parallelism.integer("data", 0, max_satellites, 0));
-    j.tensor_parallel = static_cast<std::int32_t>(parallelism.integer("tensor", 1, 1024, 1));
-    j.moe.expert_parallel = static_cast<std::int32_t>(parallelism.integer("expert", 1, max_satellites, 1));
+    j.tensor_parallel = static_cast<std::int32_t>(parallelism.integer("tensor", 1, 1024, j.tensor_parallel));
+    j.moe.expert_parallel = static_cast<std::int32_t>(parallelism.integer("expert", 1, max_satellites, j.moe.expert_parallel));
     w.experts_across_clusters = parallelism.choice("expert_placement", {"within_cluster", "across_clusters"}, "within_cluster") ==
                                 "across_clusters";
     parallelism.finish();
@@ -219,14 +219,14 @@ WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed) {
         m.experts_per_token = static_cast<std::int32_t>(moe.integer("experts_per_token", 1, 1024, m.experts_per_token));
         m.hidden_size = moe.number("hidden_size", 1.0, 1e7, m.hidden_size);
         m.bytes_per_activation = moe.number("bytes_per_activation", 0.125, 16.0, m.bytes_per_activation, "B");
-        m.expert_parameters = moe.number("expert_parameters", 0.0, 1e15, 0.0);
+        m.expert_parameters = moe.number("expert_parameters", 0.0, 1e15, m.expert_parameters);
         m.load_imbalance = moe.number("load_imbalance", 1.0, 1e3, m.load_imbalance);
         // Read last: a bad value of another key is named before the missing count of layers.
         m.layers = static_cast<std::int32_t>(moe.integer("layers", 1, 100000, {}));
         moe.finish();
     }
     j.gradient_buckets = static_cast<std::int32_t>(s.integer("gradient_buckets", 1, 4096, j.gradient_buckets));
-    j.sync = s.choice("sync", workloads::sync_mode_names, workloads::SyncMode::every_step);
+    j.sync = s.choice("sync", workloads::sync_mode_names, j.sync);
     // Local SGD's H and outer gradients, for every replica: the ranks under sync: local_steps, the
     // clusters under a constellation's diloco and noloco (workloads/job.hpp).
     j.local_steps = static_cast<std::int32_t>(s.integer("local_steps", 1, 1000000, j.local_steps));
@@ -340,17 +340,18 @@ std::string item_path(std::size_t i) { return "workloads[" + std::to_string(i) +
 
 }  // namespace
 
-void read_workloads_list(Section& top, Scenario& sc, const std::string& source_name) {
+SharedWorkloads read_workloads_list(Section& top, const Scenario& sc, const std::string& source_name) {
+    SharedWorkloads jobs;
     if (top.has("workload")) top.fail("workload", "give workload (one job) or workloads (a training and a serving job), not both");
     const auto items = workloads_items(top);
     for (std::size_t i = 0; i < items.size(); ++i) {
         Section w = top.item(items[i], item_path(i));
         const bool inference = w.choice("kind", {"training", "inference"}) == "inference";
-        if ((inference && sc.inference.enabled) || (!inference && sc.workload.enabled))
+        if ((inference && jobs.inference.enabled) || (!inference && jobs.training.enabled))
             w.fail("kind", std::string("a second ") + (inference ? "serving" : "training") + " job; give one of each kind");
         if (inference) {
             if (w.has("clusters")) w.fail("clusters", "applies to the training job; the serving instances' places follow its engines");
-            sc.inference = read_inference(w, source_name, sc.seed);
+            jobs.inference = read_inference(w, source_name, sc.seed);
             continue;
         }
         if (!sc.constellation.enabled) w.fail("clusters", "two jobs share the fabric of a constellation: add a constellation section");
@@ -371,9 +372,10 @@ void read_workloads_list(Section& top, Scenario& sc, const std::string& source_n
             clusters.push_back(static_cast<std::int32_t>(k));
         }
         if (clusters.empty()) w.fail("clusters", "the training job needs the clusters it runs on, e.g. clusters: [1, 2]");
-        sc.workload = read_workload(w, true, sc.seed);
-        sc.workload.clusters = std::move(clusters);
+        jobs.training = read_workload(w, true, sc.seed);
+        jobs.training.clusters = std::move(clusters);
     }
+    return jobs;
 }
 
 Section workload_section(Section& top, bool inference) {

@@ -21,9 +21,11 @@ namespace skyfabric::scenario {
 
 using namespace detail;
 
-Scenario load_scenario_text(const std::string& yaml_text, const std::string& source_name,
-                            const std::vector<Override>& overrides, const LoadOptions& options) {
-    SourceInfo source{source_name, {}};
+namespace {
+
+// The document parsed, the overrides applied.
+YAML::Node parse_document(const std::string& yaml_text, SourceInfo& source, const std::vector<Override>& overrides) {
+    const std::string& source_name = source.file_name;
     check_document(yaml_text, source_name);
     YAML::Node root;
     try {
@@ -43,7 +45,12 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
         apply_override(root, o);
         source.overridden_paths.insert(o.path);
     }
+    return root;
+}
 
+// Each section as written in the file, read in order (a section's reader may use those read before it).
+Scenario read_sections(Section& top, const YAML::Node& root, const std::string& yaml_text, const std::string& source_name,
+                       const std::vector<Override>& overrides) {
     Scenario sc;
     sc.source_file = source_name;
     if (overrides.empty()) {
@@ -54,7 +61,6 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
         sc.yaml_text = std::string("# ") + source_name + " with --set overrides applied\n" + out.c_str() + "\n";
     }
 
-    Section top(root, "", &source);
     sc.name = top.text("name");
     if (sc.name.empty()) top.fail("name", "must not be empty");
     check_name(top, sc.name);
@@ -98,25 +104,47 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
     sc.metrics = read_metrics(top.section("metrics"));
     sc.links = read_links(top.section("links"), top.has("links"));
     sc.constellation = read_constellation(top.section("constellation"), top.has("constellation"), sc.formation);
-    if (top.has("workloads"))
-        read_workloads_list(top, sc, source_name);
-    else if (top.section("workload").choice("kind", {"training", "inference"}, "training") == "inference")
+    if (top.has("workloads")) {
+        auto jobs = read_workloads_list(top, sc, source_name);
+        sc.workload = std::move(jobs.training);
+        sc.inference = std::move(jobs.inference);
+    } else if (top.section("workload").choice("kind", {"training", "inference"}, "training") == "inference")
         sc.inference = read_inference(top.section("workload"), source_name, sc.seed);
     else
         sc.workload = read_workload(top.section("workload"), top.has("workload"), sc.seed);
     sc.ground = read_ground_stations(top, sc);
-    read_ground_datacentres(top, sc);
+    sc.ground = read_ground_datacentres(top, sc);
     sc.radiation = read_radiation(top.section("radiation"), top.has("radiation"), sc.orbit.epoch);
-    sc.faults = read_faults(top.section("faults"), top.has("faults"), sc.radiation.enabled, sc.workload.job.tensor_parallel);
-    sc.power = read_power(top.section("power"), top.has("power"),
-                          sc.inference.enabled ? sc.inference.serving.engines.chips_per_satellite : sc.workload.job.tensor_parallel);
+    sc.faults = read_faults(top.section("faults"), top.has("faults"), sc.radiation.enabled);
+    sc.power = read_power(top.section("power"), top.has("power"));
     if (sc.power.enabled && sc.fabric) top.fail("power", "needs an orbit; a synthetic topology has no Sun");
     sc.output = read_output(top.section("output"));
     top.allow("sweep");
     top.finish();
-
-    check_across_sections(top, sc, options);
     return sc;
+}
+
+}  // namespace
+
+Scenario read_scenario_text(const std::string& yaml_text, const std::string& source_name, const std::vector<Override>& overrides) {
+    SourceInfo source{source_name, {}};
+    const YAML::Node root = parse_document(yaml_text, source, overrides);
+    Section top(root, "", &source);
+    return read_sections(top, root, yaml_text, source_name, overrides);
+}
+
+Scenario load_scenario_text(const std::string& yaml_text, const std::string& source_name,
+                            const std::vector<Override>& overrides, const LoadOptions& options) {
+    SourceInfo source{source_name, {}};
+    const YAML::Node root = parse_document(yaml_text, source, overrides);
+    Section top(root, "", &source);
+    // What was read is not written again: resolve derives the resolved values into a new scenario,
+    // and the checks between sections only report, on both.
+    const Scenario read = read_sections(top, root, yaml_text, source_name, overrides);
+    check_satellite_count(top, read);
+    const Scenario resolved = resolve(read);
+    check_across_sections(top, read, resolved, options);
+    return resolved;
 }
 
 std::string read_scenario_file(const std::filesystem::path& file) {

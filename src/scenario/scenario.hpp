@@ -201,11 +201,8 @@ struct ClusterConfig {
 struct ConstellationConfig {
     bool enabled = false;
     std::vector<ClusterConfig> clusters;        // cluster 0 first; its chief is the orbit section's
-    links::GatewayParameters gateways;          // the aggregation layer's terminals and topology
+    links::GatewayParameters gateways;          // the aggregation layer's terminals, topology and failover
     std::vector<workloads::ClusterAlgorithm> algorithms;  // compared in one run, the first one's record kept
-    // gateways.failover_s: how long a failed gateway link blackholes its traffic before the routes
-    // re-weight (workloads::RecoveryConfig::gateway_failover_s); BFD at 1 s × 3 by default.
-    double gateway_failover_s = 3.0;
     // routing_model: how routes between clusters are searched (docs/routing.md), `auto` resolved by
     // the reader; versioned in the outputs, since ties and UCMP's later paths may differ.
     workloads::RoutingModel routing_model = workloads::RoutingModel::flat;
@@ -288,11 +285,26 @@ struct LoadOptions {
 // The text of a scenario file: refuses what is not a regular file and files over 32 MiB
 // (ScenarioError naming the path).
 std::string read_scenario_file(const std::filesystem::path& file);
-// Reads, applies overrides, validates. Throws ScenarioError with file:line:column.
+// Reads, applies overrides, resolves, validates; returns the resolved scenario. Throws ScenarioError
+// with file:line:column.
 Scenario load_scenario_file(const std::filesystem::path& file, const std::vector<Override>& overrides = {},
                             const LoadOptions& options = {});
 Scenario load_scenario_text(const std::string& yaml_text, const std::string& source_name,
                             const std::vector<Override>& overrides = {}, const LoadOptions& options = {});
+
+// The values one section's defaults take from another's, derived into a new scenario (docs/scenario-
+// reference.md names each): workload.parallelism.data 0 = every rank (the satellites before a formation's
+// hot spares, a constellation's ranks, a shared job's free satellites) and a formation's ranks placed
+// before its spares (TrainingOptions::rank_nodes); a constellation's spares per cluster
+// (RecoveryConfig::spare_group_size); workload.on_rank_loss unset = spare with spares, else wait;
+// radiation.chips_per_satellite and faults.gpus_per_rank 0 = the workload's; the operational faults beside radiation joined to
+// its draws; a serving role's chips from where its instances stand; the power loads' chips. Resolving
+// a resolved scenario changes nothing. load_scenario_* return the resolved form.
+Scenario resolve(const Scenario& read);
+// The scenario as written: every section read and checked alone, nothing derived and nothing checked
+// between sections (no run takes it; load_scenario_text is resolve(this) checked).
+Scenario read_scenario_text(const std::string& yaml_text, const std::string& source_name,
+                            const std::vector<Override>& overrides = {});
 
 // Satellites' initial LVLH states for the formation of a loaded scenario.
 std::vector<physics::RelativeState> initial_formation(const Scenario& scenario);

@@ -71,20 +71,41 @@ InferenceConfig read_inference(Section s, const std::string& source_name, std::u
 WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed);
 // `workloads:`, a list of a training job and a serving job sharing the fabric: each entry as a
 // `workload:` section of its kind; the training entry names its `clusters`.
-void read_workloads_list(Section& top, Scenario& sc, const std::string& source_name);
+struct SharedWorkloads {
+    WorkloadConfig training;
+    InferenceConfig inference;
+};
+SharedWorkloads read_workloads_list(Section& top, const Scenario& sc, const std::string& source_name);
 // Where a job's keys are: `workload`, or the `workloads` entry of that kind (for messages).
 Section workload_section(Section& top, bool inference);
 std::optional<workloads::FabricSpec> read_fabric(Section& top, const std::string& source_name);
-PowerConfig read_power(Section s, bool present, int chips_per_satellite);
+PowerConfig read_power(Section s, bool present);
 // `ground_stations:` at the top level: a serving workload's users on the ground (after the workload and orbit).
 GroundConfig read_ground_stations(Section& top, const Scenario& sc);
 // `ground_datacentres:` at the top level (after ground_stations): data centres on the ground holding
 // serving instances, and the serving roles' engines.*.site resolved against them.
-void read_ground_datacentres(Section& top, Scenario& sc);
-// Each serving role's chips from where its instances stand (`nodes`, inference_nodes'): a ground data
-// centre's, or a cluster's `accelerator`; a role's own keys that contradict them are refused, as are a
+// Returns sc.ground with the data centres and the roles' placement added.
+GroundConfig read_ground_datacentres(Section& top, const Scenario& sc);
+// The serving roles' instances as ranges of inference_nodes(sc): the dedicated prefill group
+// [0, dedicated) (prfaas, compare_routing; else empty), the other prefill instances [dedicated,
+// prefill_end), the decode instances [prefill_end, decode_end).
+struct ServingRoleRanges {
+    std::size_t dedicated = 0, prefill_end = 0, decode_end = 0;
+};
+ServingRoleRanges serving_role_ranges(const Scenario& sc);
+// The chips where nodes[from, to) stand: a ground data centre's, or a cluster's `accelerator` (a
+// cluster that gives none holds the workload's); none when no site there gives any. `first` is the
+// node whose site gave them; `mixed`, when not `none`, the first node on chips of another kind.
+struct SiteChips {
+    static constexpr std::size_t none = static_cast<std::size_t>(-1);
+    std::optional<workloads::Accelerator> chips;
+    std::size_t first = 0, mixed = none;
+};
+SiteChips site_accelerator(const Scenario& sc, std::span<const std::int32_t> nodes, std::size_t from, std::size_t to);
+// Each serving role's chips against where its instances stand (`nodes`, inference_nodes'; resolve
+// gives the role its site's chips): a role's own keys that contradict them are refused, as are a
 // role's instances on chips of two kinds and a data centre too small for its instances.
-void resolve_site_accelerators(Section& top, Scenario& sc, const std::vector<std::int32_t>& nodes);
+void check_site_accelerators(Section& top, const Scenario& sc, const std::vector<std::int32_t>& nodes);
 // An accelerator preset and its overrides (workload.accelerator, a serving role's, a cluster's, a ground
 // data centre's); `base`: what custom starts from.
 workloads::Accelerator read_accelerator(Section& s, workloads::Accelerator base = workloads::tpu_v6e());
@@ -93,7 +114,7 @@ std::optional<workloads::Accelerator> read_optional_accelerator(Section& s, cons
 RadiationConfig read_radiation(Section s, bool present, const physics::UtcEpoch& epoch);
 // The checkpoint and restart keys `radiation` and `faults` share, into `c`.
 void read_recovery(Section& s, workloads::RecoveryConfig& c);
-FaultsConfig read_faults(Section s, bool present, bool with_radiation, int chips_per_rank);
+FaultsConfig read_faults(Section s, bool present, bool with_radiation);
 OutputConfig read_output(Section s);
 
 // A library's check(settings) names the struct's fields; each table says where in the scenario a
@@ -201,7 +222,16 @@ inline constexpr std::array<FieldKey, 2> cluster_fault_keys{{
 void fail_on_problems(Section s, const physics::SettingsProblems& problems, std::span<const FieldKey> keys);
 
 void check_name(Section& top, const std::string& name);
-void check_across_sections(Section& top, Scenario& sc, const LoadOptions& options);
+// What resolve needs in range (the satellites counted): checked before it.
+void check_satellite_count(Section& top, const Scenario& read);
+// Constraints between sections, once every section has been read and the scenario resolved: on what
+// was read (`read`) where a key's value as written matters, else on what the run receives (`resolved`).
+void check_across_sections(Section& top, const Scenario& read, const Scenario& resolved, const LoadOptions& options);
+// What a constellation's training receives (the simulation's RunState::training_setup): satellites
+// numbered cluster after cluster, each cluster's ranks (all but its hot spares), and the training job
+// when one runs alone on them; without one (or with one beside a serving job, checked apart) a dense
+// job over every rank, so that only what the algorithms need of the clusters is checked.
+workloads::ClusterTrainingSetup cluster_training(const Scenario& sc);
 void check_output_volume(Section& top, const Scenario& sc, std::size_t satellites);
 void check_run_size(Section& top, const Scenario& sc, std::size_t satellites);
 

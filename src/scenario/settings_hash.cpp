@@ -60,7 +60,7 @@ SKYFABRIC_SETTINGS_FIELDS(OpticalTerminalParameters, aperture_m, tx_power_w, wav
                           adaptive_channel_count, dwdm, transceiver)
 SKYFABRIC_SETTINGS_FIELDS(TopologyParameters, policy, terminals, neighbours_k, candidates_per_satellite,
                           hysteresis_fraction, initial_links_acquired, optics)
-SKYFABRIC_SETTINGS_FIELDS(GatewayParameters, gateways_per_cluster, topology, optics, grazing_altitude_m)
+SKYFABRIC_SETTINGS_FIELDS(GatewayParameters, gateways_per_cluster, topology, optics, grazing_altitude_m, failover_s)
 SKYFABRIC_SETTINGS_FIELDS(OpticalGroundLinkParameters, ground_aperture_m, space_aperture_m, tx_power_w, wavelength_m,
                           aperture_efficiency, zenith_attenuation_db, scintillation_margin_db, other_losses_db,
                           photons_per_bit, max_rate_bps, min_rate_bps)
@@ -159,8 +159,7 @@ SKYFABRIC_SETTINGS_FIELDS(PowerConfig, enabled, parameters)
 SKYFABRIC_SETTINGS_FIELDS(RadiationConfig, enabled, environment, faults, recovery, trials, threads)
 SKYFABRIC_SETTINGS_FIELDS(FaultsConfig, enabled, preset, operational, rate_scale, recovery, trials, threads)
 SKYFABRIC_SETTINGS_FIELDS(ClusterConfig, along_track_m, raan_offset_rad, radius_m, accelerator)
-SKYFABRIC_SETTINGS_FIELDS(ConstellationConfig, enabled, clusters, gateways, algorithms, gateway_failover_s,
-                          routing_model)
+SKYFABRIC_SETTINGS_FIELDS(ConstellationConfig, enabled, clusters, gateways, algorithms, routing_model)
 
 nlohmann::json settings_json(const Scenario& s) {
     // source_file, yaml_text and threads are no settings (settings_hash.hpp).

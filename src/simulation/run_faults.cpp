@@ -140,7 +140,7 @@ void RunState::play_trials(RadiationOutcome& out, const workloads::FaultModel& m
     s.series = &dose_series_;
     s.model = model;
     s.recovery = r.recovery;
-    s.recovery.gateway_failover_s = sc_.constellation.gateway_failover_s;
+    s.recovery.gateway_failover_s = sc_.constellation.gateways.failover_s;
     // Daly's interval from the orbit's long-term interruption rate (the annual dose's), not from the
     // SAA passes this run happened to see, so that runs of any length checkpoint alike (no
     // interruptions: no checkpoints needed within the run, so one interval spans it).

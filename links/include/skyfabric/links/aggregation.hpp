@@ -39,11 +39,24 @@ enum class LinkClass : std::uint8_t { intra_cluster = 0, gateway = 1 };
 inline constexpr auto link_class_names = physics::enum_names<LinkClass>({
     {LinkClass::intra_cluster, "intra_cluster"}, {LinkClass::gateway, "gateway"}});
 
+// The long-range gateway terminal: a 30 cm aperture at 10 W, else the ISL terminal's optics
+// (docs/constellations.md).
+inline OpticalTerminalParameters gateway_terminal_optics() {
+    OpticalTerminalParameters o;
+    o.aperture_m = 0.3;
+    o.tx_power_w = 10.0;
+    return o;
+}
+
 struct GatewayParameters {
     std::int32_t gateways_per_cluster = 4;
     AggregationTopology topology = AggregationTopology::planar;
-    OpticalTerminalParameters optics{};   // the caller sets the long-range terminal (aperture, power, DWDM)
+    OpticalTerminalParameters optics = gateway_terminal_optics();
     double grazing_altitude_m = 100e3;    // a line of sight must pass this high above the Earth
+    // A failed gateway link goes undetected this long (its routes blackhole their share until the
+    // routes re-weight; workloads::RecoveryConfig::gateway_failover_s, which the run copies from
+    // here): BFD's detection time at a common 1 s interval x 3 missed packets (RFC 5880).
+    double failover_s = 3.0;
     bool operator==(const GatewayParameters&) const = default;
 };
 
