@@ -1,7 +1,9 @@
-// With two threads the physics runs ahead of the training on a thread of its own
-// (RunState::train_beside_physics); with one it advances as the training pulls. The training
-// must see the same topologies and the run's end at the same pull either way: same steps, same
-// trials, same samples, also when the run is stopped part-way.
+// A formation's training pulls its topologies from the run's one producer (RunState::run_orbit,
+// src/simulation/topology_producer.hpp): with two threads at capacity 16, the physics on a thread of
+// its own up to 16 samples ahead; with one at capacity 0, each pull advancing the physics. The same
+// code path either way (tests/src/topology_producer_test.cpp tests the producer itself at both), so
+// the training sees the same topologies and the run's end at the same pull: same steps, same trials,
+// same samples, also when the run is stopped part-way.
 #include "scenario/scenario.hpp"
 #include "simulation/simulation.hpp"
 
@@ -44,6 +46,7 @@ struct RunResult {
     std::vector<std::size_t> links;
 };
 
+// threads 1: the producer at capacity 0; 2: at capacity 16 (RunState::producer_capacity).
 RunResult run_with_threads(std::int32_t threads, std::size_t stop_after = 0) {
     auto sc = skyfabric::scenario::load_scenario_text(scenario_text, "physics-thread.yaml");
     sc.threads = threads;
@@ -98,8 +101,8 @@ TEST(PhysicsThread, TrainingBesideThePhysicsIsTheTrainingInline) {
 }
 
 TEST(PhysicsThread, AStoppedRunEndsTheTrainingWhereTheInlineRunDoes) {
-    // Stopped after 120 of 301 samples: the physics thread runs up to 16 samples ahead, yet the
-    // training must end at the same step, not at the thread's stop.
+    // Stopped after 120 of 301 samples: at capacity 16 the physics runs up to 16 samples ahead, yet
+    // the training must end at the same step, not where the thread stopped.
     const RunResult inline_run = run_with_threads(1, 120);
     const RunResult threaded = run_with_threads(2, 120);
     EXPECT_FALSE(inline_run.summary.complete);
