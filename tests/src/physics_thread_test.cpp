@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <string>
 #include <vector>
 
 namespace {
@@ -47,8 +48,8 @@ struct RunResult {
 };
 
 // threads 1: the producer at capacity 0; 2: at capacity 16 (RunState::producer_capacity).
-RunResult run_with_threads(std::int32_t threads, std::size_t stop_after = 0) {
-    auto sc = skyfabric::scenario::load_scenario_text(scenario_text, "physics-thread.yaml");
+RunResult run_with_threads(std::int32_t threads, std::size_t stop_after = 0, const std::string& text = scenario_text) {
+    auto sc = skyfabric::scenario::load_scenario_text(text, "physics-thread.yaml");
     sc.threads = threads;
     std::atomic<bool> stop{false};
     LinkCountRecorder recorder;
@@ -110,4 +111,31 @@ TEST(PhysicsThread, AStoppedRunEndsTheTrainingWhereTheInlineRunDoes) {
     EXPECT_EQ(inline_run.summary.samples_written, 120u);
     EXPECT_TRUE(inline_run.summary.training->summary.stopped);
     expect_same_training(inline_run, threaded);
+}
+
+TEST(PhysicsThread, APowerLimitedTrainingStoppedPartWayKeepsTheStepsBeforeTheStop) {
+    // Noon-midnight orbit with a 200 Wh battery: eclipses throttle the compute, and the training asks
+    // the producer to look ahead for the samples each step's compute spans. Stopped after 120 samples,
+    // the look-ahead or a pull meets the stop; the steps done by the last sample simulated must be
+    // those of the run that was not stopped, and none may end after it.
+    std::string text = scenario_text;
+    text.replace(text.find("ltan_h: 6.0"), 11, "ltan_h: 12.0");
+    text += "power: {battery_capacity_wh: 200}\n";
+    const RunResult whole = run_with_threads(2, 0, text);
+    const RunResult stopped = run_with_threads(2, 120, text);
+    ASSERT_TRUE(whole.summary.complete) << whole.summary.stop_reason;
+    EXPECT_GT(whole.summary.power_compute_lost_s, 0.0);  // the power limit acted
+    EXPECT_EQ(stopped.summary.samples_written, 120u);
+    const auto& w = *whole.summary.training;
+    const auto& s = *stopped.summary.training;
+    EXPECT_TRUE(s.summary.stopped);
+    ASSERT_GT(s.steps.size(), 0u);
+    ASSERT_LT(s.steps.size(), w.steps.size());
+    for (std::size_t i = 0; i < s.steps.size(); ++i) {
+        EXPECT_LE(s.steps[i].end_s, stopped.summary.simulated_s) << "step " << i;
+        EXPECT_EQ(s.steps[i].start_s, w.steps[i].start_s) << "step " << i;
+        EXPECT_EQ(s.steps[i].end_s, w.steps[i].end_s) << "step " << i;
+    }
+    // The next step of the whole run ends after the last sample the stopped run simulated.
+    EXPECT_GT(w.steps[s.steps.size()].end_s, stopped.summary.simulated_s);
 }
