@@ -170,8 +170,8 @@ std::span<const double> RunState::station_keeping_delta_v() {
 std::size_t RunState::producer_capacity() const {
     // Only a formation's live training has work to overlap with the physics (a replay's or serving's
     // consumer only stores the topologies): with two threads to spare the physics runs on a thread of
-    // its own, up to 16 samples ahead. Not under a power limit, as before the one producer (there the
-    // training's look-ahead asks for the samples its compute spans).
+    // its own, up to 16 samples ahead. Not under a power limit, as before the one producer: its
+    // look-ahead gives the same outputs at either capacity, but the thread was not measured faster there.
     if (!sc_.workload.enabled || sc_.inference.enabled || clusters_->constellation() || sc_.power.enabled) return 0;
     const std::int32_t budget = sc_.threads > 0 ? sc_.threads : static_cast<std::int32_t>(std::thread::hardware_concurrency());
     return budget >= 2 ? 16 : 0;
