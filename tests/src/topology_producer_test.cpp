@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -49,10 +50,21 @@ struct Consumer {
     std::vector<std::string> ends;  // "" for a plain end, else what was thrown
 };
 
-TopologyProducer make(StandInPhysics& physics, std::size_t capacity, Consumer& seen) {
-    return TopologyProducer(
-        [&physics](Topology* t) { return physics.produce(t); }, capacity,
-        [&seen](std::exception_ptr thrown) {
+std::vector<double> times(std::size_t from, std::size_t to) {
+    std::vector<double> t;
+    for (std::size_t k = from; k < to; ++k) t.push_back(10.0 * static_cast<double>(k));
+    return t;
+}
+
+// The stand-in physics, what its consumer saw, and the producer between them (destroyed first).
+class ProducerRig {
+protected:
+    StandInPhysics physics;
+    Consumer seen;
+    std::optional<TopologyProducer> producer_;
+    // The producer at `capacity`, every topology it delivers recorded in seen.delivered.
+    TopologyProducer& start(std::size_t capacity) {
+        producer_.emplace([this](Topology* t) { return physics.produce(t); }, capacity, [this](std::exception_ptr thrown) {
             if (!thrown) return seen.ends.push_back("");
             try {
                 std::rethrow_exception(thrown);
@@ -60,21 +72,19 @@ TopologyProducer make(StandInPhysics& physics, std::size_t capacity, Consumer& s
                 seen.ends.push_back(e.what());
             }
         });
-}
+        producer_->subscribe([this](const Topology& t) { seen.delivered.push_back(t.time_s); });
+        return *producer_;
+    }
+};
 
-std::vector<double> times(std::size_t from, std::size_t to) {
-    std::vector<double> t;
-    for (std::size_t k = from; k < to; ++k) t.push_back(10.0 * static_cast<double>(k));
-    return t;
-}
-
-class Producer : public ::testing::TestWithParam<std::size_t> {};
+class Producer : public ::testing::TestWithParam<std::size_t>, protected ProducerRig {
+protected:
+    TopologyProducer& start() { return ProducerRig::start(GetParam()); }
+};
+class InlineProducer : public ::testing::Test, protected ProducerRig {};
 
 TEST_P(Producer, EverySampleReachesTheConsumerInOrderAndTheEndOnce) {
-    StandInPhysics physics;
-    Consumer seen;
-    auto producer = make(physics, GetParam(), seen);
-    producer.subscribe([&](const Topology& t) { seen.delivered.push_back(t.time_s); });
+    auto& producer = start();
     Topology t;
     for (std::size_t k = 0; k < 50; ++k) {
         ASSERT_TRUE(producer.pull(t));
@@ -95,10 +105,8 @@ TEST_P(Producer, EverySampleReachesTheConsumerInOrderAndTheEndOnce) {
 }
 
 // Capacity 0 only: with a thread, how far ahead it is depends on timing (bounded above, tested above).
-TEST(TopologyProducer, NothingIsProducedAheadWithoutAThread) {
-    StandInPhysics physics;
-    Consumer seen;
-    auto producer = make(physics, 0, seen);
+TEST_F(InlineProducer, NothingIsProducedAheadWithoutAThread) {
+    auto& producer = start(0);
     Topology t;
     for (std::size_t k = 1; k <= 3; ++k) {
         ASSERT_TRUE(producer.pull(t));
@@ -109,9 +117,7 @@ TEST(TopologyProducer, NothingIsProducedAheadWithoutAThread) {
 }
 
 TEST_P(Producer, ALookAheadProducesPastThePullsAndThePullsStillComeInOrder) {
-    StandInPhysics physics;
-    Consumer seen;
-    auto producer = make(physics, GetParam(), seen);
+    auto& producer = start();
     // Past the thread's capacity: the look-ahead lifts it.
     EXPECT_TRUE(producer.reach(30));
     EXPECT_GE(producer.produced(), 30u);
@@ -134,10 +140,8 @@ TEST_P(Producer, ALookAheadProducesPastThePullsAndThePullsStillComeInOrder) {
 }
 
 TEST_P(Producer, AStopEndsTheConsumerAtTheSamplesProducedBeforeIt) {
-    StandInPhysics physics;
     physics.stop_at = 20;
-    Consumer seen;
-    auto producer = make(physics, GetParam(), seen);
+    auto& producer = start();
     Topology t;
     while (producer.pull(t)) seen.pulled.push_back(t.time_s);
     EXPECT_EQ(seen.pulled, times(0, 20));
@@ -146,10 +150,8 @@ TEST_P(Producer, AStopEndsTheConsumerAtTheSamplesProducedBeforeIt) {
 }
 
 TEST_P(Producer, AFailureReachesTheConsumerWhereItFindsTheEnd) {
-    StandInPhysics physics;
     physics.fail_at = 7;
-    Consumer seen;
-    auto producer = make(physics, GetParam(), seen);
+    auto& producer = start();
     Topology t;
     while (producer.pull(t)) {
         seen.pulled.push_back(t.time_s);
@@ -161,11 +163,8 @@ TEST_P(Producer, AFailureReachesTheConsumerWhereItFindsTheEnd) {
 }
 
 TEST_P(Producer, AFailureNoConsumerReachedIsThrownWhenTheRestIsRunOut) {
-    StandInPhysics physics;
     physics.fail_at = 30;
-    Consumer seen;
-    auto producer = make(physics, GetParam(), seen);
-    producer.subscribe([&](const Topology& t) { seen.delivered.push_back(t.time_s); });
+    auto& producer = start();
     Topology t;
     for (int k = 0; k < 3; ++k) ASSERT_TRUE(producer.pull(t));
     EXPECT_THROW(producer.run_out(), std::runtime_error);
@@ -175,11 +174,8 @@ TEST_P(Producer, AFailureNoConsumerReachedIsThrownWhenTheRestIsRunOut) {
 }
 
 TEST_P(Producer, RunOutProducesTheRestOfTheRunForNoOne) {
-    StandInPhysics physics;
     physics.samples = 40;
-    Consumer seen;
-    auto producer = make(physics, GetParam(), seen);
-    producer.subscribe([&](const Topology& t) { seen.delivered.push_back(t.time_s); });
+    auto& producer = start();
     Topology t;
     for (int k = 0; k < 10; ++k) ASSERT_TRUE(producer.pull(t));
     producer.run_out();
@@ -193,10 +189,8 @@ TEST_P(Producer, RunOutProducesTheRestOfTheRunForNoOne) {
 }
 
 TEST_P(Producer, LookAheadsFromSeveralThreadsProduceOneSampleAtATime) {
-    StandInPhysics physics;
     physics.samples = 200;
-    Consumer seen;
-    auto producer = make(physics, GetParam(), seen);
+    auto& producer = start();
     std::vector<std::thread> threads;
     std::atomic<int> reached{0};
     for (std::size_t i = 0; i < 4; ++i)
