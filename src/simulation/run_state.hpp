@@ -1,13 +1,15 @@
 #pragma once
 // One run's state, inside the simulation library: advance() produces the next sample (physics, metrics,
-// links, power, dose, and the recorders); the training simulation, when there is one, drives it by
-// pulling topologies. Its members are defined by concern: simulation.cpp (the physics loop, power and
-// the summary), run_workloads.cpp (the training, of a formation or a constellation alike; serving) and run_faults.cpp
-// (dose, fault draws and the coupled trials).
+// links, power, dose, and the recorders); in an orbital run the one TopologyProducer calls it, and the
+// workloads pull the topologies from there (topology_producer.hpp). Its members are defined by concern:
+// simulation.cpp (the physics loop and its producer, power and the summary), run_workloads.cpp (the
+// training, of a formation or a constellation alike; serving) and run_faults.cpp (dose, fault draws and
+// the coupled trials).
 
 #include "simulation/simulation.hpp"
 
 #include "simulation/sample_statistics.hpp"
+#include "simulation/topology_producer.hpp"
 
 #include <skyfabric/links/topology_policy.hpp>
 #include <skyfabric/physics/constants.hpp>
@@ -20,7 +22,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <chrono>
-#include <deque>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -36,6 +37,10 @@ public:
 
 private:
     bool advance();
+    // An orbital run: the producer made, the workloads pulling from it, then the rest of the run produced.
+    void run_orbit();
+    // How far ahead of its consumer the producer's thread runs (0: no thread, the consumer's pulls produce).
+    std::size_t producer_capacity() const;
     // With ground stations: each cluster's chief state at sample k, on the uniform grid of output steps.
     void keep_chief_orbits(std::size_t k);
     // A serving run's ground segment (docs/inference.md "Serving from the ground"), one per routing.
@@ -68,11 +73,9 @@ private:
     workloads::ClusterTrainingSetup training_setup();
     // What the run hands that training: each cluster's compute under power, what to record.
     workloads::ClusterTrainingContext training_context();
-    // One formation trains its job as configured, pulling one topology per sample: the physics advances
-    // as it pulls, or ahead of it on a thread of its own (train_beside_physics). A constellation's
-    // algorithms are replayed over the stored fabric (train_algorithms_on_stored_fabric).
+    // One formation trains its job as configured, pulling one topology per sample from the producer. A
+    // constellation's algorithms are replayed over the stored fabric (train_algorithms_on_stored_fabric).
     void run_training();
-    void train_beside_physics(workloads::ClusterTrainingSetup& setup, workloads::ClusterTrainingContext& context);
     void keep_for_fault_trials(workloads::ClusterTrainingSetup setup, workloads::ClusterTrainingContext context);
     // The scenario's training options, their flow solves on the resolved backend.
     workloads::TrainingOptions training_options() const;
@@ -103,10 +106,6 @@ private:
     template <class Topologies>
     workloads::SharedTraining shared_training(const Topologies& topologies) const;
 
-    // advance() for the training's callbacks: a numerical failure becomes the stop reason instead of
-    // unwinding through the training simulation (which would lose its results).
-    bool advance_keeping_results();
-
     // A fixed synthetic fabric: one topology for the whole run, ranks on the fabric's nodes.
     void run_fabric_workload();
 
@@ -116,8 +115,8 @@ private:
     void sample_power(std::size_t k);
 
     // When `work_s` of full-speed compute started at start_s is done, at a cluster's power-allowed share
-    // (compute_fraction) of each sample interval; samples not yet simulated are simulated now (their
-    // topologies kept for the training's clock).
+    // (compute_fraction) of each sample interval; samples not yet simulated are produced now (their
+    // topologies queued for the training's pulls).
     double compute_done_s(double start_s, double work_s, const std::vector<double>& compute_fraction);
 
     void sample_sunlight(double time_s);
@@ -125,7 +124,7 @@ private:
     void finish_summary();
 
     const scenario::Scenario& sc_;
-    workloads::TopologyTimeline timeline_;  // the fault-free topologies, as keyframes (radiation runs)
+    workloads::TopologyTimeline timeline_;  // the pulled topologies, as keyframes (radiation, replays, serving)
     workloads::Backend backend_ = workloads::Backend::cpu;  // for batched work (fault draws, flow batches)
     std::vector<Recorder*> recorders_;
     const std::atomic<bool>* stop_;
@@ -151,7 +150,6 @@ private:
     std::vector<physics::SampledOrbit> chief_orbits_;  // with ground stations: each cluster's chief, sample by sample
     std::vector<workloads::StationTimeline> ground_timelines_;  // with ground stations: each station's open link
     std::vector<double> cluster_beta_rad_;             // every cluster's β at the current sample
-    std::deque<links::Topology> pending_topologies_;   // simulated ahead for compute_done_s, not yet pulled
     double power_generated_j_ = 0.0, power_used_j_ = 0.0, power_shunted_j_ = 0.0;
     physics::FormationSnapshot snapshot_;
     std::vector<physics::FormationSnapshot> truth_snapshots_;
@@ -170,6 +168,9 @@ private:
     };
     std::optional<DrawnFaults> faults_drawn_;
     SampleStatistics statistics_;  // minima, maxima and means over the samples
+    // An orbital run's topologies, sample by sample. Last: destroyed first, its thread stopped before
+    // the state it advances goes.
+    std::optional<TopologyProducer> producer_;
 };
 
 }  // namespace skyfabric::simulation

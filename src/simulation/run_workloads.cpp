@@ -1,59 +1,9 @@
 // RunState: the training job, a constellation's algorithms and serving (run_state.hpp).
 #include "simulation/run_state.hpp"
 
-#include <condition_variable>
 #include <cstdio>
-#include <exception>
-#include <mutex>
-#include <thread>
 
 namespace skyfabric::simulation {
-
-namespace {
-
-// Topologies handed from the physics thread to the training, at most `capacity` ahead of it.
-class TopologyPipe {
-public:
-    explicit TopologyPipe(std::size_t capacity) : capacity_(capacity) {}
-    // The physics side: false once the training side is done (the topology is not needed).
-    bool push(links::Topology&& topology) {
-        std::unique_lock lock(mutex_);
-        room_.wait(lock, [&] { return queue_.size() < capacity_ || done_; });
-        if (done_) return false;
-        queue_.push_back(std::move(topology));
-        ready_.notify_one();
-        return true;
-    }
-    void close() {
-        const std::lock_guard lock(mutex_);
-        closed_ = true;
-        ready_.notify_one();
-    }
-    // The training side: false once the physics side closed and every topology was taken.
-    bool pop(links::Topology& next) {
-        std::unique_lock lock(mutex_);
-        ready_.wait(lock, [&] { return !queue_.empty() || closed_; });
-        if (queue_.empty()) return false;
-        next = std::move(queue_.front());
-        queue_.pop_front();
-        room_.notify_one();
-        return true;
-    }
-    void finish() {
-        const std::lock_guard lock(mutex_);
-        done_ = true;
-        room_.notify_one();
-    }
-
-private:
-    std::size_t capacity_;
-    std::mutex mutex_;
-    std::condition_variable ready_, room_;
-    std::deque<links::Topology> queue_;
-    bool closed_ = false, done_ = false;
-};
-
-}  // namespace
 
 workloads::TrainingOptions RunState::training_options() const {
     auto options = sc_.workload.options;
@@ -78,7 +28,7 @@ workloads::ClusterTrainingSetup RunState::training_setup() {
 workloads::ClusterTrainingContext RunState::training_context() {
     workloads::ClusterTrainingContext context;
     context.training.record_link_epochs = recording_.link_epochs;
-    if (sc_.power.enabled) {  // each cluster at its own compute share, simulated ahead where not yet known
+    if (sc_.power.enabled) {  // each cluster at its own compute share, looked ahead where not yet produced
         context.cluster_compute_done_s = [this](std::size_t c, double start_s, double work_s) {
             return compute_done_s(start_s, work_s, cluster_fraction_[c]);
         };
@@ -92,28 +42,13 @@ void RunState::run_training() {
     if (clusters_->constellation()) return train_algorithms_on_stored_fabric(setup, context);
     // One cluster trains one algorithm, its job as configured (workloads::every_step_model): nothing to
     // compare it with, so it needs no replay and pulls the physics' topologies as they come.
-    const std::int32_t budget = sc_.threads > 0 ? sc_.threads : static_cast<std::int32_t>(std::thread::hardware_concurrency());
-    // With two threads to spare, the physics runs ahead of the training on a thread of its own (the
-    // training waits only for topologies it needs). Not under a power limit: compute_done_s looks
-    // ahead from the training's side.
-    if (!sc_.power.enabled && budget >= 2) return train_beside_physics(setup, context);
-    const workloads::TopologySource source = [this](links::Topology& next) {
-        if (!pending_topologies_.empty()) {  // produced while the power limit was looked ahead
-            next = std::move(pending_topologies_.front());
-            pending_topologies_.pop_front();
-            if (radiation_model_) timeline_.append(next);
-            return true;
-        }
-        if (!advance_keeping_results()) return false;  // the run's end, a stop or a numerical failure
-        next = topology_;
-        if (radiation_model_) timeline_.append(next);  // the fabric the fault trials damage
-        return true;
-    };
+    const workloads::TopologySource source = [this](links::Topology& next) { return producer_->pull(next); };
     context.topologies = [&source](double) { return workloads::frame_source(source); };
-    // A stop or a numerical failure ends the job after the steps done so far, which are kept
-    // (and the faults are played over the time the run covered).
+    // A stop or a numerical failure ends the job after the steps done so far, which are kept (and the
+    // faults are played over the time the run covered): from the pull or look-ahead that finds the
+    // physics ended on, its steps must end by the last sample simulated.
     context.training.end_limit_s = [this] {
-        return summary_.stop_reason.empty() ? std::numeric_limits<double>::infinity() : summary_.simulated_s;
+        return producer_->ended() && !summary_.stop_reason.empty() ? summary_.simulated_s : std::numeric_limits<double>::infinity();
     };
     summary_.training = workloads::simulate_cluster_training(workloads::ClusterAlgorithm::ring, setup, context).training;
     keep_for_fault_trials(std::move(setup), std::move(context));
@@ -130,67 +65,10 @@ void RunState::keep_for_fault_trials(workloads::ClusterTrainingSetup setup, work
     fault_training_context_ = std::move(context);
 }
 
-void RunState::train_beside_physics(workloads::ClusterTrainingSetup& setup, workloads::ClusterTrainingContext& context) {
-    // The training pulls the same topologies in the same order as from advance_keeping_results, and
-    // sees the run's end (and a stop or a numerical failure) at the same pull, so its results are the
-    // same. The physics thread alone writes the run's state until it closes the pipe; the training
-    // side reads it only after seeing the close. When the training ends first, the physics stops
-    // where it is and execute() goes on advancing, as without the thread.
-    TopologyPipe pipe(16);
-    std::exception_ptr failure;  // a numerical failure: advance_keeping_results' stop reason
-    std::exception_ptr error;    // anything else: rethrown here, as it would have unwound the training
-    std::thread physics([&] {
-        try {
-            while (advance() && pipe.push(links::Topology(topology_))) {
-            }
-        } catch (const physics::PropagationError&) {
-            failure = std::current_exception();
-        } catch (...) {
-            error = std::current_exception();
-        }
-        pipe.close();
-    });
-    bool saw_end = false;
-    const workloads::TopologySource source = [&](links::Topology& next) {
-        if (saw_end) return false;
-        if (pipe.pop(next)) {
-            if (radiation_model_) timeline_.append(next);  // the fabric the fault trials damage
-            return true;
-        }
-        saw_end = true;  // the physics thread has stopped: its state can be read
-        if (failure) {
-            try {
-                std::rethrow_exception(failure);
-            } catch (const physics::PropagationError& e) {
-                summary_.stop_reason = std::string("numerical failure: ") + e.what();
-            }
-            failure = nullptr;
-        }
-        return false;
-    };
-    context.topologies = [&source](double) { return workloads::frame_source(source); };
-    context.training.end_limit_s = [&] {
-        return saw_end && !summary_.stop_reason.empty() ? summary_.simulated_s : std::numeric_limits<double>::infinity();
-    };
-    workloads::TrainingResult training;
-    try {
-        training = workloads::simulate_cluster_training(workloads::ClusterAlgorithm::ring, setup, context).training;
-    } catch (...) {
-        pipe.finish();
-        physics.join();
-        throw;
-    }
-    pipe.finish();
-    physics.join();
-    summary_.training = std::move(training);
-    keep_for_fault_trials(std::move(setup), std::move(context));
-    if (error) std::rethrow_exception(error);
-    if (failure) std::rethrow_exception(failure);  // in a sample the training did not reach: as execute() meets it
-}
-
 void RunState::train_algorithms_on_stored_fabric(workloads::ClusterTrainingSetup& setup, workloads::ClusterTrainingContext& context) {
     const auto& con = sc_.constellation;
-    while (advance_keeping_results()) timeline_.append(topology_);
+    for (links::Topology t; producer_->pull(t);) {  // the physics to the end, every topology into the timeline
+    }
     if (timeline_.keyframe_count() == 0) return;
     setup.options.end_s = summary_.simulated_s;
     context.topologies = [this](double from_s) { return timeline_.frames_from(from_s); };
@@ -208,7 +86,7 @@ void RunState::train_algorithms_on_stored_fabric(workloads::ClusterTrainingSetup
     // A stop (Ctrl-C) ends every replay at its next step (the trials keep their own copy of the setup),
     // or inside the step in progress: its solves and route searches throw workloads::Interrupted and the
     // replay keeps the steps done (simulate_training). Not so a formation's live training, which ends
-    // where the physics stopped (end_limit_s), a step or two later, the same with or without its thread.
+    // where the physics stopped (end_limit_s), a step or two later, the same at any producer capacity.
     context.training.flow.stop = stop_;
     context.training.end_limit_s = [this] {
         return stop_ && stop_->load() ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
@@ -246,7 +124,8 @@ void RunState::train_algorithms_on_stored_fabric(workloads::ClusterTrainingSetup
 }
 
 void RunState::run_inference() {
-    while (advance_keeping_results()) timeline_.append(topology_);
+    for (links::Topology t; producer_->pull(t);) {  // the physics to the end, every topology into the timeline
+    }
     if (timeline_.keyframe_count() == 0) return;
     serve([this](double from_s) { return timeline_.source_from(from_s); });
 }

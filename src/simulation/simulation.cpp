@@ -1,6 +1,8 @@
 // RunState: the physics loop, sunlight and power, and the summary (run_state.hpp).
 #include "simulation/run_state.hpp"
 
+#include <thread>
+
 namespace skyfabric::simulation {
 
 RunState::RunState(const scenario::Scenario& sc, std::vector<Recorder*> recorders, const std::atomic<bool>* stop,
@@ -64,10 +66,7 @@ RunSummary RunState::execute() {
     for (auto* r : recorders_) r->begin(setup_);
     try {
         if (fabric_) run_fabric_workload();
-        else if (sc_.inference.enabled) run_inference();
-        else if (sc_.workload.enabled) run_training();
-        while (advance()) {
-        }
+        else run_orbit();
     } catch (const physics::PropagationError& e) {
         summary_.stop_reason = std::string("numerical failure: ") + e.what();
     } catch (const workloads::Interrupted& e) {  // a stop seen inside a workload's loop (FlowContext::stop)
@@ -168,13 +167,47 @@ std::span<const double> RunState::station_keeping_delta_v() {
     return delta_v_all_;
 }
 
-bool RunState::advance_keeping_results() {
+std::size_t RunState::producer_capacity() const {
+    // Only a formation's live training has work to overlap with the physics (a replay's or serving's
+    // consumer only stores the topologies): with two threads to spare the physics runs on a thread of
+    // its own, up to 16 samples ahead. Not under a power limit, as before the one producer: its
+    // look-ahead gives the same outputs at either capacity, but the thread was not measured faster there.
+    if (!sc_.workload.enabled || sc_.inference.enabled || clusters_->constellation() || sc_.power.enabled) return 0;
+    const std::int32_t budget = sc_.threads > 0 ? sc_.threads : static_cast<std::int32_t>(std::thread::hardware_concurrency());
+    return budget >= 2 ? 16 : 0;
+}
+
+void RunState::run_orbit() {
+    producer_.emplace(
+        [this](links::Topology* next) {
+            if (!advance()) return false;
+            if (next) *next = topology_;
+            return true;
+        },
+        producer_capacity(),
+        // A numerical failure, met where a pull or a look-ahead finds the end, becomes the stop reason
+        // there: the training ends with its steps kept instead of unwinding.
+        [this](std::exception_ptr thrown) {
+            if (!thrown) return;
+            try {
+                std::rethrow_exception(thrown);
+            } catch (const physics::PropagationError& e) {
+                summary_.stop_reason = std::string("numerical failure: ") + e.what();
+            }
+        });
+    // Every topology pulled is kept where a later phase replays it: the fault trials damage it, a
+    // constellation's algorithms and a serving run's routings compare on it.
+    if (radiation_model_ || clusters_->constellation() || sc_.inference.enabled)
+        producer_->subscribe([this](const links::Topology& t) { timeline_.append(t); });
     try {
-        return advance();
-    } catch (const physics::PropagationError& e) {
-        summary_.stop_reason = std::string("numerical failure: ") + e.what();
-        return false;
+        if (sc_.inference.enabled) run_inference();
+        else if (sc_.workload.enabled) run_training();
+    } catch (...) {
+        producer_->stop();  // before the run's state is read by anyone else
+        throw;
     }
+    // Samples no workload pulled (the job ended early, or there is none), to the run's end.
+    producer_->run_out();
 }
 
 void RunState::sample_power(std::size_t k) {
@@ -240,13 +273,10 @@ double RunState::compute_done_s(double start_s, double work_s, const std::vector
     k = k > 0 ? k - 1 : 0;
     double t = start_s, left = work_s;
     while (true) {
-        while (k >= next_) {
-            if (!advance_keeping_results()) {
-                // Stopped: this compute never finishes (the job ends); past the run's end nothing limits it.
-                if (!summary_.stop_reason.empty()) return std::numeric_limits<double>::infinity();
-                return t + left;
-            }
-            pending_topologies_.push_back(topology_);
+        if (!producer_->reach(k + 1)) {  // sample k looked ahead: produced now if it was not yet
+            // Stopped: this compute never finishes (the job ends); past the run's end nothing limits it.
+            if (!summary_.stop_reason.empty()) return std::numeric_limits<double>::infinity();
+            return t + left;
         }
         const double end = k + 1 < times_.size() ? times_[k + 1] : std::numeric_limits<double>::infinity();
         const double rate = compute_fraction[k];
