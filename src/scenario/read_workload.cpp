@@ -183,7 +183,7 @@ InferenceConfig read_inference(Section s, const std::string& source_name, std::u
     in.finish();
     // A training key beside kind: inference is a mistake, not an unknown key.
     for (const char* key : {"model_parameters", "active_parameters", "tokens_per_step", "parallelism", "moe", "mfu",
-                            "all_reduce", "placement", "routing", "sync", "local_steps", "outer_bytes_per_element", "gradient_buckets",
+                            "all_reduce", "placement", "replan_on_topology_change", "routing", "sync", "local_steps", "outer_bytes_per_element", "gradient_buckets",
                             "bytes_per_gradient_element", "paths_per_transfer", "per_message_overhead_us", "on_rank_loss",
                             "backend", "stragglers"})
         if (s.has(key)) s.fail(key, "is a training key; workload.kind is inference (its keys go under workload.inference)");
@@ -234,6 +234,7 @@ WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed) {
     auto& o = w.options;
     o.all_reduce = s.choice("all_reduce", workloads::algorithm_names, workloads::all_reduce_algorithms, workloads::Algorithm::ring);
     o.placement = s.choice("placement", workloads::placement_policy_names, workloads::PlacementPolicy::topology_aware);
+    o.replan_on_topology_change = s.boolean("replan_on_topology_change", o.replan_on_topology_change);
     // ucmp: weighted multipath, a transfer split over edge-disjoint shortest paths in proportion to
     // their capacity (eBGP UCMP); 4 paths unless paths_per_transfer says otherwise. The other
     // choices are the routing policies' names.

@@ -89,6 +89,17 @@ TEST(ScenarioLoader, WrongTypeNamesKeyAndExpectation) {
     EXPECT_NE(e.find("expected a finite number"), std::string::npos) << e;
 }
 
+TEST(ScenarioLoader, ReplanOnTopologyChangeIsReadAsTrueOrFalse) {
+    // workload.replan_on_topology_change: TrainingOptions' default (true) unless the file says otherwise.
+    const std::string job = minimal + "links: {}\nworkload: {}\n";
+    EXPECT_TRUE(load_scenario_text(job, "test.yaml").workload.options.replan_on_topology_change);
+    const auto off = load_scenario_text(job, "test.yaml", {{"workload.replan_on_topology_change", "false", false}});
+    EXPECT_FALSE(off.workload.options.replan_on_topology_change);
+    const std::string e = error_of(job, {{"workload.replan_on_topology_change", "often", false}});
+    EXPECT_NE(e.find("workload.replan_on_topology_change"), std::string::npos) << e;
+    EXPECT_NE(e.find("expected true or false"), std::string::npos) << e;
+}
+
 TEST(ScenarioLoader, OutOfRangeIsRejected) {
     std::string text = minimal;
     text.replace(text.find("altitude_km: 650"), 16, "altitude_km: 50");

@@ -265,6 +265,19 @@ TEST(ClusterTraining, AlgorithmsSideBySideGiveWhatEachGivesAlone) {
     EXPECT_THROW(sw::simulate_cluster_trainings(order, f.setup, f.context, 2), std::invalid_argument);
 }
 
+TEST(ClusterTraining, EveryRingOfAConstellationFollowsTheReplanSetting) {
+    // workload.replan_on_topology_change reaches the rings a constellation embeds (ring and
+    // hierarchical across the clusters, each diloco or noloco replica's in its cluster), as it does a
+    // formation's job.
+    Fixture f(2, 4, two_level(2, 4, 100e9, 1e-6, 10e9, 1e-4), 10.0);
+    for (const bool replan : {true, false}) {
+        f.setup.options.replan_on_topology_change = replan;
+        for (const auto algorithm : {sw::ClusterAlgorithm::ring, sw::ClusterAlgorithm::hierarchical})
+            EXPECT_EQ(sw::every_step_model(algorithm, f.setup).options.replan_on_topology_change, replan);
+        EXPECT_EQ(sw::replica_step_model(f.setup, 1).options.replan_on_topology_change, replan);
+    }
+}
+
 TEST(ClusterTraining, OneClusterTrainsItsJobAsConfigured) {
     // A single formation runs through the constellation's entry point as a constellation of one
     // cluster: ring there is the job as configured (its own all-reduce, placement, ranks on 4 of the

@@ -150,6 +150,44 @@ TEST(Training, RankGroupsReembedOnlyTheGroupWhoseRingBroke) {
     EXPECT_THROW(sw::simulate_training(job, sw::tpu_v6e(), series, o), std::invalid_argument);
 }
 
+TEST(Training, WithoutReplanningTheFirstRingRoutesAroundItsBrokenHops) {
+    // Four ranks on a ring 0–1–2–3 of equal links; at t = 50 s the links become the ring 0–2–1–3,
+    // whose link 3–0 is a slow one (1 ms). Replanning re-embeds the ring on the new links once; with
+    // workload.replan_on_topology_change: false the first ring is kept and its hops 0→1 and 2→3 take
+    // their shortest paths over two links, 0→2→1 and 2→1→3, which share 2→1: each at half the link's
+    // rate, so its ring steps after 50 s communicate for about twice as long.
+    using sw::testing::make_link;
+    auto topology = [](double t, const std::vector<int>& order) {
+        Topology x;
+        x.time_s = t;
+        x.node_count = 4;
+        for (int i = 0; i < 4; ++i) {
+            const int a = order[i], b = order[(i + 1) % 4];
+            x.links.push_back(make_link(a, b, 100e9, t > 0.0 && a + b == 3 && a * b == 0 ? 1e-3 : 1e-6));
+        }
+        std::sort(x.links.begin(), x.links.end(),
+                  [](const auto& a, const auto& b) { return a.source != b.source ? a.source < b.source : a.target < b.target; });
+        return x;
+    };
+    const std::vector<Topology> series{topology(0.0, {0, 1, 2, 3}), topology(50.0, {0, 2, 1, 3})};
+    const auto job = small_job(4);
+    sw::TrainingOptions o;
+    o.end_s = 100.0;
+    const auto replanned = sw::simulate_training(job, sw::tpu_v6e(), series, o);
+    o.replan_on_topology_change = false;
+    const auto kept = sw::simulate_training(job, sw::tpu_v6e(), series, o);
+    EXPECT_EQ(replanned.summary.replans, 1);
+    EXPECT_EQ(kept.summary.replans, 0);
+    EXPECT_EQ(kept.summary.stalled_s, 0.0);
+    const auto communication_after = [](const sw::TrainingResult& r) {
+        double s = 0.0;
+        for (const auto& step : r.steps) s += step.start_s >= 50.0 ? step.communication_s : 0.0;
+        return s;
+    };
+    ASSERT_GT(communication_after(replanned), 0.0);
+    EXPECT_GT(communication_after(kept), 1.5 * communication_after(replanned));
+}
+
 TEST(Stragglers, AStragglingStepComputesSlowdownTimesLongerThenAllReduces) {
     // Every rank straggles (probability 1, slowdown 2): each step is 2 · compute + the ring
     // all-reduce (one bucket: it starts when the slowed backward pass ends), and the stragglers'

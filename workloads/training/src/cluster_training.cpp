@@ -273,7 +273,6 @@ StepModel every_step_model(ClusterAlgorithm algorithm, const ClusterTrainingSetu
     o.rank_nodes.clear();
     o.rank_groups = s.cluster_nodes;  // a ring in each cluster, clusters one after another
     o.placement = PlacementPolicy::topology_aware;
-    o.replan_on_topology_change = true;
     o.all_reduce = Algorithm::ring;
     if (algorithm == ClusterAlgorithm::hierarchical) {
         o.all_reduce = Algorithm::hierarchical_ring;
@@ -317,7 +316,6 @@ StepModel replica_step_model(const ClusterTrainingSetup& s, std::size_t replica,
         };
     }
     o.placement = PlacementPolicy::topology_aware;
-    o.replan_on_topology_change = true;
     o.all_reduce = Algorithm::ring;
     return m;
 }
