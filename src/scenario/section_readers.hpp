@@ -1,6 +1,8 @@
 // The scenario reader's sections, one file each (read_geometry.cpp, read_links.cpp, read_workload.cpp,
-// read_environment.cpp, read_output.cpp) and the checks between them (check_scenario.cpp). Internal to
-// src/scenario: load_scenario_text (scenario.cpp) calls them in order; nothing else includes this header.
+// read_ground.cpp, read_environment.cpp, read_output.cpp), the resolve (resolve.cpp) and the checks
+// between them (check_scenario.cpp). Internal to src/scenario: load_scenario_text (scenario.cpp) calls
+// them in order; outside it only tests/cli/settings_check_test.cpp includes this header (for the
+// checks' field-to-key tables).
 #pragma once
 
 #include "scenario/scenario.hpp"

@@ -4,8 +4,8 @@
 // VTK, progress). Recorders do the I/O and stream the per-sample series out; the loop keeps no
 // positions or per-sample series of its own. What it keeps grows with the run's length only where a
 // later phase reads it: the dose-rate history (radiation: the fault trials are drawn on it once the
-// physics is done), the fault-free topology timeline as keyframes (radiation with a workload, and a
-// constellation's trainings, replayed over it), the compute share power allows per sample, and the
+// physics is done), the fault-free topology timeline as keyframes (radiation with a workload, a
+// constellation's trainings and a serving run's routings, replayed over it), the compute share power allows per sample, and the
 // training's step records (docs/architecture.md, "One run").
 #include "scenario/scenario.hpp"
 #include "simulation/cluster_set.hpp"
