@@ -108,7 +108,9 @@ FaultsConfig read_faults(Section s, bool present, bool with_radiation) {
     o.retry_interval_s = s.number("retry_interval_s", 0.0, 1e7, o.retry_interval_s, "s");
     o.manual_recovery_s = s.number("manual_recovery_s", 0.0, 1e7, o.manual_recovery_s, "s");
     f.rate_scale = s.number("rate_scale", 0.0, 1e6, f.rate_scale);
-    for (auto& c : o.causes) c.rate_per_gpu_s *= f.rate_scale;
+    // The causes kept as written: resolve applies rate_scale into operational.causes.
+    f.causes = std::move(o.causes);
+    o.causes.clear();
     // Without an orbit a failed node is swapped out at once (the job's restart covers the rejoin).
     f.recovery.reboot_s = 0.0;
     if (with_radiation) {
@@ -123,20 +125,20 @@ FaultsConfig read_faults(Section s, bool present, bool with_radiation) {
     }
     s.finish();
     // After every key is read, so that a key given wrong is named first.
-    if (f.enabled && o.causes.empty()) s.fail("preset", "gives no causes: name a preset (llama3_405b, b200_504) or list causes");
+    if (f.enabled && f.causes.empty()) s.fail("preset", "gives no causes: name a preset (llama3_405b, b200_504) or list causes");
     if (f.enabled) {
-        auto checked = o;  // gpus_per_rank 0 is resolved later, from the workload
+        auto checked = o;  // gpus_per_rank 0 is resolved later, from the workload; a scale >= 0 keeps a rate valid
+        checked.causes = f.causes;
         checked.gpus_per_rank = std::max(1, checked.gpus_per_rank);
         fail_on_problems(s, workloads::check(checked), operational_keys);
     }
     return f;
 }
 
-RadiationConfig read_radiation(Section s, bool present, const physics::UtcEpoch& epoch) {
+RadiationConfig read_radiation(Section s, bool present) {
     RadiationConfig r;
     r.enabled = s.boolean("enabled", present);
-    auto& e = r.environment;
-    e.epoch_julian_date_days = physics::julian_date(epoch);
+    auto& e = r.environment;  // its epoch is the orbit's (resolve)
     e.shielding_mm_al = s.number("shielding_mm_al", 0.5, 100.0, e.shielding_mm_al, "mm");
     e.target_dose_rad_per_yr = s.number("dose_at_650km_rad_per_yr", 0.0, 1e6, e.target_dose_rad_per_yr, "rad(Si)/yr");
     Section saa = s.section("saa");

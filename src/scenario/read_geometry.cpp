@@ -165,7 +165,7 @@ void check_lattice_size(Section& s, const FormationConfig& f, double radius_m) {
     }
 }
 
-DynamicsConfig read_dynamics(Section s, std::uint64_t seed) {
+DynamicsConfig read_dynamics(Section s) {
     DynamicsConfig d;
     d.model = s.choice("model", physics::relative_motion_model_names, physics::RelativeMotionModel::nonlinear);
     d.j2 = s.boolean("j2", true);
@@ -196,7 +196,6 @@ DynamicsConfig read_dynamics(Section s, std::uint64_t seed) {
     } else {
         s.allow("drag");
     }
-    d.drag.seed = seed;
     s.finish();
     return d;
 }

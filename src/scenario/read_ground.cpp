@@ -17,9 +17,7 @@ GroundConfig read_ground_stations(Section& top, const Scenario& sc) {
     if (!sc.inference.enabled) top.fail("ground_stations", "needs a serving workload (workload.kind: inference)");
     if (sc.fabric) top.fail("ground_stations", "needs an orbit; a synthetic topology has no ground below it");
     g.enabled = true;
-    auto& seg = g.segment;
-    seg.epoch_julian_date_days = physics::julian_date(sc.orbit.epoch);
-    seg.seed = sc.seed;
+    auto& seg = g.segment;  // its epoch and seed are the orbit's and the scenario's (resolve)
     const auto items = top.sequence("ground_stations");
     if (items.empty()) top.fail("ground_stations", "expected at least one station");
     std::set<std::string> names;

@@ -68,7 +68,7 @@ std::optional<workloads::Accelerator> read_optional_accelerator(Section& s, cons
 }
 
 // workload.kind: inference (docs/inference.md). `s` is the workload section.
-InferenceConfig read_inference(Section s, const std::string& source_name, std::uint64_t seed) {
+InferenceConfig read_inference(Section s, const std::string& source_name) {
     InferenceConfig c;
     c.enabled = s.boolean("enabled", true);
     c.accelerator = read_accelerator(s);
@@ -100,8 +100,10 @@ InferenceConfig read_inference(Section s, const std::string& source_name, std::u
         Section a = in.section("arrivals", true);
         if (a.has("rate_per_s") == a.has("trace"))
             a.fail(a.has("trace") ? "trace" : "rate_per_s", "give either rate_per_s (Poisson arrivals) or trace (a CSV file), not both");
-        v.requests.seed = static_cast<std::uint64_t>(a.integer("seed", 0, std::numeric_limits<std::int64_t>::max(),
-                                                               static_cast<std::int64_t>(seed & 0x7fffffffffffffffull)));
+        if (a.has("seed"))  // absent: the scenario's seed (resolve)
+            c.arrivals_seed = static_cast<std::uint64_t>(a.integer("seed", 0, std::numeric_limits<std::int64_t>::max(), {}));
+        else
+            a.allow("seed");
         // Both alternatives are valid keys here, whichever is given: an unknown key's message lists them.
         a.allow("rate_per_s");
         a.allow("trace");
@@ -193,7 +195,7 @@ InferenceConfig read_inference(Section s, const std::string& source_name, std::u
     return c;
 }
 
-WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed) {
+WorkloadConfig read_workload(Section s, bool present) {
     WorkloadConfig w;
     w.enabled = s.boolean("enabled", present);
     s.allow("kind");
@@ -246,13 +248,11 @@ WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed) {
     if (ucmp) o.flow.split = workloads::MultipathSplit::capacity;
     o.flow.paths_per_transfer = static_cast<std::int32_t>(s.integer("paths_per_transfer", 1, 16, ucmp ? 4 : 1));
     o.flow.per_message_overhead_s = 1e-6 * s.number("per_message_overhead_us", 0.0, 1e7, 0.0, "us");
-    o.seed = seed;
     if (s.has("stragglers")) {  // docs/scenario-reference.md "workload.stragglers"
         Section st = s.section("stragglers");
         o.stragglers.probability = st.number("probability", 0.0, 1.0, 0.0);
         o.stragglers.slowdown = st.number("slowdown", 1.0, 1000.0, 2.0);
         st.finish();
-        o.stragglers.seed = physics::rng::derive_seed(seed, 0x5354524147ull);  // "STRAG"
     }
     w.backend = s.choice("backend", workloads::backend_names, workloads::Backend::automatic);
     if (s.has("on_rank_loss"))
@@ -352,7 +352,7 @@ SharedWorkloads read_workloads_list(Section& top, const Scenario& sc, const std:
             w.fail("kind", std::string("a second ") + (inference ? "serving" : "training") + " job; give one of each kind");
         if (inference) {
             if (w.has("clusters")) w.fail("clusters", "applies to the training job; the serving instances' places follow its engines");
-            jobs.inference = read_inference(w, source_name, sc.seed);
+            jobs.inference = read_inference(w, source_name);
             continue;
         }
         if (!sc.constellation.enabled) w.fail("clusters", "two jobs share the fabric of a constellation: add a constellation section");
@@ -373,7 +373,7 @@ SharedWorkloads read_workloads_list(Section& top, const Scenario& sc, const std:
             clusters.push_back(static_cast<std::int32_t>(k));
         }
         if (clusters.empty()) w.fail("clusters", "the training job needs the clusters it runs on, e.g. clusters: [1, 2]");
-        jobs.training = read_workload(w, true, sc.seed);
+        jobs.training = read_workload(w, true);
         jobs.training.clusters = std::move(clusters);
     }
     return jobs;

@@ -62,13 +62,13 @@ FormationConfig read_formation(Section s);
 // Refuses, at s's radius_m, a lattice of f's layout and pitch at radius_m estimated over
 // max_satellites (before anything counts or builds it).
 void check_lattice_size(Section& s, const FormationConfig& f, double radius_m);
-DynamicsConfig read_dynamics(Section s, std::uint64_t seed);
+DynamicsConfig read_dynamics(Section s);
 physics::StationKeepingSettings read_station_keeping(Section s);
 MetricsConfig read_metrics(Section s);
 LinksConfig read_links(Section s, bool present);
 ConstellationConfig read_constellation(Section s, bool present, const FormationConfig& formation);
-InferenceConfig read_inference(Section s, const std::string& source_name, std::uint64_t seed);
-WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed);
+InferenceConfig read_inference(Section s, const std::string& source_name);
+WorkloadConfig read_workload(Section s, bool present);
 // `workloads:`, a list of a training job and a serving job sharing the fabric: each entry as a
 // `workload:` section of its kind; the training entry names its `clusters`.
 struct SharedWorkloads {
@@ -111,7 +111,7 @@ void check_site_accelerators(Section& top, const Scenario& sc, const std::vector
 workloads::Accelerator read_accelerator(Section& s, workloads::Accelerator base = workloads::tpu_v6e());
 // Given when any accelerator key is (accelerator, peak_tflops, hbm_gb, hbm_bandwidth_gbs).
 std::optional<workloads::Accelerator> read_optional_accelerator(Section& s, const workloads::Accelerator& base);
-RadiationConfig read_radiation(Section s, bool present, const physics::UtcEpoch& epoch);
+RadiationConfig read_radiation(Section s, bool present);
 // The checkpoint and restart keys `radiation` and `faults` share, into `c`.
 void read_recovery(Section& s, workloads::RecoveryConfig& c);
 FaultsConfig read_faults(Section s, bool present, bool with_radiation);
