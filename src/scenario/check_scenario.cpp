@@ -286,6 +286,13 @@ void check_satellite_count(Section& top, const Scenario& sc) {
 // written matters (a count given against the one derived, a role's own chips against its site's).
 void check_across_sections(Section& top, const Scenario& read, const Scenario& sc, const LoadOptions& options) {
     check_duration(top, sc);
+    if (read.inference.enabled) check_site_names(top, read);
+    if (sc.radiation.enabled && top.has("faults")) {
+        Section faults = top.section("faults");
+        for (const char* key : faults_recovery_keys)
+            if (faults.has(key)) faults.fail(key, "with radiation the checkpoint, restart and trial keys are radiation's: set radiation." +
+                                                      std::string(key));
+    }
     const std::vector<std::size_t> sizes = sc.fabric ? std::vector<std::size_t>{} : cluster_sizes(sc);
     const std::size_t satellites = node_count(sc);
     if (sc.constellation.enabled) check_constellation(top, sc, sizes);
@@ -347,7 +354,7 @@ void check_across_sections(Section& top, const Scenario& read, const Scenario& s
                                                                   : "; there are " + std::to_string(satellites)));
         }
         // Instances take the chips of where they stand (a cluster's or a ground data centre's accelerator).
-        check_site_accelerators(top, read, inference_nodes(read));
+        check_site_accelerators(top, read, sc, inference_nodes(sc));
         auto checked = sc.inference.serving;
         if (sc.inference.compare_routing) checked.routing = workloads::ServingRouting::prfaas;
         fail_on_problems(workload.section("inference"), workloads::check_fits(checked, sc.inference.accelerator), serving_fit_keys);

@@ -87,7 +87,7 @@ workloads::OperationalCause read_cause(Section c) {
     return cause;
 }
 
-FaultsConfig read_faults(Section s, bool present, bool with_radiation) {
+FaultsConfig read_faults(Section s, bool present) {
     FaultsConfig f;
     f.enabled = s.boolean("enabled", present);
     f.preset = s.choice("preset", {"none", "llama3_405b", "b200_504"}, f.preset);
@@ -113,16 +113,10 @@ FaultsConfig read_faults(Section s, bool present, bool with_radiation) {
     o.causes.clear();
     // Without an orbit a failed node is swapped out at once (the job's restart covers the rejoin).
     f.recovery.reboot_s = 0.0;
-    if (with_radiation) {
-        for (const char* key : {"checkpoint_interval", "checkpoint_cost_s", "checkpoint_mode", "snapshot_gb_per_rank",
-                                "snapshot_bandwidth_gbs", "restart_s", "reboot_s", "spare_satellites", "trials", "threads"})
-            if (s.has(key)) s.fail(key, "with radiation the checkpoint, restart and trial keys are radiation's: set radiation." +
-                                            std::string(key));
-    } else {
-        read_recovery(s, f.recovery);
-        f.trials = static_cast<std::int32_t>(s.integer("trials", 1, 100000, f.trials));
-        f.threads = static_cast<std::int32_t>(s.integer("threads", 0, 1024, f.threads));
-    }
+    // Beside radiation these keys are radiation's (refused here then: check_across_sections).
+    read_recovery(s, f.recovery);
+    f.trials = static_cast<std::int32_t>(s.integer("trials", 1, 100000, f.trials));
+    f.threads = static_cast<std::int32_t>(s.integer("threads", 0, 1024, f.threads));
     s.finish();
     // After every key is read, so that a key given wrong is named first.
     if (f.enabled && f.causes.empty()) s.fail("preset", "gives no causes: name a preset (llama3_405b, b200_504) or list causes");

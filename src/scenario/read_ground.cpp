@@ -68,20 +68,33 @@ GroundConfig read_ground_stations(Section& top, const Scenario& sc) {
     return g;
 }
 
-GroundConfig read_ground_datacentres(Section& top, const Scenario& sc) {
-    const auto& in = sc.inference;
-    GroundConfig ground = sc.ground;
-    const auto site_of = [&](const std::string& role, const std::string& name) -> std::int32_t {
-        if (name == "orbit") return -1;
-        const auto& dcs = ground.segment.datacentres;
-        for (std::size_t d = 0; d < dcs.size(); ++d)
-            if (dcs[d].name == name) return static_cast<std::int32_t>(d);
+std::int32_t datacentre_index(const GroundConfig& ground, const std::string& site) {
+    const auto& dcs = ground.segment.datacentres;
+    for (std::size_t d = 0; d < dcs.size(); ++d)
+        if (dcs[d].name == site) return static_cast<std::int32_t>(d);
+    return -1;
+}
+
+void check_site_names(Section& top, const Scenario& sc) {
+    const auto check = [&](const std::string& role, const std::string& name) {
+        if (name == "orbit" || datacentre_index(sc.ground, name) >= 0) return;
         Section role_section = workload_section(top, true).section("inference").section("engines").section(role);
         std::string names;
-        for (const auto& dc : dcs) names += (names.empty() ? "" : ", ") + dc.name;
+        for (const auto& dc : sc.ground.segment.datacentres) names += (names.empty() ? "" : ", ") + dc.name;
         role_section.fail("site", "'" + name + "' is neither orbit nor a ground data centre (" +
                                       (names.empty() ? std::string("ground_datacentres lists none") : "ground_datacentres: " + names) + ")");
     };
+    check("prefill", sc.inference.prefill_site);
+    check("decode", sc.inference.decode_site);
+    // The data centres reach each other only through orbit, and a cache handed over inside one is not modelled.
+    if (datacentre_index(sc.ground, sc.inference.prefill_site) >= 0 && datacentre_index(sc.ground, sc.inference.decode_site) >= 0)
+        workload_section(top, true).section("inference").section("engines").section("decode").fail(
+            "site", "the prefill role is on the ground too; place one of the two roles in orbit (a hand-over of KV caches between "
+                    "or inside ground data centres is not modelled)");
+}
+
+GroundConfig read_ground_datacentres(Section& top, const Scenario& sc) {
+    GroundConfig ground = sc.ground;
     if (!top.has("ground_datacentres")) {
         top.refuse_empty("ground_datacentres", "a list of ground data centres");
     } else {
@@ -114,14 +127,6 @@ GroundConfig read_ground_datacentres(Section& top, const Scenario& sc) {
             ground.segment.datacentres.push_back(dc);
         }
     }
-    if (!in.enabled) return ground;
-    ground.placement.prefill_datacentre = site_of("prefill", in.prefill_site);
-    ground.placement.decode_datacentre = site_of("decode", in.decode_site);
-    // The data centres reach each other only through orbit, and a cache handed over inside one is not modelled.
-    if (ground.placement.prefill_datacentre >= 0 && ground.placement.decode_datacentre >= 0)
-        workload_section(top, true).section("inference").section("engines").section("decode").fail(
-            "site", "the prefill role is on the ground too; place one of the two roles in orbit (a hand-over of KV caches between "
-                    "or inside ground data centres is not modelled)");
     return ground;
 }
 
@@ -176,8 +181,8 @@ SiteChips site_accelerator(const Scenario& sc, std::span<const std::int32_t> nod
     return site;
 }
 
-void check_site_accelerators(Section& top, const Scenario& sc, const std::vector<std::int32_t>& nodes) {
-    const auto& e = sc.inference.serving.engines;
+void check_site_accelerators(Section& top, const Scenario& read, const Scenario& sc, const std::vector<std::int32_t>& nodes) {
+    const auto& e = read.inference.serving.engines;  // the roles' own chips as written
     const auto& dcs = sc.ground.segment.datacentres;
     const auto& placement = sc.ground.placement;
     const auto satellites = static_cast<std::int32_t>(node_count(sc));

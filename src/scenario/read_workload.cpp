@@ -143,7 +143,7 @@ InferenceConfig read_inference(Section s, const std::string& source_name) {
         Section e = in.section("engines", true);
         Section prefill = e.section("prefill", true);
         v.engines.prefill = read_engine_group(prefill, c.accelerator);
-        c.prefill_site = prefill.text("site", "orbit");  // resolved by read_ground_datacentres
+        c.prefill_site = prefill.text("site", "orbit");  // a ground data centre (GroundConfig::placement) by resolve
         if (prefill.has("dedicated")) {  // prfaas's dedicated group on its own chips; checked against the routing below
             Section d = prefill.section("dedicated");
             v.engines.dedicated_prefill_accelerator = read_optional_accelerator(d, c.accelerator);

@@ -83,6 +83,8 @@ Scenario resolve(const Scenario& read) {
     }
     // A serving role takes the chips of where its instances stand (a cluster's or a ground data centre's).
     if (sc.inference.enabled) {
+        sc.ground.placement.prefill_datacentre = datacentre_index(sc.ground, sc.inference.prefill_site);
+        sc.ground.placement.decode_datacentre = datacentre_index(sc.ground, sc.inference.decode_site);
         const auto nodes = inference_nodes(sc);
         const ServingRoleRanges r = serving_role_ranges(sc);
         auto& e = sc.inference.serving.engines;

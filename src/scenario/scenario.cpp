@@ -106,7 +106,7 @@ Scenario read_sections(Section& top, const YAML::Node& root, const std::string& 
     sc.ground = read_ground_stations(top, sc);
     sc.ground = read_ground_datacentres(top, sc);
     sc.radiation = read_radiation(top.section("radiation"), top.has("radiation"));
-    sc.faults = read_faults(top.section("faults"), top.has("faults"), sc.radiation.enabled);
+    sc.faults = read_faults(top.section("faults"), top.has("faults"));
     sc.power = read_power(top.section("power"), top.has("power"));
     if (sc.power.enabled && sc.fabric) top.fail("power", "needs an orbit; a synthetic topology has no Sun");
     sc.output = read_output(top.section("output"));

@@ -137,7 +137,7 @@ struct InferenceConfig {
     std::string trace_file;            // arrivals.trace as resolved (empty: the Poisson stream)
     bool compare_routing = false;      // run local PD and PrfaaS on the same requests, side by side
     // engines.prefill.site / decode.site as written: "orbit" or a ground data centre's name (resolved
-    // into GroundConfig::placement once ground_datacentres is read).
+    // into GroundConfig::placement by resolve).
     std::string prefill_site = "orbit", decode_site = "orbit";
     physics::PowerPolicy power_policy = physics::PowerPolicy::throttle;  // with a power section
     // arrivals.seed as written (absent: the scenario's seed); resolve sets serving.requests.seed from it.
