@@ -29,7 +29,7 @@ PowerConfig read_power(Section s, bool present) {
     a.efficiency = s.number("array_efficiency", 0.0, 1.0, a.efficiency);
     a.degradation_per_year = s.number("array_degradation_per_year", 0.0, 0.5, a.degradation_per_year);
     a.years_in_orbit = s.number("array_years_in_orbit", 0.0, 50.0, a.years_in_orbit, "years");
-    a.attitude = s.choice("array_attitude", physics::array_attitude_names, physics::ArrayAttitude::sun_pointing);
+    a.attitude = s.choice("array_attitude", physics::array_attitude_names, a.attitude);
     auto& b = p.battery;
     b.capacity_wh = s.number("battery_capacity_wh", 0.0, 1e7, b.capacity_wh, "Wh");
     b.charge_efficiency = s.number("battery_charge_efficiency", 0.01, 1.0, b.charge_efficiency);
@@ -79,8 +79,8 @@ workloads::OperationalCause read_cause(Section c) {
     workloads::OperationalCause cause;
     cause.name = c.text("name");
     cause.rate_per_gpu_s = c.number("per_gpu_day", 0.0, 1e3, {}, "1/GPU-day") / physics::seconds_per_day;
-    cause.effect = c.choice("effect", workloads::operational_effect_names, workloads::OperationalEffect::reboot);
-    cause.manual_s = c.number("manual_s", 0.0, 1e7, 0.0, "s");
+    cause.effect = c.choice("effect", workloads::operational_effect_names, cause.effect);
+    cause.manual_s = c.number("manual_s", 0.0, 1e7, cause.manual_s, "s");
     if (cause.effect != workloads::OperationalEffect::manual && c.has("manual_s"))
         c.fail("manual_s", "applies to effect: manual only");
     c.finish();
@@ -111,8 +111,6 @@ FaultsConfig read_faults(Section s, bool present) {
     // The causes kept as written: resolve applies rate_scale into operational.causes.
     f.causes = std::move(o.causes);
     o.causes.clear();
-    // Without an orbit a failed node is swapped out at once (the job's restart covers the rejoin).
-    f.recovery.reboot_s = 0.0;
     // Beside radiation these keys are radiation's (refused here then: check_across_sections).
     read_recovery(s, f.recovery);
     f.trials = static_cast<std::int32_t>(s.integer("trials", 1, 100000, f.trials));
@@ -154,7 +152,7 @@ RadiationConfig read_radiation(Section s, bool present) {
         e.solar_particle_events.push_back(spe);
     }
     // Long-term solar-proton dose (ESP-PSYCHIC 95 %, behind the local geomagnetic cutoff), off by default.
-    e.solar_protons = s.choice("solar_protons", {"off", "esp_psychic_95"}, "off") == "esp_psychic_95";
+    e.solar_protons = s.choice("solar_protons", {"off", "esp_psychic_95"}, e.solar_protons ? "esp_psychic_95" : "off") == "esp_psychic_95";
     const std::string device = s.choice("device", {"trillium_v6e"}, "trillium_v6e");
     r.faults.device = workloads::device_preset(device);
     // 0: the workload's chips per satellite (parallelism.tensor), else 1.

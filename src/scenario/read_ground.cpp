@@ -29,10 +29,10 @@ GroundConfig read_ground_stations(Section& top, const Scenario& sc) {
         if (!names.insert(st.name).second) s.fail("name", "'" + st.name + "' names another station already");
         st.site.latitude_rad = s.number("latitude_deg", -90.0, 90.0, {}, "deg") * deg;
         st.site.longitude_rad = s.number("longitude_deg", -180.0, 180.0, {}, "deg") * deg;
-        st.site.altitude_m = s.number("altitude_m", -500.0, 9000.0, 0.0, "m");
-        st.min_elevation_rad = s.number("min_elevation_deg", 0.0, 89.0, 20.0, "deg") * deg;
+        st.site.altitude_m = s.number("altitude_m", -500.0, 9000.0, st.site.altitude_m, "m");
+        st.min_elevation_rad = s.number("min_elevation_deg", 0.0, 89.0, st.min_elevation_rad / deg, "deg") * deg;
         st.kind = s.choice("kind", links::ground_link_kind_names);
-        st.users_share = s.number("users_share", 0.0, 1.0, 0.0);  // all 0: the users shared equally
+        st.users_share = s.number("users_share", 0.0, 1.0, st.users_share);  // all 0: the users shared equally
         if (st.kind == links::GroundLinkKind::ka_band) {
             st.ka_band_rate_bps = s.number("rate_gbps", 1e-6, 1e3, {}, "Gbit/s") * 1e9;
             for (const char* key : {"aperture_m", "cloud_free", "mean_cloudy_spell_h", "ka_band_fallback_gbps"})
@@ -59,8 +59,8 @@ GroundConfig read_ground_stations(Section& top, const Scenario& sc) {
                     st.clouds.cloud_free_fraction[m] = months[m];
                 }
             }
-            st.clouds.mean_cloudy_spell_s = s.number("mean_cloudy_spell_h", 0.1, 1000.0, 6.0, "h") * 3600.0;
-            st.ka_band_rate_bps = s.number("ka_band_fallback_gbps", 0.0, 1e3, 0.0, "Gbit/s") * 1e9;
+            st.clouds.mean_cloudy_spell_s = s.number("mean_cloudy_spell_h", 0.1, 1000.0, st.clouds.mean_cloudy_spell_s / 3600.0, "h") * 3600.0;
+            st.ka_band_rate_bps = s.number("ka_band_fallback_gbps", 0.0, 1e3, st.ka_band_rate_bps / 1e9, "Gbit/s") * 1e9;
         }
         s.finish();
         seg.stations.push_back(st);
@@ -113,7 +113,7 @@ GroundConfig read_ground_datacentres(Section& top, const Scenario& sc) {
             if (!names.insert(dc.name).second) s.fail("name", "'" + dc.name + "' names another data centre already");
             dc.site.latitude_rad = s.number("latitude_deg", -90.0, 90.0, {}, "deg") * deg;
             dc.site.longitude_rad = s.number("longitude_deg", -180.0, 180.0, {}, "deg") * deg;
-            dc.site.altitude_m = s.number("altitude_m", -500.0, 9000.0, 0.0, "m");
+            dc.site.altitude_m = s.number("altitude_m", -500.0, 9000.0, dc.site.altitude_m, "m");
             if (!s.has("accelerator")) s.fail("accelerator", "missing: the data centre's chips, one of tpu_v6e, h200, h20, custom");
             dc.accelerator = read_accelerator(s);
             dc.accelerators = s.integer("accelerators", 1, std::int64_t{1000000000}, {});

@@ -122,8 +122,8 @@ ConstellationConfig read_constellation(Section s, bool present, const FormationC
         for (std::size_t k = 0; k < items.size(); ++k) {
             Section item = s.item(items[k], s.path() + ".clusters[" + std::to_string(k) + "]");
             ClusterConfig cluster;
-            cluster.along_track_m = 1e3 * item.number("along_track_km", -40000.0, 40000.0, 0.0, "km");
-            cluster.raan_offset_rad = deg * item.number("raan_deg", -180.0, 180.0, 0.0, "deg");
+            cluster.along_track_m = 1e3 * item.number("along_track_km", -40000.0, 40000.0, cluster.along_track_m / 1e3, "km");
+            cluster.raan_offset_rad = deg * item.number("raan_deg", -180.0, 180.0, cluster.raan_offset_rad / deg, "deg");
             if (item.has("radius_m")) {
                 cluster.radius_m = item.number("radius_m", 1.0, 1e6, {}, "m");
                 check_lattice_size(item, formation, *cluster.radius_m);  // its lattice is the formation's

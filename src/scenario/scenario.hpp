@@ -184,7 +184,13 @@ struct FaultsConfig {
     std::vector<workloads::OperationalCause> causes;
     workloads::OperationalFaults operational;
     double rate_scale = 1.0;
-    workloads::RecoveryConfig recovery;      // a fabric's; checkpoint_interval_s 0 = auto (Daly)
+    // A fabric's; checkpoint_interval_s 0 = auto (Daly). Without an orbit a failed node is swapped out at
+    // once (the job's restart covers the rejoin): no reboot, where radiation's satellites take 600 s.
+    workloads::RecoveryConfig recovery = [] {
+        workloads::RecoveryConfig c;
+        c.reboot_s = 0.0;
+        return c;
+    }();
     std::int32_t trials = 1;
     std::int32_t threads = 0;
     bool operator==(const FaultsConfig&) const = default;
