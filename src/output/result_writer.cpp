@@ -482,7 +482,7 @@ void ResultWriter::begin(const simulation::RunSetup& setup) {
         series(s.gateway_capacity, "/constellation/gateway_capacity_bps", time, {}, f64, "bit/s");
         series(s.oversubscription, "/constellation/oversubscription", time, {cluster}, f64, "1");
         // Routes between clusters depend on the model (ties, UCMP's later paths): docs/routing.md.
-        file_->set_attribute("/constellation", "routing_model", std::string(workloads::to_string(sc.constellation.routing_model)));
+        file_->set_attribute("/constellation", "routing_model", std::string(workloads::to_string(sc.constellation.routing_model.value())));
         file_->set_attribute("/constellation/oversubscription", "meaning",
                              "each cluster's bisection capacity over the capacity of its gateway links (inf: none up)");
         series(s.cluster_chief, "/constellation/chief_position_eci_m", time, {cluster, xyz}, f64, "m");

@@ -653,7 +653,7 @@ nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_
             {"gateways_per_cluster", c.gateways.gateways_per_cluster},
             {"aggregation_topology", std::string(links::to_string(c.gateways.topology))},
             {"routing", sc.workload.options.flow.split == workloads::MultipathSplit::capacity ? "ucmp" : "single path"},
-            {"routing_model", workloads::to_string(c.routing_model)},
+            {"routing_model", workloads::to_string(c.routing_model.value())},
             {"local_steps", sc.workload.job.local_steps},
             {"inner_steps", sc.workload.job.local_steps},  // the old name of local_steps, kept one release
             {"expert_placement", sc.workload.experts_across_clusters ? "across_clusters" : "within_cluster"},

@@ -256,6 +256,19 @@ void check_radiation(Section& top, const Scenario& sc, std::size_t satellites, d
              "with radiation, " + estimate + limit + ": shorten the run or set radiation.enabled: false");
 }
 
+// The run's length in seconds (duration_orbits resolved) and its output steps in range.
+void check_duration(Section& top, const Scenario& sc) {
+    if (sc.duration_s > 10.0 * physics::seconds_per_julian_year) {  // duration_s's own range refuses it as read
+        top.fail("duration_orbits", "gives " + format_count(sc.duration_s / physics::seconds_per_julian_year) +
+                                        " years; at most 10 years are allowed");
+    }
+    if (sc.duration_s / sc.output_step_s > max_output_steps) {
+        top.fail("output_step_s", "duration / output_step_s gives " + std::to_string(static_cast<long long>(sc.duration_s / sc.output_step_s)) +
+                                      " output steps; at most " + std::to_string(static_cast<long long>(max_output_steps)) +
+                                      " are allowed (raise output_step_s or shorten the run)");
+    }
+}
+
 }  // namespace
 
 void check_satellite_count(Section& top, const Scenario& sc) {
@@ -272,6 +285,14 @@ void check_satellite_count(Section& top, const Scenario& sc) {
 // Most checks read the resolved scenario (`sc`, what the run receives); `read` where the value as
 // written matters (a count given against the one derived, a role's own chips against its site's).
 void check_across_sections(Section& top, const Scenario& read, const Scenario& sc, const LoadOptions& options) {
+    check_duration(top, sc);
+    if (read.inference.enabled) check_site_names(top, read);
+    if (sc.radiation.enabled && top.has("faults")) {
+        Section faults = top.section("faults");
+        for (const char* key : faults_recovery_keys)
+            if (faults.has(key)) faults.fail(key, "with radiation the checkpoint, restart and trial keys are radiation's: set radiation." +
+                                                      std::string(key));
+    }
     const std::vector<std::size_t> sizes = sc.fabric ? std::vector<std::size_t>{} : cluster_sizes(sc);
     const std::size_t satellites = node_count(sc);
     if (sc.constellation.enabled) check_constellation(top, sc, sizes);
@@ -333,7 +354,7 @@ void check_across_sections(Section& top, const Scenario& read, const Scenario& s
                                                                   : "; there are " + std::to_string(satellites)));
         }
         // Instances take the chips of where they stand (a cluster's or a ground data centre's accelerator).
-        check_site_accelerators(top, read, inference_nodes(read));
+        check_site_accelerators(top, read, sc, inference_nodes(sc));
         auto checked = sc.inference.serving;
         if (sc.inference.compare_routing) checked.routing = workloads::ServingRouting::prfaas;
         fail_on_problems(workload.section("inference"), workloads::check_fits(checked, sc.inference.accelerator), serving_fit_keys);

@@ -29,7 +29,7 @@ PowerConfig read_power(Section s, bool present) {
     a.efficiency = s.number("array_efficiency", 0.0, 1.0, a.efficiency);
     a.degradation_per_year = s.number("array_degradation_per_year", 0.0, 0.5, a.degradation_per_year);
     a.years_in_orbit = s.number("array_years_in_orbit", 0.0, 50.0, a.years_in_orbit, "years");
-    a.attitude = s.choice("array_attitude", physics::array_attitude_names, physics::ArrayAttitude::sun_pointing);
+    a.attitude = s.choice("array_attitude", physics::array_attitude_names, a.attitude);
     auto& b = p.battery;
     b.capacity_wh = s.number("battery_capacity_wh", 0.0, 1e7, b.capacity_wh, "Wh");
     b.charge_efficiency = s.number("battery_charge_efficiency", 0.01, 1.0, b.charge_efficiency);
@@ -79,15 +79,15 @@ workloads::OperationalCause read_cause(Section c) {
     workloads::OperationalCause cause;
     cause.name = c.text("name");
     cause.rate_per_gpu_s = c.number("per_gpu_day", 0.0, 1e3, {}, "1/GPU-day") / physics::seconds_per_day;
-    cause.effect = c.choice("effect", workloads::operational_effect_names, workloads::OperationalEffect::reboot);
-    cause.manual_s = c.number("manual_s", 0.0, 1e7, 0.0, "s");
+    cause.effect = c.choice("effect", workloads::operational_effect_names, cause.effect);
+    cause.manual_s = c.number("manual_s", 0.0, 1e7, cause.manual_s, "s");
     if (cause.effect != workloads::OperationalEffect::manual && c.has("manual_s"))
         c.fail("manual_s", "applies to effect: manual only");
     c.finish();
     return cause;
 }
 
-FaultsConfig read_faults(Section s, bool present, bool with_radiation) {
+FaultsConfig read_faults(Section s, bool present) {
     FaultsConfig f;
     f.enabled = s.boolean("enabled", present);
     f.preset = s.choice("preset", {"none", "llama3_405b", "b200_504"}, f.preset);
@@ -108,35 +108,29 @@ FaultsConfig read_faults(Section s, bool present, bool with_radiation) {
     o.retry_interval_s = s.number("retry_interval_s", 0.0, 1e7, o.retry_interval_s, "s");
     o.manual_recovery_s = s.number("manual_recovery_s", 0.0, 1e7, o.manual_recovery_s, "s");
     f.rate_scale = s.number("rate_scale", 0.0, 1e6, f.rate_scale);
-    for (auto& c : o.causes) c.rate_per_gpu_s *= f.rate_scale;
-    // Without an orbit a failed node is swapped out at once (the job's restart covers the rejoin).
-    f.recovery.reboot_s = 0.0;
-    if (with_radiation) {
-        for (const char* key : {"checkpoint_interval", "checkpoint_cost_s", "checkpoint_mode", "snapshot_gb_per_rank",
-                                "snapshot_bandwidth_gbs", "restart_s", "reboot_s", "spare_satellites", "trials", "threads"})
-            if (s.has(key)) s.fail(key, "with radiation the checkpoint, restart and trial keys are radiation's: set radiation." +
-                                            std::string(key));
-    } else {
-        read_recovery(s, f.recovery);
-        f.trials = static_cast<std::int32_t>(s.integer("trials", 1, 100000, f.trials));
-        f.threads = static_cast<std::int32_t>(s.integer("threads", 0, 1024, f.threads));
-    }
+    // The causes kept as written: resolve applies rate_scale into operational.causes.
+    f.causes = std::move(o.causes);
+    o.causes.clear();
+    // Beside radiation these keys are radiation's (refused here then: check_across_sections).
+    read_recovery(s, f.recovery);
+    f.trials = static_cast<std::int32_t>(s.integer("trials", 1, 100000, f.trials));
+    f.threads = static_cast<std::int32_t>(s.integer("threads", 0, 1024, f.threads));
     s.finish();
     // After every key is read, so that a key given wrong is named first.
-    if (f.enabled && o.causes.empty()) s.fail("preset", "gives no causes: name a preset (llama3_405b, b200_504) or list causes");
+    if (f.enabled && f.causes.empty()) s.fail("preset", "gives no causes: name a preset (llama3_405b, b200_504) or list causes");
     if (f.enabled) {
-        auto checked = o;  // gpus_per_rank 0 is resolved later, from the workload
+        auto checked = o;  // gpus_per_rank 0 is resolved later, from the workload; a scale >= 0 keeps a rate valid
+        checked.causes = f.causes;
         checked.gpus_per_rank = std::max(1, checked.gpus_per_rank);
         fail_on_problems(s, workloads::check(checked), operational_keys);
     }
     return f;
 }
 
-RadiationConfig read_radiation(Section s, bool present, const physics::UtcEpoch& epoch) {
+RadiationConfig read_radiation(Section s, bool present) {
     RadiationConfig r;
     r.enabled = s.boolean("enabled", present);
-    auto& e = r.environment;
-    e.epoch_julian_date_days = physics::julian_date(epoch);
+    auto& e = r.environment;  // its epoch is the orbit's (resolve)
     e.shielding_mm_al = s.number("shielding_mm_al", 0.5, 100.0, e.shielding_mm_al, "mm");
     e.target_dose_rad_per_yr = s.number("dose_at_650km_rad_per_yr", 0.0, 1e6, e.target_dose_rad_per_yr, "rad(Si)/yr");
     Section saa = s.section("saa");
@@ -158,7 +152,7 @@ RadiationConfig read_radiation(Section s, bool present, const physics::UtcEpoch&
         e.solar_particle_events.push_back(spe);
     }
     // Long-term solar-proton dose (ESP-PSYCHIC 95 %, behind the local geomagnetic cutoff), off by default.
-    e.solar_protons = s.choice("solar_protons", {"off", "esp_psychic_95"}, "off") == "esp_psychic_95";
+    e.solar_protons = s.choice("solar_protons", {"off", "esp_psychic_95"}, e.solar_protons ? "esp_psychic_95" : "off") == "esp_psychic_95";
     const std::string device = s.choice("device", {"trillium_v6e"}, "trillium_v6e");
     r.faults.device = workloads::device_preset(device);
     // 0: the workload's chips per satellite (parallelism.tensor), else 1.

@@ -66,7 +66,7 @@ OrbitConfig read_orbit(Section s) {
         o.semi_major_axis_m = 1e3 * s.number("semi_major_axis_km", 6528.0, 56378.0, {}, "km");
         s.allow("altitude_km");
     }
-    o.eccentricity = s.number("eccentricity", 0.0, 0.5, 0.0);
+    o.eccentricity = s.number("eccentricity", 0.0, 0.5, o.eccentricity);
     const double perigee_altitude_m = o.semi_major_axis_m * (1.0 - o.eccentricity) - physics::earth_equatorial_radius_m;
     if (perigee_altitude_m < min_perigee_altitude_m) {
         const double max_e = 1.0 - (physics::earth_equatorial_radius_m + min_perigee_altitude_m) / o.semi_major_axis_m;
@@ -88,9 +88,9 @@ OrbitConfig read_orbit(Section s) {
     if (s.has("ltan_h") && s.has("raan_deg")) s.fail("raan_deg", "give ltan_h or raan_deg, not both");
     if (s.has("ltan_h")) o.ltan_h = s.number("ltan_h", 0.0, 24.0, {}, "h");
     else s.allow("ltan_h");
-    o.raan_rad = deg * s.number("raan_deg", 0.0, 360.0, 0.0, "deg");
-    o.arg_perigee_rad = deg * s.number("arg_perigee_deg", 0.0, 360.0, 0.0, "deg");
-    o.arg_latitude_rad = deg * s.number("arg_latitude_deg", 0.0, 360.0, 0.0, "deg");
+    o.raan_rad = deg * s.number("raan_deg", 0.0, 360.0, o.raan_rad / deg, "deg");
+    o.arg_perigee_rad = deg * s.number("arg_perigee_deg", 0.0, 360.0, o.arg_perigee_rad / deg, "deg");
+    o.arg_latitude_rad = deg * s.number("arg_latitude_deg", 0.0, 360.0, o.arg_latitude_rad / deg, "deg");
     o.epoch_text = s.text("epoch_utc", o.epoch_text);
     o.epoch = parse_epoch(s, "epoch_utc", o.epoch_text);
     s.finish();
@@ -99,17 +99,17 @@ OrbitConfig read_orbit(Section s) {
 
 FormationConfig read_formation(Section s) {
     FormationConfig f;
-    f.layout = s.choice("layout", formation_layout_names, FormationLayout::suncatcher_lattice);
-    f.radius_m = s.number("radius_m", 1.0, 1.0e6, 1000.0, "m");
-    f.radial_pitch_m = s.number("radial_pitch_m", 0.1, 1.0e5, 100.0, "m");
-    f.along_track_pitch_m = s.number("along_track_pitch_m", 0.1, 1.0e5, 200.0, "m");
-    f.pitch_m = s.number("pitch_m", 0.1, 1.0e5, 150.0, "m");
-    f.out_of_plane_amplitude_m = s.number("out_of_plane_amplitude_m", 0.0, 1.0e5, 0.0, "m");
+    f.layout = s.choice("layout", formation_layout_names, f.layout);
+    f.radius_m = s.number("radius_m", 1.0, 1.0e6, f.radius_m, "m");
+    f.radial_pitch_m = s.number("radial_pitch_m", 0.1, 1.0e5, f.radial_pitch_m, "m");
+    f.along_track_pitch_m = s.number("along_track_pitch_m", 0.1, 1.0e5, f.along_track_pitch_m, "m");
+    f.pitch_m = s.number("pitch_m", 0.1, 1.0e5, f.pitch_m, "m");
+    f.out_of_plane_amplitude_m = s.number("out_of_plane_amplitude_m", 0.0, 1.0e5, f.out_of_plane_amplitude_m, "m");
     if (s.has("j2_trim")) {
         s.fail("j2_trim", "was replaced by relative_orbits: schweighart_sedwick (the SS-trimmed ellipse); the default, "
                           "relative_orbits: auto, already keeps the formation bounded under J2");
     }
-    f.relative_orbits = s.choice("relative_orbits", relative_orbits_names, RelativeOrbits::automatic);
+    f.relative_orbits = s.choice("relative_orbits", relative_orbits_names, f.relative_orbits);
     const auto satellites = s.sequence("satellites");
     if (f.layout == FormationLayout::explicit_states) {
         if (satellites.empty()) s.fail("satellites", "layout: explicit needs a non-empty list of satellites");
@@ -165,13 +165,13 @@ void check_lattice_size(Section& s, const FormationConfig& f, double radius_m) {
     }
 }
 
-DynamicsConfig read_dynamics(Section s, std::uint64_t seed) {
+DynamicsConfig read_dynamics(Section s) {
     DynamicsConfig d;
-    d.model = s.choice("model", physics::relative_motion_model_names, physics::RelativeMotionModel::nonlinear);
-    d.j2 = s.boolean("j2", true);
+    d.model = s.choice("model", physics::relative_motion_model_names, d.model);
+    d.j2 = s.boolean("j2", d.j2);
     d.relative_tolerance = s.number("relative_tolerance", 1e-15, 1e-3, d.relative_tolerance);
     d.absolute_tolerance = s.number("absolute_tolerance_m", 1e-15, 1.0, d.absolute_tolerance, "m");
-    d.compare_to_nonlinear = s.choice("compare_to", {"none", "nonlinear"}, "none") == "nonlinear";
+    d.compare_to_nonlinear = s.choice("compare_to", {"none", "nonlinear"}, d.compare_to_nonlinear ? "nonlinear" : "none") == "nonlinear";
     if (s.has("drag")) {
         Section drag = s.section("drag");
         d.drag.enabled = drag.boolean("enabled", true);
@@ -187,8 +187,8 @@ DynamicsConfig read_dynamics(Section s, std::uint64_t seed) {
         a.f107_81day_mean_sfu = drag.number("f107_81day_sfu", 50.0, 400.0,
                                             daily_given ? a.f107_daily_sfu : a.f107_81day_mean_sfu, "sfu");
         a.ap = drag.number("ap", 0.0, 400.0, a.ap);
-        d.drag.ballistic_coefficient_kg_m2 = drag.number("ballistic_coefficient_kg_m2", 1.0, 10000.0, 60.0, "kg/m^2");
-        d.drag.dispersion = drag.number("dispersion", 0.0, 0.5, 0.05);
+        d.drag.ballistic_coefficient_kg_m2 = drag.number("ballistic_coefficient_kg_m2", 1.0, 10000.0, d.drag.ballistic_coefficient_kg_m2, "kg/m^2");
+        d.drag.dispersion = drag.number("dispersion", 0.0, 0.5, d.drag.dispersion);
         drag.finish();
         if (d.drag.enabled && d.model != physics::RelativeMotionModel::nonlinear) {
             s.fail("drag", "drag acts only in the nonlinear model; set dynamics.model: nonlinear or drag.enabled: false");
@@ -196,24 +196,23 @@ DynamicsConfig read_dynamics(Section s, std::uint64_t seed) {
     } else {
         s.allow("drag");
     }
-    d.drag.seed = seed;
     s.finish();
     return d;
 }
 
 physics::StationKeepingSettings read_station_keeping(Section s) {
     physics::StationKeepingSettings k;
-    k.enabled = s.boolean("enabled", false);
-    k.tolerance_m = s.number("tolerance_m", 0.01, 1.0e4, 5.0, "m");
+    k.enabled = s.boolean("enabled", k.enabled);
+    k.tolerance_m = s.number("tolerance_m", 0.01, 1.0e4, k.tolerance_m, "m");
     s.finish();
     return k;
 }
 
 MetricsConfig read_metrics(Section s) {
     MetricsConfig m;
-    m.min_separation_alarm_m = s.number("min_separation_alarm_m", 0.0, 1.0e6, 20.0, "m");
-    m.neighbour_count = static_cast<int>(s.integer("neighbour_count", 1, 64, 8));
-    m.reference_satellite = static_cast<int>(s.integer("reference_satellite", 0, max_satellites, 0));
+    m.min_separation_alarm_m = s.number("min_separation_alarm_m", 0.0, 1.0e6, m.min_separation_alarm_m, "m");
+    m.neighbour_count = static_cast<int>(s.integer("neighbour_count", 1, 64, m.neighbour_count));
+    m.reference_satellite = static_cast<int>(s.integer("reference_satellite", 0, max_satellites, m.reference_satellite));
     s.finish();
     return m;
 }

@@ -17,9 +17,7 @@ GroundConfig read_ground_stations(Section& top, const Scenario& sc) {
     if (!sc.inference.enabled) top.fail("ground_stations", "needs a serving workload (workload.kind: inference)");
     if (sc.fabric) top.fail("ground_stations", "needs an orbit; a synthetic topology has no ground below it");
     g.enabled = true;
-    auto& seg = g.segment;
-    seg.epoch_julian_date_days = physics::julian_date(sc.orbit.epoch);
-    seg.seed = sc.seed;
+    auto& seg = g.segment;  // its epoch and seed are the orbit's and the scenario's (resolve)
     const auto items = top.sequence("ground_stations");
     if (items.empty()) top.fail("ground_stations", "expected at least one station");
     std::set<std::string> names;
@@ -31,10 +29,10 @@ GroundConfig read_ground_stations(Section& top, const Scenario& sc) {
         if (!names.insert(st.name).second) s.fail("name", "'" + st.name + "' names another station already");
         st.site.latitude_rad = s.number("latitude_deg", -90.0, 90.0, {}, "deg") * deg;
         st.site.longitude_rad = s.number("longitude_deg", -180.0, 180.0, {}, "deg") * deg;
-        st.site.altitude_m = s.number("altitude_m", -500.0, 9000.0, 0.0, "m");
-        st.min_elevation_rad = s.number("min_elevation_deg", 0.0, 89.0, 20.0, "deg") * deg;
+        st.site.altitude_m = s.number("altitude_m", -500.0, 9000.0, st.site.altitude_m, "m");
+        st.min_elevation_rad = s.number("min_elevation_deg", 0.0, 89.0, st.min_elevation_rad / deg, "deg") * deg;
         st.kind = s.choice("kind", links::ground_link_kind_names);
-        st.users_share = s.number("users_share", 0.0, 1.0, 0.0);  // all 0: the users shared equally
+        st.users_share = s.number("users_share", 0.0, 1.0, st.users_share);  // all 0: the users shared equally
         if (st.kind == links::GroundLinkKind::ka_band) {
             st.ka_band_rate_bps = s.number("rate_gbps", 1e-6, 1e3, {}, "Gbit/s") * 1e9;
             for (const char* key : {"aperture_m", "cloud_free", "mean_cloudy_spell_h", "ka_band_fallback_gbps"})
@@ -61,8 +59,8 @@ GroundConfig read_ground_stations(Section& top, const Scenario& sc) {
                     st.clouds.cloud_free_fraction[m] = months[m];
                 }
             }
-            st.clouds.mean_cloudy_spell_s = s.number("mean_cloudy_spell_h", 0.1, 1000.0, 6.0, "h") * 3600.0;
-            st.ka_band_rate_bps = s.number("ka_band_fallback_gbps", 0.0, 1e3, 0.0, "Gbit/s") * 1e9;
+            st.clouds.mean_cloudy_spell_s = s.number("mean_cloudy_spell_h", 0.1, 1000.0, st.clouds.mean_cloudy_spell_s / 3600.0, "h") * 3600.0;
+            st.ka_band_rate_bps = s.number("ka_band_fallback_gbps", 0.0, 1e3, st.ka_band_rate_bps / 1e9, "Gbit/s") * 1e9;
         }
         s.finish();
         seg.stations.push_back(st);
@@ -70,20 +68,33 @@ GroundConfig read_ground_stations(Section& top, const Scenario& sc) {
     return g;
 }
 
-GroundConfig read_ground_datacentres(Section& top, const Scenario& sc) {
-    const auto& in = sc.inference;
-    GroundConfig ground = sc.ground;
-    const auto site_of = [&](const std::string& role, const std::string& name) -> std::int32_t {
-        if (name == "orbit") return -1;
-        const auto& dcs = ground.segment.datacentres;
-        for (std::size_t d = 0; d < dcs.size(); ++d)
-            if (dcs[d].name == name) return static_cast<std::int32_t>(d);
+std::int32_t datacentre_index(const GroundConfig& ground, const std::string& site) {
+    const auto& dcs = ground.segment.datacentres;
+    for (std::size_t d = 0; d < dcs.size(); ++d)
+        if (dcs[d].name == site) return static_cast<std::int32_t>(d);
+    return -1;
+}
+
+void check_site_names(Section& top, const Scenario& sc) {
+    const auto check = [&](const std::string& role, const std::string& name) {
+        if (name == "orbit" || datacentre_index(sc.ground, name) >= 0) return;
         Section role_section = workload_section(top, true).section("inference").section("engines").section(role);
         std::string names;
-        for (const auto& dc : dcs) names += (names.empty() ? "" : ", ") + dc.name;
+        for (const auto& dc : sc.ground.segment.datacentres) names += (names.empty() ? "" : ", ") + dc.name;
         role_section.fail("site", "'" + name + "' is neither orbit nor a ground data centre (" +
                                       (names.empty() ? std::string("ground_datacentres lists none") : "ground_datacentres: " + names) + ")");
     };
+    check("prefill", sc.inference.prefill_site);
+    check("decode", sc.inference.decode_site);
+    // The data centres reach each other only through orbit, and a cache handed over inside one is not modelled.
+    if (datacentre_index(sc.ground, sc.inference.prefill_site) >= 0 && datacentre_index(sc.ground, sc.inference.decode_site) >= 0)
+        workload_section(top, true).section("inference").section("engines").section("decode").fail(
+            "site", "the prefill role is on the ground too; place one of the two roles in orbit (a hand-over of KV caches between "
+                    "or inside ground data centres is not modelled)");
+}
+
+GroundConfig read_ground_datacentres(Section& top, const Scenario& sc) {
+    GroundConfig ground = sc.ground;
     if (!top.has("ground_datacentres")) {
         top.refuse_empty("ground_datacentres", "a list of ground data centres");
     } else {
@@ -102,7 +113,7 @@ GroundConfig read_ground_datacentres(Section& top, const Scenario& sc) {
             if (!names.insert(dc.name).second) s.fail("name", "'" + dc.name + "' names another data centre already");
             dc.site.latitude_rad = s.number("latitude_deg", -90.0, 90.0, {}, "deg") * deg;
             dc.site.longitude_rad = s.number("longitude_deg", -180.0, 180.0, {}, "deg") * deg;
-            dc.site.altitude_m = s.number("altitude_m", -500.0, 9000.0, 0.0, "m");
+            dc.site.altitude_m = s.number("altitude_m", -500.0, 9000.0, dc.site.altitude_m, "m");
             if (!s.has("accelerator")) s.fail("accelerator", "missing: the data centre's chips, one of tpu_v6e, h200, h20, custom");
             dc.accelerator = read_accelerator(s);
             dc.accelerators = s.integer("accelerators", 1, std::int64_t{1000000000}, {});
@@ -116,14 +127,6 @@ GroundConfig read_ground_datacentres(Section& top, const Scenario& sc) {
             ground.segment.datacentres.push_back(dc);
         }
     }
-    if (!in.enabled) return ground;
-    ground.placement.prefill_datacentre = site_of("prefill", in.prefill_site);
-    ground.placement.decode_datacentre = site_of("decode", in.decode_site);
-    // The data centres reach each other only through orbit, and a cache handed over inside one is not modelled.
-    if (ground.placement.prefill_datacentre >= 0 && ground.placement.decode_datacentre >= 0)
-        workload_section(top, true).section("inference").section("engines").section("decode").fail(
-            "site", "the prefill role is on the ground too; place one of the two roles in orbit (a hand-over of KV caches between "
-                    "or inside ground data centres is not modelled)");
     return ground;
 }
 
@@ -178,8 +181,8 @@ SiteChips site_accelerator(const Scenario& sc, std::span<const std::int32_t> nod
     return site;
 }
 
-void check_site_accelerators(Section& top, const Scenario& sc, const std::vector<std::int32_t>& nodes) {
-    const auto& e = sc.inference.serving.engines;
+void check_site_accelerators(Section& top, const Scenario& read, const Scenario& sc, const std::vector<std::int32_t>& nodes) {
+    const auto& e = read.inference.serving.engines;  // the roles' own chips as written
     const auto& dcs = sc.ground.segment.datacentres;
     const auto& placement = sc.ground.placement;
     const auto satellites = static_cast<std::int32_t>(node_count(sc));

@@ -102,10 +102,10 @@ ConstellationConfig read_constellation(Section s, bool present, const FormationC
         if (names.empty()) s.fail("algorithms", "list at least one of " + listed);
     }
     for (const auto& n : names) c.algorithms.push_back(*workloads::cluster_algorithm_from_name(n));
-    // auto, or a routing model by its name.
+    // auto (left absent, for resolve to pick by the size), or a routing model by its name.
     std::vector<std::string> routing_models{"auto"};
     for (auto& name : workloads::routing_model_names.names()) routing_models.push_back(std::move(name));
-    const auto named_model = workloads::routing_model_names.value(s.choice("routing_model", routing_models, "auto"));
+    c.routing_model = workloads::routing_model_names.value(s.choice("routing_model", routing_models, "auto"));
     // One home for local SGD's settings, whatever its replica (workloads/job.hpp).
     const std::pair<const char*, const char*> moved[] = {{"inner_steps", "local_steps"}, {"outer_bytes_per_element", "outer_bytes_per_element"}};
     for (const auto& [old_key, new_key] : moved)
@@ -122,8 +122,8 @@ ConstellationConfig read_constellation(Section s, bool present, const FormationC
         for (std::size_t k = 0; k < items.size(); ++k) {
             Section item = s.item(items[k], s.path() + ".clusters[" + std::to_string(k) + "]");
             ClusterConfig cluster;
-            cluster.along_track_m = 1e3 * item.number("along_track_km", -40000.0, 40000.0, 0.0, "km");
-            cluster.raan_offset_rad = deg * item.number("raan_deg", -180.0, 180.0, 0.0, "deg");
+            cluster.along_track_m = 1e3 * item.number("along_track_km", -40000.0, 40000.0, cluster.along_track_m / 1e3, "km");
+            cluster.raan_offset_rad = deg * item.number("raan_deg", -180.0, 180.0, cluster.raan_offset_rad / deg, "deg");
             if (item.has("radius_m")) {
                 cluster.radius_m = item.number("radius_m", 1.0, 1e6, {}, "m");
                 check_lattice_size(item, formation, *cluster.radius_m);  // its lattice is the formation's
@@ -142,14 +142,6 @@ ConstellationConfig read_constellation(Section s, bool present, const FormationC
         for (std::int64_t k = 0; k < count; ++k)
             c.clusters.push_back(ClusterConfig{*spacing_m * static_cast<double>(k), raan_step_rad * static_cast<double>(k), {}, {}});
     }
-    // auto: flat while its guided searches serve (every cluster's gateway links within the guide's
-    // limit, workloads::max_entries: up to 17 clusters of 4 gateways), where they are the faster;
-    // two-level beyond, where a flat search settles most of the constellation (docs/routing.md).
-    const auto gateway_links_into_a_cluster =
-        static_cast<std::int64_t>(gw.gateways_per_cluster) * (static_cast<std::int64_t>(c.clusters.size()) - 1);
-    c.routing_model = named_model ? *named_model
-                      : gateway_links_into_a_cluster > workloads::max_entries ? workloads::RoutingModel::two_level
-                                                                              : workloads::RoutingModel::flat;
     // Two clusters in one orbital plane whose lattices overlap along-track (at one place, or
     // closer than their radii) would run into each other's satellites: refused here, not met
     // as a separation alarm in the run. (An explicit layout's extent is its own; only a

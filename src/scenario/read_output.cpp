@@ -21,13 +21,13 @@ namespace skyfabric::scenario::detail {
 
 OutputConfig read_output(Section s) {
     OutputConfig o;
-    o.hdf5 = s.boolean("hdf5", true);
-    o.eci = s.boolean("eci", true);
-    o.vtk = s.boolean("vtk", false);
-    o.vtk_every = static_cast<int>(s.integer("vtk_every", 1, 1000000, 1));
-    o.vtk_frame = s.choice("vtk_frame", vtk_frame_names, VtkFrame::lvlh);
-    o.compression_level = static_cast<int>(s.integer("compression_level", 0, 9, 1));
-    o.trace = s.boolean("trace", false);
+    o.hdf5 = s.boolean("hdf5", o.hdf5);
+    o.eci = s.boolean("eci", o.eci);
+    o.vtk = s.boolean("vtk", o.vtk);
+    o.vtk_every = static_cast<int>(s.integer("vtk_every", 1, 1000000, o.vtk_every));
+    o.vtk_frame = s.choice("vtk_frame", vtk_frame_names, o.vtk_frame);
+    o.compression_level = static_cast<int>(s.integer("compression_level", 0, 9, o.compression_level));
+    o.trace = s.boolean("trace", o.trace);
     o.trace_max_events = s.integer("trace_max_events", 1, 100000000, o.trace_max_events);
     if (s.has("trace_window_s")) {
         const auto window = s.numbers("trace_window_s", 2, "s");

@@ -22,7 +22,7 @@ namespace skyfabric::scenario::detail {
 namespace {
 
 workloads::LengthDistribution read_lengths(Section s, workloads::LengthDistribution d) {
-    d.kind = s.choice("distribution", workloads::length_kind_names, workloads::LengthKind::fixed);
+    d.kind = s.choice("distribution", workloads::length_kind_names, d.kind);
     d.mean_tokens = s.number("mean", 1.0, 1e8, d.mean_tokens, "tokens");
     d.sigma = s.number("sigma", 0.0, 10.0, d.kind == workloads::LengthKind::lognormal ? 1.0 : 0.0);
     if (d.kind == workloads::LengthKind::fixed && d.sigma != 0.0) s.fail("sigma", "applies to distribution: lognormal only");
@@ -33,14 +33,14 @@ workloads::LengthDistribution read_lengths(Section s, workloads::LengthDistribut
 workloads::EngineGroup read_engine_group(Section& s, const workloads::Accelerator& workload) {
     workloads::EngineGroup g;
     g.instances = static_cast<std::int32_t>(s.integer("instances", 1, max_satellites, {}));
-    g.satellites_per_instance = static_cast<std::int32_t>(s.integer("satellites_per_instance", 1, max_satellites, 1));
+    g.satellites_per_instance = static_cast<std::int32_t>(s.integer("satellites_per_instance", 1, max_satellites, g.satellites_per_instance));
     g.accelerator = read_optional_accelerator(s, workload);
     return g;
 }
 
 // workload.power_policy: what the compute does when the power section's battery or radiator limits it.
-physics::PowerPolicy read_power_policy(Section& s) {
-    return s.choice("power_policy", physics::power_policy_names, physics::PowerPolicy::throttle);
+physics::PowerPolicy read_power_policy(Section& s, physics::PowerPolicy fallback) {
+    return s.choice("power_policy", physics::power_policy_names, fallback);
 }
 
 }  // namespace
@@ -68,7 +68,7 @@ std::optional<workloads::Accelerator> read_optional_accelerator(Section& s, cons
 }
 
 // workload.kind: inference (docs/inference.md). `s` is the workload section.
-InferenceConfig read_inference(Section s, const std::string& source_name, std::uint64_t seed) {
+InferenceConfig read_inference(Section s, const std::string& source_name) {
     InferenceConfig c;
     c.enabled = s.boolean("enabled", true);
     c.accelerator = read_accelerator(s);
@@ -78,7 +78,7 @@ InferenceConfig read_inference(Section s, const std::string& source_name, std::u
         Section m = in.section("model", true);
         auto& model = v.model;
         model.parameters = m.number("parameters", 1.0, 1e15, {});
-        model.active_parameters = m.number("active_parameters", 0.0, 1e15, 0.0);
+        model.active_parameters = m.number("active_parameters", 0.0, 1e15, model.active_parameters);
         if (model.active_parameters > model.parameters) m.fail("active_parameters", "must not exceed parameters");
         model.bytes_per_parameter = m.number("bytes_per_parameter", 0.125, 16.0, model.bytes_per_parameter, "B");
         model.layers = static_cast<std::int32_t>(m.integer("layers", 1, 100000, {}));
@@ -100,8 +100,10 @@ InferenceConfig read_inference(Section s, const std::string& source_name, std::u
         Section a = in.section("arrivals", true);
         if (a.has("rate_per_s") == a.has("trace"))
             a.fail(a.has("trace") ? "trace" : "rate_per_s", "give either rate_per_s (Poisson arrivals) or trace (a CSV file), not both");
-        v.requests.seed = static_cast<std::uint64_t>(a.integer("seed", 0, std::numeric_limits<std::int64_t>::max(),
-                                                               static_cast<std::int64_t>(seed & 0x7fffffffffffffffull)));
+        if (a.has("seed"))  // absent: the scenario's seed (resolve)
+            c.arrivals_seed = static_cast<std::uint64_t>(a.integer("seed", 0, std::numeric_limits<std::int64_t>::max(), {}));
+        else
+            a.allow("seed");
         // Both alternatives are valid keys here, whichever is given: an unknown key's message lists them.
         a.allow("rate_per_s");
         a.allow("trace");
@@ -126,7 +128,7 @@ InferenceConfig read_inference(Section s, const std::string& source_name, std::u
     }
     v.requests.prompt = read_lengths(in.section("prompt_tokens"), {workloads::LengthKind::fixed, 4096.0, 0.0});
     v.requests.output = read_lengths(in.section("output_tokens"), {workloads::LengthKind::fixed, 256.0, 0.0});
-    v.requests.cached_prefix_fraction = in.number("cached_prefix_fraction", 0.0, 1.0, 0.0);
+    v.requests.cached_prefix_fraction = in.number("cached_prefix_fraction", 0.0, 1.0, v.requests.cached_prefix_fraction);
     if (!v.trace.empty() && in.has("prompt_tokens")) in.fail("prompt_tokens", "comes from the trace (arrivals.trace); leave it out");
     if (!v.trace.empty() && in.has("output_tokens")) in.fail("output_tokens", "comes from the trace (arrivals.trace); leave it out");
     if (!v.trace.empty() && in.has("cached_prefix_fraction"))
@@ -141,7 +143,7 @@ InferenceConfig read_inference(Section s, const std::string& source_name, std::u
         Section e = in.section("engines", true);
         Section prefill = e.section("prefill", true);
         v.engines.prefill = read_engine_group(prefill, c.accelerator);
-        c.prefill_site = prefill.text("site", "orbit");  // resolved by read_ground_datacentres
+        c.prefill_site = prefill.text("site", "orbit");  // a ground data centre (GroundConfig::placement) by resolve
         if (prefill.has("dedicated")) {  // prfaas's dedicated group on its own chips; checked against the routing below
             Section d = prefill.section("dedicated");
             v.engines.dedicated_prefill_accelerator = read_optional_accelerator(d, c.accelerator);
@@ -153,15 +155,15 @@ InferenceConfig read_inference(Section s, const std::string& source_name, std::u
         v.engines.decode = read_engine_group(decode, c.accelerator);
         c.decode_site = decode.text("site", "orbit");
         decode.finish();
-        v.engines.chips_per_satellite = static_cast<std::int32_t>(e.integer("chips_per_satellite", 1, 1024, 1));
+        v.engines.chips_per_satellite = static_cast<std::int32_t>(e.integer("chips_per_satellite", 1, 1024, v.engines.chips_per_satellite));
         v.engines.mfu = e.number("mfu", 1e-4, 1.0, v.engines.mfu);
         v.engines.max_batch = static_cast<std::int32_t>(e.integer("max_batch", 1, 1000000, v.engines.max_batch));
-        v.engines.max_tokens = e.integer("max_tokens", 0, std::numeric_limits<std::int64_t>::max() / 4, 0);
+        v.engines.max_tokens = e.integer("max_tokens", 0, std::numeric_limits<std::int64_t>::max() / 4, v.engines.max_tokens);
         e.finish();
     }
     v.max_queued_requests = in.integer("max_queued_requests", 1, std::int64_t{1000000000000}, v.max_queued_requests);
-    v.routing = in.choice("routing", workloads::serving_routing_names, workloads::ServingRouting::local);
-    c.compare_routing = in.boolean("compare_routing", false);
+    v.routing = in.choice("routing", workloads::serving_routing_names, v.routing);
+    c.compare_routing = in.boolean("compare_routing", c.compare_routing);
     const bool dedicated = v.routing == workloads::ServingRouting::prfaas || c.compare_routing;
     if (dedicated) {
         v.threshold_tokens = in.integer("threshold_tokens", 0, std::numeric_limits<std::int32_t>::max(), {});
@@ -179,7 +181,7 @@ InferenceConfig read_inference(Section s, const std::string& source_name, std::u
         fail_on_problems(in, workloads::check(checked), serving_keys);
         // check_fits once the chips of where the instances stand are known (check_across_sections).
     }
-    v.network_routing = in.choice("network_routing", workloads::routing_policy_names, workloads::RoutingPolicy::shortest_latency);
+    v.network_routing = in.choice("network_routing", workloads::routing_policy_names, v.network_routing);
     in.finish();
     // A training key beside kind: inference is a mistake, not an unknown key.
     for (const char* key : {"model_parameters", "active_parameters", "tokens_per_step", "parallelism", "moe", "mfu",
@@ -187,13 +189,13 @@ InferenceConfig read_inference(Section s, const std::string& source_name, std::u
                             "bytes_per_gradient_element", "paths_per_transfer", "per_message_overhead_us", "on_rank_loss",
                             "backend", "stragglers"})
         if (s.has(key)) s.fail(key, "is a training key; workload.kind is inference (its keys go under workload.inference)");
-    c.power_policy = read_power_policy(s);
+    c.power_policy = read_power_policy(s, c.power_policy);
     s.allow("kind");
     s.finish();
     return c;
 }
 
-WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed) {
+WorkloadConfig read_workload(Section s, bool present) {
     WorkloadConfig w;
     w.enabled = s.boolean("enabled", present);
     s.allow("kind");
@@ -209,7 +211,7 @@ WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed) {
     j.data_parallel = static_cast<std::int32_t>(parallelism.integer("data", 0, max_satellites, 0));
     j.tensor_parallel = static_cast<std::int32_t>(parallelism.integer("tensor", 1, 1024, j.tensor_parallel));
     j.moe.expert_parallel = static_cast<std::int32_t>(parallelism.integer("expert", 1, max_satellites, j.moe.expert_parallel));
-    w.experts_across_clusters = parallelism.choice("expert_placement", {"within_cluster", "across_clusters"}, "within_cluster") ==
+    w.experts_across_clusters = parallelism.choice("expert_placement", {"within_cluster", "across_clusters"}, w.experts_across_clusters ? "across_clusters" : "within_cluster") ==
                                 "across_clusters";
     parallelism.finish();
     // A mixture of experts (absent: a dense model); docs/collectives.md "Mixture of experts".
@@ -232,32 +234,30 @@ WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed) {
     j.local_steps = static_cast<std::int32_t>(s.integer("local_steps", 1, 1000000, j.local_steps));
     j.outer_bytes_per_element = s.number("outer_bytes_per_element", 0.125, 16.0, j.outer_bytes_per_element, "B");
     auto& o = w.options;
-    o.all_reduce = s.choice("all_reduce", workloads::algorithm_names, workloads::all_reduce_algorithms, workloads::Algorithm::ring);
-    o.placement = s.choice("placement", workloads::placement_policy_names, workloads::PlacementPolicy::topology_aware);
+    o.all_reduce = s.choice("all_reduce", workloads::algorithm_names, workloads::all_reduce_algorithms, o.all_reduce);
+    o.placement = s.choice("placement", workloads::placement_policy_names, o.placement);
     o.replan_on_topology_change = s.boolean("replan_on_topology_change", o.replan_on_topology_change);
     // ucmp: weighted multipath, a transfer split over edge-disjoint shortest paths in proportion to
     // their capacity (eBGP UCMP); 4 paths unless paths_per_transfer says otherwise. The other
     // choices are the routing policies' names.
     std::vector<std::string> routings = workloads::routing_policy_names.names();
     routings.emplace_back("ucmp");
-    const std::string routing = s.choice("routing", routings, "shortest_latency");
+    const std::string routing = s.choice("routing", routings, workloads::routing_policy_names.name(o.flow.routing));
     const bool ucmp = routing == "ucmp";
     o.flow.routing = ucmp ? workloads::RoutingPolicy::shortest_latency : *workloads::routing_policy_names.value(routing);
     if (ucmp) o.flow.split = workloads::MultipathSplit::capacity;
-    o.flow.paths_per_transfer = static_cast<std::int32_t>(s.integer("paths_per_transfer", 1, 16, ucmp ? 4 : 1));
-    o.flow.per_message_overhead_s = 1e-6 * s.number("per_message_overhead_us", 0.0, 1e7, 0.0, "us");
-    o.seed = seed;
+    o.flow.paths_per_transfer = static_cast<std::int32_t>(s.integer("paths_per_transfer", 1, 16, ucmp ? 4 : o.flow.paths_per_transfer));
+    o.flow.per_message_overhead_s = 1e-6 * s.number("per_message_overhead_us", 0.0, 1e7, 1e6 * o.flow.per_message_overhead_s, "us");
     if (s.has("stragglers")) {  // docs/scenario-reference.md "workload.stragglers"
         Section st = s.section("stragglers");
-        o.stragglers.probability = st.number("probability", 0.0, 1.0, 0.0);
+        o.stragglers.probability = st.number("probability", 0.0, 1.0, o.stragglers.probability);
         o.stragglers.slowdown = st.number("slowdown", 1.0, 1000.0, 2.0);
         st.finish();
-        o.stragglers.seed = physics::rng::derive_seed(seed, 0x5354524147ull);  // "STRAG"
     }
-    w.backend = s.choice("backend", workloads::backend_names, workloads::Backend::automatic);
+    w.backend = s.choice("backend", workloads::backend_names, w.backend);
     if (s.has("on_rank_loss"))
-        w.on_rank_loss = s.choice("on_rank_loss", workloads::rank_loss_policy_names, workloads::RankLossPolicy::wait);
-    w.power_policy = read_power_policy(s);
+        w.on_rank_loss = s.choice("on_rank_loss", workloads::rank_loss_policy_names);
+    w.power_policy = read_power_policy(s, w.power_policy);
     s.finish();
     return w;
 }
@@ -352,7 +352,7 @@ SharedWorkloads read_workloads_list(Section& top, const Scenario& sc, const std:
             w.fail("kind", std::string("a second ") + (inference ? "serving" : "training") + " job; give one of each kind");
         if (inference) {
             if (w.has("clusters")) w.fail("clusters", "applies to the training job; the serving instances' places follow its engines");
-            jobs.inference = read_inference(w, source_name, sc.seed);
+            jobs.inference = read_inference(w, source_name);
             continue;
         }
         if (!sc.constellation.enabled) w.fail("clusters", "two jobs share the fabric of a constellation: add a constellation section");
@@ -373,7 +373,7 @@ SharedWorkloads read_workloads_list(Section& top, const Scenario& sc, const std:
             clusters.push_back(static_cast<std::int32_t>(k));
         }
         if (clusters.empty()) w.fail("clusters", "the training job needs the clusters it runs on, e.g. clusters: [1, 2]");
-        jobs.training = read_workload(w, true, sc.seed);
+        jobs.training = read_workload(w, true);
         jobs.training.clusters = std::move(clusters);
     }
     return jobs;

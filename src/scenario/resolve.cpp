@@ -4,6 +4,9 @@
 
 #include "scenario/section_readers.hpp"
 
+#include <skyfabric/physics/random.hpp>
+#include <skyfabric/physics/time.hpp>
+
 #include <algorithm>
 #include <numeric>
 
@@ -32,6 +35,30 @@ using namespace detail;
 
 Scenario resolve(const Scenario& read) {
     Scenario sc = read;
+    // duration_orbits: orbits of the nodal period under the dynamics' J2.
+    if (sc.duration_orbits) sc.duration_s = orbit_period_s(sc) * *sc.duration_orbits;
+    // The scenario's seed and the orbit's epoch, where a section's model draws or dates anything.
+    sc.dynamics.drag.seed = sc.seed;
+    sc.radiation.environment.epoch_julian_date_days = physics::julian_date(sc.orbit.epoch);
+    if (sc.ground.enabled) {
+        sc.ground.segment.epoch_julian_date_days = physics::julian_date(sc.orbit.epoch);
+        sc.ground.segment.seed = sc.seed;
+    }
+    if (sc.workload.enabled || !sc.inference.enabled) {  // a training section was read (a serving one alone has none)
+        auto& options = sc.workload.options;
+        options.seed = sc.seed;
+        if (options.stragglers.probability > 0.0) options.stragglers.seed = physics::rng::derive_seed(sc.seed, 0x5354524147ull);  // "STRAG"
+    }
+    if (sc.inference.enabled)  // arrivals.seed, else the scenario's (within arrivals.seed's range)
+        sc.inference.serving.requests.seed = sc.inference.arrivals_seed.value_or(sc.seed & 0x7fffffffffffffffull);
+    // routing_model auto: flat while its guided searches serve (every cluster's gateway links within the
+    // guide's limit, workloads::max_entries: up to 17 clusters of 4 gateways), where they are the faster;
+    // two-level beyond, where a flat search settles most of the constellation (docs/routing.md).
+    if (auto& model = sc.constellation.routing_model; !model) {
+        const auto gateway_links_into_a_cluster = static_cast<std::int64_t>(sc.constellation.gateways.gateways_per_cluster) *
+                                                  (static_cast<std::int64_t>(sc.constellation.clusters.size()) - 1);
+        model = gateway_links_into_a_cluster > workloads::max_entries ? workloads::RoutingModel::two_level : workloads::RoutingModel::flat;
+    }
     const std::vector<std::size_t> sizes = sc.fabric ? std::vector<std::size_t>{} : cluster_sizes(sc);
     const std::size_t satellites = sc.fabric ? node_count(sc) : std::accumulate(sizes.begin(), sizes.end(), std::size_t{0});
     auto& recovery = sc.radiation.recovery;
@@ -56,6 +83,8 @@ Scenario resolve(const Scenario& read) {
     }
     // A serving role takes the chips of where its instances stand (a cluster's or a ground data centre's).
     if (sc.inference.enabled) {
+        sc.ground.placement.prefill_datacentre = datacentre_index(sc.ground, sc.inference.prefill_site);
+        sc.ground.placement.decode_datacentre = datacentre_index(sc.ground, sc.inference.decode_site);
         const auto nodes = inference_nodes(sc);
         const ServingRoleRanges r = serving_role_ranges(sc);
         auto& e = sc.inference.serving.engines;
@@ -87,6 +116,9 @@ Scenario resolve(const Scenario& read) {
                               : sc.inference.enabled ? sc.inference.serving.engines.chips_per_satellite
                                                      : 1;
     }
+    // faults.rate_scale on the causes' rates as written (the read causes kept apart: resolving again scales them once).
+    sc.faults.operational.causes = sc.faults.causes;
+    for (auto& cause : sc.faults.operational.causes) cause.rate_per_gpu_s *= sc.faults.rate_scale;
     // faults.gpus_per_rank 0: the workload's chips per rank (parallelism.tensor).
     auto& gpus = sc.faults.operational.gpus_per_rank;
     if (gpus == 0) gpus = std::max(1, job.tensor_parallel);

@@ -137,9 +137,11 @@ struct InferenceConfig {
     std::string trace_file;            // arrivals.trace as resolved (empty: the Poisson stream)
     bool compare_routing = false;      // run local PD and PrfaaS on the same requests, side by side
     // engines.prefill.site / decode.site as written: "orbit" or a ground data centre's name (resolved
-    // into GroundConfig::placement once ground_datacentres is read).
+    // into GroundConfig::placement by resolve).
     std::string prefill_site = "orbit", decode_site = "orbit";
     physics::PowerPolicy power_policy = physics::PowerPolicy::throttle;  // with a power section
+    // arrivals.seed as written (absent: the scenario's seed); resolve sets serving.requests.seed from it.
+    std::optional<std::uint64_t> arrivals_seed;
     bool operator==(const InferenceConfig&) const = default;
 };
 
@@ -147,7 +149,7 @@ struct InferenceConfig {
 // "Serving from the ground"): requests go up through the stations, tokens come down.
 struct GroundConfig {
     bool enabled = false;
-    workloads::GroundSegmentConfig segment;  // epoch and seed set from the orbit and the scenario
+    workloads::GroundSegmentConfig segment;  // epoch and seed: the orbit's and the scenario's (resolve)
     workloads::GroundPlacement placement;    // the serving roles on ground data centres (engines.*.site)
     bool operator==(const GroundConfig&) const = default;
 };
@@ -162,7 +164,7 @@ struct PowerConfig {
 
 struct RadiationConfig {
     bool enabled = false;
-    physics::EnvironmentParameters environment;  // epoch set from the orbit's epoch
+    physics::EnvironmentParameters environment;  // epoch: the orbit's (resolve)
     workloads::FaultModel faults;
     workloads::RecoveryConfig recovery;          // checkpoint_interval_s 0 = auto (Daly)
     std::int32_t trials = 1;                     // Monte Carlo repetitions of the fault process
@@ -177,9 +179,18 @@ struct RadiationConfig {
 struct FaultsConfig {
     bool enabled = false;
     std::string preset = "none";             // llama3_405b, b200_504 or none (causes given)
-    workloads::OperationalFaults operational;  // faults.rate_scale applied to the causes' rates
+    // The causes as written (the preset's, or `causes`), at their own rates; resolve puts them into
+    // operational.causes with rate_scale applied (empty as read).
+    std::vector<workloads::OperationalCause> causes;
+    workloads::OperationalFaults operational;
     double rate_scale = 1.0;
-    workloads::RecoveryConfig recovery;      // a fabric's; checkpoint_interval_s 0 = auto (Daly)
+    // A fabric's; checkpoint_interval_s 0 = auto (Daly). Without an orbit a failed node is swapped out at
+    // once (the job's restart covers the rejoin): no reboot, where radiation's satellites take 600 s.
+    workloads::RecoveryConfig recovery = [] {
+        workloads::RecoveryConfig c;
+        c.reboot_s = 0.0;
+        return c;
+    }();
     std::int32_t trials = 1;
     std::int32_t threads = 0;
     bool operator==(const FaultsConfig&) const = default;
@@ -203,16 +214,18 @@ struct ConstellationConfig {
     std::vector<ClusterConfig> clusters;        // cluster 0 first; its chief is the orbit section's
     links::GatewayParameters gateways;          // the aggregation layer's terminals, topology and failover
     std::vector<workloads::ClusterAlgorithm> algorithms;  // compared in one run, the first one's record kept
-    // routing_model: how routes between clusters are searched (docs/routing.md), `auto` resolved by
-    // the reader; versioned in the outputs, since ties and UCMP's later paths may differ.
-    workloads::RoutingModel routing_model = workloads::RoutingModel::flat;
+    // routing_model: how routes between clusters are searched (docs/routing.md); absent = `auto`, which
+    // resolve picks by the constellation's size. Versioned in the outputs, since ties and UCMP's later
+    // paths may differ.
+    std::optional<workloads::RoutingModel> routing_model;
     bool operator==(const ConstellationConfig&) const = default;
 };
 
 struct Scenario {
     std::string name;
     std::uint64_t seed = 42;
-    double duration_s = 0.0;
+    double duration_s = 0.0;                // duration_s, or duration_orbits resolved (0 as read then)
+    std::optional<double> duration_orbits;  // as written; resolve turns it into duration_s
     double output_step_s = 10.0;
     OrbitConfig orbit;
     FormationConfig formation;

@@ -64,13 +64,13 @@ FormationConfig read_formation(Section s);
 // Refuses, at s's radius_m, a lattice of f's layout and pitch at radius_m estimated over
 // max_satellites (before anything counts or builds it).
 void check_lattice_size(Section& s, const FormationConfig& f, double radius_m);
-DynamicsConfig read_dynamics(Section s, std::uint64_t seed);
+DynamicsConfig read_dynamics(Section s);
 physics::StationKeepingSettings read_station_keeping(Section s);
 MetricsConfig read_metrics(Section s);
 LinksConfig read_links(Section s, bool present);
 ConstellationConfig read_constellation(Section s, bool present, const FormationConfig& formation);
-InferenceConfig read_inference(Section s, const std::string& source_name, std::uint64_t seed);
-WorkloadConfig read_workload(Section s, bool present, std::uint64_t seed);
+InferenceConfig read_inference(Section s, const std::string& source_name);
+WorkloadConfig read_workload(Section s, bool present);
 // `workloads:`, a list of a training job and a serving job sharing the fabric: each entry as a
 // `workload:` section of its kind; the training entry names its `clusters`.
 struct SharedWorkloads {
@@ -85,9 +85,13 @@ PowerConfig read_power(Section s, bool present);
 // `ground_stations:` at the top level: a serving workload's users on the ground (after the workload and orbit).
 GroundConfig read_ground_stations(Section& top, const Scenario& sc);
 // `ground_datacentres:` at the top level (after ground_stations): data centres on the ground holding
-// serving instances, and the serving roles' engines.*.site resolved against them.
-// Returns sc.ground with the data centres and the roles' placement added.
+// serving instances. Returns sc.ground with the data centres added.
 GroundConfig read_ground_datacentres(Section& top, const Scenario& sc);
+// The ground data centre named `site` (a serving role's engines.*.site, resolved into GroundConfig::placement
+// by resolve); -1: none (orbit).
+std::int32_t datacentre_index(const GroundConfig& ground, const std::string& site);
+// The serving roles' sites: orbit or a ground data centre, not both on the ground.
+void check_site_names(Section& top, const Scenario& sc);
 // The serving roles' instances as ranges of inference_nodes(sc): the dedicated prefill group
 // [0, dedicated) (prfaas, compare_routing; else empty), the other prefill instances [dedicated,
 // prefill_end), the decode instances [prefill_end, decode_end).
@@ -104,19 +108,22 @@ struct SiteChips {
     std::size_t first = 0, mixed = none;
 };
 SiteChips site_accelerator(const Scenario& sc, std::span<const std::int32_t> nodes, std::size_t from, std::size_t to);
-// Each serving role's chips against where its instances stand (`nodes`, inference_nodes'; resolve
-// gives the role its site's chips): a role's own keys that contradict them are refused, as are a
-// role's instances on chips of two kinds and a data centre too small for its instances.
-void check_site_accelerators(Section& top, const Scenario& sc, const std::vector<std::int32_t>& nodes);
+// Each serving role's chips as written (`read`) against where its instances stand (`sc` resolved, `nodes`
+// inference_nodes'; resolve gives the role its site's chips): a role's own keys that contradict them are
+// refused, as are a role's instances on chips of two kinds and a data centre too small for its instances.
+void check_site_accelerators(Section& top, const Scenario& read, const Scenario& sc, const std::vector<std::int32_t>& nodes);
 // An accelerator preset and its overrides (workload.accelerator, a serving role's, a cluster's, a ground
 // data centre's); `base`: what custom starts from.
 workloads::Accelerator read_accelerator(Section& s, workloads::Accelerator base = workloads::tpu_v6e());
 // Given when any accelerator key is (accelerator, peak_tflops, hbm_gb, hbm_bandwidth_gbs).
 std::optional<workloads::Accelerator> read_optional_accelerator(Section& s, const workloads::Accelerator& base);
-RadiationConfig read_radiation(Section s, bool present, const physics::UtcEpoch& epoch);
+RadiationConfig read_radiation(Section s, bool present);
 // The checkpoint and restart keys `radiation` and `faults` share, into `c`.
 void read_recovery(Section& s, workloads::RecoveryConfig& c);
-FaultsConfig read_faults(Section s, bool present, bool with_radiation);
+FaultsConfig read_faults(Section s, bool present);
+// faults' recovery and trial keys, refused beside radiation (whose own apply).
+inline constexpr std::array<const char*, 10> faults_recovery_keys{"checkpoint_interval", "checkpoint_cost_s", "checkpoint_mode", "snapshot_gb_per_rank",
+                                                                 "snapshot_bandwidth_gbs", "restart_s", "reboot_s", "spare_satellites", "trials", "threads"};
 OutputConfig read_output(Section s);
 
 // A library's check(settings) names the struct's fields; each table says where in the scenario a

@@ -152,18 +152,28 @@ SKYFABRIC_SETTINGS_FIELDS(OutputConfig, hdf5, eci, vtk, vtk_every, vtk_frame, co
 SKYFABRIC_SETTINGS_FIELDS(LinksConfig, enabled, topology)
 SKYFABRIC_SETTINGS_FIELDS(WorkloadConfig, enabled, accelerator, job, options, backend, power_policy, on_rank_loss,
                           experts_across_clusters, clusters)
-SKYFABRIC_SETTINGS_FIELDS(InferenceConfig, enabled, accelerator, serving, trace_file, compare_routing, prefill_site,
-                          decode_site, power_policy)
+// What was written and what resolve derives from it: only the derived value is hashed (arrivals_seed is
+// in serving.requests.seed, the written causes scaled in operational.causes).
+[[maybe_unused]] static void to_json(nlohmann::json& j, const InferenceConfig& c) {
+    static_assert(fields::field_count<InferenceConfig>() == 8 + 1, "InferenceConfig: list every setting");
+    j = {{"enabled", c.enabled}, {"accelerator", c.accelerator}, {"serving", c.serving}, {"trace_file", c.trace_file},
+         {"compare_routing", c.compare_routing}, {"prefill_site", c.prefill_site}, {"decode_site", c.decode_site},
+         {"power_policy", c.power_policy}};
+}
 SKYFABRIC_SETTINGS_FIELDS(GroundConfig, enabled, segment, placement)
 SKYFABRIC_SETTINGS_FIELDS(PowerConfig, enabled, parameters)
 SKYFABRIC_SETTINGS_FIELDS(RadiationConfig, enabled, environment, faults, recovery, trials, threads)
-SKYFABRIC_SETTINGS_FIELDS(FaultsConfig, enabled, preset, operational, rate_scale, recovery, trials, threads)
+[[maybe_unused]] static void to_json(nlohmann::json& j, const FaultsConfig& c) {
+    static_assert(fields::field_count<FaultsConfig>() == 7 + 1, "FaultsConfig: list every setting");
+    j = {{"enabled", c.enabled}, {"preset", c.preset}, {"operational", c.operational}, {"rate_scale", c.rate_scale},
+         {"recovery", c.recovery}, {"trials", c.trials}, {"threads", c.threads}};
+}
 SKYFABRIC_SETTINGS_FIELDS(ClusterConfig, along_track_m, raan_offset_rad, radius_m, accelerator)
 SKYFABRIC_SETTINGS_FIELDS(ConstellationConfig, enabled, clusters, gateways, algorithms, routing_model)
 
 nlohmann::json settings_json(const Scenario& s) {
-    // source_file, yaml_text and threads are no settings (settings_hash.hpp).
-    static_assert(fields::field_count<Scenario>() == 19 + 3, "Scenario: list every setting");
+    // source_file, yaml_text and threads are no settings (settings_hash.hpp); duration_orbits is in duration_s.
+    static_assert(fields::field_count<Scenario>() == 19 + 4, "Scenario: list every setting");
     return {{"name", s.name}, {"seed", s.seed}, {"duration_s", s.duration_s}, {"output_step_s", s.output_step_s},
             {"orbit", s.orbit}, {"formation", s.formation}, {"dynamics", s.dynamics},
             {"station_keeping", s.station_keeping}, {"metrics", s.metrics}, {"links", s.links},

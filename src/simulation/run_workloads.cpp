@@ -75,7 +75,7 @@ void RunState::train_algorithms_on_stored_fabric(workloads::ClusterTrainingSetup
     // Every algorithm, round and trial's undamaged step runs on these keyframes: one search per pair,
     // guided between clusters by their gateways (workloads::SearchGuide).
     context.training.flow.route_store = std::make_shared<workloads::RouteStore>(
-        std::vector<std::int32_t>(clusters_->cluster_of().begin(), clusters_->cluster_of().end()), con.routing_model);
+        std::vector<std::int32_t>(clusters_->cluster_of().begin(), clusters_->cluster_of().end()), con.routing_model.value());
     keep_for_fault_trials(setup, context);
     // The algorithms are independent replays of the same stored fabric: run side by side, on the
     // threads the trials may use (the physics is done, so the power lambda only reads).
