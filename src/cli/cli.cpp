@@ -47,6 +47,7 @@ struct RunOptions {
     std::string trace;
     int threads = 0;
     bool quiet = false;
+    bool progress = false;  // progress lines even when stderr is no terminal
     bool force = false;
     bool yes = false;
     bool strict = false;
@@ -63,7 +64,9 @@ void stop_with_parent() {
 // The run into its folder, the summary table and the exit status (rank 0 of a run shared among ranks).
 int run_and_publish(const RunOptions& o, const scenario::Scenario& sc, const fs::path& dir,
                     const simulation::RunRanks* ranks = nullptr) {
-    ProgressBar progress(!o.quiet && stderr_is_terminal());
+    ProgressBar progress(o.progress                           ? ProgressBar::Style::lines
+                         : !o.quiet && stderr_is_terminal() ? ProgressBar::Style::bar
+                                                            : ProgressBar::Style::off);
     const auto j = output::run_to_directory(sc, dir, o.force, {&progress}, &common::stop_requested(), o.trace, ranks);
     if (common::stop_requested().load() && j["complete"].get<bool>()) {
         // A stop after the last sample, while the files were written: the run is whole and
@@ -236,6 +239,9 @@ int main(int argc, char** argv) {
                         "output, the summary table then goes to standard error; DIR/trace.json: kept with the run)")
         ->type_name("FILE");
     run_cmd->add_flag("-q,--quiet", run.quiet, "No progress bar and no summary table");
+    run_cmd->add_flag("--progress", run.progress,
+                      "Report progress on standard error as lines, also when it is no terminal (a log, a batch job): every "
+                      "tenth of the samples, then each phase after them (training replays, fault trials, serving)");
     run_cmd->add_flag("--force", run.force, "Overwrite a folder that already holds a complete run");
     run_cmd->add_flag("--strict", run.strict,
                       "Exit 3 when the run completes but its training job could not train (a collective or, in a constellation, an "

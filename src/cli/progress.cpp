@@ -14,7 +14,15 @@ void ProgressBar::begin(const simulation::RunSetup& setup) {
 }
 
 void ProgressBar::record(const simulation::Sample& sample) {
-    if (!enabled_ || total_ == 0) return;
+    if (style_ == Style::off || total_ == 0) return;
+    if (style_ == Style::lines) {
+        const int tenths = static_cast<int>(10 * (sample.index + 1) / total_);
+        if (tenths <= tenths_shown_) return;
+        tenths_shown_ = tenths;
+        std::fprintf(stderr, "skyfabric: %d%% of the samples (t = %.0f s)\n", 10 * tenths, sample.snapshot->time_s);
+        std::fflush(stderr);
+        return;
+    }
     const auto now = std::chrono::steady_clock::now();
     const double elapsed_s = std::chrono::duration<double>(now - start_).count();
     if (elapsed_s < 1.0 || now - last_draw_ < std::chrono::milliseconds(100)) return;
@@ -30,7 +38,12 @@ void ProgressBar::record(const simulation::Sample& sample) {
 }
 
 void ProgressBar::phase(const std::string& what) {
-    if (!enabled_) return;
+    if (style_ == Style::off) return;
+    if (style_ == Style::lines) {
+        std::fprintf(stderr, "skyfabric: samples done; %s\n", what.c_str());
+        std::fflush(stderr);
+        return;
+    }
     shown_ = true;
     std::fprintf(stderr, "\r%-90s", ("samples done; " + what).c_str());
     std::fflush(stderr);

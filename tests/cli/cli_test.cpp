@@ -422,13 +422,19 @@ TEST(Cli, InterruptLeavesValidIncompleteOutputs) {
 
 TEST(Cli, InterruptDuringTheFaultTrialsStopsThemPromptly) {
     // The Monte Carlo trials run after the samples, for minutes on a big constellation: Ctrl-C there
-    // stops them (no further trial starts), and the physics and the nominal trial are kept.
+    // stops them (no further trial starts), and the physics and the nominal trial are kept. The signal
+    // goes when `--progress` reports the trials' phase (a file written during the samples could appear
+    // while the training replays, under load).
     const auto dir = fresh_dir("interrupt_trials");
+    const auto log = dir.string() + ".stderr";
     const auto r = signal_when(run_line("scenarios/constellation-4x81.yaml", " --set duration_s=600 --set radiation.enabled=true --set radiation.rate_scale=100"
-                                   " --set radiation.trials=5000", dir),
-                               staged_exists(dir, "vtk/formation_000010.vtp"), "INT", 120);
-    EXPECT_EQ(r.status, 130) << r.output;
-    EXPECT_NE(r.output.find("interrupted during the fault trials"), std::string::npos) << r.output;
+                                   " --set radiation.trials=5000 --progress", dir) + " 2> " + log,
+                               "grep -q \"fault trials\" " + log, "INT", 120);
+    const std::string err = read_file(log);
+    EXPECT_EQ(r.status, 130) << r.output << err;
+    EXPECT_NE(err.find("interrupted during the fault trials"), std::string::npos) << err;
+    EXPECT_NE(err.find("skyfabric: 100% of the samples (t = 600 s)\nskyfabric: samples done; training"), std::string::npos) << err;
+    fs::remove(log);
     const std::string summary = read_file(dir / "summary.json");
     EXPECT_NE(summary.find("\"complete\": false"), std::string::npos) << summary;
     EXPECT_NE(summary.find("\"dose_max_rad\""), std::string::npos) << summary;
