@@ -330,7 +330,8 @@ void write_trials(Hdf5File& file, const simulation::RadiationOutcome& r) {
 
 }  // namespace
 
-ResultWriter::ResultWriter(std::filesystem::path path) : path_(std::move(path)) {}
+ResultWriter::ResultWriter(std::filesystem::path path, Provenance provenance)
+    : path_(std::move(path)), provenance_(std::move(provenance)) {}
 ResultWriter::~ResultWriter() = default;
 
 void ResultWriter::begin(const simulation::RunSetup& setup) {
@@ -344,7 +345,7 @@ void ResultWriter::begin(const simulation::RunSetup& setup) {
     for (std::size_t s = 0; s < sc.ground.segment.stations.size(); ++s)
         ground_station_names_ += (s ? ", " : "") + std::to_string(s) + ": " + sc.ground.segment.stations[s].name;
     file_ = std::make_unique<Hdf5File>(path_);
-    write_provenance_attributes(*file_, provenance_of(sc));
+    write_provenance_attributes(*file_, provenance_);
     file_->set_attribute("scenario_name", sc.name);
     file_->set_attribute("seed", static_cast<std::uint64_t>(sc.seed));
     file_->set_attribute("dynamics_model", std::string(scenario::to_string(sc.dynamics.model)));

@@ -1,6 +1,7 @@
 #pragma once
 // Writes a run to result.h5 as it goes; the layout is the contract in docs/output-format.md.
 #include "output/hdf5_file.hpp"
+#include "output/provenance.hpp"
 #include "output/request_table.hpp"
 #include "simulation/simulation.hpp"
 
@@ -12,7 +13,8 @@ namespace skyfabric::output {
 
 class ResultWriter final : public simulation::Recorder {
 public:
-    explicit ResultWriter(std::filesystem::path path);
+    // provenance: the run's, computed once for all its files (provenance_of hashes the settings).
+    ResultWriter(std::filesystem::path path, Provenance provenance);
     ~ResultWriter() override;
     void begin(const simulation::RunSetup& setup) override;
     void record(const simulation::Sample& sample) override;
@@ -23,6 +25,7 @@ public:
 private:
     struct Series;
     std::filesystem::path path_;
+    Provenance provenance_;
     std::unique_ptr<Hdf5File> file_;
     std::unique_ptr<Series> series_;
     std::vector<std::unique_ptr<RequestTable>> request_tables_;  // per serving run; null: no request yet

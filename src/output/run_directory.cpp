@@ -150,7 +150,7 @@ void write_serving_trace(TraceWriter& writer, const scenario::Scenario& sc, cons
 }
 
 // The training timeline, with fault events on a track per satellite.
-void write_trace(const scenario::Scenario& sc, const simulation::RunSummary& summary,
+void write_trace(const scenario::Scenario& sc, const Provenance& run_provenance, const simulation::RunSummary& summary,
                  const std::vector<std::vector<workloads::RequestRecord>>& requests_of_run, const fs::path& path) {
     TraceOptions options;
     options.max_events = sc.output.trace_max_events;
@@ -159,7 +159,7 @@ void write_trace(const scenario::Scenario& sc, const simulation::RunSummary& sum
         options.window_end_s = sc.output.trace_window_end_s;
     }
     TraceWriter writer(path, options);
-    const nlohmann::json provenance = provenance_json(provenance_of(sc));
+    const nlohmann::json provenance = provenance_json(run_provenance);
     for (auto it = provenance.begin(); it != provenance.end(); ++it) writer.metadata(it.key(), *it);
     writer.metadata("scenario", sc.name);
     writer.metadata("seed", sc.seed);
@@ -269,10 +269,12 @@ nlohmann::json run_to_directory(const scenario::Scenario& sc, const fs::path& di
     // the end (output_folder.hpp): a kill at any instant leaves dir the previous run or this one.
     StagedFolder staged(dir, lock);
     const fs::path& out = staged.path();
+    // Every file's provenance, computed once (the settings' hash reads every setting, a request trace's rows included).
+    const Provenance provenance = provenance_of(sc);
     std::vector<simulation::Recorder*> files;
     std::optional<ResultWriter> writer;
     if (sc.output.hdf5) {
-        writer.emplace(out / "result.h5");
+        writer.emplace(out / "result.h5", provenance);
         files.push_back(&*writer);
     }
     std::optional<VtkRecorder> vtk;
@@ -298,8 +300,8 @@ nlohmann::json run_to_directory(const scenario::Scenario& sc, const fs::path& di
     writer.reset();
     const bool vtk_written = vtk.has_value();
     vtk.reset();
-    if (!trace.empty()) write_trace(sc, summary, for_trace.runs, trace);
-    auto j = summary_json(sc, scenario::node_count(sc), summary);
+    if (!trace.empty()) write_trace(sc, provenance, summary, for_trace.runs, trace);
+    auto j = summary_json(sc, scenario::node_count(sc), summary, provenance);
     if (!trace.empty()) j["trace"] = is_standard_output(trace) ? "-" : (!trace_in_folder.empty() ? dir / trace_in_folder : trace).string();
     // What this run published beside summary.json (sweep --resume checks them before reusing a point).
     j["files"] = nlohmann::json::array();

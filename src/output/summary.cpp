@@ -504,8 +504,8 @@ json inference_json(const scenario::Scenario& sc, const simulation::RunSummary& 
 }
 
 nlohmann::json summary_json(const scenario::Scenario& sc, std::size_t satellite_count,
-                            const simulation::RunSummary& s) {
-    json j = provenance_json(provenance_of(sc));  // skyfabric_version, git_commit, …
+                            const simulation::RunSummary& s, const Provenance& provenance) {
+    json j = provenance_json(provenance);  // skyfabric_version, git_commit, …
     j["scenario"] = sc.name;
     j["seed"] = sc.seed;
     j["complete"] = s.complete;
